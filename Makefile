@@ -1,0 +1,39 @@
+# selmix — see README.md. `make help` lists the targets.
+
+GO      ?= go
+# OpenBLAS speeds up gorgonia's matrix products; the build tag is on only
+# when the library is installed, so a plain `go build` always works.
+BLAS_TAG := $(if $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so),openblas,)
+TAGS    ?= $(BLAS_TAG)
+GOFLAGS_TAGS := $(if $(TAGS),-tags $(TAGS),)
+
+.PHONY: help build run test bench fuzz lint fmt
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build bin/selmix
+	$(GO) build $(GOFLAGS_TAGS) -o bin/selmix ./cmd/selmix
+
+run: build ## run the workbench on the built-in default experiment
+	./bin/selmix
+
+test: ## vet and run every test with the race detector (what CI runs)
+	$(GO) vet $(GOFLAGS_TAGS) ./...
+	$(GO) test $(GOFLAGS_TAGS) -race -count=1 ./...
+
+bench: ## run the benchmarks
+	$(GO) test $(GOFLAGS_TAGS) -run '^$$' -bench . -benchmem ./...
+
+fuzz: ## run each fuzz target for FUZZTIME (default 20s)
+	@$(GO) list ./... | while read p; do \
+	  for f in $$($(GO) test -list '^Fuzz' $$p 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$p $$f"; $(GO) test $$p -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-20s} || exit 1; \
+	  done; done
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet $(GOFLAGS_TAGS) ./...
+
+fmt: ## gofmt the tree
+	gofmt -w $$(git ls-files '*.go')
