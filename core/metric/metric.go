@@ -1,0 +1,250 @@
+// Package metric computes classification metrics from a validation confusion
+// matrix, the SelMix objectives ψ(C) with their Lagrange multipliers, and the
+// derivative D = ∂ψ/∂C̃ that the gain matrix needs (SPEC §3–4).
+//
+// C is the joint confusion matrix, C_ij = #{y=i, pred=j}/N, which sums to 1.
+// The class prior is π_i = Σ_j C_ij, recall rec_i = C_ii/π_i and coverage
+// cov_j = Σ_i C_ij.
+package metric
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Objective names a non-decomposable objective ψ (SPEC §3).
+type Objective string
+
+// The objectives of SPEC §3, named as on the command line.
+const (
+	MeanRecall      Objective = "mean-recall"
+	MinRecall       Objective = "min-recall"
+	GMean           Objective = "gmean"
+	HMean           Objective = "hmean"
+	MinHTRecall     Objective = "min-ht-recall"
+	MeanRecallCov   Objective = "mean-recall@cov"
+	HMeanCov        Objective = "hmean@cov"
+	MeanRecallHTCov Objective = "mean-recall@ht-cov"
+	HMeanHTCov      Objective = "hmean@ht-cov"
+)
+
+// Objectives returns all objectives in a fixed order; callers index
+// per-objective series by it.
+func Objectives() []Objective {
+	return []Objective{
+		MeanRecall, MinRecall, GMean, HMean, MinHTRecall,
+		MeanRecallCov, HMeanCov, MeanRecallHTCov, HMeanHTCov,
+	}
+}
+
+// ParseObjective returns the objective named s; the error lists the valid names.
+func ParseObjective(s string) (Objective, error) {
+	for _, o := range Objectives() {
+		if string(o) == s {
+			return o, nil
+		}
+	}
+	names := make([]string, 0, 9)
+	for _, o := range Objectives() {
+		names = append(names, string(o))
+	}
+	return "", fmt.Errorf("metric: unknown objective %q (valid: %s)", s, strings.Join(names, ", "))
+}
+
+// nLambda is the number of Lagrange multipliers obj uses with K classes.
+func (o Objective) nLambda(K int) int {
+	switch o {
+	case MinRecall, MeanRecallCov, HMeanCov:
+		return K
+	case MinHTRecall, MeanRecallHTCov, HMeanHTCov:
+		return 2
+	}
+	return 0
+}
+
+// usesTail reports whether obj depends on the head/tail split.
+func (o Objective) usesTail() bool {
+	return o == MinHTRecall || o == MeanRecallHTCov || o == HMeanHTCov
+}
+
+func (o Objective) valid() bool { return slices.Contains(Objectives(), o) }
+
+// Params holds the multiplier hyperparameters. Zero values mean the paper's
+// defaults (see WithDefaults).
+type Params struct {
+	// Omega is the soft-min sharpness ω of the min-recall multipliers.
+	// Default 40 if K ≤ 10, else 20.
+	Omega float64
+	// Alpha sets the coverage target α/K. Default 0.95.
+	Alpha float64
+	// Tau is the coverage multiplier temperature τ. Default 0.01.
+	Tau float64
+	// LambdaMax is the largest coverage multiplier λ_max. Default 100.
+	LambdaMax float64
+}
+
+// WithDefaults returns p with every zero field replaced by its default for K classes.
+func (p Params) WithDefaults(K int) Params {
+	if p.Omega == 0 {
+		p.Omega = 40
+		if K > 10 {
+			p.Omega = 20
+		}
+	}
+	if p.Alpha == 0 {
+		p.Alpha = 0.95
+	}
+	if p.Tau == 0 {
+		p.Tau = 0.01
+	}
+	if p.LambdaMax == 0 {
+		p.LambdaMax = 100
+	}
+	return p
+}
+
+// Validate reports an error if a field is negative or not finite.
+// Zero fields are valid: they stand for the defaults.
+func (p Params) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Omega", p.Omega}, {"Alpha", p.Alpha}, {"Tau", p.Tau}, {"LambdaMax", p.LambdaMax}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return fmt.Errorf("metric: Params.%s = %v, want finite and non-negative", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// sumTol is how far the total of C and each row's prior may be off,
+// enough for counts/N rounding, far below one sample in any real split.
+const sumTol = 1e-6
+
+// Check validates a joint confusion matrix: at least 2 classes, square,
+// finite non-negative entries summing to 1 within 1e-6, and every class
+// present in the validation set (positive prior). If prior is not nil,
+// row i must sum to prior[i] within 1e-6. Check panics if prior is not
+// nil and its length differs from the size of C.
+func Check(C mat.Matrix, prior []float64) error {
+	_, err := load(C, prior)
+	return err
+}
+
+// state is C copied row-major with the quantities every formula uses.
+// Copying also lets Grad write into a dst that aliases C.
+type state struct {
+	k               int
+	c               []float64
+	prior, rec, cov []float64
+}
+
+func load(C mat.Matrix, prior []float64) (*state, error) {
+	r, c := C.Dims()
+	if r != c {
+		return nil, fmt.Errorf("metric: confusion matrix is %d×%d, want square", r, c)
+	}
+	K := r
+	if K < 2 {
+		return nil, fmt.Errorf("metric: confusion matrix is %d×%d, want at least 2 classes", r, c)
+	}
+	if prior != nil && len(prior) != K {
+		panic(fmt.Sprintf("metric: prior has length %d, want %d", len(prior), K))
+	}
+	st := &state{
+		k:     K,
+		c:     make([]float64, K*K),
+		prior: make([]float64, K),
+		rec:   make([]float64, K),
+		cov:   make([]float64, K),
+	}
+	// Row access without the per-entry interface call for the common case.
+	d, _ := C.(*mat.Dense)
+	var total float64
+	for i := 0; i < K; i++ {
+		var row []float64
+		if d != nil {
+			row = d.RawRowView(i)
+		}
+		for j := 0; j < K; j++ {
+			var v float64
+			if row != nil {
+				v = row[j]
+			} else {
+				v = C.At(i, j)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("metric: confusion matrix entry (%d,%d) = %v is not finite", i, j, v)
+			}
+			if v < 0 {
+				return nil, fmt.Errorf("metric: confusion matrix entry (%d,%d) = %v is negative", i, j, v)
+			}
+			st.c[i*K+j] = v
+			st.prior[i] += v
+			st.cov[j] += v
+		}
+		total += st.prior[i]
+	}
+	if math.Abs(total-1) > sumTol {
+		return nil, fmt.Errorf("metric: confusion matrix sums to %v, want 1 (joint C_ij = #{y=i,pred=j}/N)", total)
+	}
+	for i, p := range st.prior {
+		if p == 0 {
+			return nil, fmt.Errorf("metric: class %d has no validation samples (row %d sums to 0)", i, i)
+		}
+		if prior != nil && !(math.Abs(p-prior[i]) <= sumTol) {
+			return nil, fmt.Errorf("metric: confusion matrix row %d sums to %v, want prior %v", i, p, prior[i])
+		}
+		st.rec[i] = st.c[i*K+i] / p
+	}
+	return st, nil
+}
+
+// TailSplit marks the tail classes: the ⌊0.1·K⌋ least frequent (at least
+// one) by counts. On ties (counts equal to a relative 1e-9) the higher class
+// index counts as less frequent; a NaN count is the least frequent of all. counts are the labeled
+// training counts or, where unknown, the prior.
+func TailSplit(counts []float64) []bool {
+	K := len(counts)
+	tail := make([]bool, K)
+	if K == 0 {
+		return tail
+	}
+	key := func(i int) float64 {
+		if math.IsNaN(counts[i]) {
+			return math.Inf(-1)
+		}
+		return counts[i]
+	}
+	idx := make([]int, K)
+	for i := range idx {
+		idx[i] = i
+	}
+	// Least frequent first. Counts within a relative 1e-9 tie, so a prior
+	// summed from equal class counts splits by index, not by rounding noise;
+	// distinct integer counts below 1e9 never tie.
+	slices.SortFunc(idx, func(a, b int) int {
+		ka, kb := key(a), key(b)
+		if ka == kb || nearlyEqual(ka, kb) {
+			return cmp.Compare(b, a)
+		}
+		return cmp.Compare(ka, kb)
+	})
+	for _, i := range idx[:max(1, K/10)] {
+		tail[i] = true
+	}
+	return tail
+}
+
+// nearlyEqual reports whether finite a and b agree to a relative 1e-9.
+func nearlyEqual(a, b float64) bool {
+	if math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return false
+	}
+	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}

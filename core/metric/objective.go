@@ -1,0 +1,315 @@
+package metric
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// eps clamps recalls where the G-mean and H-mean divide by them (or take
+// their log), so a class with zero recall gives a finite ψ and D, not Inf/NaN.
+const eps = 1e-7
+
+// Multipliers returns the Lagrange multipliers of obj at the confusion
+// matrix r was computed from. They are memoryless: recomputed from r alone
+// at each refresh (paper, appendix "Updating the Lagrange multipliers").
+//
+//	min-recall:        K values, softmax(−ω·rec)
+//	min-ht-recall:     (λ_H, λ_T) = softmax(−ω·(recall_H, recall_T))
+//	@cov:              K values, λ_j = max(0, λ_max·(1 − exp((cov_j − α/K)/τ)))
+//	@ht-cov:           (λ_H, λ_T) by the same rule, cov_g = mean cov_j over g
+//	others:            nil
+//
+// Zero fields of p take their defaults. tail nil means TailSplit(r.Prior);
+// a tail that leaves a group empty is a programming error here (NewReport
+// has rejected it) and panics.
+func Multipliers(obj Objective, r Report, tail []bool, p Params) []float64 {
+	p = p.WithDefaults(r.K)
+	if tail == nil {
+		tail = TailSplit(r.Prior)
+	}
+	switch obj {
+	case MinRecall:
+		return softmin(r.Recall, p.Omega)
+	case MinHTRecall:
+		h, t := groupMeans(r.Recall, tail)
+		return softmin([]float64{h, t}, p.Omega)
+	case MeanRecallCov, HMeanCov:
+		l := make([]float64, r.K)
+		for j, c := range r.Coverage {
+			l[j] = covLambda(c, r.K, p)
+		}
+		return l
+	case MeanRecallHTCov, HMeanHTCov:
+		h, t := groupMeans(r.Coverage, tail)
+		return []float64{covLambda(h, r.K, p), covLambda(t, r.K, p)}
+	}
+	return nil
+}
+
+// softmin returns softmax(−ω·x), shifted by min x so no exp overflows.
+func softmin(x []float64, omega float64) []float64 {
+	m := math.Inf(1)
+	for _, v := range x {
+		m = min(m, v)
+	}
+	w := make([]float64, len(x))
+	var s float64
+	for i, v := range x {
+		w[i] = math.Exp(-omega * (v - m))
+		s += w[i]
+	}
+	for i := range w {
+		w[i] /= s
+	}
+	return w
+}
+
+// covLambda is the coverage multiplier of a coverage c; exp overflowing to
+// +Inf for a well-covered class still gives max(0, −Inf) = 0.
+func covLambda(c float64, K int, p Params) float64 {
+	return math.Max(0, p.LambdaMax*(1-math.Exp((c-p.Alpha/float64(K))/p.Tau)))
+}
+
+// Psi evaluates ψ_obj at C with the multipliers held fixed at lambda (as
+// returned by Multipliers; constants for the derivative). Where ψ uses the
+// G-mean or H-mean, recalls are clamped below at 1e-7. Coverage objectives
+// are [base + Σ_g λ_g (cov_g − α/K)] / (max_g λ_g + 1).
+//
+// Psi returns an error if C fails Check, p or lambda hold a negative or
+// non-finite value, or a head/tail objective gets a split with an empty
+// group; tail nil means TailSplit of the prior. A lambda or tail of the
+// wrong length panics.
+func Psi(obj Objective, C mat.Matrix, tail []bool, lambda []float64, p Params) (float64, error) {
+	st, err := load(C, nil)
+	if err != nil {
+		return 0, err
+	}
+	t, err := st.terms(obj, tail, lambda, p)
+	if err != nil {
+		return 0, err
+	}
+	return t.psi, nil
+}
+
+// Grad writes D_kl = ∂ψ/∂C̃_kl into dst, with λ fixed at lambda and each row
+// of C reparametrised as C_k = π_k·softmax(C̃_k), π taken from C (SPEC §4):
+//
+//	D_kl = Σ_m (∂ψ/∂C_km)·C_km·(δ_ml − C_kl/π_k).
+//
+// Each row of D sums to zero. dst must be K×K or empty (it is then
+// resized); any other shape panics. Errors and tail are as for Psi.
+func Grad(dst *mat.Dense, obj Objective, C mat.Matrix, tail []bool, lambda []float64, p Params) error {
+	st, err := load(C, nil)
+	if err != nil {
+		return err
+	}
+	t, err := st.terms(obj, tail, lambda, p)
+	if err != nil {
+		return err
+	}
+	st.grad(dst, t)
+	return nil
+}
+
+// Eval is ψ, D and the multipliers at one confusion matrix.
+type Eval struct {
+	Psi    float64
+	D      *mat.Dense
+	Lambda []float64
+	Report Report
+}
+
+// Evaluate computes the report, the multipliers, ψ and D of obj at C in one
+// call. Errors and tail are as for Psi and NewReport.
+func Evaluate(obj Objective, C mat.Matrix, tail []bool, p Params) (Eval, error) {
+	var e Eval
+	if err := EvaluateTo(&e, obj, C, tail, p); err != nil {
+		return Eval{}, err
+	}
+	return e, nil
+}
+
+// EvaluateTo is Evaluate writing into dst, reusing dst.D if it is not nil
+// (it must then be K×K or empty). On error dst is unchanged.
+func EvaluateTo(dst *Eval, obj Objective, C mat.Matrix, tail []bool, p Params) error {
+	st, err := load(C, nil)
+	if err != nil {
+		return err
+	}
+	if !obj.valid() {
+		_, err := ParseObjective(string(obj))
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	tail, err = resolveTail(tail, st.prior)
+	if err != nil {
+		return err
+	}
+	r, err := st.report(tail)
+	if err != nil {
+		return err
+	}
+	lambda := Multipliers(obj, r, tail, p)
+	t, err := st.terms(obj, tail, lambda, p)
+	if err != nil {
+		return err
+	}
+	if dst.D == nil {
+		dst.D = mat.NewDense(st.k, st.k, nil)
+	}
+	st.grad(dst.D, t)
+	dst.Psi, dst.Lambda, dst.Report = t.psi, lambda, r
+	return nil
+}
+
+// terms is ψ with its derivative in the form SPEC §4 gives it:
+//
+//	D_kl = scale·[a_k·(δ_kl − C_kl/π_k) + μ_l·C_kl − (C_kl/π_k)·Σ_m μ_m·C_km]
+//
+// where a_k = (∂f/∂rec_k)·rec_k for the recall part f and μ_j = ∂/∂cov_j of
+// the coverage part (nil if there is none).
+type terms struct {
+	psi, scale float64
+	a, mu      []float64
+}
+
+func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (terms, error) {
+	K := st.k
+	if !obj.valid() {
+		_, err := ParseObjective(string(obj))
+		return terms{}, err
+	}
+	if err := p.Validate(); err != nil {
+		return terms{}, err
+	}
+	p = p.WithDefaults(K)
+	if n := obj.nLambda(K); len(lambda) != n {
+		panic(fmt.Sprintf("metric: %s with K=%d takes %d multipliers, got %d", obj, K, n, len(lambda)))
+	}
+	for i, l := range lambda {
+		if math.IsNaN(l) || math.IsInf(l, 0) || l < 0 {
+			return terms{}, fmt.Errorf("metric: multiplier %d = %v, want finite and non-negative", i, l)
+		}
+	}
+	var nh, nt int
+	if obj.usesTail() {
+		var err error
+		if tail, err = resolveTail(tail, st.prior); err != nil {
+			return terms{}, err
+		}
+		nh, nt = groupSizes(tail)
+	} else if tail != nil && len(tail) != K {
+		panic(fmt.Sprintf("metric: tail has length %d, want %d", len(tail), K))
+	}
+
+	t := terms{scale: 1, a: make([]float64, K)}
+	var base float64
+	switch obj {
+	case MeanRecall, MeanRecallCov, MeanRecallHTCov:
+		for k, r := range st.rec {
+			base += r
+			t.a[k] = r / float64(K)
+		}
+		base /= float64(K)
+	case MinRecall:
+		for k, r := range st.rec {
+			base += lambda[k] * r
+			t.a[k] = lambda[k] * r
+		}
+	case MinHTRecall:
+		for k, r := range st.rec {
+			w := lambda[0] / float64(nh)
+			if tail[k] {
+				w = lambda[1] / float64(nt)
+			}
+			base += w * r
+			t.a[k] = w * r
+		}
+	case GMean:
+		// GM = exp(mean log r̂), ∂GM/∂rec_k = GM/(K·r̂_k), r̂ = max(rec, eps).
+		var logs float64
+		for _, r := range st.rec {
+			logs += math.Log(max(r, eps))
+		}
+		base = math.Exp(logs / float64(K))
+		for k, r := range st.rec {
+			t.a[k] = base / float64(K) * r / max(r, eps)
+		}
+	case HMean, HMeanCov, HMeanHTCov:
+		// HM = K/Σ 1/r̂, ∂HM/∂rec_k = HM²/(K·r̂_k²), r̂ = max(rec, eps).
+		var inv float64
+		for _, r := range st.rec {
+			inv += 1 / max(r, eps)
+		}
+		base = float64(K) / inv
+		for k, r := range st.rec {
+			rh := max(r, eps)
+			t.a[k] = base * base / float64(K) * r / (rh * rh)
+		}
+	}
+
+	target := p.Alpha / float64(K)
+	var pen, lmax float64
+	switch obj {
+	case MeanRecallCov, HMeanCov:
+		t.mu = make([]float64, K)
+		for j, l := range lambda {
+			pen += l * (st.cov[j] - target)
+			t.mu[j] = l
+			lmax = max(lmax, l)
+		}
+	case MeanRecallHTCov, HMeanHTCov:
+		// Σ_g λ_g·cov_g = Σ_j μ_j·cov_j with μ_j = λ_g(j)/|g(j)|.
+		ch, ct := groupMeans(st.cov, tail)
+		pen = lambda[0]*(ch-target) + lambda[1]*(ct-target)
+		lmax = max(lambda[0], lambda[1])
+		t.mu = make([]float64, K)
+		for j := range t.mu {
+			t.mu[j] = lambda[0] / float64(nh)
+			if tail[j] {
+				t.mu[j] = lambda[1] / float64(nt)
+			}
+		}
+	}
+	if t.mu != nil {
+		// The normaliser is a constant for the derivative: λ is fixed.
+		t.scale = 1 / (lmax + 1)
+	}
+	t.psi = t.scale * (base + pen)
+	return t, nil
+}
+
+func (st *state) grad(dst *mat.Dense, t terms) {
+	K := st.k
+	if dst.IsEmpty() {
+		dst.ReuseAs(K, K)
+	}
+	if r, c := dst.Dims(); r != K || c != K {
+		panic(fmt.Sprintf("metric: dst is %d×%d, want %d×%d", r, c, K, K))
+	}
+	for k := 0; k < K; k++ {
+		row := st.c[k*K : (k+1)*K]
+		pk := st.prior[k]
+		var nu float64
+		for m, mu := range t.mu {
+			nu += mu * row[m]
+		}
+		a := t.a[k]
+		out := dst.RawRowView(k)
+		for l, c := range row {
+			q := c / pk
+			d := -(a + nu) * q
+			if t.mu != nil {
+				d += t.mu[l] * c
+			}
+			if l == k {
+				d += a
+			}
+			out[l] = t.scale * d
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package metric
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Report holds every reported metric of one confusion matrix (SPEC §3).
+// Values are exact: a class with zero recall gives HMean = GMean = 0 (the
+// objectives ψ clamp recalls instead, see Psi).
+type Report struct {
+	K int
+
+	// Prior, Recall and Coverage are per class.
+	Prior, Recall, Coverage []float64
+
+	MeanRecall, MinRecall, HMean, GMean, MinCoverage, Accuracy float64
+
+	// HeadRecall and TailRecall are mean recalls over the head and tail
+	// classes; MinHTRecall is the smaller of the two. Likewise for coverage.
+	HeadRecall, TailRecall, MinHTRecall       float64
+	HeadCoverage, TailCoverage, MinHTCoverage float64
+
+	// Worst is the class of lowest recall (lowest index on ties).
+	Worst int
+}
+
+// NewReport validates C with Check and computes its Report. tail marks the
+// tail classes (see TailSplit); nil means TailSplit of the prior. NewReport
+// panics if tail is not nil and its length differs from the size of C, and
+// returns an error if tail leaves the head or the tail empty.
+func NewReport(C mat.Matrix, tail []bool) (Report, error) {
+	st, err := load(C, nil)
+	if err != nil {
+		return Report{}, err
+	}
+	return st.report(tail)
+}
+
+func (st *state) report(tail []bool) (Report, error) {
+	tail, err := resolveTail(tail, st.prior)
+	if err != nil {
+		return Report{}, err
+	}
+	K := st.k
+	r := Report{
+		K:        K,
+		Prior:    append([]float64(nil), st.prior...),
+		Recall:   append([]float64(nil), st.rec...),
+		Coverage: append([]float64(nil), st.cov...),
+	}
+	var sum, inv, logs float64
+	r.MinRecall = math.Inf(1)
+	r.MinCoverage = math.Inf(1)
+	for i, rec := range st.rec {
+		sum += rec
+		inv += 1 / rec // +Inf at zero recall, giving HMean 0, not NaN
+		logs += math.Log(rec)
+		if rec < r.MinRecall {
+			r.MinRecall, r.Worst = rec, i
+		}
+		r.MinCoverage = min(r.MinCoverage, st.cov[i])
+		r.Accuracy += st.c[i*K+i]
+	}
+	r.MeanRecall = sum / float64(K)
+	r.HMean = float64(K) / inv
+	r.GMean = math.Exp(logs / float64(K))
+	r.HeadRecall, r.TailRecall = groupMeans(st.rec, tail)
+	r.MinHTRecall = min(r.HeadRecall, r.TailRecall)
+	r.HeadCoverage, r.TailCoverage = groupMeans(st.cov, tail)
+	r.MinHTCoverage = min(r.HeadCoverage, r.TailCoverage)
+	return r, nil
+}
+
+// resolveTail returns tail, or the split by prior if tail is nil. A tail of
+// the wrong length is a programming error and panics; an empty head or tail
+// group is an error.
+func resolveTail(tail []bool, prior []float64) ([]bool, error) {
+	if tail == nil {
+		return TailSplit(prior), nil
+	}
+	if len(tail) != len(prior) {
+		panic(fmt.Sprintf("metric: tail has length %d, want %d", len(tail), len(prior)))
+	}
+	nh, nt := groupSizes(tail)
+	if nh == 0 || nt == 0 {
+		return nil, errors.New("metric: head/tail split must leave at least one class in each group")
+	}
+	return tail, nil
+}
+
+func groupSizes(tail []bool) (head, tl int) {
+	for _, t := range tail {
+		if t {
+			tl++
+		}
+	}
+	return len(tail) - tl, tl
+}
+
+// groupMeans returns the means of v over the head and over the tail classes.
+// It panics if a group is empty: callers have resolved the split first.
+func groupMeans(v []float64, tail []bool) (head, tl float64) {
+	if len(tail) != len(v) {
+		panic(fmt.Sprintf("metric: tail has length %d, want %d", len(tail), len(v)))
+	}
+	nh, nt := groupSizes(tail)
+	if nh == 0 || nt == 0 {
+		panic("metric: head/tail split leaves a group empty")
+	}
+	for i, x := range v {
+		if tail[i] {
+			tl += x
+		} else {
+			head += x
+		}
+	}
+	return head / float64(nh), tl / float64(nt)
+}
