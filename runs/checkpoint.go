@@ -1,0 +1,85 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ErrNoCheckpoint is wrapped by the errors for a missing checkpoint.
+var ErrNoCheckpoint = errors.New("no checkpoint")
+
+// DefaultKeep is how many most recent checkpoints a writer keeps.
+const DefaultKeep = 5
+
+func ckptName(step int) string { return fmt.Sprintf("step-%07d.ckpt", step) }
+
+// parseCkptName returns the step of a checkpoint file name.
+func parseCkptName(name string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, "step-")
+	if !ok {
+		return 0, false
+	}
+	if digits, ok = strings.CutSuffix(digits, ".ckpt"); !ok || digits == "" {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	step, err := strconv.Atoi(digits)
+	return step, err == nil
+}
+
+// listCheckpoints returns the checkpoint steps in dir, ascending.
+func listCheckpoints(dir string) ([]int, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, ckptDirName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var steps []int
+	for _, e := range ents {
+		if step, ok := parseCkptName(e.Name()); ok && e.Type().IsRegular() {
+			steps = append(steps, step)
+		}
+	}
+	return sortedInts(steps), nil
+}
+
+// Checkpoints lists the steps that have a checkpoint, ascending.
+func (r *Run) Checkpoints() ([]int, error) { return listCheckpoints(r.Dir) }
+
+// Checkpoint returns the checkpoint saved at step.
+func (r *Run) Checkpoint(step int) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(r.Dir, ckptDirName, ckptName(step)))
+	if errors.Is(err, os.ErrNotExist) {
+		have, _ := r.Checkpoints()
+		return nil, fmt.Errorf("run %s: %w at step %d (have %v)", filepath.Base(r.Dir), ErrNoCheckpoint, step, have)
+	}
+	return b, err
+}
+
+// LatestCheckpointAtOrBefore returns the last checkpoint at or before step.
+func (r *Run) LatestCheckpointAtOrBefore(step int) (int, []byte, error) {
+	steps, err := r.Checkpoints()
+	if err != nil {
+		return 0, nil, err
+	}
+	i, found := slices.BinarySearch(steps, step)
+	if !found {
+		i--
+	}
+	if i < 0 {
+		return 0, nil, fmt.Errorf("run %s: %w at or before step %d (have %v)", filepath.Base(r.Dir), ErrNoCheckpoint, step, steps)
+	}
+	b, err := r.Checkpoint(steps[i])
+	return steps[i], b, err
+}

@@ -1,0 +1,135 @@
+package runs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Event is one line of events.jsonl.
+type Event struct {
+	Seq  int             `json:"seq"`
+	Time string          `json:"time"`
+	Kind string          `json:"kind"`
+	Step int             `json:"step"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Warning is a problem a reader tolerated, such as a torn last line.
+type Warning struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (w Warning) String() string { return fmt.Sprintf("%s:%d: %s", w.File, w.Line, w.Msg) }
+
+// LineError is a corrupt line that cannot be tolerated.
+type LineError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ReadEvents reads an event log. Sequence numbers must run 1, 2, 3, ...
+// An invalid last line (a torn write, even if it ends in a newline) is
+// reported as a Warning and ignored; any other invalid line is a *LineError
+// naming the file and line.
+func ReadEvents(path string) ([]Event, []Warning, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	evs, warns, _, err := parseEvents(b, path)
+	return evs, warns, err
+}
+
+// parseEvents parses a whole log. good is the length of the prefix made of
+// complete valid lines: what a writer keeps when it repairs a torn tail.
+func parseEvents(b []byte, file string) (evs []Event, warns []Warning, good int, err error) {
+	line := 0
+	for off := 0; off < len(b); {
+		line++
+		end := bytes.IndexByte(b[off:], '\n')
+		terminated := end >= 0
+		if terminated {
+			end += off
+		} else {
+			end = len(b)
+		}
+		last := !terminated || end+1 == len(b)
+		ev, perr := parseEvent(b[off:end], len(evs)+1)
+		if perr == nil && !terminated {
+			perr = errors.New("no newline at end (torn write)")
+		}
+		if perr != nil {
+			if last {
+				warns = append(warns, Warning{File: file, Line: line, Msg: "ignored torn last line: " + perr.Error()})
+				return evs, warns, good, nil
+			}
+			return nil, nil, 0, &LineError{File: file, Line: line, Err: perr}
+		}
+		evs = append(evs, ev)
+		off = end + 1
+		good = off
+	}
+	return evs, nil, good, nil
+}
+
+// parseEvent decodes one line and checks it carries sequence number seq.
+func parseEvent(line []byte, seq int) (Event, error) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return Event{}, errors.New("empty line")
+	}
+	var raw struct {
+		Seq  *int            `json:"seq"`
+		Time *string         `json:"time"`
+		Kind *string         `json:"kind"`
+		Step *int            `json:"step"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return Event{}, fmt.Errorf("invalid JSON: %w", err)
+	}
+	switch {
+	case raw.Seq == nil:
+		return Event{}, errors.New(`missing "seq"`)
+	case raw.Time == nil:
+		return Event{}, errors.New(`missing "time"`)
+	case raw.Kind == nil:
+		return Event{}, errors.New(`missing "kind"`)
+	case raw.Step == nil:
+		return Event{}, errors.New(`missing "step"`)
+	case *raw.Kind == "":
+		return Event{}, errors.New(`empty "kind"`)
+	case *raw.Seq != seq:
+		return Event{}, fmt.Errorf("seq %d, want %d", *raw.Seq, seq)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, *raw.Time); err != nil {
+		return Event{}, fmt.Errorf("time %q is not RFC3339", *raw.Time)
+	}
+	ev := Event{Seq: *raw.Seq, Time: *raw.Time, Kind: *raw.Kind, Step: *raw.Step}
+	if len(raw.Data) > 0 && !bytes.Equal(raw.Data, []byte("null")) {
+		var c bytes.Buffer
+		if err := json.Compact(&c, raw.Data); err != nil {
+			return Event{}, fmt.Errorf("data: %w", err)
+		}
+		ev.Data = c.Bytes()
+	}
+	return ev, nil
+}
+
+// encodeEvent renders ev as one log line, newline included.
+func encodeEvent(ev Event) ([]byte, error) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

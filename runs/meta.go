@@ -1,0 +1,189 @@
+package runs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Run statuses as stored in run.json.
+const (
+	StatusRunning  = "running"
+	StatusPaused   = "paused"
+	StatusFinished = "finished"
+	StatusStopped  = "stopped"
+	StatusCrashed  = "crashed"
+	StatusError    = "error"
+)
+
+// validStatus reports whether s is a status a writer may store.
+func validStatus(s string) bool {
+	switch s {
+	case StatusRunning, StatusPaused, StatusFinished, StatusStopped, StatusCrashed, StatusError:
+		return true
+	}
+	return false
+}
+
+// Meta is the content of run.json.
+//
+// Best is stored as a JSON number when finite and as the string "NaN",
+// "+Inf" or "-Inf" otherwise, so a diverged run can still be saved.
+// Pinned lists checkpoint steps exempt from retention (see
+// Writer.WriteFinalCheckpoint).
+type Meta struct {
+	ID         string
+	Name       string
+	Created    string // RFC3339
+	Status     string
+	Parent     string // id of the run this one was forked from, or ""
+	ParentStep int    // step of the parent checkpoint it was forked at
+	Objective  string
+	Policy     string
+	Steps      int
+	Best       float64
+	BestStep   int
+	Extra      map[string]string
+	Pinned     []int
+}
+
+// metaJSON is the on-disk shape of Meta.
+type metaJSON struct {
+	ID         string            `json:"id"`
+	Name       string            `json:"name"`
+	Created    string            `json:"created"`
+	Status     string            `json:"status"`
+	Parent     string            `json:"parent,omitempty"`
+	ParentStep int               `json:"parent_step,omitempty"`
+	Objective  string            `json:"objective,omitempty"`
+	Policy     string            `json:"policy,omitempty"`
+	Steps      int               `json:"steps"`
+	Best       json.RawMessage   `json:"best,omitempty"`
+	BestStep   int               `json:"best_step"`
+	Extra      map[string]string `json:"extra,omitempty"`
+	Pinned     []int             `json:"pinned,omitempty"`
+}
+
+// MarshalJSON encodes m in the run.json format.
+func (m Meta) MarshalJSON() ([]byte, error) {
+	var best []byte
+	switch {
+	case math.IsNaN(m.Best):
+		best = []byte(`"NaN"`)
+	case math.IsInf(m.Best, 1):
+		best = []byte(`"+Inf"`)
+	case math.IsInf(m.Best, -1):
+		best = []byte(`"-Inf"`)
+	default:
+		var err error
+		if best, err = json.Marshal(m.Best); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(metaJSON{
+		ID: m.ID, Name: m.Name, Created: m.Created, Status: m.Status,
+		Parent: m.Parent, ParentStep: m.ParentStep,
+		Objective: m.Objective, Policy: m.Policy,
+		Steps: m.Steps, Best: best, BestStep: m.BestStep,
+		Extra: m.Extra, Pinned: m.Pinned,
+	})
+}
+
+// UnmarshalJSON decodes the run.json format; it does not validate (see
+// parseMeta).
+func (m *Meta) UnmarshalJSON(b []byte) error {
+	var j metaJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	best := 0.0
+	if len(j.Best) > 0 && !bytes.Equal(j.Best, []byte("null")) {
+		var s string
+		if err := json.Unmarshal(j.Best, &s); err == nil {
+			switch s {
+			case "NaN":
+				best = math.NaN()
+			case "+Inf", "Inf":
+				best = math.Inf(1)
+			case "-Inf":
+				best = math.Inf(-1)
+			default:
+				return fmt.Errorf("best: %q is not a number, NaN, +Inf or -Inf", s)
+			}
+		} else if err := json.Unmarshal(j.Best, &best); err != nil {
+			return fmt.Errorf("best: %w", err)
+		}
+	}
+	*m = Meta{
+		ID: j.ID, Name: j.Name, Created: j.Created, Status: j.Status,
+		Parent: j.Parent, ParentStep: j.ParentStep,
+		Objective: j.Objective, Policy: j.Policy,
+		Steps: j.Steps, Best: best, BestStep: j.BestStep,
+		Extra: j.Extra, Pinned: j.Pinned,
+	}
+	return nil
+}
+
+// clone returns a deep copy of m.
+func (m Meta) clone() Meta {
+	m.Extra = maps.Clone(m.Extra)
+	m.Pinned = slices.Clone(m.Pinned)
+	return m
+}
+
+// parseMeta decodes and checks run.json content; file names the file in
+// errors. Unknown fields are ignored (newer versions may add some); an
+// unknown status is kept as is.
+func parseMeta(b []byte, file string) (Meta, error) {
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Meta{}, fmt.Errorf("%s: invalid run metadata: %w", file, err)
+	}
+	if err := checkMeta(m); err != nil {
+		return Meta{}, fmt.Errorf("%s: invalid run metadata: %w", file, err)
+	}
+	return m, nil
+}
+
+// checkMeta holds the rules every stored Meta obeys.
+func checkMeta(m Meta) error {
+	if err := checkID(m.ID); err != nil {
+		return err
+	}
+	if m.Status == "" {
+		return errors.New("status is empty")
+	}
+	if _, err := time.Parse(time.RFC3339, m.Created); err != nil {
+		return fmt.Errorf("created %q is not an RFC3339 time", m.Created)
+	}
+	if m.ParentStep < 0 {
+		return fmt.Errorf("parent_step %d is negative", m.ParentStep)
+	}
+	if m.Parent != "" {
+		if err := checkID(m.Parent); err != nil {
+			return fmt.Errorf("parent: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkID rejects ids that cannot be a directory name under the root.
+func checkID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("id is empty")
+	case id == "." || id == "..":
+		return fmt.Errorf("id %q is not a run id", id)
+	case strings.HasPrefix(id, "."):
+		return fmt.Errorf("id %q starts with a dot", id)
+	case strings.ContainsAny(id, "/\\\x00"):
+		return fmt.Errorf("id %q contains a path separator or NUL", id)
+	}
+	return nil
+}

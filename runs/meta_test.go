@@ -1,0 +1,104 @@
+package runs
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestMetaBestRoundTrip(t *testing.T) {
+	tests := []struct {
+		name     string
+		best     float64
+		wantJSON string
+	}{
+		{name: "finite", best: 0.8125, wantJSON: `"best":0.8125`},
+		{name: "zero", best: 0, wantJSON: `"best":0`},
+		{name: "nan", best: math.NaN(), wantJSON: `"best":"NaN"`},
+		{name: "plus inf", best: math.Inf(1), wantJSON: `"best":"+Inf"`},
+		{name: "minus inf", best: math.Inf(-1), wantJSON: `"best":"-Inf"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := Meta{ID: "a", Created: "2026-01-01T00:00:00Z", Status: StatusRunning, Best: tt.best, BestStep: 7}
+			b, err := json.Marshal(m)
+			if err != nil {
+				t.Fatalf("Marshal: %v", err)
+			}
+			if !strings.Contains(string(b), tt.wantJSON) {
+				t.Errorf("JSON %s does not contain %s", b, tt.wantJSON)
+			}
+			got, err := parseMeta(b, "run.json")
+			if err != nil {
+				t.Fatalf("parseMeta: %v", err)
+			}
+			same := got.Best == tt.best || (math.IsNaN(got.Best) && math.IsNaN(tt.best))
+			if !same || got.BestStep != 7 {
+				t.Errorf("best = %v at %d, want %v at 7", got.Best, got.BestStep, tt.best)
+			}
+		})
+	}
+}
+
+func TestParseMetaErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		wantErr string
+	}{
+		{name: "not json", in: `{"id":`, wantErr: "invalid run metadata"},
+		{name: "no id", in: `{"created":"2026-01-01T00:00:00Z","status":"running"}`, wantErr: "id is empty"},
+		{name: "path in id", in: `{"id":"a/x","created":"2026-01-01T00:00:00Z","status":"running"}`, wantErr: "path separator"},
+		{name: "no status", in: `{"id":"a","created":"2026-01-01T00:00:00Z"}`, wantErr: "status is empty"},
+		{name: "bad created", in: `{"id":"a","created":"today","status":"running"}`, wantErr: "RFC3339"},
+		{name: "bad best", in: `{"id":"a","created":"2026-01-01T00:00:00Z","status":"running","best":"lots"}`, wantErr: "best"},
+		{name: "negative parent step", in: `{"id":"a","created":"2026-01-01T00:00:00Z","status":"running","parent":"b","parent_step":-1}`, wantErr: "parent_step"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseMeta([]byte(tt.in), "x/run.json")
+			if err == nil {
+				t.Fatalf("parseMeta(%s) = nil error, want one containing %q", tt.in, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) || !strings.HasPrefix(err.Error(), "x/run.json: ") {
+				t.Errorf("error %q, want it to name x/run.json and contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// FuzzMeta checks run.json parsing never panics and that what it accepts
+// survives an encode/parse round trip unchanged.
+func FuzzMeta(f *testing.F) {
+	f.Add([]byte(`{"id":"20261122-0753-a3f9","name":"base","created":"2026-11-22T07:53:00+01:00","status":"running","steps":100,"best":0.5,"best_step":40}`))
+	f.Add([]byte(`{"id":"a","created":"2026-11-22T07:53:00Z","status":"finished","parent":"b","parent_step":30,"best":"NaN","extra":{"k":"v"},"pinned":[3,1]}`))
+	f.Add([]byte(`{"id":"a","created":"2026-11-22T07:53:00Z","status":"weird","best":"-Inf"}`))
+	f.Add([]byte(`{"id":"","status":""}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := parseMeta(b, "run.json")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "run.json: ") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		enc, err := json.Marshal(m)
+		if err != nil {
+			t.Fatalf("Marshal(%+v): %v", m, err)
+		}
+		m2, err := parseMeta(enc, "run.json")
+		if err != nil {
+			t.Fatalf("re-parse of %s: %v", enc, err)
+		}
+		enc2, err := json.Marshal(m2)
+		if err != nil {
+			t.Fatalf("Marshal(%+v): %v", m2, err)
+		}
+		if !bytes.Equal(enc, enc2) {
+			t.Fatalf("round trip changed run.json:\n%s\n%s", enc, enc2)
+		}
+	})
+}

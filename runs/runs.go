@@ -1,0 +1,253 @@
+package runs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// File names inside a run directory.
+const (
+	metaName    = "run.json"
+	configName  = "config.toml"
+	eventsName  = "events.jsonl"
+	summaryName = "summary.json"
+	ckptDirName = "checkpoints"
+)
+
+// EnvRoot names the environment variable that sets the runs root.
+const EnvRoot = "SELMIX_RUNS"
+
+// Root picks the runs root: flag if set, else $SELMIX_RUNS, else "runs".
+func Root(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if env := os.Getenv(EnvRoot); env != "" {
+		return env
+	}
+	return "runs"
+}
+
+// Run is a read-only view of a run directory. Meta, Live and Pid are a
+// snapshot taken when the Run was loaded; Refresh takes a new one.
+type Run struct {
+	Dir  string
+	Meta Meta
+	Live bool
+	Pid  int
+}
+
+// statusBroken prefixes the Status List gives a run it cannot read.
+const statusBroken = "broken: "
+
+// Broken reports whether List could not read the run's metadata.
+func (r *Run) Broken() bool { return strings.HasPrefix(r.Meta.Status, statusBroken) }
+
+// EffectiveStatus is the stored status, except that a run stored as
+// running or paused with no live writer is "crashed".
+func (r *Run) EffectiveStatus() string {
+	s := r.Meta.Status
+	if (s == StatusRunning || s == StatusPaused) && !r.Live {
+		return StatusCrashed
+	}
+	return s
+}
+
+// Refresh re-reads run.json and the liveness of the writer.
+func (r *Run) Refresh() error {
+	m, err := readMeta(r.Dir)
+	if err != nil {
+		return err
+	}
+	r.Meta = m
+	r.Live, r.Pid = IsLive(r.Dir)
+	return nil
+}
+
+// Events reads the event log (see ReadEvents).
+func (r *Run) Events() ([]Event, []Warning, error) {
+	return ReadEvents(filepath.Join(r.Dir, eventsName))
+}
+
+// Config returns config.toml.
+func (r *Run) Config() (string, error) {
+	b, err := os.ReadFile(filepath.Join(r.Dir, configName))
+	return string(b), err
+}
+
+// Summary returns summary.json; the error wraps os.ErrNotExist if the run
+// has none yet.
+func (r *Run) Summary() ([]byte, error) {
+	path := filepath.Join(r.Dir, summaryName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("%s: not valid JSON", path)
+	}
+	return b, nil
+}
+
+func readMeta(dir string) (Meta, error) {
+	path := filepath.Join(dir, metaName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Meta{}, err
+	}
+	return parseMeta(b, path)
+}
+
+// load reads the run in dir.
+func load(dir string) (*Run, error) {
+	m, err := readMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	live, pid := IsLive(dir)
+	return &Run{Dir: dir, Meta: m, Live: live, Pid: pid}, nil
+}
+
+// List returns every run under root, oldest first. A run whose run.json
+// cannot be read is listed with Status "broken: <reason>" and its directory
+// name as ID. A missing root is an empty list.
+func List(root string) ([]Run, error) {
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Run
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		r, err := load(dir)
+		if err != nil {
+			live, pid := IsLive(dir)
+			r = &Run{Dir: dir, Meta: Meta{ID: e.Name(), Status: statusBroken + err.Error()}, Live: live, Pid: pid}
+		}
+		out = append(out, *r)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Meta.Created != out[j].Meta.Created {
+			return out[i].Meta.Created < out[j].Meta.Created
+		}
+		return filepath.Base(out[i].Dir) < filepath.Base(out[j].Dir)
+	})
+	return out, nil
+}
+
+// resolve finds the directory name of the run query designates: an exact
+// id, else the one run whose name equals query or whose id starts with it.
+func resolve(root, query string) (string, error) {
+	if query == "" {
+		return "", errors.New("no run given")
+	}
+	if checkID(query) == nil {
+		if fi, err := os.Stat(filepath.Join(root, query)); err == nil && fi.IsDir() {
+			return query, nil
+		}
+	}
+	all, err := List(root)
+	if err != nil {
+		return "", err
+	}
+	var cand []string
+	for _, r := range all {
+		id := filepath.Base(r.Dir)
+		if strings.HasPrefix(id, query) || (!r.Broken() && r.Meta.Name == query) {
+			cand = append(cand, describe(r))
+		}
+	}
+	switch len(cand) {
+	case 1:
+		return strings.Fields(cand[0])[0], nil
+	case 0:
+		var have []string
+		for _, r := range all {
+			have = append(have, describe(r))
+		}
+		if len(have) == 0 {
+			return "", fmt.Errorf("no run %q in %s: it has no runs", query, root)
+		}
+		return "", fmt.Errorf("no run %q in %s; runs are:\n  %s", query, root, strings.Join(have, "\n  "))
+	}
+	return "", fmt.Errorf("run %q is ambiguous in %s; it matches:\n  %s", query, root, strings.Join(cand, "\n  "))
+}
+
+// describe is a one-line description of r starting with its id.
+func describe(r Run) string {
+	id := filepath.Base(r.Dir)
+	if r.Broken() {
+		return id + " (" + r.Meta.Status + ")"
+	}
+	if r.Meta.Name == "" {
+		return id
+	}
+	return id + " (" + strconv.Quote(r.Meta.Name) + ")"
+}
+
+// Open loads a run read-only. id may be the full id, a unique id prefix or
+// a unique run name; an ambiguous or unknown id is an error listing the
+// candidates.
+func Open(root, id string) (*Run, error) {
+	name, err := resolve(root, id)
+	if err != nil {
+		return nil, err
+	}
+	return load(filepath.Join(root, name))
+}
+
+// Remove deletes a run (id as for Open). It refuses a live run. It holds
+// the writer lock while it works, so no writer can start meanwhile, and
+// first renames the directory to a hidden name so List never sees a
+// half-deleted run.
+func Remove(root, id string) error {
+	name, err := resolve(root, id)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, name)
+	lf, err := acquireLock(dir, name)
+	if err != nil {
+		var busy *BusyError
+		if errors.As(err, &busy) {
+			return fmt.Errorf("cannot remove live run: %w", err)
+		}
+		return err
+	}
+	defer lf.Close()
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	trash := filepath.Join(root, ".removing-"+name+"-"+hex.EncodeToString(rnd[:]))
+	if err := os.Rename(dir, trash); err != nil {
+		return fmt.Errorf("remove run %s: %w", name, err)
+	}
+	if err := syncDir(root); err != nil {
+		return fmt.Errorf("remove run %s: %w", name, err)
+	}
+	if err := os.RemoveAll(trash); err != nil {
+		return fmt.Errorf("remove run %s: %w", name, err)
+	}
+	return nil
+}
+
+// sortedInts returns s sorted, without duplicates.
+func sortedInts(s []int) []int {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}

@@ -1,0 +1,405 @@
+package runs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// ErrClosed is returned by a Writer used after Close.
+var ErrClosed = errors.New("run writer is closed")
+
+// Writer is the single process allowed to modify a run. It holds the run's
+// lock from Create or OpenWriter until Close. Its methods are safe for
+// concurrent use.
+type Writer struct {
+	mu   sync.Mutex
+	dir  string
+	id   string
+	lock *os.File
+	log  file  // events.jsonl, opened O_APPEND
+	size int64 // length of the log's valid prefix
+	seq  int   // last seq written
+	meta Meta
+	keep int
+	// broken is set when the log may end in a partial line we could not
+	// remove; further appends would bury it, so they are refused.
+	broken error
+	// wrap, if not nil, wraps each temp file of an atomic write; tests use
+	// it (and rewrap the log) to inject write errors.
+	wrap func(file) file
+}
+
+// Dir is the run directory.
+func (w *Writer) Dir() string { return w.dir }
+
+// ID is the run id.
+func (w *Writer) ID() string { return w.id }
+
+// Meta returns a copy of the current metadata.
+func (w *Writer) Meta() Meta {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.meta.clone()
+}
+
+// Seq returns the seq of the last event written (0 if none).
+func (w *Writer) Seq() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq
+}
+
+// SetKeep sets how many most recent checkpoints are kept (default
+// DefaultKeep); n < 1 keeps all. Pinned checkpoints are always kept.
+func (w *Writer) SetKeep(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.keep = n
+}
+
+// newID returns a fresh id candidate: local time to the minute and 4 hex.
+func newID() string {
+	var b [2]byte
+	rand.Read(b[:])
+	return time.Now().Format("20060102-1504") + "-" + hex.EncodeToString(b[:])
+}
+
+// Create makes a new run under root (created if needed) and returns its
+// writer, holding the lock. meta's ID, Name and Created are set here;
+// an empty Status becomes "running". configTOML must parse as TOML.
+func Create(root, name, configTOML string, meta Meta) (*Writer, error) {
+	if _, err := toml.Decode(configTOML, new(map[string]any)); err != nil {
+		return nil, fmt.Errorf("create run: config is not valid TOML: %w", err)
+	}
+	meta = meta.clone()
+	if meta.Status == "" {
+		meta.Status = StatusRunning
+	}
+	if !validStatus(meta.Status) {
+		return nil, fmt.Errorf("create run: unknown status %q", meta.Status)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("create run: %w", err)
+	}
+	var id string
+	for i := 0; ; i++ {
+		id = newID()
+		err := os.Mkdir(filepath.Join(root, id), 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) || i == 100 {
+			return nil, fmt.Errorf("create run: %w", err)
+		}
+	}
+	meta.ID, meta.Name = id, name
+	meta.Created = time.Now().Format(time.RFC3339)
+	if err := checkMeta(meta); err != nil {
+		os.Remove(filepath.Join(root, id))
+		return nil, fmt.Errorf("create run: %w", err)
+	}
+	w, err := create(filepath.Join(root, id), id, configTOML, meta)
+	if err != nil {
+		os.RemoveAll(filepath.Join(root, id))
+		return nil, fmt.Errorf("create run %s: %w", id, err)
+	}
+	return w, nil
+}
+
+// create fills a new run directory; run.json comes last so a directory
+// without it is visibly unfinished.
+func create(dir, id, configTOML string, meta Meta) (*Writer, error) {
+	lock, err := acquireLock(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{dir: dir, id: id, lock: lock, meta: meta, keep: DefaultKeep}
+	fail := func(err error) (*Writer, error) {
+		if w.log != nil {
+			w.log.Close()
+		}
+		releaseLock(lock)
+		return nil, err
+	}
+	if err := writeAtomic(filepath.Join(dir, configName), []byte(configTOML), 0o644, nil); err != nil {
+		return fail(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ckptDirName), 0o755); err != nil {
+		return fail(err)
+	}
+	lf, err := os.OpenFile(filepath.Join(dir, eventsName), os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fail(err)
+	}
+	w.log = lf
+	if err := w.writeMeta(meta); err != nil {
+		return fail(err)
+	}
+	return w, nil
+}
+
+// OpenWriter resumes writing a run (id as for Open): it takes the lock,
+// removes stale temp files, truncates a torn tail off the event log and
+// continues its seq. A corrupt log (an invalid line before the last) is an
+// error and nothing is changed.
+func OpenWriter(root, id string) (*Writer, error) {
+	name, err := resolve(root, id)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, name)
+	lock, err := acquireLock(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	w, err := openWriter(dir, name, lock)
+	if err != nil {
+		releaseLock(lock)
+		return nil, err
+	}
+	return w, nil
+}
+
+func openWriter(dir, id string, lock *os.File) (*Writer, error) {
+	meta, err := readMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, eventsName)
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	evs, _, good, err := parseEvents(b, path)
+	if err != nil {
+		return nil, err
+	}
+	lf, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if good < len(b) {
+		if err := lf.Truncate(int64(good)); err != nil {
+			lf.Close()
+			return nil, fmt.Errorf("repair torn tail of %s: %w", path, err)
+		}
+		if err := lf.Sync(); err != nil {
+			lf.Close()
+			return nil, fmt.Errorf("repair torn tail of %s: %w", path, err)
+		}
+	}
+	for _, d := range []string{dir, filepath.Join(dir, ckptDirName)} {
+		if err := removeTemps(d); err != nil {
+			lf.Close()
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ckptDirName), 0o755); err != nil {
+		lf.Close()
+		return nil, err
+	}
+	return &Writer{dir: dir, id: id, lock: lock, log: lf, size: int64(good), seq: len(evs), meta: meta, keep: DefaultKeep}, nil
+}
+
+// Append writes one event with the next seq; data is marshalled to JSON
+// (nil means no data). With sync, the log is fsynced before returning, so
+// the event survives a crash once Append returns nil. On any error the log
+// is left as it was: a partial write is truncated away.
+func (w *Writer) Append(kind string, step int, data any, sync bool) (Event, error) {
+	if kind == "" {
+		return Event{}, errors.New("append event: empty kind")
+	}
+	var raw json.RawMessage
+	if data != nil {
+		b, err := json.Marshal(data)
+		if err != nil {
+			return Event{}, fmt.Errorf("append %s event: %w", kind, err)
+		}
+		if string(b) != "null" {
+			raw = b
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.log == nil {
+		return Event{}, ErrClosed
+	}
+	if w.broken != nil {
+		return Event{}, fmt.Errorf("append to run %s: log needs repair (reopen the run): %w", w.id, w.broken)
+	}
+	ev := Event{Seq: w.seq + 1, Time: time.Now().Format(time.RFC3339Nano), Kind: kind, Step: step, Data: raw}
+	line, err := encodeEvent(ev)
+	if err != nil {
+		return Event{}, fmt.Errorf("append %s event: %w", kind, err)
+	}
+	ev.Data = nil
+	if raw != nil {
+		// encodeEvent compacted raw; hand back what is on disk.
+		back, _ := parseEvent(line[:len(line)-1], ev.Seq)
+		ev.Data = back.Data
+	}
+	n, err := w.log.Write(line)
+	if err == nil && n != len(line) {
+		err = io.ErrShortWrite
+	}
+	if err == nil && sync {
+		err = w.log.Sync()
+	}
+	if err != nil {
+		if n > 0 {
+			if terr := w.log.Truncate(w.size); terr != nil {
+				w.broken = terr
+				return Event{}, fmt.Errorf("append to %s: %w (and could not undo the partial write: %v)", filepath.Join(w.dir, eventsName), err, terr)
+			}
+		}
+		return Event{}, fmt.Errorf("append to %s: %w", filepath.Join(w.dir, eventsName), err)
+	}
+	w.size += int64(len(line))
+	w.seq = ev.Seq
+	return ev, nil
+}
+
+// SetMeta applies fn to a copy of the metadata and replaces run.json with
+// the result atomically. The id cannot change; the status must be valid.
+func (w *Writer) SetMeta(fn func(*Meta)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.log == nil {
+		return ErrClosed
+	}
+	m := w.meta.clone()
+	fn(&m)
+	if m.ID != w.id {
+		return fmt.Errorf("run %s: SetMeta cannot change the id to %q", w.id, m.ID)
+	}
+	if !validStatus(m.Status) {
+		return fmt.Errorf("run %s: unknown status %q", w.id, m.Status)
+	}
+	if err := checkMeta(m); err != nil {
+		return fmt.Errorf("run %s: %w", w.id, err)
+	}
+	return w.writeMeta(m)
+}
+
+// writeMeta stores m and, on success, makes it current. Callers hold mu
+// (or own w exclusively).
+func (w *Writer) writeMeta(m Meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("run %s: encode metadata: %w", w.id, err)
+	}
+	if err := writeAtomic(filepath.Join(w.dir, metaName), append(b, '\n'), 0o644, w.wrap); err != nil {
+		return err
+	}
+	w.meta = m.clone()
+	return nil
+}
+
+// WriteCheckpoint stores b as the checkpoint of step atomically, then
+// deletes older checkpoints beyond the most recent Keep (pinned ones and
+// this one are always kept).
+func (w *Writer) WriteCheckpoint(step int, b []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writeCheckpoint(step, b)
+}
+
+// WriteFinalCheckpoint is WriteCheckpoint that also pins the checkpoint
+// (Meta.Pinned), so retention never deletes it.
+func (w *Writer) WriteFinalCheckpoint(step int, b []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.log == nil {
+		return ErrClosed
+	}
+	if !slices.Contains(w.meta.Pinned, step) {
+		m := w.meta.clone()
+		m.Pinned = sortedInts(append(m.Pinned, step))
+		if err := w.writeMeta(m); err != nil {
+			return err
+		}
+	}
+	return w.writeCheckpoint(step, b)
+}
+
+func (w *Writer) writeCheckpoint(step int, b []byte) error {
+	if w.log == nil {
+		return ErrClosed
+	}
+	if step < 0 {
+		return fmt.Errorf("run %s: checkpoint step %d is negative", w.id, step)
+	}
+	dir := filepath.Join(w.dir, ckptDirName)
+	if err := writeAtomic(filepath.Join(dir, ckptName(step)), b, 0o644, w.wrap); err != nil {
+		return err
+	}
+	if w.keep < 1 {
+		return nil
+	}
+	steps, err := listCheckpoints(w.dir)
+	if err != nil {
+		return fmt.Errorf("checkpoint %d written; pruning old ones failed: %w", step, err)
+	}
+	removed := false
+	for i, s := range steps {
+		if i >= len(steps)-w.keep || s == step || slices.Contains(w.meta.Pinned, s) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, ckptName(s))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("checkpoint %d written; pruning old ones failed: %w", step, err)
+		}
+		removed = true
+	}
+	if removed {
+		if err := syncDir(dir); err != nil {
+			return fmt.Errorf("checkpoint %d written; pruning old ones failed: %w", step, err)
+		}
+	}
+	return nil
+}
+
+// WriteSummary stores summary.json atomically; b must be valid JSON.
+func (w *Writer) WriteSummary(b []byte) error {
+	if !json.Valid(b) {
+		return fmt.Errorf("run %s: summary is not valid JSON", w.id)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.log == nil {
+		return ErrClosed
+	}
+	return writeAtomic(filepath.Join(w.dir, summaryName), b, 0o644, w.wrap)
+}
+
+// Close fsyncs and closes the log and releases the lock. It does not
+// change the status: set it with SetMeta first.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.log == nil {
+		return ErrClosed
+	}
+	err := w.log.Sync()
+	if cerr := w.log.Close(); err == nil {
+		err = cerr
+	}
+	w.log = nil
+	if lerr := releaseLock(w.lock); err == nil {
+		err = lerr
+	}
+	if err != nil {
+		return fmt.Errorf("close run %s: %w", w.id, err)
+	}
+	return nil
+}
