@@ -1,0 +1,6 @@
+//go:build !openblas
+
+package model
+
+// BLAS names the BLAS implementation in use.
+const BLAS = "gonum"
