@@ -1,0 +1,42 @@
+package train
+
+import "fmt"
+
+// Op is what a Control asks for.
+type Op int
+
+const (
+	OpPause  Op = iota
+	OpResume    // continue after a pause
+	OpStep      // while paused: run one refresh interval, then pause again
+	OpStop      // end the run now (a final summary is still produced)
+	OpSet       // set hyperparameter Key to Value
+)
+
+var opNames = [...]string{"pause", "resume", "step", "stop", "set"}
+
+func (o Op) String() string { return opNames[o] }
+
+// Control is a message to the engine. It takes effect at a step boundary:
+// at step At if At > 0 (replay uses this), else at the first boundary
+// after it arrives.
+type Control struct {
+	Op         Op
+	Key, Value string
+	At         int
+}
+
+func (c Control) String() string {
+	if c.Op == OpSet {
+		return fmt.Sprintf("set %s=%s", c.Key, c.Value)
+	}
+	return c.Op.String()
+}
+
+// Ack reports the step at which a Control took effect, or why it was
+// refused (Err non-empty).
+type Ack struct {
+	Control Control
+	Step    int
+	Err     string
+}

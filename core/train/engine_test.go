@@ -1,0 +1,290 @@
+package train
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"selmix/core/data"
+	"selmix/core/gain"
+	"selmix/core/metric"
+	"selmix/core/model"
+)
+
+// toySplit is a small long-tailed problem: K Gaussian blobs in dim
+// dimensions with labeled counts n1, n1/3, n1/9, ...
+func toySplit(K, dim, n1 int, seed uint64) *data.Split {
+	r := rand.New(rand.NewPCG(seed, 7))
+	means := make([][]float32, K)
+	for k := range means {
+		means[k] = make([]float32, dim)
+		for j := range means[k] {
+			means[k][j] = float32(r.NormFloat64())
+		}
+	}
+	gen := func(counts []int) data.Set {
+		var s data.Set
+		s.Dim = dim
+		for k, c := range counts {
+			for i := 0; i < c; i++ {
+				for j := 0; j < dim; j++ {
+					s.X = append(s.X, means[k][j]+float32(0.9*r.NormFloat64()))
+				}
+				s.Y = append(s.Y, k)
+			}
+		}
+		s.N = len(s.Y)
+		return s
+	}
+	counts := make([]int, K)
+	even := make([]int, K)
+	for k := range counts {
+		counts[k] = max(2, n1/pow3(k))
+		even[k] = 40
+	}
+	return &data.Split{Labeled: gen(counts), Val: gen(even), Test: gen(even), K: K, TrainCounts: counts}
+}
+
+func pow3(k int) int {
+	p := 1
+	for ; k > 0; k-- {
+		p *= 3
+	}
+	return p
+}
+
+func toyNet(t *testing.T, sp *data.Split, batch int) *model.Net {
+	t.Helper()
+	net := toyNetF(sp, batch)
+	if net == nil {
+		t.Fatal("toy model rejected")
+	}
+	return net
+}
+
+func toyNetF(sp *data.Split, batch int) *model.Net {
+	net, err := model.New(model.Config{Arch: "mlp", In: sp.Labeled.Dim, Hidden: []int{16, 8}, Classes: sp.K, Batch: batch, EvalBatch: 64, Seed: 3})
+	if err != nil {
+		return nil
+	}
+	return net
+}
+
+func toyConfig() Config {
+	h := DefaultHyper()
+	h.Batch, h.Refresh, h.LR = 16, 10, 0.05
+	return Config{Hyper: h, Steps: 60, Seed: 11}
+}
+
+type runResult struct {
+	sum    *Summary
+	events []Snapshot
+	params []model.Param
+}
+
+func runToy(t *testing.T, cfg Config, controls []Control) runResult {
+	t.Helper()
+	sp := toySplit(4, 6, 90, 1)
+	net := toyNet(t, sp, cfg.Batch)
+	e, err := New(cfg, net, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := e.Subscribe()
+	for _, c := range controls {
+		e.Send(c)
+	}
+	done := make(chan []Snapshot)
+	go func() {
+		var ev []Snapshot
+		for {
+			s, ok := st.Next(context.Background())
+			if !ok {
+				done <- ev
+				return
+			}
+			if s.Kind != KindStep {
+				ev = append(ev, s)
+			}
+		}
+	}()
+	sum, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runResult{sum, <-done, net.Params()}
+}
+
+func TestEngineDeterministic(t *testing.T) {
+	ctl := []Control{
+		{Op: OpSet, Key: "s", Value: "2", At: 15},
+		{Op: OpSet, Key: "objective", Value: "hmean", At: 25},
+		{Op: OpSet, Key: "batch", Value: "8", At: 33},
+		{Op: OpSet, Key: "policy", Value: "uniform", At: 47},
+	}
+	a := runToy(t, toyConfig(), ctl)
+	b := runToy(t, toyConfig(), ctl)
+	a.sum.Seconds, b.sum.Seconds = 0, 0
+	if !reflect.DeepEqual(a.sum, b.sum) {
+		t.Errorf("same seed and controls, different summaries:\n%+v\n%+v", a.sum, b.sum)
+	}
+	if !reflect.DeepEqual(a.params, b.params) {
+		t.Error("same seed and controls, different final weights")
+	}
+	other := toyConfig()
+	other.Seed = 12
+	c := runToy(t, other, ctl)
+	if reflect.DeepEqual(a.params, c.params) {
+		t.Error("different sampling seed gave identical weights")
+	}
+	// Every control is acknowledged at exactly its step.
+	acks := map[string]int{}
+	for _, s := range a.events {
+		if s.Kind == KindControl && s.Ack != nil {
+			if s.Ack.Err != "" {
+				t.Errorf("control %v refused: %s", s.Ack.Control, s.Ack.Err)
+			}
+			acks[s.Ack.Control.String()] = s.Ack.Step
+			if s.Step != s.Ack.Step {
+				t.Errorf("ack snapshot at step %d for control at %d", s.Step, s.Ack.Step)
+			}
+		}
+	}
+	for _, c := range ctl {
+		if got, ok := acks[c.String()]; !ok || got != c.At {
+			t.Errorf("control %v acknowledged at %d (seen %v), want %d", c, got, ok, c.At)
+		}
+	}
+	// A changed hyperparameter is visible in the following snapshots.
+	var last Snapshot
+	for _, s := range a.events {
+		if s.Kind == KindFinal {
+			last = s
+		}
+	}
+	if last.Hyper.S != 2 || last.Hyper.Objective != metric.HMean || last.Hyper.Batch != 8 || last.Hyper.Policy != gain.Uniform {
+		t.Errorf("final hyperparameters %+v do not reflect the controls", last.Hyper)
+	}
+	if last.Summary == nil || last.Summary.Steps != 60 || last.State != Finished {
+		t.Errorf("final snapshot %+v", last)
+	}
+}
+
+func TestEngineRefreshes(t *testing.T) {
+	r := runToy(t, toyConfig(), nil)
+	var steps []int
+	for _, s := range r.events {
+		if s.Kind == KindRefresh {
+			steps = append(steps, s.Step)
+			rs := s.Refresh
+			if len(rs.G) != 16 || len(rs.P) != 16 || len(rs.Objectives) != len(metric.Objectives()) || len(rs.Lambda) != 4 {
+				t.Fatalf("refresh at %d: |G|=%d |P|=%d |obj|=%d |λ|=%d", s.Step, len(rs.G), len(rs.P), len(rs.Objectives), len(rs.Lambda))
+			}
+			sum := 0.0
+			for i, p := range rs.P {
+				sum += p
+				if p > 0 && rs.G[i] <= 0 {
+					t.Errorf("step %d: P[%d]=%v on a non-positive gain", s.Step, i, p)
+				}
+			}
+			if sum < 1-1e-9 || sum > 1+1e-9 {
+				t.Errorf("step %d: P sums to %v", s.Step, sum)
+			}
+		}
+	}
+	want := []int{0, 10, 20, 30, 40, 50, 60}
+	if !reflect.DeepEqual(steps, want) {
+		t.Errorf("refreshes at %v, want %v", steps, want)
+	}
+}
+
+func TestEngineRefusedControl(t *testing.T) {
+	r := runToy(t, toyConfig(), []Control{{Op: OpSet, Key: "s", Value: "-3", At: 5}, {Op: OpSet, Key: "warp", Value: "9", At: 6}})
+	refused := 0
+	for _, s := range r.events {
+		if s.Kind == KindControl && s.Ack != nil && s.Ack.Err != "" {
+			refused++
+		}
+		if s.Kind == KindFinal && s.Hyper.S != 10 {
+			t.Errorf("refused control changed s to %v", s.Hyper.S)
+		}
+	}
+	if refused != 2 {
+		t.Errorf("%d refused acks, want 2", refused)
+	}
+}
+
+// Pause holds the run; a single step runs exactly to the next refresh and
+// pauses again; resume finishes; stop ends early with a summary.
+func TestEnginePauseStepStop(t *testing.T) {
+	sp := toySplit(3, 5, 60, 2)
+	cfg := toyConfig()
+	cfg.Steps = 1000
+	e, err := New(cfg, toyNet(t, sp, cfg.Batch), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := e.Subscribe()
+	e.Send(Control{Op: OpPause, At: 5})
+	type res struct {
+		sum *Summary
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		s, err := e.Run(context.Background())
+		done <- res{s, err}
+	}()
+	next := func(kind Kind) Snapshot {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		for {
+			s, ok := st.Next(ctx)
+			if !ok {
+				t.Fatalf("stream ended waiting for %v", kind)
+			}
+			if s.Kind == kind {
+				return s
+			}
+		}
+	}
+	if s := next(KindControl); s.Ack.Control.Op != OpPause || s.Step != 5 || s.State != Paused {
+		t.Fatalf("pause: %+v", s)
+	}
+	e.Send(Control{Op: OpStep})
+	next(KindControl) // the step's ack
+	// Runs to the refresh at 10, then pauses again.
+	if s := next(KindControl); s.State != Paused || s.Step != 10 {
+		t.Fatalf("after single step: state %s at %d, want paused at 10", s.State, s.Step)
+	}
+	e.Send(Control{Op: OpStop})
+	r := <-done
+	if r.err != ErrStopped || r.sum == nil || r.sum.Steps != 10 {
+		t.Fatalf("stop: err %v, summary %+v", r.err, r.sum)
+	}
+}
+
+func TestSamplerNeverDrawsMaskedPairs(t *testing.T) {
+	sp := toySplit(3, 5, 60, 2)
+	cfg := toyConfig()
+	cfg.Policy = gain.Greedy
+	cfg.Steps = 1
+	e, err := New(cfg, toyNet(t, sp, cfg.Batch), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// P with mass only on (2,0) and (1,1), zeros first and last.
+	e.cum = []float64{0, 0, 0, 0, 0.25, 0.25, 1, 1, 1}
+	seen := map[int]int{}
+	for i := 0; i < 20000; i++ {
+		seen[e.drawPair()]++
+	}
+	if len(seen) != 2 || seen[4] == 0 || seen[6] == 0 {
+		t.Fatalf("drawn pairs %v, want only 4 and 6", seen)
+	}
+	if f := float64(seen[4]) / 20000; f < 0.23 || f > 0.27 {
+		t.Errorf("pair (1,1) drawn with frequency %.3f, want 0.25", f)
+	}
+}

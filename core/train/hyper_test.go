@@ -1,0 +1,57 @@
+package train
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestHyperSetGetRoundTrip(t *testing.T) {
+	h := DefaultHyper()
+	if err := h.Validate(); err != nil {
+		t.Fatalf("defaults invalid: %v", err)
+	}
+	sets := map[string]string{
+		"objective": "hmean@cov", "policy": "greedy", "form": "official", "s": "2.5", "omega": "30",
+		"alpha": "0.9", "tau": "0.05", "lambda-max": "50", "lr": "0.01", "beta-min": "0.7",
+		"refresh": "25", "batch": "64",
+	}
+	if len(sets) != len(HyperKeys()) {
+		t.Fatalf("test covers %d keys, Hyper has %d", len(sets), len(HyperKeys()))
+	}
+	for k, v := range sets {
+		if err := h.Set(k, v); err != nil {
+			t.Fatalf("Set(%s, %s): %v", k, v, err)
+		}
+		if got, _ := h.Get(k); got != v {
+			t.Errorf("Get(%s) = %s, want %s", k, got, v)
+		}
+	}
+	if h.S != 2.5 || h.Refresh != 25 || h.LambdaMax != 50 || h.Objective != "hmean@cov" {
+		t.Errorf("fields not set: %+v", h)
+	}
+}
+
+func TestHyperSetErrors(t *testing.T) {
+	cases := []struct{ key, val, want string }{
+		{"nope", "1", `unknown hyperparameter "nope"`},
+		{"s", "-1", "s: want a number ≥ 0"},
+		{"s", "NaN", "s: want a number ≥ 0"},
+		{"alpha", "1.5", "alpha: want a number in [0, 1]"},
+		{"tau", "0", "tau: want a number > 0"},
+		{"refresh", "0", "refresh: want an integer in [1, 1000000]"},
+		{"batch", "x", "batch: want an integer"},
+		{"objective", "best", "objective:"},
+		{"policy", "random", "policy:"},
+	}
+	for _, c := range cases {
+		h := DefaultHyper()
+		before := h
+		err := h.Set(c.key, c.val)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Set(%s, %s) = %v, want error containing %q", c.key, c.val, err, c.want)
+		}
+		if h != before {
+			t.Errorf("Set(%s, %s) changed h on error", c.key, c.val)
+		}
+	}
+}

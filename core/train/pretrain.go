@@ -1,0 +1,85 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"selmix/core/data"
+	"selmix/core/model"
+)
+
+// PretrainConfig is supervised pre-training on the labeled set.
+type PretrainConfig struct {
+	LogitAdjust bool    // logit-adjusted CE (Menon et al.): CE(h(x) + τ log π, y)
+	Tau         float64 // adjustment strength τ
+	Epochs      int
+	LR          float64 // cosine to 0; same for backbone and head
+	Batch       int
+	WeightDecay float64
+	Momentum    float64
+	Seed        uint64
+}
+
+// PretrainProgress is reported after each epoch.
+type PretrainProgress struct {
+	Epoch, Epochs int
+	Loss          float64 // mean training loss of the epoch
+}
+
+// Pretrain trains net from its current weights with (logit-adjusted)
+// cross-entropy over shuffled epochs of the labeled set. report may be nil.
+func Pretrain(ctx context.Context, net *model.Net, sp *data.Split, c PretrainConfig, report func(PretrainProgress)) error {
+	lab := &sp.Labeled
+	if lab.N < c.Batch {
+		return fmt.Errorf("pre-training: labeled set has %d samples, fewer than one batch of %d", lab.N, c.Batch)
+	}
+	if err := net.SetBatch(c.Batch); err != nil {
+		return err
+	}
+	var adj []float32
+	if c.LogitAdjust {
+		adj = make([]float32, sp.K)
+		for k, n := range lab.Counts(sp.K) {
+			if n == 0 {
+				return fmt.Errorf("pre-training: class %d (%s) has no labeled sample", k, className(sp, k))
+			}
+			adj[k] = float32(c.Tau * math.Log(float64(n)/float64(lab.N)))
+		}
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0x9e7a))
+	in, B := lab.Dim, c.Batch
+	x, y := make([]float32, B*in), make([]int, B)
+	perEpoch := lab.N / B
+	total := c.Epochs * perEpoch
+	step := 0
+	for ep := 0; ep < c.Epochs; ep++ {
+		perm := rng.Perm(lab.N)
+		sum := 0.0
+		for it := 0; it < perEpoch; it++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			for i := 0; i < B; i++ {
+				j := perm[it*B+i]
+				copy(x[i*in:(i+1)*in], lab.Row(j))
+				y[i] = lab.Y[j]
+			}
+			lr := float32(c.LR * 0.5 * (1 + math.Cos(math.Pi*float64(step)/float64(total))))
+			loss, err := net.CEStep(x, y, adj, model.StepOpts{LRHead: lr, LRBackbone: lr, WeightDecay: float32(c.WeightDecay), Momentum: float32(c.Momentum)})
+			if err != nil {
+				return fmt.Errorf("pre-training epoch %d: %w", ep+1, err)
+			}
+			if math.IsNaN(loss) || math.IsInf(loss, 0) {
+				return fmt.Errorf("pre-training diverged at epoch %d (loss %v): lower pretrain.lr", ep+1, loss)
+			}
+			sum += loss
+			step++
+		}
+		if report != nil {
+			report(PretrainProgress{Epoch: ep + 1, Epochs: c.Epochs, Loss: sum / float64(perEpoch)})
+		}
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package train
+
+import (
+	"selmix/core/metric"
+)
+
+// Kind says what a Snapshot reports.
+type Kind int
+
+const (
+	KindStep    Kind = iota // after an SGD step; may be coalesced
+	KindRefresh             // validation evaluated, G and P recomputed
+	KindControl             // a control message took effect (or was refused)
+	KindFinal               // the run ended; Summary is set
+	KindError               // the run failed; Err is set
+)
+
+var kindNames = [...]string{"step", "refresh", "control", "final", "error"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// State is the run's state as a viewer shows it.
+type State string
+
+const (
+	Running  State = "running"
+	Paused   State = "paused"
+	Finished State = "finished"
+	Stopped  State = "stopped"
+	Failed   State = "error"
+)
+
+// Snapshot is an immutable view of the run at one step. The engine builds
+// a fresh one for every publication: no slice in it is ever written again,
+// so readers may keep it.
+type Snapshot struct {
+	Kind        Kind
+	Step, Total int
+	State       State
+	Hyper       Hyper
+	LR          float64 // head learning rate at this step (after the schedule)
+	Loss        float64 // training loss of the last step
+	StepsPerSec float64
+
+	// Set on refresh (and carried on the following step snapshots).
+	Refresh *RefreshStats
+
+	Ack     *Ack     // KindControl
+	Summary *Summary // KindFinal
+	Err     string   // KindError
+}
+
+// RefreshStats is what one evaluation on the validation set produced.
+type RefreshStats struct {
+	Step       int
+	Report     metric.Report // per-class recall, coverage, all reported metrics
+	Objectives []float64     // ψ of each objective in metric.Objectives() order
+	Psi        float64       // ψ of the optimized objective
+	Lambda     []float64     // its multipliers (nil if none)
+	G, P       []float64     // K×K row-major
+	K          int
+	S          float64
+}
+
+// Summary closes a run: the optimized objective and every reported metric
+// before and after fine-tuning, on validation and on test.
+type Summary struct {
+	Steps                 int
+	Objective             metric.Objective
+	ValBefore, ValAfter   metric.Report
+	TestBefore, TestAfter metric.Report
+	// Objective values (metric.Objectives() order) on test before/after.
+	TestObjBefore, TestObjAfter []float64
+	Seconds                     float64
+}

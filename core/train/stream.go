@@ -1,0 +1,89 @@
+package train
+
+import (
+	"context"
+	"sync"
+)
+
+// Stream carries snapshots from the engine to one reader. The engine never
+// blocks on it: per-step snapshots are coalesced to the newest, and every
+// other kind (refresh, control, phase, final, error) is queued and never
+// dropped. A closed stream means the run is over.
+type Stream struct {
+	mu     sync.Mutex
+	queue  []Snapshot // events that must be delivered, in order
+	latest *Snapshot  // newest step snapshot not yet read
+	closed bool
+	wake   chan struct{} // capacity 1: "something changed"
+}
+
+// NewStream returns an empty open stream.
+func NewStream() *Stream { return &Stream{wake: make(chan struct{}, 1)} }
+
+// Publish hands s to the reader without waiting. s must not be modified
+// afterwards: the engine publishes fresh copies.
+func (st *Stream) Publish(s Snapshot) {
+	st.mu.Lock()
+	if st.closed {
+		st.mu.Unlock()
+		return
+	}
+	if s.Kind == KindStep {
+		st.latest = &s
+	} else {
+		// An event supersedes any older pending step snapshot: the reader
+		// sees the event, which is newer.
+		if st.latest != nil && st.latest.Step <= s.Step {
+			st.latest = nil
+		}
+		st.queue = append(st.queue, s)
+	}
+	st.mu.Unlock()
+	st.signal()
+}
+
+// Close marks the end of the run; pending events are still delivered.
+func (st *Stream) Close() {
+	st.mu.Lock()
+	st.closed = true
+	st.mu.Unlock()
+	st.signal()
+}
+
+func (st *Stream) signal() {
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Next returns the next snapshot, waiting until one is published. It
+// returns false once the stream is closed and drained, or when ctx ends.
+func (st *Stream) Next(ctx context.Context) (Snapshot, bool) {
+	for {
+		st.mu.Lock()
+		if len(st.queue) > 0 {
+			s := st.queue[0]
+			st.queue[0] = Snapshot{}
+			st.queue = st.queue[1:]
+			st.mu.Unlock()
+			return s, true
+		}
+		if st.latest != nil {
+			s := *st.latest
+			st.latest = nil
+			st.mu.Unlock()
+			return s, true
+		}
+		closed := st.closed
+		st.mu.Unlock()
+		if closed {
+			return Snapshot{}, false
+		}
+		select {
+		case <-st.wake:
+		case <-ctx.Done():
+			return Snapshot{}, false
+		}
+	}
+}
