@@ -7,7 +7,7 @@ BLAS_TAG := $(if $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so),o
 TAGS    ?= $(BLAS_TAG)
 GOFLAGS_TAGS := $(if $(TAGS),-tags $(TAGS),)
 
-.PHONY: help build run test bench fuzz lint fmt
+.PHONY: help build run test bench fuzz lint fmt assets assets-check
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -37,3 +37,12 @@ lint: ## gofmt and go vet
 
 fmt: ## gofmt the tree
 	gofmt -w $$(git ls-files '*.go')
+
+assets: ## regenerate assets/default (split + checkpoint) from dataset-fashion-mnist, record checksums
+	$(GO) run $(GOFLAGS_TAGS) ./cmd/selmix pretrain --config assets/pretrain.toml \
+		--out assets/default/model.npz --split-out assets/default/split.bin.gz
+	cd assets/default && sha256sum model.npz split.bin.gz > SHA256SUMS
+	@du -ch assets/default/model.npz assets/default/split.bin.gz | tail -1
+
+assets-check: ## verify the embedded assets against assets/default/SHA256SUMS
+	cd assets/default && sha256sum -c SHA256SUMS

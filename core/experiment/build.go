@@ -1,0 +1,115 @@
+package experiment
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"selmix/assets"
+	"selmix/core/data"
+	"selmix/core/model"
+	"selmix/core/train"
+)
+
+// LoadData builds the split c describes. For imported features it also
+// returns the researcher's head, if they gave one.
+func LoadData(c Config) (*data.Split, *data.Head, error) {
+	d := c.Data
+	switch d.Source {
+	case "builtin":
+		sp, err := assets.DefaultSplit()
+		return sp, nil, err
+	case "fashion-mnist":
+		raw, err := data.LoadFashionMNIST(d.Dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		mode := d.Unlabeled
+		m1 := d.M1
+		if mode == "none" {
+			mode, m1 = "", 0
+		}
+		sp, err := data.BuildLT(raw, data.SplitConfig{
+			N1: d.N1, RhoL: d.Rho, M1: m1, UnlabeledMode: mode, RhoU: d.RhoU,
+			ValPerClass: d.ValPerClass, TestPerClass: d.TestPerClass, Seed: c.Seed,
+		})
+		return sp, nil, err
+	case "features":
+		return data.LoadFeatures(data.FeatureFiles{
+			Train: d.Train, TrainY: d.TrainY, Unlabeled: d.UnlabeledX, UnlabeledY: d.UnlabeledY,
+			Val: d.Val, ValY: d.ValY, Test: d.Test, TestY: d.TestY, Head: d.Head,
+		})
+	}
+	return nil, nil, fmt.Errorf("data.source: unknown %q", d.Source)
+}
+
+// ModelConfig is the architecture c asks for on split sp.
+func ModelConfig(c Config, sp *data.Split) model.Config {
+	return model.Config{
+		Arch: c.Model.Arch, In: sp.Labeled.Dim, Hidden: append([]int(nil), c.Model.Hidden...),
+		Adapter: c.Model.Adapter, Classes: sp.K, Batch: c.Finetune.Batch, Seed: c.Seed,
+	}
+}
+
+// LoadModel returns the pre-trained model for c: the checkpoint it names,
+// else the built-in one for the built-in data. needsPretrain is true when
+// neither applies and the returned model is freshly initialised (with an
+// imported head installed, if there is one).
+func LoadModel(c Config, sp *data.Split, head *data.Head) (net *model.Net, needsPretrain bool, err error) {
+	var ckpt []byte
+	switch {
+	case c.Model.Checkpoint != "":
+		if ckpt, err = os.ReadFile(c.Model.Checkpoint); err != nil {
+			return nil, false, err
+		}
+	case c.Data.Source == "builtin":
+		if ckpt, err = assets.DefaultCheckpoint(); err != nil {
+			return nil, false, err
+		}
+	}
+	if ckpt != nil {
+		name := c.Model.Checkpoint
+		if name == "" {
+			name = "built-in checkpoint"
+		}
+		net, err := model.Load(bytes.NewReader(ckpt))
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", name, err)
+		}
+		mc := net.Config()
+		if mc.In != sp.Labeled.Dim || mc.Classes != sp.K {
+			return nil, false, fmt.Errorf("%s: model takes %d inputs and %d classes, data has %d and %d",
+				name, mc.In, mc.Classes, sp.Labeled.Dim, sp.K)
+		}
+		if err := net.SetBatch(c.Finetune.Batch); err != nil {
+			return nil, false, err
+		}
+		return net, false, nil
+	}
+	net, err = model.New(ModelConfig(c, sp))
+	if err != nil {
+		return nil, false, err
+	}
+	if head != nil {
+		if head.D != net.Dim() || head.K != sp.K {
+			return nil, false, fmt.Errorf("%s: head is %d×%d, model features are %d-dimensional with %d classes",
+				c.Data.Head, head.D, head.K, net.Dim(), sp.K)
+		}
+		if err := net.SetHead(head.W, head.B); err != nil {
+			return nil, false, fmt.Errorf("%s: %w", c.Data.Head, err)
+		}
+		// An imported head over an identity backbone is already a
+		// pre-trained model.
+		return net, c.Model.Arch != "identity", nil
+	}
+	return net, true, nil
+}
+
+// PretrainConfig is the pre-training configuration of c.
+func (c Config) PretrainConfig() train.PretrainConfig {
+	p := c.Pretrain
+	return train.PretrainConfig{
+		LogitAdjust: p.Loss == "la-ce", Tau: p.Tau, Epochs: p.Epochs, LR: p.LR, Batch: p.Batch,
+		WeightDecay: c.Finetune.WeightDecay, Momentum: c.Finetune.Momentum, Seed: c.Seed,
+	}
+}

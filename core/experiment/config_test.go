@@ -1,0 +1,105 @@
+package experiment
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := c.Train()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.Steps != 2000 || tc.Refresh != 50 || tc.Batch != 128 || tc.LR != 3e-3 || tc.S != 10 || tc.BetaMin != 0.6 {
+		t.Errorf("default engine config %+v does not match the paper's supervised defaults", tc)
+	}
+	if tc.WeightDecay != 5e-4 || tc.Momentum != 0.9 {
+		t.Errorf("weight decay %v, momentum %v", tc.WeightDecay, tc.Momentum)
+	}
+}
+
+func TestLoadOverlayAndSet(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "exp.toml")
+	os.WriteFile(path, []byte("seed = 7\n[finetune]\nobjective = \"hmean\"\nsteps = 300\n"), 0o644)
+	c, err := Load(path, []string{"finetune.s=20", "finetune.policy=uniform", "model.hidden=[64, 32]", "name=my run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Seed != 7 || c.Finetune.Objective != "hmean" || c.Finetune.Steps != 300 || c.Finetune.S != 20 ||
+		c.Finetune.Policy != "uniform" || !reflect.DeepEqual(c.Model.Hidden, []int{64, 32}) || c.Name != "my run" {
+		t.Errorf("got %+v", c)
+	}
+	if c.Finetune.Refresh != 50 {
+		t.Errorf("unset key lost its default: refresh = %d", c.Finetune.Refresh)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		text string
+		sets []string
+		want string
+	}{
+		{"unknown key", "[finetune]\nsteep = 3\n", nil, "exp.toml: unknown key finetune.steep"},
+		{"unknown section", "[optim]\nlr = 3\n", nil, "unknown key optim"},
+		{"wrong type", "[finetune]\nsteps = \"many\"\n", nil, "exp.toml:"},
+		{"bad objective", "[finetune]\nobjective = \"best\"\n", nil, "finetune.objective"},
+		{"bad source", "[data]\nsource = \"cifar\"\n", nil, "data.source"},
+		{"features need files", "[data]\nsource = \"features\"\n", nil, "data.train: required"},
+		{"bad set", "", []string{"finetune.s"}, "want section.key=value"},
+		{"unknown set", "", []string{"finetune.bogus=1"}, "unknown key finetune.bogus"},
+		{"bad alpha", "", []string{"finetune.alpha=2"}, "finetune.alpha"},
+		{"bad steps", "", []string{"finetune.steps=0"}, "finetune.steps"},
+	}
+	for _, c := range cases {
+		path := filepath.Join(t.TempDir(), "exp.toml")
+		os.WriteFile(path, []byte(c.text), 0o644)
+		_, err := Load(path, c.sets)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestEncodeRoundTrip(t *testing.T) {
+	c := Default()
+	c.Seed = 42
+	c.Finetune.Objective = "mean-recall@cov"
+	s, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(s, "resolved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Errorf("round trip changed the config:\n got %+v\nwant %+v", back, c)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(DefaultTOML())
+	f.Add("[finetune]\ns = 3\n")
+	f.Add("seed = -1")
+	f.Fuzz(func(t *testing.T, text string) {
+		c, err := Parse(text, "fuzz.toml")
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("Parse accepted a config Validate rejects: %v", err)
+		}
+	})
+}
