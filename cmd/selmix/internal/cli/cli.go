@@ -1,0 +1,71 @@
+// Package cli wires selmix's subcommands. Each command lives in its own
+// file; main.go only calls Main.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// usageError marks input errors (bad flags, bad files): exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func badInput(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// Main runs the command line and returns the process exit code:
+// 0 success, 1 failure, 2 bad input.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "selmix: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "selmix",
+		Short: "Selective Mixup fine-tuning for non-decomposable objectives",
+		Long: `selmix fine-tunes a pre-trained classifier with Selective Mixup (SelMix,
+ICLR 2024) so that a non-decomposable objective — worst-case recall, H-mean,
+G-mean, recall under coverage constraints — improves.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	// Flag parse errors are input errors too.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%s: %v", c.CommandPath(), err)}
+	})
+	root.AddCommand(newGainCmd(), newRunCmd(), newPretrainCmd(), newConfigCmd())
+	return root
+}
+
+// isCobraUsage recognises the argument errors cobra raises itself (it has
+// no typed errors for them).
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"required flag", "unknown command", "accepts ", "unknown flag", "invalid argument"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}

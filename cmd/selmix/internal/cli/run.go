@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"selmix/core/experiment"
+	"selmix/core/metric"
+	"selmix/core/train"
+)
+
+type runFlags struct {
+	config   string
+	sets     []string
+	runs     string
+	headless bool
+	quiet    bool
+}
+
+func addConfigFlags(cmd *cobra.Command, config *string, sets *[]string) {
+	cmd.Flags().StringVar(config, "config", "", "experiment configuration `FILE` (TOML; see `selmix config`)")
+	cmd.Flags().StringArrayVar(sets, "set", nil, "override one configuration key: `section.key=value` (repeatable)")
+}
+
+func addRunsFlag(cmd *cobra.Command, root *string) {
+	cmd.Flags().StringVar(root, "runs", "", "runs root `DIR` (default $SELMIX_RUNS, else ./runs)")
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run --headless [--config FILE] [--set section.key=value ...]",
+		Short: "Fine-tune with SelMix without the workbench (scripts, CI, Slurm)",
+		Long: `run pre-trains if no checkpoint is given (the built-in experiment ships one),
+fine-tunes with SelMix, prints one line per refresh and a table of every metric
+before and after fine-tuning, and records the run (config, event log,
+checkpoints, summary) in the runs root.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !f.headless {
+				return badInput("the workbench is not available yet: use `selmix run --headless`")
+			}
+			c, err := loadConfig(f.config, f.sets)
+			if err != nil {
+				return err
+			}
+			return startRun(cmd.Context(), cmd.OutOrStdout(), c, startOpts{root: f.runs, quiet: f.quiet})
+		},
+	}
+	addConfigFlags(cmd, &f.config, &f.sets)
+	addRunsFlag(cmd, &f.runs)
+	cmd.Flags().BoolVar(&f.headless, "headless", false, "run without the terminal workbench")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print only the final table")
+	return cmd
+}
+
+func loadConfig(path string, sets []string) (experiment.Config, error) {
+	c, err := experiment.Load(path, sets)
+	if err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
+
+func sanitize(s string) string {
+	b := []rune(s)
+	for i, r := range b {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func printProgress(w io.Writer, st *train.Stream, quiet bool) {
+	for {
+		s, ok := st.Next(context.Background())
+		if !ok {
+			return
+		}
+		if quiet {
+			continue
+		}
+		switch s.Kind {
+		case train.KindRefresh:
+			r := s.Refresh
+			fmt.Fprintf(w, "step %5d/%d  %s %.4f  mean-rec %.4f  min-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f  P: %.1f pairs, top %s\n",
+				s.Step, s.Total, s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
+				r.Report.MinCoverage, r.Report.Accuracy, effectivePairs(r.P), topPair(r.P, r.K))
+		case train.KindControl:
+			if s.Ack != nil {
+				fmt.Fprintf(w, "step %5d  control %s", s.Step, s.Ack.Control)
+				if s.Ack.Err != "" {
+					fmt.Fprintf(w, " refused: %s", s.Ack.Err)
+				}
+				fmt.Fprintln(w)
+			}
+		case train.KindError:
+			fmt.Fprintf(w, "step %5d  error: %s\n", s.Step, s.Err)
+		}
+	}
+}
+
+// printSummary is the before/after table of every reported metric.
+func printSummary(w io.Writer, s *train.Summary) {
+	if s == nil {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "metric\tval before\tval after\ttest before\ttest after\t\n")
+	rows := []struct {
+		name string
+		get  func(metric.Report) float64
+	}{
+		{"mean recall", func(r metric.Report) float64 { return r.MeanRecall }},
+		{"min recall", func(r metric.Report) float64 { return r.MinRecall }},
+		{"H-mean", func(r metric.Report) float64 { return r.HMean }},
+		{"G-mean", func(r metric.Report) float64 { return r.GMean }},
+		{"min coverage", func(r metric.Report) float64 { return r.MinCoverage }},
+		{"min head/tail recall", func(r metric.Report) float64 { return r.MinHTRecall }},
+		{"min head/tail coverage", func(r metric.Report) float64 { return r.MinHTCoverage }},
+		{"accuracy", func(r metric.Report) float64 { return r.Accuracy }},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(s.TestBefore), r.get(s.TestAfter))
+	}
+	for i, o := range metric.Objectives() {
+		mark := ""
+		if o == s.Objective {
+			mark = " *"
+		}
+		fmt.Fprintf(tw, "ψ %s%s\t\t\t%.4f\t%.4f\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i])
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "* optimized objective; %d fine-tuning steps in %.1fs\n", s.Steps, s.Seconds)
+}
+
+// writeFileAtomic writes via a fsynced temp file renamed over path, so a
+// crash leaves either the old file or the new one.
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// effectivePairs is exp(entropy(P)): how many pairs the mixup
+// distribution effectively spreads over.
+func effectivePairs(P []float64) float64 {
+	h := 0.0
+	for _, p := range P {
+		if p > 0 {
+			h -= p * math.Log(p)
+		}
+	}
+	return math.Exp(h)
+}
+
+// topPair names the most likely pair as "(i,j) p".
+func topPair(P []float64, K int) string {
+	best := 0
+	for i, p := range P {
+		if p > P[best] {
+			best = i
+		}
+	}
+	return fmt.Sprintf("(%d,%d) %.2f", best/K, best%K, P[best])
+}
