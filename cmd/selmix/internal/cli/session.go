@@ -26,7 +26,25 @@ type startOpts struct {
 	parentStep int             // fork: the step forked at
 	state      []byte          // fork: engine checkpoint to start from
 	controls   []train.Control // replay: controls to apply at their steps
+	view       Viewer          // nil: print progress lines
 }
+
+// Viewer shows a live run: it reads st until it closes (or longer, while
+// the user looks at the result) and may Send controls to eng. It returns
+// when the user is done; the run has ended or been asked to stop by then.
+type Viewer func(ctx context.Context, eng *train.Engine, st *train.Stream, info ViewInfo) error
+
+// ViewInfo is what a viewer knows of the run besides its snapshots.
+type ViewInfo struct {
+	ID, Name, Dir string
+	ClassNames    []string
+	TrainCounts   []int
+	Config        experiment.Config
+}
+
+// afterRun hooks run once a run has ended and its log is closed (plot
+// export registers here); their errors are printed, never fatal.
+var afterRun []func(w io.Writer, dir string) error
 
 // prepared is an experiment's data and pre-trained model.
 type prepared struct {
@@ -105,16 +123,22 @@ func startRun(ctx context.Context, w io.Writer, c experiment.Config, o startOpts
 	if o.state != nil {
 		startStep = o.parentStep
 	}
-	return execute(ctx, w, o.quiet, eng, rec, sp, c, record.Start{Step: startStep, Total: tc.Steps, K: sp.K, ClassNames: sp.ClassNames, Resumed: o.state != nil})
+	return execute(ctx, w, o, eng, rec, sp, c, record.Start{Step: startStep, Total: tc.Steps, K: sp.K, ClassNames: sp.ClassNames, Resumed: o.state != nil})
 }
 
 // execute runs eng to its end while rec records it, and prints progress
 // and the final table.
-func execute(ctx context.Context, w io.Writer, quiet bool, eng *train.Engine, rec *record.Recorder, sp *data.Split, c experiment.Config, st record.Start) (err error) {
+func execute(ctx context.Context, w io.Writer, o startOpts, eng *train.Engine, rec *record.Recorder, sp *data.Split, c experiment.Config, st record.Start) (err error) {
 	interrupted := true
+	quiet := o.quiet
 	defer func() {
 		if cerr := rec.Close(interrupted); err == nil {
 			err = cerr
+		}
+		for _, f := range afterRun {
+			if herr := f(w, rec.Writer().Dir()); herr != nil {
+				fmt.Fprintf(w, "warning: %v\n", herr)
+			}
 		}
 	}()
 	if err := rec.LogStart(st); err != nil {
@@ -129,12 +153,25 @@ func execute(ctx context.Context, w io.Writer, quiet bool, eng *train.Engine, re
 		recErr <- rec.Follow(context.Background(), stream, func(error) { eng.Send(train.Control{Op: train.OpStop}) })
 	}()
 	printed := make(chan struct{})
+	var viewErr error
 	go func() {
 		defer close(printed)
-		printProgress(w, view, quiet)
+		if o.view == nil {
+			printProgress(w, view, quiet)
+			return
+		}
+		viewErr = o.view(ctx, eng, view, ViewInfo{
+			ID: rec.Writer().ID(), Name: rec.Writer().Meta().Name, Dir: rec.Writer().Dir(),
+			ClassNames: sp.ClassNames, TrainCounts: sp.Labeled.Counts(sp.K), Config: c,
+		})
+		// A viewer that quits early must not leave the run going unseen.
+		eng.Send(train.Control{Op: train.OpStop})
 	}()
 	sum, runErr := eng.Run(ctx)
 	<-printed
+	if viewErr != nil {
+		fmt.Fprintf(w, "workbench: %v\n", viewErr)
+	}
 	if ferr := <-recErr; ferr != nil {
 		return fmt.Errorf("recording run %s stopped it: %w", rec.Writer().ID(), ferr)
 	}
