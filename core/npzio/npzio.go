@@ -191,13 +191,19 @@ type Array struct {
 // directory, fsynced, then renamed over path, so a crash never leaves a
 // half-written archive behind.
 func Write(path string, arrays []Array) error {
+	return writeAtomic(path, func(w io.Writer) error { return Encode(w, arrays) })
+}
+
+// writeAtomic writes what enc produces to a temp file beside path, fsyncs
+// it and renames it over path.
+func writeAtomic(path string, enc func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if err := Encode(tmp, arrays); err != nil {
+	if err := enc(tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -254,4 +260,14 @@ func value(a Array) (any, error) {
 		return denseOf(a.Shape[0], a.Shape[1], a.Data), nil
 	}
 	return nil, errors.New("npzio: only 0-, 1- and 2-D arrays are written")
+}
+
+// WriteNpy writes one array as a standalone .npy file at path, atomically
+// like Write.
+func WriteNpy(path string, a Array) error {
+	v, err := value(a)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, func(w io.Writer) error { return npy.Write(w, v) })
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"math/rand/v2"
 
 	"selmix/core/data"
@@ -33,6 +34,8 @@ type engineState struct {
 	LastRefresh   int
 	PauseAt       int
 	Refreshes     int
+	Acks          int
+	Loss          *float64 // last step's loss; nil if none or not finite
 	Paused        bool
 	Batch         int
 	Hyper         Hyper
@@ -67,8 +70,13 @@ func (e *Engine) MarshalState() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	var loss *float64
+	if !math.IsNaN(e.loss) && !math.IsInf(e.loss, 0) {
+		loss = &e.loss
+	}
 	st := engineState{
-		Version: 1, Step: e.step, LastRefresh: e.lastRefresh, PauseAt: e.pauseAt, Refreshes: e.refreshes,
+		Loss:    loss,
+		Version: 1, Step: e.step, LastRefresh: e.lastRefresh, PauseAt: e.pauseAt, Refreshes: e.refreshes, Acks: e.acks,
 		Paused: e.state == Paused, Batch: e.batch, Hyper: e.hyper, Pending: e.pending, RNG: rng,
 		ValBefore: e.valBefore, TestBefore: e.testBefore, TestObjBefore: e.testObjBef,
 	}
@@ -95,29 +103,9 @@ var ErrCheckpoint = errors.New("not a valid selmix engine checkpoint")
 // configuration; the checkpoint's hyperparameters (with every control
 // applied so far) replace cfg.Hyper.
 func Resume(cfg Config, sp *data.Split, state []byte) (*Engine, error) {
-	n := len(state)
-	if n < len(ckptMagic)+8 || string(state[:len(ckptMagic)]) != ckptMagic {
-		return nil, fmt.Errorf("%w: bad header", ErrCheckpoint)
-	}
-	if crc32.ChecksumIEEE(state[:n-4]) != binary.LittleEndian.Uint32(state[n-4:]) {
-		return nil, fmt.Errorf("%w: checksum mismatch (truncated or corrupted)", ErrCheckpoint)
-	}
-	off := len(ckptMagic)
-	jl := int(binary.LittleEndian.Uint32(state[off:]))
-	off += 4
-	if jl > n-4-off {
-		return nil, fmt.Errorf("%w: header length %d past the end", ErrCheckpoint, jl)
-	}
-	var st engineState
-	if err := json.Unmarshal(state[off:off+jl], &st); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
-	}
-	if st.Version != 1 {
-		return nil, fmt.Errorf("%w: version %d, this selmix reads 1", ErrCheckpoint, st.Version)
-	}
-	net, err := model.Load(bytes.NewReader(state[off+jl : n-4]))
+	st, net, err := decodeState(state)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint model: %w", err)
+		return nil, err
 	}
 	cfg.Hyper = st.Hyper
 	e, err := New(cfg, net, sp)
@@ -128,8 +116,11 @@ func Resume(cfg Config, sp *data.Split, state []byte) (*Engine, error) {
 		return nil, fmt.Errorf("%w: sampler state: %v", ErrCheckpoint, err)
 	}
 	e.rng = rand.New(e.src)
-	e.step, e.lastRefresh, e.pauseAt, e.refreshes = st.Step, st.LastRefresh, st.PauseAt, st.Refreshes
+	e.step, e.lastRefresh, e.pauseAt, e.refreshes, e.acks = st.Step, st.LastRefresh, st.PauseAt, st.Refreshes, st.Acks
 	e.batch = st.Batch
+	if st.Loss != nil {
+		e.loss = *st.Loss
+	}
 	e.pending = st.Pending
 	e.valBefore, e.testBefore, e.testObjBef = st.ValBefore, st.TestBefore, st.TestObjBefore
 	if st.Paused {
@@ -137,6 +128,44 @@ func Resume(cfg Config, sp *data.Split, state []byte) (*Engine, error) {
 	}
 	e.resumed = true
 	return e, nil
+}
+
+// CheckpointNet decodes the model of an engine checkpoint and the step it
+// was taken at (export-head uses it; no data is needed).
+func CheckpointNet(state []byte) (*model.Net, int, error) {
+	st, net, err := decodeState(state)
+	if err != nil {
+		return nil, 0, err
+	}
+	return net, st.Step, nil
+}
+
+func decodeState(state []byte) (engineState, *model.Net, error) {
+	var st engineState
+	n := len(state)
+	if n < len(ckptMagic)+8 || string(state[:len(ckptMagic)]) != ckptMagic {
+		return st, nil, fmt.Errorf("%w: bad header", ErrCheckpoint)
+	}
+	if crc32.ChecksumIEEE(state[:n-4]) != binary.LittleEndian.Uint32(state[n-4:]) {
+		return st, nil, fmt.Errorf("%w: checksum mismatch (truncated or corrupted)", ErrCheckpoint)
+	}
+	off := len(ckptMagic)
+	jl := int(binary.LittleEndian.Uint32(state[off:]))
+	off += 4
+	if jl > n-4-off {
+		return st, nil, fmt.Errorf("%w: header length %d past the end", ErrCheckpoint, jl)
+	}
+	if err := json.Unmarshal(state[off:off+jl], &st); err != nil {
+		return st, nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
+	}
+	if st.Version != 1 {
+		return st, nil, fmt.Errorf("%w: version %d, this selmix reads 1", ErrCheckpoint, st.Version)
+	}
+	net, err := model.Load(bytes.NewReader(state[off+jl : n-4]))
+	if err != nil {
+		return st, nil, fmt.Errorf("checkpoint model: %w", err)
+	}
+	return st, net, nil
 }
 
 // Net is the model the engine trains. Only touch it when Run is not

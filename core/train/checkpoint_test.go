@@ -109,3 +109,56 @@ func FuzzResume(f *testing.F) {
 		Resume(cfg, sp, b) // must not panic
 	})
 }
+
+// A fork sets hyperparameters at the checkpoint step, before the resumed
+// engine has evaluated anything: it must not touch the missing evaluation,
+// and must equal a run that made the same change at that step. Acked
+// counts the controls the checkpoint already holds.
+func TestSetRightAfterResume(t *testing.T) {
+	sp := toySplit(4, 6, 90, 1)
+	cfg := toyConfig()
+	run := func(e *Engine, ctl ...Control) *Summary {
+		t.Helper()
+		for _, c := range ctl {
+			e.Send(c)
+		}
+		s, err := e.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Seconds = 0
+		return s
+	}
+	set := Control{Op: OpSet, Key: "s", Value: "2", At: 20}
+	first, err := New(cfg, toyNet(t, sp, cfg.Batch), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ckpt []byte
+	first.SetCheckpointer(2, func(step int, b []byte, final bool) error {
+		if step == 20 && !final {
+			ckpt = b
+		}
+		return nil
+	})
+	run(first, Control{Op: OpSet, Key: "omega", Value: "30", At: 5})
+	if ckpt == nil {
+		t.Fatal("no checkpoint at step 20")
+	}
+	forked, err := Resume(cfg, sp, ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forked.Acked() != 1 {
+		t.Errorf("Acked() = %d after resume, want 1 (the omega change)", forked.Acked())
+	}
+	got := run(forked, set)
+	straight, err := New(cfg, toyNet(t, sp, cfg.Batch), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := run(straight, Control{Op: OpSet, Key: "omega", Value: "30", At: 5}, set)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("fork with s=2 at step 20 differs from a run that set it there\n got %+v\nwant %+v", got, want)
+	}
+}

@@ -65,9 +65,11 @@ type Engine struct {
 	// Owned by Run's goroutine.
 	src         *rand.PCG
 	rng         *rand.Rand
-	lastRefresh int // step of the last refresh
-	pauseAt     int // single-step target: pause at the refresh at this step; -1 = none
-	refreshes   int // refreshes since the start of the run
+	lastRefresh int     // step of the last refresh
+	pauseAt     int     // single-step target: pause at the refresh at this step; -1 = none
+	refreshes   int     // refreshes since the start of the run
+	acks        int     // controls acknowledged since the start of the run
+	loss        float64 // training loss of the last step; NaN before the first
 	resumed     bool
 	ckpt        Checkpointer
 	ckptEvery   int
@@ -118,6 +120,7 @@ func New(cfg Config, net *model.Net, sp *data.Split) (*Engine, error) {
 		src:     rand.NewPCG(cfg.Seed, 0x5e1a1c),
 		state:   Running,
 		pauseAt: -1,
+		loss:    math.NaN(),
 	}
 	e.rng = rand.New(e.src)
 	e.labeledIdx = sp.Labeled.ClassIndex(sp.K)
@@ -167,7 +170,7 @@ func (e *Engine) publish(s Snapshot) {
 }
 
 func (e *Engine) snapshot(k Kind) Snapshot {
-	return Snapshot{Kind: k, Step: e.step, Total: e.cfg.Steps, State: e.state, Hyper: e.hyper, Refresh: e.last}
+	return Snapshot{Kind: k, Step: e.step, Total: e.cfg.Steps, State: e.state, Hyper: e.hyper, Refresh: e.last, Loss: e.loss, LR: e.lr()}
 }
 
 // ErrStopped is returned by Run when a Stop control or the context ended
@@ -202,7 +205,6 @@ func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 		}
 		e.valBefore = e.last.Report
 	}
-	var loss float64
 	var stopped bool
 	tick, ticks := time.Now(), 0
 	for e.step < e.cfg.Steps && !stopped {
@@ -235,13 +237,12 @@ func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 				continue
 			}
 		}
-		if loss, err = e.sgdStep(); err != nil {
+		if e.loss, err = e.sgdStep(); err != nil {
 			return fail(fmt.Errorf("step %d: %w", e.step, err))
 		}
 		e.step++
 		ticks++
 		s := e.snapshot(KindStep)
-		s.Loss, s.LR = loss, e.lr()
 		if dt := time.Since(tick).Seconds(); dt > 0 {
 			s.StepsPerSec = float64(ticks) / dt
 			if dt > 2 {
@@ -321,6 +322,7 @@ func (e *Engine) applyControls() bool {
 		default:
 			ack.Err = fmt.Sprintf("unknown control op %d", c.Op)
 		}
+		e.acks++
 		s := e.snapshot(KindControl)
 		s.Ack = ack
 		e.publish(s)
@@ -338,15 +340,22 @@ func (e *Engine) set(key, value string) error {
 		return err
 	}
 	e.hyper = h
+	if e.last == nil {
+		// Resumed or forked and not yet evaluated: the refresh that comes
+		// first computes G and P with the new values.
+		return nil
+	}
 	switch key {
-	case "lr", "beta-min", "refresh", "batch":
-		if key == "beta-min" && e.last != nil {
-			return e.recompute()
-		}
+	case "lr", "refresh", "batch":
 		return nil
 	}
 	return e.recompute()
 }
+
+// Acked is how many controls the engine had acknowledged (applied or
+// refused) when it was created or resumed: a resumed run re-sends only the
+// logged controls after that many, so none is applied twice or lost.
+func (e *Engine) Acked() int { return e.acks }
 
 // lr is the cosine-annealed head learning rate at the current step.
 func (e *Engine) lr() float64 {

@@ -39,7 +39,7 @@ type Snapshot struct {
 	State       State
 	Hyper       Hyper
 	LR          float64 // head learning rate at this step (after the schedule)
-	Loss        float64 // training loss of the last step
+	Loss        float64 // training loss of the last step; NaN before the first
 	StepsPerSec float64
 
 	// Set on refresh (and carried on the following step snapshots).

@@ -67,6 +67,7 @@ type Recorder struct {
 // configuration text.
 func New(root, name, configTOML string, meta runs.Meta) (*Recorder, error) {
 	meta.Status = runs.StatusRunning
+	meta.BestStep = -1 // no refresh yet
 	w, err := runs.Create(root, name, configTOML, meta)
 	if err != nil {
 		return nil, err
@@ -150,7 +151,6 @@ func (r *Recorder) append(kind string, step int, data any, sync bool) error {
 // returned after the stream ends; the caller stops the engine on the
 // first one via onErr, so nothing more is lost than the failed event.
 func (r *Recorder) Follow(ctx context.Context, st *train.Stream, onErr func(error)) error {
-	var loss *float64
 	var firstErr error
 	fail := func(err error) {
 		if err != nil && firstErr == nil {
@@ -169,12 +169,13 @@ func (r *Recorder) Follow(ctx context.Context, st *train.Stream, onErr func(erro
 			continue
 		}
 		switch s.Kind {
-		case train.KindStep:
-			if !math.IsNaN(s.Loss) && !math.IsInf(s.Loss, 0) {
-				l := s.Loss
+		case train.KindRefresh:
+			// The loss comes from the refresh snapshot itself, not from the
+			// coalesced step stream, so the event does not depend on timing.
+			var loss *float64
+			if l := s.Loss; !math.IsNaN(l) && !math.IsInf(l, 0) {
 				loss = &l
 			}
-		case train.KindRefresh:
 			ev := Refresh{Step: s.Step, Total: s.Total, State: s.State, Hyper: s.Hyper, Loss: loss, Stats: *s.Refresh}
 			fail(r.append(KindRefresh, s.Step, ev, true))
 			fail(r.noteRefresh(s))

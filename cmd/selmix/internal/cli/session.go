@@ -27,6 +27,7 @@ type startOpts struct {
 	state      []byte          // fork: engine checkpoint to start from
 	controls   []train.Control // replay: controls to apply at their steps
 	view       Viewer          // nil: print progress lines
+	created    func(id string) // called with the new run's id
 }
 
 // Viewer shows a live run: it reads st until it closes (or longer, while
@@ -116,6 +117,9 @@ func startRun(ctx context.Context, w io.Writer, c experiment.Config, o startOpts
 		return err
 	}
 	fmt.Fprintf(w, "run %s (%s)\n", rec.Writer().ID(), rec.Writer().Dir())
+	if o.created != nil {
+		o.created(rec.Writer().ID())
+	}
 	for _, ctl := range o.controls {
 		eng.Send(ctl)
 	}

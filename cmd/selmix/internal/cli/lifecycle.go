@@ -1,0 +1,380 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"selmix/core/experiment"
+	"selmix/core/npzio"
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/record"
+)
+
+// runConfig parses the resolved configuration a run was recorded with.
+func runConfig(r *runs.Run) (experiment.Config, error) {
+	text, err := r.Config()
+	if err != nil {
+		return experiment.Config{}, err
+	}
+	c, err := experiment.Parse(text, filepath.Join(r.Dir, "config.toml"))
+	if err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
+
+func newResumeCmd() *cobra.Command {
+	var root string
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "resume RUN",
+		Short: "Continue a stopped or crashed run from its last checkpoint",
+		Long: `resume continues RUN in place from its last checkpoint, re-applying the
+control changes logged after it. The result equals an uninterrupted run:
+events already in the log are not written twice.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return resumeRun(cmd.Context(), cmd.OutOrStdout(), runs.Root(root), args[0], startOpts{quiet: quiet})
+		},
+	}
+	addRunsFlag(cmd, &root)
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final table")
+	return cmd
+}
+
+func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) error {
+	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	r, err := openRun(root, id)
+	if err != nil {
+		return err
+	}
+	switch st := r.EffectiveStatus(); {
+	case r.Live:
+		return badInput("run %s is live (pid %d): it is still running", r.Meta.ID, r.Pid)
+	case st == runs.StatusFinished:
+		return badInput("run %s has finished; fork it to train further (selmix fork %s --set finetune.steps=N)", r.Meta.ID, r.Meta.ID)
+	}
+	c, err := runConfig(r)
+	if err != nil {
+		return err
+	}
+	tc, err := c.Train()
+	if err != nil {
+		return usageError{err}
+	}
+	h, err := record.Load(r)
+	if err != nil {
+		return err
+	}
+	ck, err := r.Checkpoints()
+	if err != nil {
+		return err
+	}
+	var step int
+	var state []byte
+	if len(ck) > 0 {
+		if step, state, err = r.LatestCheckpointAtOrBefore(math.MaxInt); err != nil {
+			return err
+		}
+	}
+	var eng *train.Engine
+	sp, _, err := experiment.LoadData(c)
+	if err != nil {
+		return usageError{err}
+	}
+	if state == nil {
+		// Crashed before its first checkpoint: start over; the events it
+		// logged are reproduced exactly and not written twice.
+		step = 0
+		p, err := prepare(ctx, w, c, o.quiet)
+		if err != nil {
+			return err
+		}
+		if eng, err = train.New(tc, p.net, p.sp); err != nil {
+			return err
+		}
+		sp = p.sp
+	} else if eng, err = train.Resume(tc, sp, state); err != nil {
+		return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, step, err)
+	}
+	rec, err := record.Reopen(root, r.Meta.ID)
+	if err != nil {
+		return err
+	}
+	// Controls acknowledged after the checkpoint are re-sent at their steps.
+	acked := eng.Acked()
+	for i, a := range h.Controls {
+		if i < acked || a.Err != "" || a.Control.Op != train.OpSet {
+			continue
+		}
+		c := a.Control
+		c.At = a.Step
+		eng.Send(c)
+	}
+	fmt.Fprintf(w, "resuming run %s from step %d (%s)\n", r.Meta.ID, step, r.Dir)
+	return execute(ctx, w, o, eng, rec, sp, c, record.Start{Step: step, Total: tc.Steps, K: sp.K, ClassNames: sp.ClassNames, Resumed: true})
+}
+
+func newForkCmd() *cobra.Command {
+	var (
+		root  string
+		at    int
+		sets  []string
+		quiet bool
+	)
+	cmd := &cobra.Command{
+		Use:   "fork RUN [--at STEP] [--set section.key=value ...]",
+		Short: "Start a new run from a checkpoint of RUN with changed settings",
+		Long: `fork starts a new run from RUN's checkpoint at or before STEP (default: the
+latest), with RUN's configuration overlaid by --set. Changed [finetune]
+hyperparameters take effect at the fork step and are logged as control
+changes; the new run's record names its parent.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return forkRun(cmd.Context(), cmd.OutOrStdout(), runs.Root(root), args[0], at, sets, startOpts{root: root, quiet: quiet})
+		},
+	}
+	addRunsFlag(cmd, &root)
+	cmd.Flags().IntVar(&at, "at", -1, "fork at the checkpoint at or before `STEP` (default: the latest)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override one configuration key: `section.key=value` (repeatable)")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final table")
+	return cmd
+}
+
+// hyperControls are the Set controls that turn hyperparameters from into to.
+func hyperControls(from, to train.Hyper, at int) []train.Control {
+	var out []train.Control
+	for _, k := range train.HyperKeys() {
+		a, _ := from.Get(k)
+		b, _ := to.Get(k)
+		if a != b {
+			out = append(out, train.Control{Op: train.OpSet, Key: k, Value: b, At: at})
+		}
+	}
+	return out
+}
+
+func forkRun(ctx context.Context, w io.Writer, root, id string, at int, sets []string, o startOpts) error {
+	parent, err := openRun(root, id)
+	if err != nil {
+		return err
+	}
+	pc, err := runConfig(parent)
+	if err != nil {
+		return err
+	}
+	c := pc
+	c.Name = ""
+	for _, kv := range sets {
+		if err := experiment.Set(&c, kv); err != nil {
+			return usageError{err}
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return usageError{err}
+	}
+	if c.Name == "" {
+		c.Name = parent.Meta.Name + "-fork"
+	}
+	if at < 0 {
+		at = math.MaxInt
+	}
+	step, state, err := parent.LatestCheckpointAtOrBefore(at)
+	if err != nil {
+		return usageError{fmt.Errorf("run %s: no checkpoint at or before step %d: %w", parent.Meta.ID, at, err)}
+	}
+	ptc, err := pc.Train()
+	if err != nil {
+		return usageError{err}
+	}
+	tc, err := c.Train()
+	if err != nil {
+		return usageError{err}
+	}
+	// The checkpoint carries the parent's hyperparameters with its
+	// controls applied; only what --set changed is applied on top.
+	o.parent, o.parentStep, o.state = parent.Meta.ID, step, state
+	o.controls = hyperControls(ptc.Hyper, tc.Hyper, step)
+	fmt.Fprintf(w, "forking run %s at step %d\n", parent.Meta.ID, step)
+	return startRun(ctx, w, c, o)
+}
+
+func newReplayCmd() *cobra.Command {
+	var (
+		root  string
+		quiet bool
+	)
+	cmd := &cobra.Command{
+		Use:   "replay RUN",
+		Short: "Re-execute a run from its config and logged control changes; check the result is identical",
+		Long: `replay starts a new run with RUN's configuration (and, for a fork, from the
+same parent checkpoint), applies every control change RUN logged at the step
+it took effect, and compares the two: the final summary and the last
+evaluation must be identical. Exit code 1 if they differ.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return replayRun(cmd.Context(), cmd.OutOrStdout(), runs.Root(root), args[0], startOpts{root: root, quiet: quiet})
+		},
+	}
+	addRunsFlag(cmd, &root)
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", true, "print only the final table and the comparison")
+	return cmd
+}
+
+func replayRun(ctx context.Context, w io.Writer, root, id string, o startOpts) error {
+	orig, err := openRun(root, id)
+	if err != nil {
+		return err
+	}
+	h, err := record.Load(orig)
+	if err != nil {
+		return err
+	}
+	if h.Final == nil {
+		return badInput("run %s has not ended (status %s): resume it first", orig.Meta.ID, orig.EffectiveStatus())
+	}
+	c, err := runConfig(orig)
+	if err != nil {
+		return err
+	}
+	c.Name = "replay-of-" + orig.Meta.ID
+	start := 0
+	if orig.Meta.Parent != "" {
+		parent, err := openRun(root, orig.Meta.Parent)
+		if err != nil {
+			return fmt.Errorf("replaying fork %s: %w", orig.Meta.ID, err)
+		}
+		step, state, err := parent.LatestCheckpointAtOrBefore(orig.Meta.ParentStep)
+		if err != nil || step != orig.Meta.ParentStep {
+			return fmt.Errorf("replaying fork %s: parent %s has no checkpoint at step %d", orig.Meta.ID, parent.Meta.ID, orig.Meta.ParentStep)
+		}
+		o.parent, o.parentStep, o.state, start = parent.Meta.ID, step, state, step
+	}
+	o.controls = h.Replayable(start-1, true)
+	var newID string
+	o.created = func(id string) { newID = id }
+	if err := startRun(ctx, w, c, o); err != nil {
+		return err
+	}
+	replay, err := runs.Open(root, newID)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	rh, err := record.Load(replay)
+	if err != nil {
+		return err
+	}
+	diffs := compareOutcome(h, rh)
+	if len(diffs) > 0 {
+		return fmt.Errorf("replay %s differs from %s:\n  %s", replay.Meta.ID, orig.Meta.ID, strings.Join(diffs, "\n  "))
+	}
+	fmt.Fprintf(w, "replay %s is identical to %s: final summary and last evaluation (step %d) match exactly\n",
+		replay.Meta.ID, orig.Meta.ID, rh.Refreshes[len(rh.Refreshes)-1].Step)
+	return nil
+}
+
+// compareOutcome lists how b's result differs from a's (wall time aside).
+func compareOutcome(a, b *record.History) []string {
+	var diffs []string
+	sa, sb := *a.Final, *b.Final
+	sa.Seconds, sb.Seconds = 0, 0
+	if !reflect.DeepEqual(sa, sb) {
+		ja, _ := json.Marshal(sa)
+		jb, _ := json.Marshal(sb)
+		diffs = append(diffs, fmt.Sprintf("final summary:\n    original %s\n    replay   %s", ja, jb))
+	}
+	if len(a.Refreshes) == 0 || len(b.Refreshes) == 0 {
+		return append(diffs, "no evaluation logged")
+	}
+	la, lb := a.Refreshes[len(a.Refreshes)-1], b.Refreshes[len(b.Refreshes)-1]
+	la.Loss, lb.Loss = nil, nil
+	if ja, jb := mustJSON(la), mustJSON(lb); ja != jb {
+		diffs = append(diffs, fmt.Sprintf("last evaluation: original at step %d, replay at step %d differ", la.Step, lb.Step))
+	}
+	return diffs
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+func newExportHeadCmd() *cobra.Command {
+	var root, out string
+	var step int
+	cmd := &cobra.Command{
+		Use:   "export-head RUN --out FILE.npz|FILE.npy",
+		Short: "Write the fine-tuned head W (d×K) and b (K) of a run",
+		Long: `export-head writes the head of RUN's last checkpoint (or the one at or before
+--step) in the layout heads are imported in: W of shape (d, K) and b of
+shape (K,), float64. FILE.npz holds both as arrays W and b; FILE.npy writes
+the pair FILE_W.npy and FILE_b.npy. In PyTorch:
+    lin.weight.data = torch.from_numpy(W.T); lin.bias.data = torch.from_numpy(b)`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exportHead(cmd.OutOrStdout(), runs.Root(root), args[0], step, out)
+		},
+	}
+	addRunsFlag(cmd, &root)
+	cmd.Flags().StringVar(&out, "out", "", "output `FILE` (.npz, or .npy for a W/b pair)")
+	cmd.Flags().IntVar(&step, "step", -1, "export the checkpoint at or before `STEP` (default: the latest)")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func exportHead(w io.Writer, root, id string, step int, out string) error {
+	r, err := openRun(root, id)
+	if err != nil {
+		return err
+	}
+	if step < 0 {
+		step = math.MaxInt
+	}
+	at, state, err := r.LatestCheckpointAtOrBefore(step)
+	if err != nil {
+		return usageError{fmt.Errorf("run %s: no checkpoint at or before step %d: %w", r.Meta.ID, step, err)}
+	}
+	net, _, err := train.CheckpointNet(state)
+	if err != nil {
+		return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, at, err)
+	}
+	W, b := net.Head()
+	d, K := net.Dim(), len(b)
+	wa := npzio.Array{Name: "W", Shape: []int{d, K}, Data: W}
+	ba := npzio.Array{Name: "b", Shape: []int{K}, Data: b}
+	switch ext := filepath.Ext(out); ext {
+	case ".npz":
+		if err := npzio.Write(out, []npzio.Array{wa, ba}); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s: W (%d×%d), b (%d) from run %s step %d\n", out, d, K, K, r.Meta.ID, at)
+	case ".npy":
+		stem := strings.TrimSuffix(out, ext)
+		for _, a := range []npzio.Array{wa, ba} {
+			p := stem + "_" + a.Name + ".npy"
+			if err := npzio.WriteNpy(p, a); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "wrote %s (%v)\n", p, a.Shape)
+		}
+	default:
+		return badInput("--out %q: want a .npz or .npy file name", out)
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/record"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// selmixBinary builds the real binary once per test process.
+func selmixBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "selmix-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "selmix")
+		out, err := exec.Command("go", "build", "-o", binPath, "selmix/cmd/selmix").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// shortRun is a small fine-tuning run of the built-in experiment that
+// checkpoints often, so kills land between checkpoints.
+var shortRun = []string{"--set", "finetune.steps=300", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=2"}
+
+func runSelmix(t *testing.T, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(selmixBinary(t), args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("selmix %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return out.String()
+}
+
+var runIDRe = regexp.MustCompile(`(?m)^run (\d{8}-\d{4}-[0-9a-f]+) \(`)
+
+// outcome is what a run's log says, without wall-clock times: every
+// non-start event in order, and the final summary.
+type outcome struct {
+	events []string
+	final  train.Summary
+}
+
+func readOutcome(t *testing.T, root, id string) outcome {
+	t.Helper()
+	r, err := runs.Open(root, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, warns, err := r.Events()
+	if err != nil {
+		t.Fatalf("run %s: %v", id, err)
+	}
+	if len(warns) > 0 {
+		t.Errorf("run %s: warnings after completion: %v", id, warns)
+	}
+	var o outcome
+	for _, ev := range evs {
+		switch ev.Kind {
+		case record.KindStart:
+			continue
+		case record.KindFinal:
+			if err := json.Unmarshal(ev.Data, &o.final); err != nil {
+				t.Fatal(err)
+			}
+			o.final.Seconds = 0
+			o.events = append(o.events, fmt.Sprintf("final@%d", ev.Step))
+			continue
+		}
+		o.events = append(o.events, fmt.Sprintf("%s@%d %s", ev.Kind, ev.Step, ev.Data))
+	}
+	return o
+}
+
+// Kill -9 the real binary at random moments of a run; every time the run
+// directory must open, be listed with a status, and resume to exactly the
+// result of an uninterrupted run, with no event lost or written twice.
+func TestKillResumeEqualsUninterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary many times")
+	}
+	root := t.TempDir()
+	start := time.Now()
+	refOut := runSelmix(t, append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
+	refDur := time.Since(start)
+	m := runIDRe.FindStringSubmatch(refOut)
+	if m == nil {
+		t.Fatalf("no run id in output:\n%s", refOut)
+	}
+	want := readOutcome(t, root, m[1])
+
+	const trials = 20
+	rng := rand.New(rand.NewPCG(7, 7))
+	var resumed, finishedBeforeKill, noRun, stepsLost int
+	for trial := range trials {
+		var out bytes.Buffer
+		cmd := exec.Command(selmixBinary(t), append([]string{"run", "--headless", "--runs", root}, shortRun...)...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		delay := time.Duration(rng.Float64() * 1.1 * float64(refDur))
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		m := runIDRe.FindStringSubmatch(out.String())
+		if m == nil {
+			noRun++ // killed before the run was created
+			continue
+		}
+		id := m[1]
+		r, err := runs.Open(root, id)
+		if err != nil {
+			t.Fatalf("trial %d: killed run %s does not open: %v", trial, id, err)
+		}
+		ls := runSelmix(t, "runs", "ls", "--runs", root)
+		if !strings.Contains(ls, id) {
+			t.Fatalf("trial %d: runs ls does not list %s:\n%s", trial, id, ls)
+		}
+		if r.EffectiveStatus() == runs.StatusFinished {
+			finishedBeforeKill++
+		} else {
+			h, err := record.Load(r)
+			if err != nil {
+				t.Fatalf("trial %d: %v", trial, err)
+			}
+			ck, _ := r.Checkpoints()
+			last, from := 0, 0
+			if n := len(h.Refreshes); n > 0 {
+				last = h.Refreshes[n-1].Step
+			}
+			if n := len(ck); n > 0 {
+				from = ck[n-1]
+			}
+			if last > from {
+				stepsLost += last - from
+			}
+			runSelmix(t, "resume", "-q", "--runs", root, id)
+			resumed++
+		}
+		got := readOutcome(t, root, id)
+		if !reflect.DeepEqual(got.events, want.events) {
+			t.Errorf("trial %d (kill after %v): event log differs from the uninterrupted run:\n got %d events\nwant %d events\nfirst difference: %s",
+				trial, delay.Round(time.Millisecond), len(got.events), len(want.events), firstDiff(got.events, want.events))
+		}
+		if !reflect.DeepEqual(got.final, want.final) {
+			t.Errorf("trial %d: final summary differs\n got %+v\nwant %+v", trial, got.final, want.final)
+		}
+	}
+	t.Logf("%d trials: %d resumed, %d finished before the kill, %d killed before the run existed; %d logged steps recomputed on resume in all",
+		trials, resumed, finishedBeforeKill, noRun, stepsLost)
+	if resumed < trials/2 {
+		t.Errorf("only %d of %d kills interrupted a run: the delays do not cover it", resumed, trials)
+	}
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("event %d:\n  got  %.200s\n  want %.200s", i, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("one log is a prefix of the other (%d vs %d)", len(a), len(b))
+}
+
+// Replay, fork and export-head end to end on the real binary.
+func TestReplayForkExportHead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	root := t.TempDir()
+	out := runSelmix(t, append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
+	id := runIDRe.FindStringSubmatch(out)[1]
+
+	rep := runSelmix(t, "replay", "--runs", root, id)
+	if !strings.Contains(rep, "is identical to "+id) {
+		t.Errorf("replay did not report identity:\n%s", rep)
+	}
+
+	fork := runSelmix(t, "fork", "-q", "--runs", root, id, "--at", "120", "--set", "finetune.s=2")
+	m := runIDRe.FindStringSubmatch(fork)
+	if m == nil {
+		t.Fatalf("fork printed no run id:\n%s", fork)
+	}
+	fr, err := runs.Open(root, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fr.Meta.Parent != id || fr.Meta.ParentStep != 100 {
+		t.Errorf("fork records parent %q at %d, want %q at 100 (the checkpoint at or before 120)", fr.Meta.Parent, fr.Meta.ParentStep, id)
+	}
+	h, err := record.Load(fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Controls) != 1 || h.Controls[0].Control.Key != "s" || h.Controls[0].Step != 100 {
+		t.Errorf("fork controls = %+v, want one set s=2 at step 100", h.Controls)
+	}
+	if len(h.Refreshes) == 0 || h.Refreshes[0].Hyper.S != 2 || h.Refreshes[0].Step != 100 {
+		t.Errorf("fork's first refresh does not use s=2 at step 100: %+v", h.Refreshes[:1])
+	}
+	// A fork replays from its parent's checkpoint.
+	rep = runSelmix(t, "replay", "--runs", root, m[1])
+	if !strings.Contains(rep, "is identical to "+m[1]) {
+		t.Errorf("replay of the fork did not report identity:\n%s", rep)
+	}
+
+	npz := filepath.Join(t.TempDir(), "head.npz")
+	runSelmix(t, "export-head", "--runs", root, id, "--out", npz)
+	npy := filepath.Join(t.TempDir(), "head.npy")
+	runSelmix(t, "export-head", "--runs", root, id, "--out", npy)
+	for _, p := range []string{npz, strings.TrimSuffix(npy, ".npy") + "_W.npy", strings.TrimSuffix(npy, ".npy") + "_b.npy"} {
+		if fi, err := os.Stat(p); err != nil || fi.Size() < 100 {
+			t.Errorf("export-head wrote no %s: %v", p, err)
+		}
+	}
+
+	cmp := runSelmix(t, "runs", "compare", "--runs", root, id, m[1])
+	for _, s := range []string{"finetune.s", "min recall", "test metric"} {
+		if !strings.Contains(cmp, s) {
+			t.Errorf("runs compare output lacks %q:\n%s", s, cmp)
+		}
+	}
+}
