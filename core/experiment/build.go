@@ -111,5 +111,6 @@ func (c Config) PretrainConfig() train.PretrainConfig {
 	return train.PretrainConfig{
 		LogitAdjust: p.Loss == "la-ce", Tau: p.Tau, Epochs: p.Epochs, LR: p.LR, Batch: p.Batch,
 		WeightDecay: c.Finetune.WeightDecay, Momentum: c.Finetune.Momentum, Seed: c.Seed,
+		FixMatch: p.FixMatch, Threshold: p.Threshold,
 	}
 }

@@ -63,6 +63,9 @@ type Pretrain struct {
 	Epochs int     `toml:"epochs"`
 	LR     float64 `toml:"lr"`
 	Batch  int     `toml:"batch"`
+	// FixMatch pseudo-labelling of the unlabeled set (semi-supervised).
+	FixMatch  bool    `toml:"fixmatch"`
+	Threshold float64 `toml:"threshold"`
 }
 
 type Finetune struct {
@@ -219,6 +222,9 @@ func (c Config) Validate() error {
 	case "ce", "la-ce":
 	default:
 		return bad("pretrain.loss", "want ce or la-ce, got %q", c.Pretrain.Loss)
+	}
+	if !(c.Pretrain.Threshold > 0 && c.Pretrain.Threshold <= 1) {
+		return bad("pretrain.threshold", "want a confidence in (0, 1], got %v", c.Pretrain.Threshold)
 	}
 	if c.Pretrain.Epochs < 0 || c.Pretrain.Batch < 1 || !(c.Pretrain.LR > 0) {
 		return bad("pretrain", "epochs ≥ 0, batch ≥ 1, lr > 0 (got %d, %d, %v)", c.Pretrain.Epochs, c.Pretrain.Batch, c.Pretrain.LR)

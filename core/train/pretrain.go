@@ -20,12 +20,17 @@ type PretrainConfig struct {
 	WeightDecay float64
 	Momentum    float64
 	Seed        uint64
+	// FixMatch adds FixMatch-style pseudo-labelling of the unlabeled set
+	// (if the split has one): one unlabeled step after each labeled step.
+	FixMatch  bool
+	Threshold float64 // confidence for a pseudo-label; 0 = 0.95
 }
 
 // PretrainProgress is reported after each epoch.
 type PretrainProgress struct {
 	Epoch, Epochs int
 	Loss          float64 // mean training loss of the epoch
+	Confident     float64 // FixMatch: mean fraction of unlabeled samples pseudo-labelled
 }
 
 // Pretrain trains net from its current weights with (logit-adjusted)
@@ -50,13 +55,21 @@ func Pretrain(ctx context.Context, net *model.Net, sp *data.Split, c PretrainCon
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0x9e7a))
 	in, B := lab.Dim, c.Batch
+	var fm *fixMatch
+	if c.FixMatch && sp.Unlabeled.N > 0 {
+		th := c.Threshold
+		if th == 0 {
+			th = 0.95
+		}
+		fm = newFixMatch(&sp.Unlabeled, sp.K, B, net.Dim(), th, rand.New(rand.NewPCG(c.Seed, 0xf1c5)))
+	}
 	x, y := make([]float32, B*in), make([]int, B)
 	perEpoch := lab.N / B
 	total := c.Epochs * perEpoch
 	step := 0
 	for ep := 0; ep < c.Epochs; ep++ {
 		perm := rng.Perm(lab.N)
-		sum := 0.0
+		sum, conf := 0.0, 0.0
 		for it := 0; it < perEpoch; it++ {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -75,10 +88,20 @@ func Pretrain(ctx context.Context, net *model.Net, sp *data.Split, c PretrainCon
 				return fmt.Errorf("pre-training diverged at epoch %d (loss %v): lower pretrain.lr", ep+1, loss)
 			}
 			sum += loss
+			if fm != nil {
+				ul, frac, err := fm.step(net, adj, model.StepOpts{LRHead: lr, LRBackbone: lr, WeightDecay: float32(c.WeightDecay), Momentum: float32(c.Momentum)})
+				if err != nil {
+					return fmt.Errorf("pre-training epoch %d (unlabeled): %w", ep+1, err)
+				}
+				if math.IsNaN(ul) || math.IsInf(ul, 0) {
+					return fmt.Errorf("pre-training diverged on the unlabeled set at epoch %d: lower pretrain.lr", ep+1)
+				}
+				conf += frac
+			}
 			step++
 		}
 		if report != nil {
-			report(PretrainProgress{Epoch: ep + 1, Epochs: c.Epochs, Loss: sum / float64(perEpoch)})
+			report(PretrainProgress{Epoch: ep + 1, Epochs: c.Epochs, Loss: sum / float64(perEpoch), Confident: conf / float64(perEpoch)})
 		}
 	}
 	return nil

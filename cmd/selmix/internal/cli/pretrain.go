@@ -100,7 +100,11 @@ func pretrain(ctx context.Context, w io.Writer, c experiment.Config, net *model.
 	}
 	err := train.Pretrain(ctx, net, sp, pc, func(p train.PretrainProgress) {
 		if !quiet {
-			fmt.Fprintf(w, "epoch %3d/%d  loss %.4f  (%.1fs)\n", p.Epoch, p.Epochs, p.Loss, time.Since(start).Seconds())
+			fmt.Fprintf(w, "epoch %3d/%d  loss %.4f", p.Epoch, p.Epochs, p.Loss)
+			if pc.FixMatch && sp.Unlabeled.N > 0 {
+				fmt.Fprintf(w, "  pseudo-labelled %.0f%%", 100*p.Confident)
+			}
+			fmt.Fprintf(w, "  (%.1fs)\n", time.Since(start).Seconds())
 		}
 	})
 	return err
