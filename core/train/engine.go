@@ -60,6 +60,7 @@ type Engine struct {
 	mu    sync.Mutex
 	inbox []Control
 	subs  []*Stream
+	ended bool // Run has returned; guarded by mu
 	wake  chan struct{}
 
 	// Owned by Run's goroutine.
@@ -144,9 +145,27 @@ func className(sp *data.Split, k int) string {
 func (e *Engine) Subscribe() *Stream {
 	s := NewStream()
 	e.mu.Lock()
-	e.subs = append(e.subs, s)
+	if e.ended {
+		s.Close() // nothing more will be published
+	} else {
+		e.subs = append(e.subs, s)
+	}
 	e.mu.Unlock()
 	return s
+}
+
+// Unsubscribe stops publishing to st (a viewer that went away) and closes
+// it.
+func (e *Engine) Unsubscribe(st *Stream) {
+	e.mu.Lock()
+	for i, s := range e.subs {
+		if s == st {
+			e.subs = append(e.subs[:i:i], e.subs[i+1:]...)
+			break
+		}
+	}
+	e.mu.Unlock()
+	st.Close()
 }
 
 // Send queues c for the engine; it never blocks.
@@ -182,6 +201,7 @@ var ErrStopped = errors.New("run stopped")
 func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 	defer func() {
 		e.mu.Lock()
+		e.ended = true
 		for _, s := range e.subs {
 			s.Close()
 		}

@@ -1,0 +1,206 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"selmix/core/train"
+)
+
+// fakeEngine publishes what the test says to every subscriber, as
+// train.Engine does, and records the controls it receives.
+type fakeEngine struct {
+	mu   sync.Mutex
+	subs []*train.Stream
+	got  chan train.Control
+}
+
+func newFake() *fakeEngine { return &fakeEngine{got: make(chan train.Control, 16)} }
+
+func (f *fakeEngine) Subscribe() *train.Stream {
+	st := train.NewStream()
+	f.mu.Lock()
+	f.subs = append(f.subs, st)
+	f.mu.Unlock()
+	return st
+}
+
+func (f *fakeEngine) Unsubscribe(st *train.Stream) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, s := range f.subs {
+		if s == st {
+			f.subs = append(f.subs[:i:i], f.subs[i+1:]...)
+			return
+		}
+	}
+}
+
+func (f *fakeEngine) Send(c train.Control) { f.got <- c }
+
+func (f *fakeEngine) publish(s train.Snapshot) {
+	f.mu.Lock()
+	subs := f.subs
+	f.mu.Unlock()
+	for _, st := range subs {
+		st.Publish(s)
+	}
+}
+
+func (f *fakeEngine) end() {
+	f.mu.Lock()
+	for _, st := range f.subs {
+		st.Close()
+	}
+	f.mu.Unlock()
+}
+
+func (f *fakeEngine) waitSubs(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		f.mu.Lock()
+		k := len(f.subs)
+		f.mu.Unlock()
+		if k >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d subscribers after 5s", n)
+}
+
+func shortDir(t *testing.T) string {
+	// t.TempDir paths can pass the 107-byte socket path limit.
+	dir, err := os.MkdirTemp("", "lv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// Two clients see the same events in the same order, with the step at
+// which a control took effect; a control from one reaches the engine; a
+// client that never reads does not hold anything up; NaN survives the wire.
+func TestTwoClientsAndASlowOne(t *testing.T) {
+	dir := shortDir(t)
+	eng := newFake()
+	srv, err := Serve(dir, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, SocketName))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode %v (err %v), want 0600", fi.Mode().Perm(), err)
+	}
+	a, err := Dial(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Dial(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := Dial(dir) // never reads
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	eng.waitSubs(t, 3)
+
+	a.Send(train.Control{Op: train.OpSet, Key: "s", Value: "20", At: 99})
+	select {
+	case c := <-eng.got:
+		if c.Key != "s" || c.Value != "20" || c.At != 0 {
+			t.Errorf("engine got %+v, want set s=20 with At cleared", c)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("control never reached the engine")
+	}
+
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 0, Loss: math.NaN()})
+		big := strings.Repeat("x", 1<<12)
+		for i := 1; i <= 20000; i++ {
+			eng.publish(train.Snapshot{Kind: train.KindStep, Step: i, Loss: 1, Err: big})
+		}
+		eng.publish(train.Snapshot{Kind: train.KindControl, Step: 20000, Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "20"}, Step: 20000}})
+		eng.publish(train.Snapshot{Kind: train.KindFinal, Step: 20000})
+		eng.end()
+	}()
+	select {
+	case <-published:
+	case <-time.After(10 * time.Second):
+		t.Fatal("publishing blocked on clients")
+	}
+	for name, cl := range map[string]*Client{"a": a, "b": b} {
+		var kinds []string
+		var first train.Snapshot
+		for {
+			s, ok := cl.Next(context.Background())
+			if !ok {
+				break
+			}
+			if len(kinds) == 0 {
+				first = s
+			}
+			if s.Kind != train.KindStep {
+				kinds = append(kinds, s.Kind.String())
+			}
+			if s.Kind == train.KindControl && (s.Ack == nil || s.Ack.Step != 20000) {
+				t.Errorf("%s: ack %+v, want step 20000", name, s.Ack)
+			}
+		}
+		if got := strings.Join(kinds, ","); got != "refresh,control,final" {
+			t.Errorf("client %s saw events %s, want refresh,control,final", name, got)
+		}
+		if !math.IsNaN(first.Loss) {
+			t.Errorf("client %s: NaN loss arrived as %v", name, first.Loss)
+		}
+		cl.Close()
+	}
+	if err := srv.Close(); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, SocketName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket left behind after Close: %v", err)
+	}
+}
+
+func TestDialRefuses(t *testing.T) {
+	dir := shortDir(t)
+	if _, err := Dial(dir); !errors.Is(err, ErrNotLive) {
+		t.Errorf("no socket: err %v, want ErrNotLive", err)
+	}
+	srv, err := Serve(dir, newFake())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, SocketName)
+	os.Chmod(sock, 0o666)
+	if _, err := Dial(dir); err == nil || !strings.Contains(err.Error(), "mode 0666") {
+		t.Errorf("world-writable socket: err %v, want a refusal naming the mode", err)
+	}
+	os.Chmod(sock, 0o600)
+	srv.ln.Close() // the process died: the socket file stays, nobody listens
+	if _, err := Dial(dir); !errors.Is(err, ErrNotLive) {
+		t.Errorf("stale socket: err %v, want ErrNotLive", err)
+	}
+	os.Remove(sock)
+	if err := os.WriteFile(sock, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Dial(dir); err == nil || !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("regular file: err %v, want 'not a socket'", err)
+	}
+}
