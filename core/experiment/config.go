@@ -85,6 +85,7 @@ type Finetune struct {
 	Tau          float64 `toml:"tau"`
 	LambdaMax    float64 `toml:"lambda_max"`
 	OracleLabels bool    `toml:"oracle_labels"`
+	GainNorm     string  `toml:"gain_norm"`
 	// CheckpointEvery is read by the run store, not the engine.
 	CheckpointEvery int `toml:"checkpoint_every"`
 }
@@ -223,6 +224,9 @@ func (c Config) Validate() error {
 	default:
 		return bad("pretrain.loss", "want ce or la-ce, got %q", c.Pretrain.Loss)
 	}
+	if g := c.Finetune.GainNorm; g != "max" && g != "none" {
+		return bad("finetune.gain_norm", "want max or none, got %q", g)
+	}
 	if !(c.Pretrain.Threshold > 0 && c.Pretrain.Threshold <= 1) {
 		return bad("pretrain.threshold", "want a confidence in (0, 1], got %v", c.Pretrain.Threshold)
 	}
@@ -264,7 +268,7 @@ func (c Config) Train() (train.Config, error) {
 	if mom == 0 {
 		mom = -1
 	}
-	return train.Config{Hyper: h, Steps: f.Steps, WeightDecay: wd, Momentum: mom, Seed: c.Seed, OracleLabels: f.OracleLabels}, nil
+	return train.Config{Hyper: h, Steps: f.Steps, WeightDecay: wd, Momentum: mom, Seed: c.Seed, OracleLabels: f.OracleLabels, NormalizeGain: f.GainNorm == "max"}, nil
 }
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

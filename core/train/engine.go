@@ -29,6 +29,8 @@ type Config struct {
 	Momentum     float64 // SGD momentum; 0 = 0.9 (negative = none)
 	Seed         uint64  // sampling seed
 	OracleLabels bool    // semi-supervised: draw x2 by the unlabeled set's true labels
+	// NormalizeGain divides G by max|G| before P = softmax(s·G).
+	NormalizeGain bool
 }
 
 func (c Config) withDefaults() Config {

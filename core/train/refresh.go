@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -125,6 +126,27 @@ func (e *Engine) refresh() error {
 	return e.recompute()
 }
 
+// scaled is G as the softmax sees it: divided by max|G| when the run
+// normalises gains (the paper's analysis assumes |G_ij| ≤ 1), so that s
+// means the same whatever the scale of the features and of ψ.
+func (e *Engine) scaled(G *mat.Dense) *mat.Dense {
+	if !e.cfg.NormalizeGain {
+		return G
+	}
+	m := 0.0
+	for _, v := range G.RawMatrix().Data {
+		if a := math.Abs(v); a > m && !math.IsInf(a, 0) {
+			m = a
+		}
+	}
+	if m == 0 || math.IsNaN(m) {
+		return G
+	}
+	var out mat.Dense
+	out.Scale(1/m, G)
+	return &out
+}
+
 // recompute derives the multipliers, D, G and P from the last evaluation
 // under the current hyperparameters, and publishes a refresh snapshot.
 func (e *Engine) recompute() error {
@@ -147,7 +169,7 @@ func (e *Engine) recompute() error {
 		return fmt.Errorf("gain at step %d: %w", e.step, err)
 	}
 	P := mat.NewDense(K, K, nil)
-	gain.Distribution(P, G, e.hyper.S, e.hyper.Policy)
+	gain.Distribution(P, e.scaled(G), e.hyper.S, e.hyper.Policy)
 	pd := P.RawMatrix().Data
 	if len(e.cum) != K*K {
 		e.cum = make([]float64, K*K)
