@@ -123,7 +123,11 @@ func (e *Engine) refresh() error {
 	if err := e.updatePartners(); err != nil {
 		return err
 	}
-	return e.recompute()
+	if err := e.recompute(); err != nil {
+		return err
+	}
+	e.publish(e.snapshot(KindRefresh))
+	return nil
 }
 
 // scaled is G as the softmax sees it: divided by max|G| when the run
@@ -148,7 +152,10 @@ func (e *Engine) scaled(G *mat.Dense) *mat.Dense {
 }
 
 // recompute derives the multipliers, D, G and P from the last evaluation
-// under the current hyperparameters, and publishes a refresh snapshot.
+// under the current hyperparameters. It publishes nothing: a refresh
+// publishes its snapshot, and a control's acknowledgement carries the new
+// G and P (a second "refresh" event would show the old evaluation's
+// metrics at a later step).
 func (e *Engine) recompute() error {
 	es, K := e.es, e.K
 	p := e.hyper.Params(K)
@@ -180,13 +187,12 @@ func (e *Engine) recompute() error {
 		e.cum[i] = acc
 	}
 	e.last = &RefreshStats{
-		Step: e.step, Report: rep, Objectives: objs, Psi: ev.Psi,
+		Step: e.lastRefresh, Report: rep, Objectives: objs, Psi: ev.Psi,
 		Lambda: append([]float64(nil), ev.Lambda...),
 		G:      append([]float64(nil), G.RawMatrix().Data...),
 		P:      append([]float64(nil), pd...),
 		K:      K, S: e.hyper.S,
 	}
-	e.publish(e.snapshot(KindRefresh))
 	return nil
 }
 

@@ -1,0 +1,320 @@
+package viz
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"selmix/core/metric"
+)
+
+// File is one written figure.
+type File struct {
+	Name          string    // file name of the figure inside the output directory
+	CSV           string    // file name of its CSV
+	Width, Height vg.Length // size on paper
+	Pixels        [2]int    // png only: width and height in pixels
+}
+
+// Result lists what an export wrote and what it has to say about it
+// (figures skipped, values that could not be plotted).
+type Result struct {
+	Files []File
+	Notes []string
+}
+
+type figSpec struct {
+	name string
+	w, h vg.Length
+	make func(f *figure, r *Run) (*drawing, error)
+}
+
+// runFigures are the figures of one run, in the order of the issue.
+var runFigures = []figSpec{
+	{"metrics", fullWidth, 5 * vg.Inch, metricsFigure},
+	{"per-class", fullWidth, 4 * vg.Inch, perClassFigure},
+	{"gain", fullWidth, 2.7 * vg.Inch, func(f *figure, r *Run) (*drawing, error) { return heatFigure(f, r, "G") }},
+	{"mixup", fullWidth, 2.7 * vg.Inch, func(f *figure, r *Run) (*drawing, error) { return heatFigure(f, r, "P") }},
+	{"lambda", fullWidth, 3 * vg.Inch, lambdaFigure},
+	{"s", colWidth, 2.4 * vg.Inch, sFigure},
+}
+
+// FigureNames lists the figures Export writes, as file names without
+// extension.
+func FigureNames() []string {
+	out := make([]string, len(runFigures))
+	for i, s := range runFigures {
+		out[i] = s.name
+	}
+	return out
+}
+
+// Export writes every figure of r, each with its CSV, into dir (created
+// if missing). A figure that fails is reported and the others are still
+// written; the error joins every failure.
+func Export(r *Run, dir string, o Options) (*Result, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	for _, w := range r.Hist.Warnings {
+		res.Notes = append(res.Notes, "log: "+w.String())
+	}
+	var errs []error
+	for _, s := range runFigures {
+		f := newFigure(o, s.w, s.h)
+		if err := write(res, dir, s.name, f, func() (*drawing, error) { return s.make(f, r) }); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// write draws one figure and writes it and its CSV.
+func write(res *Result, dir, name string, f *figure, mk func() (*drawing, error)) error {
+	var d *drawing
+	var mkErr error
+	err := drawSafely(func() { d, mkErr = mk() })
+	if err == nil {
+		err = mkErr
+	}
+	var skip errSkip
+	if errors.As(err, &skip) {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s: skipped: %s", name, skip.reason))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	b, err := f.render(d.draw)
+	if err != nil {
+		return err
+	}
+	file := File{Name: name + "." + f.opts.Format, CSV: name + ".csv", Width: f.w, Height: f.h}
+	if f.opts.Format == "png" {
+		file.Pixels = [2]int{int(math.Ceil(float64(f.w/vg.Inch) * float64(f.opts.DPI))), int(math.Ceil(float64(f.h/vg.Inch) * float64(f.opts.DPI)))}
+	}
+	if err := writeFile(filepath.Join(dir, file.Name), b); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, file.CSV), d.table.bytes()); err != nil {
+		return err
+	}
+	if d.table.dropped > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s: %d values not finite, left out of the figure (marked in %s)", name, d.table.dropped, file.CSV))
+	}
+	res.Files = append(res.Files, file)
+	return nil
+}
+
+// DefaultCompareMetric is ψ of the objective every run optimized, or mean
+// recall when they differ.
+func DefaultCompareMetric(rs []*Run) Metric {
+	for _, r := range rs[1:] {
+		if r.Objective != rs[0].Objective {
+			return ReportedMetrics()[0]
+		}
+	}
+	return ObjectiveMetric(rs[0].Objective)
+}
+
+// Compare writes the comparison figures of several runs into dir: one
+// curve per run of m over steps (compare-<m>), and the final value of
+// every reported metric per run as grouped bars (compare-final).
+func Compare(rs []*Run, m Metric, dir string, o Options) (*Result, error) {
+	if len(rs) == 0 {
+		return nil, errors.New("compare: no runs")
+	}
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	var errs []error
+	f := newFigure(o, colWidth, 2.8*vg.Inch)
+	name := "compare-" + sanitize(m.Name)
+	if err := write(res, dir, name, f, func() (*drawing, error) { return compareCurves(f, rs, m) }); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	}
+	f = newFigure(o, fullWidth, 3*vg.Inch)
+	if err := write(res, dir, "compare-final", f, func() (*drawing, error) { return compareFinal(f, rs) }); err != nil {
+		errs = append(errs, fmt.Errorf("compare-final: %w", err))
+	}
+	return res, errors.Join(errs...)
+}
+
+func sanitize(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func compareCurves(f *figure, rs []*Run, m Metric) (*drawing, error) {
+	t := newTable("run", "step", "value")
+	p := f.newPlot(m.Title+" (validation)", "step (SGD iterations)", m.Unit)
+	p.Add(gridLines())
+	var key []keyEntry
+	var all []float64
+	base, same := nan, true
+	for i, r := range rs {
+		xs := steps(r)
+		ys := make([]float64, len(xs))
+		for k := range r.Hist.Refreshes {
+			ys[k] = m.get(&r.Hist.Refreshes[k])
+			t.add(ys[k], r.Label(), itoa(r.Hist.Refreshes[k].Step))
+		}
+		if i == 0 {
+			base = ys[0]
+		} else {
+			same = same && ys[0] == base
+		}
+		all = append(all, xs...)
+		key = append(key, keyEntry{r.Label(), series(p, xs, ys, lineStyle(seriesColor(i), 1.2), false)})
+	}
+	if same && finite(base) && len(rs) > 0 {
+		// Runs forked from the same checkpoint share one baseline.
+		p.Add(hline{base, lineStyle(grey, 0.8, 3, 2)})
+		key = append(key, keyEntry{"pre-trained", hline{style: lineStyle(grey, 0.8, 3, 2)}})
+	}
+	setXRange(p, all)
+	return &drawing{table: t, draw: func(c draw.Canvas) {
+		c, p := f.drawTitle(c, p)
+		c = f.drawKey(c, key)
+		p.Draw(c)
+	}}, nil
+}
+
+func compareFinal(f *figure, rs []*Run) (*drawing, error) {
+	test := true
+	for _, r := range rs {
+		test = test && r.Hist.Final != nil
+	}
+	set := "test set, after fine-tuning"
+	if !test {
+		set = "validation, last refresh (a run has no final summary)"
+	}
+	ms := ReportedMetrics()
+	// A shared objective is compared too.
+	if dm := DefaultCompareMetric(rs); dm.obj >= 0 {
+		ms = append([]Metric{dm}, ms...)
+	}
+	t := newTable("run", "metric", "value")
+	p := f.newPlot("final metrics ("+set+")", "", "value (fraction)")
+	g := gridLines()
+	g.Vertical.Color = nil // lines between groups would cut through bars
+	p.Add(g)
+	series := make([]struct {
+		label string
+		vals  []float64
+	}, 0, len(rs)+1)
+	// The pre-trained model, when every run started from the same one.
+	if test {
+		same := true
+		for _, r := range rs[1:] {
+			same = same && sameReport(r.Hist.Final.TestBefore, rs[0].Hist.Final.TestBefore)
+		}
+		if same {
+			vals := make([]float64, len(ms))
+			fb := rs[0].Hist.Final
+			for j, m := range ms {
+				if m.final != nil {
+					vals[j] = m.final(&fb.TestBefore)
+				} else if m.obj >= 0 && m.obj < len(fb.TestObjBefore) {
+					vals[j] = fb.TestObjBefore[m.obj]
+				} else {
+					vals[j] = nan
+				}
+			}
+			series = append(series, struct {
+				label string
+				vals  []float64
+			}{"pre-trained", vals})
+		}
+	}
+	for _, r := range rs {
+		vals := make([]float64, len(ms))
+		for j, m := range ms {
+			vals[j] = finalValue(r, m, test)
+		}
+		series = append(series, struct {
+			label string
+			vals  []float64
+		}{r.Label(), vals})
+	}
+	n := len(series)
+	// The data area is the width less the y axis (about 1 in); each group
+	// fills 75% of its slot.
+	w := (f.w - vg.Inch) / vg.Length(len(ms)) * 0.75 / vg.Length(n)
+	var key []keyEntry
+	for i, s := range series {
+		clean := make(plotter.Values, len(ms))
+		var bad []float64
+		for j, v := range s.vals {
+			t.add(v, s.label, ms[j].Name)
+			if finite(v) {
+				clean[j] = v
+			} else {
+				bad = append(bad, float64(j))
+			}
+		}
+		b, err := plotter.NewBarChart(clean, w)
+		if err != nil {
+			panic(err) // clean holds finite values only
+		}
+		c := seriesColor(i)
+		if s.label == "pre-trained" {
+			c = preColor
+		} else if series[0].label == "pre-trained" {
+			c = seriesColor(i - 1)
+		}
+		b.Color = c
+		b.LineStyle.Width = 0
+		b.Offset = (vg.Length(i) - vg.Length(n-1)/2) * w
+		p.Add(b)
+		key = append(key, keyEntry{s.label, boxThumb{c}})
+		if len(bad) > 0 {
+			g := naGlyph()
+			g.Color = c
+			p.Add(naMarks{bad, b.Offset, g})
+		}
+	}
+	if t.dropped > 0 {
+		key = append(key, keyEntry{"not finite (see CSV)", glyphThumb{naGlyph()}})
+	}
+	names := make([]string, len(ms))
+	for j, m := range ms {
+		names[j] = f.t(m.Title)
+	}
+	p.NominalX(names...)
+	rotateX(p, len(ms))
+	p.X.Min, p.X.Max = -0.5, float64(len(ms))-0.5
+	p.Y.Max = math.Max(p.Y.Max, 1.02)
+	fixYRange(p)
+	return &drawing{table: t, draw: func(c draw.Canvas) {
+		c, p := f.drawTitle(c, p)
+		c = f.drawKey(c, key)
+		p.Draw(c)
+	}}, nil
+}
+
+func sameReport(a, b metric.Report) bool {
+	return a.MeanRecall == b.MeanRecall && a.MinRecall == b.MinRecall && a.Accuracy == b.Accuracy &&
+		a.HMean == b.HMean && a.MinCoverage == b.MinCoverage
+}

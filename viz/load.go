@@ -1,0 +1,190 @@
+// Package viz draws publication figures of finished (or running) runs from
+// their run directories with gonum/plot: metric curves, per-class recall
+// and coverage, gain and mixup heatmaps, Lagrange multipliers, s, and
+// run-vs-run comparisons. Every figure gets a CSV of the numbers it plots.
+//
+// It reads only what the run store holds, never a live engine, so a figure
+// can always be redrawn later from the same directory.
+package viz
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"selmix/core/metric"
+	"selmix/runs"
+	"selmix/runs/record"
+)
+
+// Run is one run directory decoded: what every figure draws from.
+type Run struct {
+	Dir        string
+	ID, Name   string
+	Objective  metric.Objective // the objective at the start of the run
+	Policy     string
+	K          int
+	Total      int // planned fine-tuning steps
+	ClassNames []string
+	Hist       *record.History
+}
+
+// Load reads the run in dir.
+func Load(dir string) (*Run, error) {
+	dir = filepath.Clean(dir)
+	r, err := runs.Open(filepath.Dir(dir), filepath.Base(dir))
+	if err != nil {
+		return nil, err
+	}
+	return FromRun(r)
+}
+
+// FromRun decodes an opened run. A run with no refresh has nothing to
+// draw and is an error.
+func FromRun(r *runs.Run) (*Run, error) {
+	h, err := record.Load(r)
+	if err != nil {
+		return nil, err
+	}
+	return FromHistory(r.Dir, r.Meta, h)
+}
+
+// FromHistory builds a Run from an already decoded history.
+func FromHistory(dir string, m runs.Meta, h *record.History) (*Run, error) {
+	if len(h.Refreshes) == 0 {
+		return nil, fmt.Errorf("run %s has no refresh in its log yet: nothing to plot", m.ID)
+	}
+	out := &Run{Dir: dir, ID: m.ID, Name: m.Name, Objective: metric.Objective(m.Objective), Policy: m.Policy, Hist: h}
+	first := h.Refreshes[0]
+	out.K = first.Stats.K
+	if out.K == 0 {
+		out.K = first.Stats.Report.K
+	}
+	out.Total = first.Total
+	if len(h.Starts) > 0 {
+		s := h.Starts[0]
+		if s.K > 0 {
+			out.K = s.K
+		}
+		if s.Total > 0 {
+			out.Total = s.Total
+		}
+		out.ClassNames = s.ClassNames
+	}
+	if out.K <= 0 {
+		return nil, errors.New("run log does not say how many classes it has")
+	}
+	if out.Objective == "" {
+		out.Objective = first.Hyper.Objective
+	}
+	if out.Policy == "" {
+		out.Policy = string(first.Hyper.Policy)
+	}
+	if len(out.ClassNames) != out.K {
+		out.ClassNames = make([]string, out.K)
+		for i := range out.ClassNames {
+			out.ClassNames[i] = fmt.Sprintf("class %d", i)
+		}
+	}
+	return out, nil
+}
+
+// Label is how the run is named in legends: its name, else its id.
+func (r *Run) Label() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return r.ID
+}
+
+// Metric is one scalar series a run reports at every refresh.
+type Metric struct {
+	Name  string // command-line name
+	Title string // axis/panel title
+	Unit  string // y-axis label
+	get   func(rf *record.Refresh) float64
+	final func(r *metric.Report) float64 // nil for objectives ψ (see Summary)
+	obj   int                            // index in metric.Objectives() for ψ, else -1
+}
+
+func reportMetric(name, title, unit string, f func(r *metric.Report) float64) Metric {
+	return Metric{Name: name, Title: title, Unit: unit, obj: -1, final: f,
+		get: func(rf *record.Refresh) float64 { return f(&rf.Stats.Report) }}
+}
+
+// ReportedMetrics are the metrics every run reports (SPEC §3), in the
+// order the figures show them.
+func ReportedMetrics() []Metric {
+	return []Metric{
+		reportMetric("mean-recall", "mean recall", "recall", func(r *metric.Report) float64 { return r.MeanRecall }),
+		reportMetric("min-recall", "min recall", "recall", func(r *metric.Report) float64 { return r.MinRecall }),
+		reportMetric("hmean", "H-mean of recalls", "recall", func(r *metric.Report) float64 { return r.HMean }),
+		reportMetric("gmean", "G-mean of recalls", "recall", func(r *metric.Report) float64 { return r.GMean }),
+		reportMetric("min-ht-recall", "min head/tail recall", "recall", func(r *metric.Report) float64 { return r.MinHTRecall }),
+		reportMetric("min-coverage", "min coverage", "coverage", func(r *metric.Report) float64 { return r.MinCoverage }),
+		reportMetric("min-ht-coverage", "min head/tail coverage", "coverage", func(r *metric.Report) float64 { return r.MinHTCoverage }),
+		reportMetric("accuracy", "accuracy", "accuracy", func(r *metric.Report) float64 { return r.Accuracy }),
+	}
+}
+
+// ObjectiveMetric is ψ of obj over steps; its name is "psi:<objective>".
+func ObjectiveMetric(obj metric.Objective) Metric {
+	idx := -1
+	for i, o := range metric.Objectives() {
+		if o == obj {
+			idx = i
+		}
+	}
+	return Metric{Name: "psi:" + string(obj), Title: "ψ " + string(obj), Unit: "ψ", obj: idx,
+		get: func(rf *record.Refresh) float64 {
+			if idx < 0 || idx >= len(rf.Stats.Objectives) {
+				return nan
+			}
+			return rf.Stats.Objectives[idx]
+		}}
+}
+
+// MetricNames lists every name ParseMetric accepts.
+func MetricNames() []string {
+	var out []string
+	for _, m := range ReportedMetrics() {
+		out = append(out, m.Name)
+	}
+	for _, o := range metric.Objectives() {
+		out = append(out, "psi:"+string(o))
+	}
+	return out
+}
+
+// ParseMetric finds a metric by name; the error lists the valid names.
+func ParseMetric(name string) (Metric, error) {
+	for _, m := range ReportedMetrics() {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	if o, ok := strings.CutPrefix(name, "psi:"); ok {
+		if obj, err := metric.ParseObjective(o); err == nil {
+			return ObjectiveMetric(obj), nil
+		}
+	}
+	return Metric{}, fmt.Errorf("unknown metric %q (valid: %s)", name, strings.Join(MetricNames(), ", "))
+}
+
+// finalValue is m on the test set after fine-tuning, or, for a run with no
+// final summary, on validation at its last refresh; set says which.
+func finalValue(r *Run, m Metric, test bool) float64 {
+	if test {
+		f := r.Hist.Final
+		if m.final != nil {
+			return m.final(&f.TestAfter)
+		}
+		if m.obj >= 0 && m.obj < len(f.TestObjAfter) {
+			return f.TestObjAfter[m.obj]
+		}
+		return nan
+	}
+	last := r.Hist.Refreshes[len(r.Hist.Refreshes)-1]
+	return m.get(&last)
+}

@@ -1,0 +1,263 @@
+package viz
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/vg"
+)
+
+// The JSON log cannot hold NaN or ±Inf (encoding/json refuses them), but
+// the decoded history can carry them once the engine or a future log
+// format does: every figure must still be drawn, with the values left out
+// and named in its CSV.
+func TestNonFiniteValues(t *testing.T) {
+	r := fixture(t, "viz-selmix")
+	h := r.Hist
+	rs := h.Refreshes
+	rs[2].Stats.Psi = math.NaN()
+	rs[3].Stats.Report.MeanRecall = math.Inf(1)
+	rs[4].Stats.Report.MinCoverage = math.Inf(-1)
+	rs[1].Stats.G[0] = math.NaN()
+	rs[0].Stats.G[5] = math.Inf(1)
+	rs[len(rs)-1].Stats.P[3] = math.NaN()
+	rs[5].Stats.Lambda[1] = math.Inf(1)
+	rs[6].Hyper.S = math.NaN()
+	rs[7].Stats.Objectives[0] = math.NaN()
+	h.Final.TestAfter.Recall[2] = math.NaN()
+	h.Final.TestBefore.Coverage[4] = math.Inf(1)
+	h.Final.TestAfter.HMean = math.NaN()
+
+	for _, format := range Formats {
+		t.Run(format, func(t *testing.T) {
+			dir := t.TempDir()
+			res, err := Export(r, dir, Options{Format: format, DPI: 30})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Files) != len(FigureNames()) {
+				t.Fatalf("wrote %d figures, want %d", len(res.Files), len(FigureNames()))
+			}
+			for name, want := range map[string][]string{
+				"metrics.csv":   {"psi,40,NaN,not plotted: NaN", "mean-recall,60,+Inf,not plotted: +Inf", "min-coverage,80,-Inf,not plotted: -Inf", "psi:mean-recall,120,NaN,not plotted: NaN"},
+				"gain.csv":      {"G,0,T-shirt/top,Sandal,+Inf,not plotted: +Inf"},
+				"mixup.csv":     {"NaN,not plotted: NaN"},
+				"lambda.csv":    {"Trouser,80,+Inf,not plotted: +Inf"},
+				"s.csv":         {"s,100,NaN,not plotted: NaN"},
+				"per-class.csv": {"recall,Pullover,fine-tuned,NaN,not plotted: NaN", "coverage,Coat,pre-trained,+Inf,not plotted: +Inf"},
+			} {
+				b, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, w := range want {
+					if !strings.Contains(string(b), w) {
+						t.Errorf("%s lacks %q", name, w)
+					}
+				}
+			}
+			notes := strings.Join(res.Notes, "\n")
+			for _, fig := range []string{"metrics", "gain", "mixup", "lambda", "s", "per-class"} {
+				if !strings.Contains(notes, fig+": ") {
+					t.Errorf("notes do not report the dropped values of %s: %q", fig, notes)
+				}
+			}
+			cres, err := Compare([]*Run{r, fixture(t, "viz-uniform")}, ObjectiveMetric("min-recall"), dir, Options{Format: format, DPI: 30})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "compare-final.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), "viz-selmix,hmean,NaN,not plotted: NaN") {
+				t.Errorf("compare-final.csv does not report the NaN H-mean:\n%s", b)
+			}
+			if len(cres.Files) != 2 {
+				t.Errorf("compare wrote %v", cres.Files)
+			}
+		})
+	}
+}
+
+// Degenerate runs: every value of a series dropped, a gain matrix of zeros
+// (a colour bar of zero range panics in gonum/plot), no multipliers.
+func TestDegenerateRuns(t *testing.T) {
+	r := fixture(t, "viz-selmix")
+	for i := range r.Hist.Refreshes {
+		rf := &r.Hist.Refreshes[i]
+		rf.Stats.Psi = math.NaN()
+		rf.Stats.Lambda = nil
+		for j := range rf.Stats.G {
+			rf.Stats.G[j] = 0
+			rf.Stats.P[j] = 0
+		}
+	}
+	r.Hist.Refreshes = r.Hist.Refreshes[:2] // fewer refreshes than snapshots
+	r.Hist.Final = nil
+	dir := t.TempDir()
+	res, err := Export(r, dir, Options{DPI: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(res.Files), len(FigureNames())-1; got != want {
+		t.Errorf("wrote %d figures, want %d (all but lambda)", got, want)
+	}
+	if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "lambda: skipped") {
+		t.Errorf("notes do not say lambda was skipped: %q", notes)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "per-class.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without a final summary the bars compare validation reports.
+	if !strings.Contains(string(b), "recall,T-shirt/top,pre-trained,") {
+		t.Errorf("per-class.csv: %s", b)
+	}
+}
+
+// TeX output is one self-contained file per figure with LaTeX-safe text:
+// gonum/plot's TeX canvas writes any image it draws to a PNG file in the
+// working directory, so figures must not draw images.
+func TestTeXOutput(t *testing.T) {
+	r := fixture(t, "viz-selmix")
+	dir := t.TempDir()
+	before, _ := filepath.Glob("gonum-pgf-image-*")
+	if _, err := Export(r, dir, Options{Format: "tex"}); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := filepath.Glob("gonum-pgf-image-*"); len(after) != len(before) {
+		t.Errorf("TeX export wrote image files into the working directory: %v", after)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "metrics.tex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.Contains(s, `$\psi$ min-recall`) {
+		t.Error(`metrics.tex lacks "$\psi$ min-recall"`)
+	}
+	if strings.Contains(s, "ψ") {
+		t.Error("metrics.tex has a raw ψ, which pdflatex rejects")
+	}
+}
+
+func TestOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+		ok   bool
+	}{
+		{"zero", Options{}, true},
+		{"svg", Options{Format: "svg"}, true},
+		{"bad format", Options{Format: "jpeg"}, false},
+		{"dpi too low", Options{DPI: 2}, false},
+		{"width only", Options{Width: vg.Inch}, false},
+		{"both", Options{Width: 2 * vg.Inch, Height: vg.Inch}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.o.withDefaults()
+			if (err == nil) != tc.ok {
+				t.Errorf("withDefaults(%+v) error = %v, want ok=%v", tc.o, err, tc.ok)
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		w, h vg.Length
+		ok   bool
+	}{
+		{"7x3", 7 * vg.Inch, 3 * vg.Inch, true},
+		{"3.5x2.5in", 3.5 * vg.Inch, 2.5 * vg.Inch, true},
+		{"10x5cm", 10 * vg.Centimeter, 5 * vg.Centimeter, true},
+		{"600x300px", 6 * vg.Inch, 3 * vg.Inch, true}, // at 100 dpi
+		{"252x144pt", 3.5 * vg.Inch, 2 * vg.Inch, true},
+		{"7", 0, 0, false},
+		{"x3", 0, 0, false},
+		{"-7x3", 0, 0, false},
+		{"NaNx3", 0, 0, false},
+		{"0.1x0.1", 0, 0, false},
+		{"7x3furlongs", 0, 0, false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			w, h, err := ParseSize(tc.in, 100)
+			if (err == nil) != tc.ok {
+				t.Fatalf("ParseSize(%q) error = %v, want ok=%v", tc.in, err, tc.ok)
+			}
+			if tc.ok && (math.Abs(float64(w-tc.w)) > 1e-9 || math.Abs(float64(h-tc.h)) > 1e-9) {
+				t.Errorf("ParseSize(%q) = %vx%v, want %vx%v", tc.in, w, h, tc.w, tc.h)
+			}
+		})
+	}
+}
+
+func TestParseMetric(t *testing.T) {
+	for _, name := range MetricNames() {
+		m, err := ParseMetric(name)
+		if err != nil || m.Name != name {
+			t.Errorf("ParseMetric(%q) = %q, %v", name, m.Name, err)
+		}
+	}
+	for _, bad := range []string{"", "psi:", "psi:accuracy", "recall"} {
+		if _, err := ParseMetric(bad); err == nil {
+			t.Errorf("ParseMetric(%q) succeeded", bad)
+		}
+	}
+}
+
+// A figure size set by the caller applies to every figure.
+func TestSizeOverride(t *testing.T) {
+	r := fixture(t, "viz-selmix")
+	res, err := Export(r, t.TempDir(), Options{DPI: 40, Width: 4 * vg.Inch, Height: 3 * vg.Inch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Files {
+		if f.Pixels != [2]int{160, 120} {
+			t.Errorf("%s is %v pixels, want 160x120", f.Name, f.Pixels)
+		}
+	}
+}
+
+// A log whose last line was torn by a crash still draws; the export says
+// the line was ignored.
+func TestTornLog(t *testing.T) {
+	src, err := filepath.Glob(filepath.Join("testdata", "run", "*", "run.json"))
+	if err != nil || len(src) == 0 {
+		t.Fatalf("no fixture runs: %v", err)
+	}
+	from := filepath.Dir(src[0])
+	dir := filepath.Join(t.TempDir(), filepath.Base(from))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"config.toml", "run.json", "events.jsonl", "summary.json"} {
+		b, err := os.ReadFile(filepath.Join(from, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "events.jsonl" {
+			b = append(b, `{"seq":99,"kind":"refr`...)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Export(r, filepath.Join(dir, "plots"), Options{DPI: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Notes) == 0 || !strings.HasPrefix(res.Notes[0], "log: ") {
+		t.Errorf("notes %q do not report the torn line", res.Notes)
+	}
+}

@@ -1,0 +1,169 @@
+package viz
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"image"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"selmix/runs"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden figures and CSVs in testdata/")
+
+// fixture loads one of the small runs in testdata/run by name.
+func fixture(t *testing.T, name string) *Run {
+	t.Helper()
+	run, err := runs.Open(filepath.Join("testdata", "run"), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := FromRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// goldenOpts draws small PNGs: enough pixels to catch a moved line or
+// label, few enough to keep testdata small.
+var goldenOpts = Options{Format: "png", DPI: 60}
+
+func TestGoldenRun(t *testing.T) {
+	r := fixture(t, "viz-selmix")
+	dir := t.TempDir()
+	res, err := Export(r, dir, goldenOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(res.Files), len(FigureNames()); got != want {
+		t.Fatalf("wrote %d figures, want %d (notes %v)", got, want, res.Notes)
+	}
+	for _, f := range res.Files {
+		checkGolden(t, dir, "TestGoldenRun", f)
+	}
+}
+
+func TestGoldenCompare(t *testing.T) {
+	rs := []*Run{fixture(t, "viz-selmix"), fixture(t, "viz-uniform")}
+	dir := t.TempDir()
+	res, err := Compare(rs, DefaultCompareMetric(rs), dir, goldenOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 2 {
+		t.Fatalf("wrote %v, want compare-psi_min-recall and compare-final", res.Files)
+	}
+	for _, f := range res.Files {
+		checkGolden(t, dir, "TestGoldenCompare", f)
+	}
+}
+
+// checkGolden compares a written figure (pixels, with a tolerance) and its
+// CSV (exactly) with testdata/<test>/, or rewrites them with -update.
+func checkGolden(t *testing.T, dir, test string, f File) {
+	t.Helper()
+	gdir := filepath.Join("testdata", test)
+	for _, name := range []string{f.Name, f.CSV} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden := filepath.Join(gdir, name)
+		if *update {
+			if err := os.MkdirAll(gdir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if strings.HasSuffix(name, ".png") {
+			if msg := samePNG(got, want); msg != "" {
+				failed := filepath.Join(os.TempDir(), "selmix-viz-"+test+"-"+name)
+				os.WriteFile(failed, got, 0o644)
+				t.Errorf("%s differs from %s: %s (got written to %s; -update accepts it)", name, golden, msg, failed)
+			}
+		} else if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s:\n got: %.400s\nwant: %.400s", name, golden, got, want)
+		}
+	}
+}
+
+// Pixel tolerance: a channel may differ by pixTol (anti-aliasing noise),
+// and at most maxBadFrac of the pixels may differ by more.
+const (
+	pixTol     = 24
+	maxBadFrac = 0.002
+)
+
+// samePNG returns "" if two PNGs match within the tolerance, else why not.
+func samePNG(a, b []byte) string {
+	ia, err := png.Decode(bytes.NewReader(a))
+	if err != nil {
+		return "got: " + err.Error()
+	}
+	ib, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		return "golden: " + err.Error()
+	}
+	if ia.Bounds() != ib.Bounds() {
+		return fmt.Sprintf("size %v, want %v", ia.Bounds().Size(), ib.Bounds().Size())
+	}
+	bad, n := 0, 0
+	bd := ia.Bounds()
+	for y := bd.Min.Y; y < bd.Max.Y; y++ {
+		for x := bd.Min.X; x < bd.Max.X; x++ {
+			n++
+			if !pixelClose(ia, ib, x, y) {
+				bad++
+			}
+		}
+	}
+	if float64(bad) > maxBadFrac*float64(n) {
+		return fmt.Sprintf("%d of %d pixels differ", bad, n)
+	}
+	return ""
+}
+
+func pixelClose(a, b image.Image, x, y int) bool {
+	r1, g1, b1, a1 := a.At(x, y).RGBA()
+	r2, g2, b2, a2 := b.At(x, y).RGBA()
+	d := func(p, q uint32) bool { return math.Abs(float64(p>>8)-float64(q>>8)) <= pixTol }
+	return d(r1, r2) && d(g1, g2) && d(b1, b2) && d(a1, a2)
+}
+
+// The comparison must catch a real change: a figure drawn with a line
+// moved (here: another run's data) is not within tolerance.
+func TestSamePNGCatchesChanges(t *testing.T) {
+	f := newFigure(goldenOpts, colWidth, 2*72)
+	draw := func(r *Run) []byte {
+		d, err := sFigure(f, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := f.render(d.draw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a, b := draw(fixture(t, "viz-selmix")), draw(fixture(t, "viz-uniform"))
+	if msg := samePNG(a, a); msg != "" {
+		t.Errorf("an image differs from itself: %s", msg)
+	}
+	if msg := samePNG(a, b); msg == "" {
+		t.Error("figures of different runs compare equal")
+	}
+}
