@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sort"
+	"sync"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/record"
+	"selmix/tui"
+	"selmix/tui/history"
+	"selmix/tui/keys"
+)
+
+type tuiFlags struct {
+	config string
+	sets   []string
+	runs   string
+	keys   string
+}
+
+func addKeysFlag(cmd *cobra.Command, path *string) {
+	cmd.Flags().StringVar(path, "keys", "", "key bindings `FILE` (TOML; default $XDG_CONFIG_HOME/selmix/keys.toml if present)")
+}
+
+// attachWorkbench makes bare `selmix` open the workbench on the built-in
+// experiment and adds the tui and open commands.
+func attachWorkbench(root *cobra.Command) {
+	var f tuiFlags
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return runWorkbench(cmd, f) }
+	addConfigFlags(root, &f.config, &f.sets)
+	addRunsFlag(root, &f.runs)
+	addKeysFlag(root, &f.keys)
+	root.AddCommand(newTUICmd(), newOpenCmd())
+}
+
+func newTUICmd() *cobra.Command {
+	var f tuiFlags
+	cmd := &cobra.Command{
+		Use:   "tui [--config FILE] [--set section.key=value ...]",
+		Short: "Fine-tune in the terminal workbench (bare `selmix` does this on the built-in experiment)",
+		Long: `tui starts a run and shows it live: per-class recall and coverage, the gain
+matrix G and mixup distribution P, s and the Lagrange multipliers, every
+objective over time and an event log. Pause, single-step, scale s, change the
+objective, the policy or any hyperparameter while it runs (press ? for keys).
+Quitting stops the run; it stays recorded in the runs root.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWorkbench(cmd, f) },
+	}
+	addConfigFlags(cmd, &f.config, &f.sets)
+	addRunsFlag(cmd, &f.runs)
+	addKeysFlag(cmd, &f.keys)
+	return cmd
+}
+
+func newOpenCmd() *cobra.Command {
+	var f tuiFlags
+	cmd := &cobra.Command{
+		Use:   "open RUN",
+		Short: "View a recorded run in the workbench (read-only)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			km, kpath, err := loadKeys(f.keys)
+			if err != nil {
+				return err
+			}
+			if err := needTerminal(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			run, err := runs.Open(runs.Root(f.runs), args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			h, err := record.Load(run)
+			if err != nil {
+				return err
+			}
+			info := history.Info{ID: run.Meta.ID, Name: run.Meta.Name, Dir: run.Dir, ReadOnly: true}
+			if len(h.Starts) > 0 {
+				info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
+			}
+			st := train.NewStream()
+			for _, s := range recordedSnapshots(h) {
+				st.Publish(s)
+			}
+			st.Close()
+			m := tui.New(tui.Options{Info: info, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == ""})
+			return showProgram(cmd.Context(), m, st)
+		},
+	}
+	addRunsFlag(cmd, &f.runs)
+	addKeysFlag(cmd, &f.keys)
+	return cmd
+}
+
+// runWorkbench starts a run with the workbench as its viewer.
+func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
+	km, kpath, err := loadKeys(f.keys)
+	if err != nil {
+		return err
+	}
+	if err := needTerminal(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	c, err := loadConfig(f.config, f.sets)
+	if err != nil {
+		return err
+	}
+	// Bubble Tea owns the terminal while it runs: what the run prints
+	// meanwhile is held and printed after the workbench closes.
+	out := &holdWriter{w: cmd.OutOrStdout()}
+	view := func(ctx context.Context, eng *train.Engine, st *train.Stream, vi ViewInfo) error {
+		out.hold()
+		defer out.release()
+		m := tui.New(tui.Options{
+			Info: history.Info{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts},
+			Ctl:  eng, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "",
+		})
+		return showProgram(ctx, m, st)
+	}
+	return startRun(cmd.Context(), out, c, startOpts{root: f.runs, view: view})
+}
+
+// showProgram runs the Bubble Tea program over m while one goroutine
+// feeds it st's snapshots; it returns when the user quits.
+func showProgram(ctx context.Context, m *tui.Model, st *train.Stream) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Snapshots arrive at most every tui.UIRate; a faster frame clock
+	// would only wake the CPU that training needs.
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(20))
+	go tui.Follow(fctx, st, p.Send, tui.UIRate)
+	_, err := p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil // interrupted by a signal: the run stops as for q
+	}
+	return err
+}
+
+func loadKeys(path string) (*keys.Map, string, error) {
+	if path == "" {
+		def := keys.DefaultPath()
+		if def == "" {
+			return keys.Default(), "", nil
+		}
+		km, err := keys.Load(def, true)
+		if err != nil {
+			return nil, "", usageError{err}
+		}
+		return km, def, nil
+	}
+	km, err := keys.Load(path, false)
+	if err != nil {
+		return nil, "", usageError{err}
+	}
+	return km, path, nil
+}
+
+// needTerminal refuses to draw the workbench into a pipe or a file.
+func needTerminal(w io.Writer) error {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return badInput("the workbench needs a terminal; use `selmix run --headless` in scripts")
+	}
+	return nil
+}
+
+// holdWriter passes writes through, except while held, when it buffers
+// them until release.
+type holdWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	buf  bytes.Buffer
+	held bool
+}
+
+func (h *holdWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held {
+		return h.buf.Write(p)
+	}
+	return h.w.Write(p)
+}
+
+func (h *holdWriter) hold() {
+	h.mu.Lock()
+	h.held = true
+	h.mu.Unlock()
+}
+
+func (h *holdWriter) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = false
+	if h.buf.Len() > 0 {
+		h.w.Write(h.buf.Bytes())
+		h.buf.Reset()
+	}
+}
+
+// recordedSnapshots replays a run's log as the snapshots the engine sent:
+// controls and refreshes in step order (controls first at a step, as the
+// engine applies them before evaluating), then the end of the run.
+func recordedSnapshots(h *record.History) []train.Snapshot {
+	total := 0
+	if len(h.Starts) > 0 {
+		total = h.Starts[0].Total
+	}
+	type ev struct {
+		step, order int
+		s           train.Snapshot
+	}
+	var evs []ev
+	for _, r := range h.Refreshes {
+		stats := r.Stats
+		s := train.Snapshot{Kind: train.KindRefresh, Step: r.Step, Total: r.Total, State: r.State, Hyper: r.Hyper, Refresh: &stats}
+		if r.Loss != nil {
+			s.Loss = *r.Loss
+		}
+		evs = append(evs, ev{r.Step, 1, s})
+	}
+	for _, a := range h.Controls {
+		a := a
+		evs = append(evs, ev{a.Step, 0, train.Snapshot{Kind: train.KindControl, Step: a.Step, Total: total, Ack: &a}})
+	}
+	sort.SliceStable(evs, func(i, j int) bool {
+		if evs[i].step != evs[j].step {
+			return evs[i].step < evs[j].step
+		}
+		return evs[i].order < evs[j].order
+	})
+	out := make([]train.Snapshot, 0, len(evs)+2)
+	var last train.Snapshot
+	for _, e := range evs {
+		s := e.s
+		if s.Kind == train.KindControl {
+			// Acks carry no run state; show them with the last known one.
+			s.Hyper, s.State, s.Refresh = last.Hyper, last.State, last.Refresh
+		}
+		last = s
+		out = append(out, s)
+	}
+	for _, e := range h.Errors {
+		s := last
+		s.Kind, s.State, s.Err, s.Ack = train.KindError, train.Failed, e.Err, nil
+		out = append(out, s)
+	}
+	if h.Final != nil {
+		s := last
+		s.Kind, s.Ack, s.Summary, s.Step = train.KindFinal, nil, h.Final, h.Final.Steps
+		s.State = train.Finished
+		if h.Final.Steps < total {
+			s.State = train.Stopped
+		}
+		out = append(out, s)
+	}
+	if total > 0 {
+		for i := range out {
+			out[i].Total = total
+		}
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+// Package classes is the per-class pane: recall and coverage bars, the
+// coverage constraint α/K, the worst class and the change since the
+// previous refresh.
+package classes
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"selmix/tui/history"
+	"selmix/tui/pane"
+)
+
+// Model lists classes, scrolling when K exceeds the height.
+type Model struct {
+	ctx    *pane.Context
+	run    *history.Run
+	w, h   int
+	offset int
+}
+
+// New returns the pane over run.
+func New(ctx *pane.Context, run *history.Run) *Model { return &Model{ctx: ctx, run: run} }
+
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.clamp() }
+func (m *Model) Title() string {
+	k, rows := m.run.K(), m.rows()
+	if k > rows && rows > 0 {
+		return fmt.Sprintf("classes %d–%d of %d", m.offset+1, min(k, m.offset+rows), k)
+	}
+	return "recall & coverage"
+}
+
+func (m *Model) ShortHelp() []key.Binding {
+	k := m.ctx.Keys
+	return []key.Binding{k.Up, k.Down}
+}
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.ctx.Keys
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}}
+}
+
+// rows is how many class rows fit under the two header lines.
+func (m *Model) rows() int { return max(0, m.h-2) }
+
+func (m *Model) clamp() {
+	m.offset = max(0, min(m.offset, m.run.K()-m.rows()))
+}
+
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	kp, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	k := m.ctx.Keys
+	switch {
+	case key.Matches(kp, k.Up):
+		m.offset--
+	case key.Matches(kp, k.Down):
+		m.offset++
+	case key.Matches(kp, k.Top):
+		m.offset = 0
+	case key.Matches(kp, k.Bottom):
+		m.offset = m.run.K()
+	}
+	m.clamp()
+	return nil
+}
+
+func (m *Model) View() string {
+	th := m.ctx.Theme
+	r := m.run
+	cur := r.Cur
+	if cur == nil {
+		return pane.Fit(th.Render(th.Dim, "waiting for the first evaluation…"), m.w, m.h)
+	}
+	m.clamp()
+	rep := cur.Report
+	K := cur.K
+	alpha := r.Latest.Hyper.Alpha
+	target := alpha / float64(K)
+	var prev *struct{ rec, cov []float64 }
+	if p := r.Prev; p != nil && p.K == K {
+		prev = &struct{ rec, cov []float64 }{p.Report.Recall, p.Report.Coverage}
+	}
+
+	nameW := 4
+	for k := range K {
+		nameW = max(nameW, len([]rune(r.ClassName(k))))
+	}
+	nameW = min(nameW, 12)
+	wide := m.w >= 90
+	// Training counts show the long tail beside each class, when known.
+	counts := r.Info.TrainCounts
+	countW := 0
+	if wide && len(counts) == K {
+		for _, c := range counts {
+			countW = max(countW, len(fmt.Sprint(c))+1)
+		}
+	}
+	// mark(2) name [count] sp bar sp val(5) sp Δ(6) | sp bar sp val(5) [sp Δ(6)] sp flag(1)
+	fixed := 2 + nameW + countW + 1 + 1 + 5 + 1 + 6 + 3 + 1 + 5 + 2
+	if wide {
+		fixed += 7
+	}
+	bars := max(4, m.w-fixed)
+	recW := bars * 3 / 5
+	covW := bars - recW
+	covScale := 2 / float64(K)
+	for _, c := range rep.Coverage {
+		covScale = max(covScale, c*1.05)
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s  %s %s %.3f  %s",
+		th.Render(th.Worst, "▶"), "worst: "+r.ClassName(rep.Worst),
+		th.Render(th.Dim, "│ = α/K ="), trim(alpha)+"/"+fmt.Sprint(K), target,
+		th.Render(th.Dim, "! = below α/K"))
+	b.WriteByte('\n')
+	covHead := fmt.Sprintf("coverage 0–%.2f", covScale)
+	b.WriteString(th.Render(th.Dim, pane.PadRight("", 2+nameW)+pane.PadLeft(map[bool]string{true: "n", false: ""}[countW > 0], countW)+" "+pane.PadRight("recall 0–1", recW+1)+pane.PadRight("", 13)+
+		"│ "+covHead))
+	for k := m.offset; k < min(K, m.offset+m.rows()); k++ {
+		b.WriteByte('\n')
+		rec, cov := rep.Recall[k], rep.Coverage[k]
+		mark, nameStyle := "  ", th.Bold
+		if k == rep.Worst {
+			mark, nameStyle = th.Render(th.Worst, "▶ "), th.Worst
+		}
+		name := pane.PadRight(history.Short(r.ClassName(k), nameW), nameW)
+		b.WriteString(mark + th.Render(nameStyle, name))
+		if countW > 0 {
+			b.WriteString(th.Render(th.Dim, pane.PadLeft(fmt.Sprint(counts[k]), countW)))
+		}
+		b.WriteString(" ")
+		recBar := pane.Bar(rec, recW)
+		if k == rep.Worst {
+			recBar = th.Render(th.Worst, recBar)
+		} else {
+			recBar = th.Render(th.Accent, recBar)
+		}
+		b.WriteString(recBar + fmt.Sprintf(" %5.3f ", rec))
+		b.WriteString(m.delta(prev != nil, func() float64 { return rec - prev.rec[k] }))
+		b.WriteString(th.Render(th.Dim, " │ "))
+		covBar := pane.BarMark(cov/covScale, target/covScale, covW)
+		flag := " "
+		if cov < target {
+			covBar, flag = th.Render(th.Bad, covBar), th.Render(th.Bad, "!")
+		}
+		b.WriteString(covBar + fmt.Sprintf(" %5.3f", cov))
+		if wide {
+			b.WriteString(" " + m.delta(prev != nil, func() float64 { return cov - prev.cov[k] }))
+		}
+		b.WriteString(" " + flag)
+	}
+	return pane.Fit(b.String(), m.w, m.h)
+}
+
+// delta renders a signed change in 6 columns, "—" when unknown.
+func (m *Model) delta(known bool, d func() float64) string {
+	th := m.ctx.Theme
+	if !known {
+		return th.Render(th.Dim, "     —")
+	}
+	v := d()
+	s := fmt.Sprintf("%+6.3f", v)
+	switch {
+	case v > 5e-4:
+		return th.Render(th.Good, s)
+	case v < -5e-4:
+		return th.Render(th.Bad, s)
+	}
+	return th.Render(th.Dim, s)
+}
+
+func trim(x float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", x), "0"), ".")
+}

@@ -1,0 +1,328 @@
+// Package curves plots every objective over the run: a braille chart of
+// the selected one (raw points, EMA line, pre-trained baseline) and a
+// table of all of them with sparklines, the optimized one marked.
+package curves
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"selmix/core/metric"
+	"selmix/tui/history"
+	"selmix/tui/pane"
+)
+
+// Model is the curves pane.
+type Model struct {
+	ctx    *pane.Context
+	run    *history.Run
+	w, h   int
+	sel    int     // charted objective; -1 follows the optimized one
+	smooth float64 // EMA weight of the past, in [0, 0.95]
+}
+
+// New returns the pane over run.
+func New(ctx *pane.Context, run *history.Run) *Model {
+	return &Model{ctx: ctx, run: run, sel: -1, smooth: 0.6}
+}
+
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+func (m *Model) Title() string    { return fmt.Sprintf("objectives · EMA %.2g", m.smooth) }
+func (m *Model) ShortHelp() []key.Binding {
+	k := m.ctx.Keys
+	return []key.Binding{k.Up, k.Down, k.SmoothLess, k.SmoothMore}
+}
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.ctx.Keys
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.SmoothLess, k.SmoothMore}}
+}
+
+// Smoothing is the EMA weight in use.
+func (m *Model) Smoothing() float64 { return m.smooth }
+
+func (m *Model) selected() int {
+	if m.sel >= 0 {
+		return m.sel
+	}
+	return max(0, history.ObjIndex(m.run.Latest.Hyper.Objective))
+}
+
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	kp, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	n := len(metric.Objectives())
+	switch k := m.ctx.Keys; {
+	case key.Matches(kp, k.Up):
+		m.sel = (m.selected() + n - 1) % n
+	case key.Matches(kp, k.Down):
+		m.sel = (m.selected() + 1) % n
+	case key.Matches(kp, k.Top):
+		m.sel = -1 // back to following the optimized objective
+	case key.Matches(kp, k.SmoothMore):
+		m.smooth = math.Min(0.95, math.Round((m.smooth+0.1)*100)/100)
+	case key.Matches(kp, k.SmoothLess):
+		m.smooth = math.Max(0, math.Round((m.smooth-0.1)*100)/100)
+	}
+	return nil
+}
+
+// EMA smooths v with weight a on the past (0 = raw).
+func EMA(v []float64, a float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		if i == 0 {
+			out[i] = x
+			continue
+		}
+		out[i] = a*out[i-1] + (1-a)*x
+	}
+	return out
+}
+
+func (m *Model) View() string {
+	th := m.ctx.Theme
+	r := m.run
+	if r.Cur == nil {
+		return pane.Fit(th.Render(th.Dim, "waiting for the first evaluation…"), m.w, m.h)
+	}
+	objs := metric.Objectives()
+	tableW := 46
+	tableH := len(objs) + 1
+	var chartW, chartH int
+	side := m.w >= 100
+	if side {
+		chartW, chartH = m.w-tableW-2, m.h
+	} else {
+		chartW, chartH = m.w, m.h-tableH
+	}
+	chart := ""
+	if chartH >= 4 && chartW >= 20 {
+		chart = m.chart(chartW, chartH)
+	}
+	if !side {
+		tableW = m.w
+	}
+	table := m.table(tableW)
+	if side {
+		return pane.JoinH(pane.Fit(chart, chartW, m.h), pane.Fit("", 2, m.h), pane.Fit(table, tableW, m.h))
+	}
+	if chart == "" {
+		return pane.Fit(table, m.w, m.h)
+	}
+	return pane.Fit(chart+"\n"+table, m.w, m.h)
+}
+
+func (m *Model) table(w int) string {
+	th := m.ctx.Theme
+	r := m.run
+	opt := history.ObjIndex(r.Latest.Hyper.Objective)
+	sel := m.selected()
+	var b strings.Builder
+	b.WriteString(th.Render(th.Dim, fmt.Sprintf("  %-19s %7s %7s  %s", "objective (*=opt.)", "now", "Δ pre", "history")))
+	sparkW := max(4, w-2-19-1-7-1-7-2)
+	for o, name := range metric.Objectives() {
+		b.WriteByte('\n')
+		v := r.Obj[o]
+		cur := v[len(v)-1]
+		d := cur - r.Baseline[o]
+		mark := "  "
+		if o == opt {
+			mark = "* "
+		}
+		if o == sel {
+			mark = mark[:1] + "▸"
+		}
+		ds := fmt.Sprintf("%+7.4f", d)
+		switch {
+		case d > 5e-5:
+			ds = th.Render(th.Good, ds)
+		case d < -5e-5:
+			ds = th.Render(th.Bad, ds)
+		}
+		line := fmt.Sprintf("%s%-19s %7.4f ", mark, name, cur) + ds + "  " + pane.Sparkline(EMA(v, m.smooth), sparkW)
+		switch {
+		case o == sel:
+			line = th.Render(th.Selected, pane.PadRight(line, w))
+		case o == opt:
+			line = th.Render(th.Accent, line)
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// chart draws the selected objective over steps 0..Total in braille.
+func (m *Model) chart(w, h int) string {
+	th := m.ctx.Theme
+	r := m.run
+	o := m.selected()
+	raw := r.Obj[o]
+	ema := EMA(raw, m.smooth)
+	base := r.Baseline[o]
+	lo, hi := base, base
+	for i := range raw {
+		lo, hi = math.Min(lo, math.Min(raw[i], ema[i])), math.Max(hi, math.Max(raw[i], ema[i]))
+	}
+	if hi-lo < 1e-9 {
+		lo, hi = lo-0.01, hi+0.01
+	}
+	pad := (hi - lo) * 0.05
+	lo, hi = lo-pad, hi+pad
+	const axisW = 7
+	plotW, plotH := w-axisW, h-2 // title line and x axis line
+	c := newCanvas(plotW, plotH)
+	total := max(r.Latest.Total, r.Steps[len(r.Steps)-1], 1)
+	px := func(step int) int { return int(math.Round(float64(step) / float64(total) * float64(c.dw-1))) }
+	py := func(v float64) int { return int(math.Round((hi - v) / (hi - lo) * float64(c.dh-1))) }
+	for x := 0; x < c.dw; x += 3 {
+		c.set(layerBase, x, py(base))
+	}
+	for i := range raw {
+		c.set(layerRaw, px(r.Steps[i]), py(raw[i]))
+		if i > 0 {
+			c.line(layerEMA, px(r.Steps[i-1]), py(ema[i-1]), px(r.Steps[i]), py(ema[i]))
+		} else {
+			c.set(layerEMA, px(r.Steps[i]), py(ema[i]))
+		}
+	}
+	name := string(metric.Objectives()[o])
+	if o == history.ObjIndex(r.Latest.Hyper.Objective) {
+		name += " (optimized)"
+	}
+	lines := []string{th.Render(th.Bold, name) + th.Render(th.Dim, fmt.Sprintf("  ⣿ EMA  ⠂ raw  ⠉ pre-trained %.4f", base))}
+	rows := c.render(th)
+	baseRow := py(base) / 4
+	for i, row := range rows {
+		label := ""
+		switch {
+		case i == 0:
+			label = num(hi)
+		case i == len(rows)-1:
+			label = num(lo)
+		case i == baseRow:
+			label = "pre"
+		}
+		lines = append(lines, th.Render(th.Dim, pane.PadLeft(label, axisW-1)+"┤")+row)
+	}
+	xl := fmt.Sprintf("%d", total)
+	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+"└step 0"+pane.PadLeft(xl, max(0, plotW-6))))
+	return strings.Join(lines, "\n")
+}
+
+type layer int
+
+const (
+	layerBase layer = iota
+	layerRaw
+	layerEMA
+	nLayers
+)
+
+// canvas is a braille dot grid with one bit plane per layer.
+type canvas struct {
+	w, h, dw, dh int
+	bits         [nLayers][]uint8
+}
+
+func newCanvas(w, h int) *canvas {
+	c := &canvas{w: max(1, w), h: max(1, h)}
+	c.dw, c.dh = 2*c.w, 4*c.h
+	for l := range c.bits {
+		c.bits[l] = make([]uint8, c.w*c.h)
+	}
+	return c
+}
+
+var dotBit = [2][4]uint8{{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}}
+
+func (c *canvas) set(l layer, x, y int) {
+	if x < 0 || y < 0 || x >= c.dw || y >= c.dh {
+		return
+	}
+	c.bits[l][(y/4)*c.w+x/2] |= dotBit[x%2][y%4]
+}
+
+// line draws a Bresenham line.
+func (c *canvas) line(l layer, x0, y0, x1, y1 int) {
+	dx, dy := abs(x1-x0), -abs(y1-y0)
+	sx, sy := sign(x1-x0), sign(y1-y0)
+	e := dx + dy
+	for {
+		c.set(l, x0, y0)
+		if x0 == x1 && y0 == y1 {
+			return
+		}
+		e2 := 2 * e
+		if e2 >= dy {
+			e += dy
+			x0 += sx
+		}
+		if e2 <= dx {
+			e += dx
+			y0 += sy
+		}
+	}
+}
+
+// render styles each cell by its top layer: EMA over raw over baseline.
+func (c *canvas) render(th *pane.Theme) []string {
+	out := make([]string, c.h)
+	for y := range c.h {
+		var b strings.Builder
+		for x := range c.w {
+			i := y*c.w + x
+			bits := c.bits[layerBase][i] | c.bits[layerRaw][i] | c.bits[layerEMA][i]
+			if bits == 0 {
+				b.WriteByte(' ')
+				continue
+			}
+			ch := string(rune(0x2800 + int(bits)))
+			switch {
+			case c.bits[layerEMA][i] != 0:
+				ch = th.Render(th.Accent, ch)
+			case c.bits[layerRaw][i] != 0:
+				ch = th.Render(th.Dim, ch)
+			default:
+				ch = th.Render(th.Warn, ch)
+			}
+			b.WriteString(ch)
+		}
+		out[y] = b.String()
+	}
+	return out
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func sign(x int) int {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+// num formats an axis value in at most 6 columns.
+func num(x float64) string {
+	s := fmt.Sprintf("%.4f", x)
+	if len(s) > 6 {
+		s = fmt.Sprintf("%.3f", x)
+	}
+	if len(s) > 6 {
+		s = fmt.Sprintf("%.2g", x)
+	}
+	return s
+}

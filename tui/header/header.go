@@ -1,0 +1,130 @@
+// Package header is the workbench's top pane: what runs, where it is and
+// how fast it goes.
+package header
+
+import (
+	"fmt"
+
+	"github.com/charmbracelet/x/ansi"
+	"math"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"selmix/core/train"
+	"selmix/tui/history"
+	"selmix/tui/pane"
+)
+
+// Model draws two lines: identity and state, then progress.
+type Model struct {
+	ctx  *pane.Context
+	run  *history.Run
+	w, h int
+}
+
+// New returns a header over run.
+func New(ctx *pane.Context, run *history.Run) *Model { return &Model{ctx: ctx, run: run} }
+
+func (m *Model) SetSize(w, h int)          { m.w, m.h = w, h }
+func (m *Model) Update(tea.Msg) tea.Cmd    { return nil }
+func (m *Model) Title() string             { return "run" }
+func (m *Model) ShortHelp() []key.Binding  { return nil }
+func (m *Model) FullHelp() [][]key.Binding { return nil }
+
+// State is the run state shown in the header: the engine's, or
+// "starting" before the first snapshot.
+func (m *Model) State() string {
+	r := m.run
+	switch {
+	case !r.Seen:
+		return "starting"
+	case r.Err != "":
+		return string(train.Failed)
+	case r.Closed && r.Latest.State == train.Running:
+		// The stream ended without a final state: the run is over.
+		return string(train.Stopped)
+	}
+	return string(r.Latest.State)
+}
+
+func (m *Model) View() string {
+	th := m.ctx.Theme
+	r := m.run
+	s := r.Latest
+	state := m.State()
+	stateStyle := th.Accent
+	switch state {
+	case string(train.Paused):
+		stateStyle = th.Warn
+	case string(train.Failed):
+		stateStyle = th.Bad
+	case string(train.Finished):
+		stateStyle = th.Good
+	}
+	name := r.Info.Name
+	if name == "" {
+		name = r.Info.ID
+	}
+	if r.Info.ReadOnly {
+		name += " (read-only)"
+	}
+	obj, pol := string(s.Hyper.Objective), string(s.Hyper.Policy)
+	if obj == "" {
+		obj, pol = "—", "—"
+	}
+	right := th.Render(stateStyle, "● "+state)
+	rightW := len([]rune("● " + state))
+	// Labels only when they fit: at 80 columns the values speak alone.
+	left := th.Render(th.Title, "selmix") + " " + name + th.Render(th.Dim, "  objective ") + obj +
+		th.Render(th.Dim, "  policy ") + pol + th.Render(th.Dim, "  phase ") + r.Phase()
+	if len([]rune(ansiStrip(left))) > m.w-rightW-1 {
+		sep := th.Render(th.Dim, " · ")
+		left = th.Render(th.Title, "selmix") + " " + name + sep + obj + sep + pol + sep + r.Phase()
+	}
+	line1 := pane.PadRight(left, max(0, m.w-rightW-1)) + " " + right
+
+	// Progress line: fixed-width fields around a bar that takes the rest.
+	frac := 0.0
+	if s.Total > 0 {
+		frac = float64(s.Step) / float64(s.Total)
+	}
+	rate, eta := "— step/s", "ETA —"
+	if s.StepsPerSec > 0 && state == string(train.Running) {
+		rate = fmt.Sprintf("%.0f step/s", s.StepsPerSec)
+		eta = "ETA " + clock(float64(s.Total-s.Step)/s.StepsPerSec)
+	}
+	psi := ""
+	if r.Cur != nil {
+		psi = fmt.Sprintf("  ψ %.4f  s %s", r.Cur.Psi, trim(s.Hyper.S))
+	}
+	fields := fmt.Sprintf(" %3.0f%%  %s  %s%s", 100*frac, rate, eta, psi)
+	head := fmt.Sprintf("step %d/%d ", s.Step, s.Total)
+	barW := m.w - len([]rune(head)) - len([]rune(fields))
+	if barW < 10 {
+		// Too narrow for everything: drop ψ and s first.
+		fields = fmt.Sprintf(" %3.0f%%  %s  %s", 100*frac, rate, eta)
+		barW = m.w - len([]rune(head)) - len([]rune(fields))
+	}
+	line2 := head + th.Render(th.Accent, pane.Bar(frac, max(0, min(barW, 60)))) + fields
+	return pane.Fit(line1+"\n"+line2, m.w, m.h)
+}
+
+// clock formats seconds as m:ss or h:mm:ss.
+func clock(sec float64) string {
+	if math.IsInf(sec, 0) || math.IsNaN(sec) || sec < 0 {
+		return "—"
+	}
+	t := int(math.Round(sec))
+	if t >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", t/3600, t/60%60, t%60)
+	}
+	return fmt.Sprintf("%d:%02d", t/60, t%60)
+}
+
+func trim(x float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", x), "0"), ".")
+}
+
+func ansiStrip(s string) string { return ansi.Strip(s) }

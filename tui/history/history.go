@@ -1,0 +1,213 @@
+// Package history accumulates a run's snapshots into what the panes
+// draw: the latest state, per-refresh series and the event log. Apply is
+// called from the UI's Update only, so no locking is needed, and it does
+// O(K + objectives) work per refresh and O(1) per step.
+package history
+
+import (
+	"fmt"
+	"strings"
+
+	"selmix/core/metric"
+	"selmix/core/train"
+)
+
+// Info is what the workbench knows of a run besides its snapshots.
+type Info struct {
+	ID, Name    string
+	Dir         string // the run's directory in the store
+	ClassNames  []string
+	TrainCounts []int
+	ReadOnly    bool // a finished run opened from the store
+}
+
+// Level grades an event-log entry.
+type Level int
+
+const (
+	Routine Level = iota // refreshes
+	Note                 // controls and UI notes
+	Warn                 // refused controls, unavailable actions
+	Error                // run failures
+)
+
+// Entry is one line of the event log.
+type Entry struct {
+	Step  int
+	Level Level
+	Text  string
+}
+
+// Run is the accumulated view of one run.
+type Run struct {
+	Info Info
+
+	Latest   train.Snapshot // newest snapshot of any kind
+	Seen     bool           // at least one snapshot arrived
+	Closed   bool           // the stream ended
+	Cur      *train.RefreshStats
+	Prev     *train.RefreshStats // the refresh before Cur (for deltas)
+	Baseline []float64           // objectives at the first refresh: the pre-trained model
+
+	// Per refresh, oldest first.
+	Steps  []int
+	Obj    [][]float64 // Obj[o][i]: objective o (metric.Objectives() order) at refresh i
+	S      []float64
+	Lambda [][]float64 // multipliers at refresh i (nil if the objective has none)
+
+	Summary *train.Summary
+	Err     string
+	Log     []Entry
+}
+
+// New returns an empty Run.
+func New(info Info) *Run {
+	return &Run{Info: info, Obj: make([][]float64, len(metric.Objectives()))}
+}
+
+// K is the number of classes, 0 before the first refresh.
+func (r *Run) K() int {
+	if r.Cur == nil {
+		return 0
+	}
+	return r.Cur.K
+}
+
+// ClassName names class k: its dataset name if known, else its index.
+func (r *Run) ClassName(k int) string {
+	if k < len(r.Info.ClassNames) && r.Info.ClassNames[k] != "" {
+		return r.Info.ClassNames[k]
+	}
+	return fmt.Sprintf("class %d", k)
+}
+
+// Note appends a UI-side line to the event log (e.g. "fork not available").
+func (r *Run) Note(level Level, text string) {
+	r.Log = append(r.Log, Entry{Step: r.Latest.Step, Level: level, Text: text})
+}
+
+// Apply folds one snapshot in. Snapshots are the engine's immutable
+// copies, so keeping their slices is safe.
+func (r *Run) Apply(s train.Snapshot) {
+	r.Seen = true
+	// A step snapshot carries the last refresh too; keep per-step values
+	// but take refresh data only from refresh events.
+	r.Latest = s
+	switch s.Kind {
+	case train.KindRefresh:
+		r.addRefresh(s)
+	case train.KindControl:
+		// A control that changes G or P (s, the objective, the policy, …)
+		// recomputes them from the same evaluation: show the new ones
+		// without adding a point to the histories.
+		if rs := s.Refresh; rs != nil && r.Cur != nil && rs != r.Cur && rs.Step == r.Cur.Step {
+			r.Cur = rs
+		}
+		if s.Ack == nil {
+			r.Log = append(r.Log, Entry{s.Step, Note, "paused after one refresh interval"})
+			break
+		}
+		if s.Ack.Err != "" {
+			r.Log = append(r.Log, Entry{s.Ack.Step, Warn, fmt.Sprintf("%s refused: %s", s.Ack.Control, s.Ack.Err)})
+		} else {
+			r.Log = append(r.Log, Entry{s.Ack.Step, Note, fmt.Sprintf("%s ✓", s.Ack.Control)})
+		}
+	case train.KindFinal:
+		r.Summary = s.Summary
+		if sm := s.Summary; sm != nil && len(sm.TestObjBefore) > 0 {
+			i := objIndex(sm.Objective)
+			r.Log = append(r.Log, Entry{s.Step, Note, fmt.Sprintf("%s after %d steps: test %s %.4f → %.4f",
+				s.State, sm.Steps, sm.Objective, sm.TestObjBefore[i], sm.TestObjAfter[i])})
+		} else {
+			r.Log = append(r.Log, Entry{s.Step, Note, string(s.State)})
+		}
+	case train.KindError:
+		r.Err = s.Err
+		r.Log = append(r.Log, Entry{s.Step, Error, "error: " + s.Err})
+	}
+}
+
+func (r *Run) addRefresh(s train.Snapshot) {
+	rs := s.Refresh
+	if rs == nil {
+		return
+	}
+	if r.Cur != nil && r.Cur.Step == rs.Step && r.Cur == rs {
+		return
+	}
+	r.Prev, r.Cur = r.Cur, rs
+	if r.Baseline == nil {
+		r.Baseline = rs.Objectives
+	}
+	r.Steps = append(r.Steps, rs.Step)
+	for o := range r.Obj {
+		v := 0.0
+		if o < len(rs.Objectives) {
+			v = rs.Objectives[o]
+		}
+		r.Obj[o] = append(r.Obj[o], v)
+	}
+	r.S = append(r.S, rs.S)
+	r.Lambda = append(r.Lambda, rs.Lambda)
+	rep := rs.Report
+	worst := ""
+	if rep.K > 0 {
+		worst = fmt.Sprintf("  worst %s %.3f", r.ClassName(rep.Worst), rep.MinRecall)
+	}
+	r.Log = append(r.Log, Entry{rs.Step, Routine, fmt.Sprintf("refresh %s %.4f%s", s.Hyper.Objective, rs.Psi, worst)})
+}
+
+// LambdaHistory returns the history of multiplier i over the trailing
+// refreshes whose multipliers have n entries (a change of objective
+// starts a new history).
+func (r *Run) LambdaHistory(i, n int) []float64 {
+	var out []float64
+	for j := len(r.Lambda) - 1; j >= 0; j-- {
+		l := r.Lambda[j]
+		if len(l) != n {
+			break
+		}
+		out = append(out, l[i])
+	}
+	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
+		out[a], out[b] = out[b], out[a]
+	}
+	return out
+}
+
+// ObjIndex is the position of o in metric.Objectives(), or -1.
+func ObjIndex(o metric.Objective) int { return objIndex(o) }
+
+func objIndex(o metric.Objective) int {
+	for i, x := range metric.Objectives() {
+		if x == o {
+			return i
+		}
+	}
+	return -1
+}
+
+// Phase is a short description of where the run is.
+func (r *Run) Phase() string {
+	switch {
+	case !r.Seen:
+		return "starting"
+	case r.Err != "":
+		return "failed"
+	case r.Summary != nil || r.Closed:
+		return "done"
+	case r.Latest.Step == 0 && r.Cur != nil && len(r.Steps) == 1:
+		return "evaluated pre-trained model"
+	default:
+		return "fine-tuning"
+	}
+}
+
+// Short shortens a class name to w columns for labels.
+func Short(name string, w int) string {
+	name = strings.TrimSpace(name)
+	if len([]rune(name)) <= w {
+		return name
+	}
+	return string([]rune(name)[:w])
+}

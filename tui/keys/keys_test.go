@@ -1,0 +1,80 @@
+package keys
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "keys.toml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoad(t *testing.T) {
+	p := write(t, "pause = \"P\"\nquit = [\"Q\", \"ctrl+c\"]\n")
+	m, err := Load(p, false)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if got := m.Pause.Keys(); len(got) != 1 || got[0] != "P" {
+		t.Errorf("pause keys = %v, want [P]", got)
+	}
+	if got := m.Quit.Keys(); len(got) != 2 || got[0] != "Q" {
+		t.Errorf("quit keys = %v, want [Q ctrl+c]", got)
+	}
+	if got := m.Pause.Help().Key; got != "P" {
+		t.Errorf("pause help key = %q, want P", got)
+	}
+	if got := m.Step.Keys(); got[0] != "n" {
+		t.Errorf("unmapped step keys = %v, want the default [n]", got)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       []string // substrings of the error
+	}{
+		{"unknown action", "paws = \"p\"\n", []string{"keys.toml", `"paws"`, "unknown action"}},
+		{"not a string", "pause = 3\n", []string{"keys.toml", `"pause"`}},
+		{"empty list", "pause = []\n", []string{`"pause"`, "empty"}},
+		{"blank key", "pause = \" \"\n", []string{`"pause"`, "bad key name"}},
+		{"conflict", "pause = \"q\"\n", []string{`"q"`, "pause", "quit"}},
+		{"syntax", "pause = \n", []string{"keys.toml"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(write(t, c.text), false)
+			if err == nil {
+				t.Fatalf("Load(%q) succeeded, want an error", c.text)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadMissing(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "none.toml")
+	if _, err := Load(p, true); err != nil {
+		t.Errorf("optional missing file: %v", err)
+	}
+	if _, err := Load(p, false); err == nil || !strings.Contains(err.Error(), "none.toml") {
+		t.Errorf("required missing file: err = %v, want one naming the file", err)
+	}
+}
+
+func TestDefaultHasNoConflicts(t *testing.T) {
+	if err := Default().conflicts(); err != nil {
+		t.Error(err)
+	}
+}

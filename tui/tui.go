@@ -1,0 +1,522 @@
+// Package tui is the selmix workbench: a Bubble Tea program that shows a
+// live (or recorded) run in panes and sends the user's controls to the
+// engine. The root model is a small state machine (loading, running,
+// finished, error); each pane is its own package behind pane.Component.
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"selmix/core/train"
+	"selmix/tui/classes"
+	"selmix/tui/curves"
+	"selmix/tui/eventlog"
+	"selmix/tui/header"
+	"selmix/tui/heatmap"
+	"selmix/tui/history"
+	"selmix/tui/keys"
+	"selmix/tui/multipliers"
+	"selmix/tui/pane"
+)
+
+// State is the root model's state.
+type State int
+
+const (
+	Loading  State = iota // no snapshot yet
+	Running               // snapshots arriving (running or paused)
+	Finished              // the stream closed
+	Failed                // the run or the reader failed
+)
+
+func (s State) String() string { return [...]string{"loading", "running", "finished", "error"}[s] }
+
+// Options configure a workbench.
+type Options struct {
+	Info  history.Info
+	Ctl   Controller // nil: read-only (a recorded run)
+	Keys  *keys.Map  // nil: keys.Default()
+	Color bool       // false: plain theme (NO_COLOR, tests)
+	// KeysPath is where the help overlay says keys can be remapped.
+	KeysPath string
+}
+
+// overlay is what, if anything, is drawn over the panes and takes keys.
+type overlay int
+
+const (
+	noOverlay overlay = iota
+	helpOverlay
+	pickerOverlay
+	formOverlay
+	quitOverlay
+	errorOverlay
+)
+
+// Pane indices in focus order.
+const (
+	paneClasses = iota
+	paneHeatmap
+	paneMultipliers
+	paneCurves
+	paneLog
+	nPanes
+)
+
+var paneTabs = [nPanes]string{"classes", "G·P", "s·λ", "curves", "events"}
+
+// Model is the root model.
+type Model struct {
+	ctx    *pane.Context
+	run    *history.Run
+	ctl    Controller
+	state  State
+	header *header.Model
+	panes  [nPanes]pane.Component
+	focus  int
+	w, h   int
+	wide   bool
+
+	overlay overlay
+	picker  picker
+	form    form
+	help    help.Model
+
+	keysPath string
+
+	pendingS float64 // s requested by +/- and not yet acknowledged; 0 = none
+	quit     bool    // the user quit (the caller stops the run)
+}
+
+// New returns the workbench model. It reads nothing by itself: feed it
+// SnapshotMsg, ClosedMsg and ErrMsg (see Follow).
+func New(o Options) *Model {
+	km := o.Keys
+	if km == nil {
+		km = keys.Default()
+	}
+	ctx := &pane.Context{Theme: pane.NewTheme(o.Color), Keys: km}
+	run := history.New(o.Info)
+	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), help: help.New(), keysPath: o.KeysPath}
+	if !o.Color {
+		m.help.Styles = help.Styles{}
+	}
+	m.help.ShortSeparator = "  "
+	m.panes = [nPanes]pane.Component{
+		classes.New(ctx, run), heatmap.New(ctx, run), multipliers.New(ctx, run),
+		curves.New(ctx, run), eventlog.New(ctx, run),
+	}
+	m.setSize(80, 24)
+	return m
+}
+
+// State is the root state; Quit reports whether the user quit.
+func (m *Model) State() State { return m.state }
+func (m *Model) Quit() bool   { return m.quit }
+
+// Run is the accumulated run data (for tests and the caller's summary).
+func (m *Model) Run() *history.Run { return m.run }
+
+func (m *Model) Init() tea.Cmd { return nil }
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.setSize(msg.Width, msg.Height)
+	case SnapshotMsg:
+		m.applyAll(msg.Snapshot)
+	case SnapshotsMsg:
+		m.applyAll(msg...)
+	case ClosedMsg:
+		m.run.Closed = true
+		if m.state != Failed {
+			m.state = Finished
+		}
+	case ErrMsg:
+		m.run.Note(history.Error, "error: "+msg.Err.Error())
+		m.fail()
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) fail() {
+	m.state = Failed
+	if m.overlay == noOverlay {
+		m.overlay = errorOverlay
+	}
+}
+
+func (m *Model) applyAll(ss ...train.Snapshot) {
+	k := m.run.K()
+	for _, s := range ss {
+		m.apply(s)
+	}
+	if m.run.K() != k {
+		m.setSize(m.w, m.h) // the layout depends on K
+	}
+}
+
+func (m *Model) apply(s train.Snapshot) {
+	m.run.Apply(s)
+	if m.state == Loading {
+		m.state = Running
+	}
+	switch s.Kind {
+	case train.KindError:
+		m.fail()
+	case train.KindControl:
+		if a := s.Ack; a != nil && a.Control.Op == train.OpSet && a.Control.Key == "s" {
+			if v, err := strconv.ParseFloat(a.Control.Value, 64); err != nil || a.Err != "" || v == m.pendingS {
+				m.pendingS = 0
+			}
+		}
+	}
+}
+
+// controllable says whether controls can go to the engine now, and logs
+// why not otherwise.
+func (m *Model) controllable() bool {
+	switch {
+	case m.ctl == nil:
+		m.run.Note(history.Warn, "read-only: this is a recorded run")
+	case m.state == Loading:
+		m.run.Note(history.Warn, "the run has not started yet")
+	case m.state == Finished || m.state == Failed || m.run.Summary != nil:
+		m.run.Note(history.Warn, "the run has ended: controls no longer apply")
+	default:
+		return true
+	}
+	return false
+}
+
+func (m *Model) send(c train.Control) {
+	if m.controllable() {
+		m.ctl.Send(c)
+	}
+}
+
+func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
+	k := m.ctx.Keys
+	switch m.overlay {
+	case helpOverlay:
+		m.overlay = noOverlay // any key closes the help
+		return nil
+	case errorOverlay:
+		if key.Matches(kp, k.Quit) {
+			m.quit = true
+			return tea.Quit
+		}
+		if key.Matches(kp, k.Cancel, k.Accept) {
+			m.overlay = noOverlay
+		}
+		return nil
+	case quitOverlay:
+		switch kp.String() {
+		case "y", "enter":
+			m.quit = true
+			return tea.Quit
+		case "n", "esc":
+			m.overlay = noOverlay
+		}
+		if key.Matches(kp, k.Quit) && kp.String() == "ctrl+c" {
+			m.quit = true
+			return tea.Quit
+		}
+		return nil
+	case pickerOverlay:
+		if c, done := m.picker.update(k, kp); done {
+			m.overlay = noOverlay
+			if c != nil {
+				m.send(*c)
+			}
+		}
+		return nil
+	case formOverlay:
+		if cs, done := m.form.update(k, kp, m.run.Latest.Hyper); done {
+			m.overlay = noOverlay
+			for _, c := range cs {
+				m.send(c)
+			}
+		}
+		return nil
+	}
+
+	switch {
+	case key.Matches(kp, k.Quit):
+		if m.ctl == nil || m.state == Finished || m.state == Failed || m.state == Loading && kp.String() == "ctrl+c" {
+			m.quit = true
+			return tea.Quit
+		}
+		m.overlay = quitOverlay
+	case key.Matches(kp, k.Help):
+		m.overlay = helpOverlay
+	case key.Matches(kp, k.Next):
+		m.focus = (m.focus + 1) % nPanes
+	case key.Matches(kp, k.Prev):
+		m.focus = (m.focus + nPanes - 1) % nPanes
+	case key.Matches(kp, k.Pause):
+		if m.run.Latest.State == train.Paused {
+			m.send(train.Control{Op: train.OpResume})
+		} else {
+			m.send(train.Control{Op: train.OpPause})
+		}
+	case key.Matches(kp, k.Step):
+		if m.run.Latest.State != train.Paused && m.controllable() {
+			m.run.Note(history.Warn, fmt.Sprintf("single step works while paused: press %s first", k.Pause.Help().Key))
+			break
+		}
+		m.send(train.Control{Op: train.OpStep})
+	case key.Matches(kp, k.SUp), key.Matches(kp, k.SDown):
+		m.scaleS(key.Matches(kp, k.SUp))
+	case key.Matches(kp, k.Objective):
+		if m.controllable() {
+			m.picker = newObjectivePicker(string(m.run.Latest.Hyper.Objective))
+			m.overlay = pickerOverlay
+		}
+	case key.Matches(kp, k.Policy):
+		if m.controllable() {
+			m.picker = newPolicyPicker(string(m.run.Latest.Hyper.Policy))
+			m.overlay = pickerOverlay
+		}
+	case key.Matches(kp, k.Edit):
+		if m.controllable() {
+			m.form = newForm(m.run.Latest.Hyper)
+			m.overlay = formOverlay
+		}
+	case key.Matches(kp, k.Fork):
+		// Forking from inside the workbench needs the run store's fork
+		// to start a second engine; until then, say how to do it.
+		m.run.Note(history.Warn, fmt.Sprintf("fork is not available in the workbench yet; from a shell: selmix fork %s --at %d", m.idOr("RUN"), m.run.Latest.Step))
+	case key.Matches(kp, k.Export):
+		m.run.Note(history.Warn, fmt.Sprintf("export is not available in the workbench yet; plots are written when the run ends, or: selmix export %s", m.idOr("RUN")))
+	default:
+		return m.panes[m.focus].Update(kp)
+	}
+	return nil
+}
+
+func (m *Model) idOr(def string) string {
+	if m.run.Info.ID != "" {
+		return m.run.Info.ID
+	}
+	return def
+}
+
+// scaleS multiplies s by 1.25 (or divides), compounding presses made
+// before the engine acknowledges the previous one.
+func (m *Model) scaleS(up bool) {
+	if !m.controllable() {
+		return
+	}
+	s := m.run.Latest.Hyper.S
+	if m.pendingS != 0 {
+		s = m.pendingS
+	}
+	switch {
+	case up && s == 0:
+		s = 1
+	case up:
+		s *= 1.25
+	default:
+		s /= 1.25
+	}
+	v := strconv.FormatFloat(s, 'g', 4, 64)
+	m.pendingS, _ = strconv.ParseFloat(v, 64)
+	m.ctl.Send(train.Control{Op: train.OpSet, Key: "s", Value: v})
+}
+
+func (m *Model) setSize(w, h int) {
+	m.w, m.h = max(w, 20), max(h, 8)
+	m.wide = m.w >= 140 && m.h >= 40
+	m.help.SetWidth(m.w)
+	m.header.SetSize(m.w, 2)
+	for i, r := range m.rects() {
+		m.panes[i].SetSize(r.w-2, r.h-2)
+	}
+}
+
+type rect struct{ w, h int }
+
+// rects sizes the panes: a grid when wide, else one pane at a time.
+func (m *Model) rects() [nPanes]rect {
+	var r [nPanes]rect
+	if !m.wide {
+		ph := m.h - 5 // header 2, tabs 1, status 1, help 1
+		for i := range r {
+			r[i] = rect{m.w, ph}
+		}
+		return r
+	}
+	body := m.h - 3 // header 2, help 1
+	// The top row needs K rows plus headers and legends; the rest goes to
+	// curves and the log rather than to blank space.
+	h1 := body * 45 / 100
+	if K := m.run.K(); K > 0 {
+		h1 = min(h1, max(K+7, 12))
+	}
+	h2 := (body - h1) * 55 / 100
+	h3 := body - h1 - h2
+	l1 := m.w * 45 / 100
+	l2 := m.w * 35 / 100
+	r[paneClasses] = rect{l1, h1}
+	r[paneHeatmap] = rect{m.w - l1, h1}
+	r[paneMultipliers] = rect{l2, h2}
+	r[paneCurves] = rect{m.w - l2, h2}
+	r[paneLog] = rect{m.w, h3}
+	return r
+}
+
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = "selmix " + m.run.Info.Name
+	return v
+}
+
+// Render is the whole screen as text, exactly w×h.
+func (m *Model) Render() string {
+	th := m.ctx.Theme
+	parts := []string{m.header.View()}
+	rs := m.rects()
+	frame := func(i int) string {
+		p := m.panes[i]
+		return pane.Frame(th, p.Title(), p.View(), rs[i].w, rs[i].h, i == m.focus)
+	}
+	if m.wide {
+		parts = append(parts,
+			pane.JoinH(frame(paneClasses), frame(paneHeatmap)),
+			pane.JoinH(frame(paneMultipliers), frame(paneCurves)),
+			frame(paneLog))
+	} else {
+		parts = append(parts, m.tabs(), frame(m.focus), m.status())
+	}
+	parts = append(parts, m.helpBar())
+	screen := pane.Fit(strings.Join(parts, "\n"), m.w, m.h)
+	if box := m.overlayBox(); box != "" {
+		screen = pane.Overlay(screen, box, m.w)
+	}
+	return screen
+}
+
+func (m *Model) tabs() string {
+	th := m.ctx.Theme
+	var b strings.Builder
+	for i, t := range paneTabs {
+		label := fmt.Sprintf(" %s ", t)
+		if i == m.focus {
+			if th.Plain {
+				label = "[" + t + "]"
+			} else {
+				label = th.Selected.Render(label)
+			}
+		} else {
+			label = th.Render(th.Dim, label)
+		}
+		if i > 0 {
+			b.WriteString(th.Render(th.Dim, "│"))
+		}
+		b.WriteString(label)
+	}
+	b.WriteString(th.Render(th.Dim, fmt.Sprintf("  %s/%s switch", m.ctx.Keys.Next.Help().Key, m.ctx.Keys.Prev.Help().Key)))
+	return b.String()
+}
+
+// status is the newest event-log line (narrow layout: the log is a tab).
+func (m *Model) status() string {
+	th := m.ctx.Theme
+	switch m.state {
+	case Loading:
+		return th.Render(th.Dim, "starting the run: evaluating the pre-trained model…")
+	case Finished:
+		if m.ctl != nil {
+			return th.Render(th.Good, fmt.Sprintf("run ended; press %s to leave (the summary is printed on exit)", m.ctx.Keys.Quit.Help().Key))
+		}
+	}
+	if n := len(m.run.Log); n > 0 {
+		e := m.run.Log[n-1]
+		return th.Render(th.Dim, fmt.Sprintf("%6d  ", e.Step)) + e.Text
+	}
+	return ""
+}
+
+func (m *Model) helpBar() string {
+	k := m.ctx.Keys
+	// Most needed first: the bar is cut at the terminal's width.
+	bs := []key.Binding{k.Help, k.Quit, k.Pause, k.Step, k.SUp, k.Objective, k.Policy, k.Edit}
+	if m.wide {
+		bs = append(bs, k.Next) // the narrow layout says so in its tab bar
+	}
+	if m.ctl == nil {
+		bs = []key.Binding{k.Help, k.Quit, k.Next}
+	}
+	bs = append(bs, m.panes[m.focus].ShortHelp()...)
+	return m.help.ShortHelpView(bs)
+}
+
+func (m *Model) overlayBox() string {
+	th := m.ctx.Theme
+	var title, body string
+	switch m.overlay {
+	case helpOverlay:
+		title, body = "keys", m.fullHelp()
+	case pickerOverlay:
+		title, body = m.picker.title, m.picker.view(th)
+	case formOverlay:
+		title, body = "edit hyperparameters", m.form.view(th)
+	case quitOverlay:
+		title = "quit"
+		body = "Quit stops the run (detach is not available yet)."
+		if d := m.run.Info.Dir; d != "" {
+			body += "\nIt stays recorded in " + d + "."
+		}
+		body += "\n\n" +
+			th.Render(th.Bold, "y") + " stop the run and quit    " + th.Render(th.Bold, "n/esc") + " keep watching"
+	case errorOverlay:
+		title = "error"
+		msg := m.run.Err
+		if n := len(m.run.Log); msg == "" && n > 0 {
+			msg = m.run.Log[n-1].Text
+		}
+		body = th.Render(th.Bad, wrap(msg, min(70, m.w-6))) + "\n\n" +
+			fmt.Sprintf("%s close    %s quit", m.ctx.Keys.Cancel.Help().Key, m.ctx.Keys.Quit.Help().Key)
+	default:
+		return ""
+	}
+	w := 0
+	for _, l := range strings.Split(body, "\n") {
+		w = max(w, pane.Width(l))
+	}
+	w = min(w+4, m.w)
+	h := min(strings.Count(body, "\n")+3, m.h)
+	return pane.Frame(th, title, body, w, h, true)
+}
+
+func wrap(s string, w int) string {
+	if w < 10 {
+		return s
+	}
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, word := range strings.Fields(para) {
+			if line != "" && len([]rune(line))+1+len([]rune(word)) > w {
+				out = append(out, line)
+				line = ""
+			}
+			if line != "" {
+				line += " "
+			}
+			line += word
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,219 @@
+package tui
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"selmix/core/train"
+	"selmix/tui/internal/fixture"
+)
+
+// recorder is a Controller that keeps what it was sent.
+type recorder struct {
+	mu  sync.Mutex
+	got []train.Control
+}
+
+func (r *recorder) Send(c train.Control) {
+	r.mu.Lock()
+	r.got = append(r.got, c)
+	r.mu.Unlock()
+}
+
+func (r *recorder) controls() []train.Control {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]train.Control(nil), r.got...)
+}
+
+func newRunning(t testing.TB, K, w, h int, ctl Controller) *Model {
+	return newRunningColor(t, K, w, h, ctl, false)
+}
+
+func newRunningColor(t testing.TB, K, w, h int, ctl Controller, color bool) *Model {
+	t.Helper()
+	m := New(Options{Info: fixture.Info(K), Ctl: ctl, Color: color})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	for _, s := range fixture.Running(K, 8) {
+		m.Update(SnapshotMsg{s})
+	}
+	return m
+}
+
+func press(m *Model, keys ...string) {
+	for _, k := range keys {
+		m.Update(keyMsg(k))
+	}
+}
+
+// keyMsg builds the key press tea would deliver for a key name.
+func keyMsg(k string) tea.KeyPressMsg {
+	switch k {
+	case "space":
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	case "ctrl+u":
+		return tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}
+	}
+	r := []rune(k)
+	return tea.KeyPressMsg{Code: r[0], Text: k}
+}
+
+func TestKeyNames(t *testing.T) {
+	for _, k := range []string{"space", "tab", "shift+tab", "enter", "esc", "down", "ctrl+u", "+", "q"} {
+		if got := keyMsg(k).String(); got != k {
+			t.Errorf("keyMsg(%q).String() = %q", k, got)
+		}
+	}
+}
+
+func TestScreen(t *testing.T) {
+	cases := []struct {
+		name string
+		K    int
+		w, h int
+		keys []string
+	}{
+		{"80x24", 10, 80, 24, nil},
+		{"80x24-heatmap-tab", 10, 80, 24, []string{"tab"}},
+		{"80x24-curves-tab", 10, 80, 24, []string{"shift+tab", "shift+tab"}},
+		{"160x50", 10, 160, 50, nil},
+		{"200x60", 10, 200, 60, nil},
+		{"200x60-k100", 100, 200, 60, nil},
+		{"help", 10, 100, 40, []string{"?"}},
+		{"help-80x24", 10, 80, 24, []string{"?"}},
+		{"objective-picker", 10, 80, 24, []string{"o", "down"}},
+		{"edit-form-error", 10, 100, 30, []string{"e", "down", "down", "down", "down", "ctrl+u", "2", "enter"}},
+		{"quit-confirm", 10, 80, 24, []string{"q"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newRunning(t, c.K, c.w, c.h, &recorder{})
+			press(m, c.keys...)
+			v := m.Render()
+			fixture.CheckBox(t, v, c.w, c.h)
+			golden.RequireEqual(t, v)
+		})
+	}
+}
+
+func TestStates(t *testing.T) {
+	m := New(Options{Info: fixture.Info(10), Ctl: &recorder{}})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if m.State() != Loading {
+		t.Fatalf("new model state = %v, want loading", m.State())
+	}
+	if !strings.Contains(m.Render(), "starting the run") {
+		t.Error("loading screen does not say the run is starting")
+	}
+	snaps := fixture.Running(10, 2)
+	m.Update(SnapshotMsg{snaps[0]})
+	if m.State() != Running {
+		t.Fatalf("after a snapshot state = %v, want running", m.State())
+	}
+	m.Update(SnapshotMsg{fixture.Final(snaps[len(snaps)-1])})
+	m.Update(ClosedMsg{})
+	if m.State() != Finished {
+		t.Fatalf("after close state = %v, want finished", m.State())
+	}
+	// Quitting a finished run needs no confirmation.
+	if _, cmd := m.Update(keyMsg("q")); cmd == nil || !m.Quit() {
+		t.Error("q on a finished run did not quit")
+	}
+
+	e := New(Options{Info: fixture.Info(10), Ctl: &recorder{}})
+	errSnap := snaps[1]
+	errSnap.Kind, errSnap.State, errSnap.Err = train.KindError, train.Failed, "step 67: loss is NaN"
+	e.Update(SnapshotMsg{errSnap})
+	if e.State() != Failed {
+		t.Fatalf("after an error snapshot state = %v, want error", e.State())
+	}
+	if v := e.Render(); !strings.Contains(v, "loss is NaN") {
+		t.Errorf("error screen does not show the error:\n%s", v)
+	}
+	e.Update(ClosedMsg{})
+	if e.State() != Failed {
+		t.Errorf("closing after an error changed state to %v", e.State())
+	}
+}
+
+func TestControls(t *testing.T) {
+	set := func(k, v string) train.Control { return train.Control{Op: train.OpSet, Key: k, Value: v} }
+	cases := []struct {
+		name string
+		keys []string
+		want []train.Control
+	}{
+		{"pause", []string{"space"}, []train.Control{{Op: train.OpPause}}},
+		{"s up twice compounds", []string{"+", "+"}, []train.Control{set("s", "12.5"), set("s", "15.62")}},
+		{"s down", []string{"-"}, []train.Control{set("s", "8")}},
+		{"policy", []string{"p", "down", "enter"}, []train.Control{set("policy", "uniform")}},
+		{"objective unchanged sends nothing", []string{"o", "enter"}, nil},
+		{"objective", []string{"o", "up", "enter"}, []train.Control{set("objective", "mean-recall")}},
+		{"step needs pause", []string{"n"}, nil},
+		{"form invalid sends nothing", []string{"e", "down", "down", "down", "down", "ctrl+u", "2", "enter"}, nil},
+		{"form valid", []string{"e", "down", "down", "down", "down", "ctrl+u", "0", ".", "9", "enter"}, []train.Control{set("alpha", "0.9")}},
+		{"form cancel", []string{"e", "1", "esc"}, nil},
+		{"fork not available", []string{"f"}, nil},
+		{"quit asks first", []string{"q"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctl := &recorder{}
+			m := newRunning(t, 10, 80, 24, ctl)
+			press(m, c.keys...)
+			got := ctl.controls()
+			if len(got) != len(c.want) {
+				t.Fatalf("keys %v sent %v, want %v", c.keys, got, c.want)
+			}
+			for i := range got {
+				if got[i] != c.want[i] {
+					t.Errorf("keys %v sent %v, want %v", c.keys, got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestReadOnlySendsNothing(t *testing.T) {
+	m := New(Options{Info: fixture.Info(10)})
+	for _, s := range fixture.Running(10, 3) {
+		m.Update(SnapshotMsg{s})
+	}
+	press(m, "space", "+", "o", "e")
+	if m.overlay != noOverlay {
+		t.Errorf("read-only model opened overlay %d", m.overlay)
+	}
+	if last := m.Run().Log[len(m.Run().Log)-1].Text; !strings.Contains(last, "read-only") {
+		t.Errorf("last log line = %q, want a read-only note", last)
+	}
+	if _, cmd := m.Update(keyMsg("q")); cmd == nil {
+		t.Error("q on a read-only run did not quit at once")
+	}
+}
+
+// Every size, including tiny ones, must fill the screen exactly.
+func TestResize(t *testing.T) {
+	m := newRunning(t, 10, 80, 24, &recorder{})
+	for _, sz := range [][2]int{{20, 8}, {40, 12}, {80, 24}, {120, 40}, {139, 40}, {140, 39}, {140, 40}, {250, 80}} {
+		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		fixture.CheckBox(t, m.Render(), sz[0], sz[1])
+	}
+}
