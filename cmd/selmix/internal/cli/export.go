@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"selmix/runs"
+	"selmix/viz"
+)
+
+// Plots go into <run dir>/plots at the end of every run, headless or not:
+// the run has finished training by then, so this costs it nothing.
+func init() {
+	afterRun = append(afterRun, autoExport)
+}
+
+// autoExport draws a finished run's figures as PNG into its plots/.
+func autoExport(w io.Writer, dir string) error {
+	start := time.Now()
+	r, err := viz.Load(dir)
+	if err != nil {
+		return fmt.Errorf("plots not exported: %w", err)
+	}
+	out := filepath.Join(dir, "plots")
+	res, err := viz.Export(r, out, viz.Options{})
+	if res != nil {
+		for _, n := range res.Notes {
+			fmt.Fprintf(w, "plots: %s\n", n)
+		}
+		if len(res.Files) > 0 {
+			fmt.Fprintf(w, "plots: %d figures in %s (%.1fs)\n", len(res.Files), out, time.Since(start).Seconds())
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	return nil
+}
+
+type exportFlags struct {
+	format, out, size, metric, runs string
+	dpi                             int
+	compare                         bool
+}
+
+func newExportCmd() *cobra.Command {
+	var f exportFlags
+	cmd := &cobra.Command{
+		Use:   "export RUN | export --compare RUN...",
+		Short: "Write publication figures (and their CSVs) of a run, or compare runs",
+		Long: `export draws a run's figures from its run directory: every metric over
+steps (metrics), per-class recall and coverage before and after fine-tuning
+(per-class), the gain matrix and mixup distribution at the start, middle
+and end (gain, mixup), the Lagrange multipliers (lambda) and s (s). Each
+figure has a CSV beside it with every plotted number.
+
+With --compare it draws one curve per run of --metric over steps and the
+final metrics of every run as grouped bars.
+
+RUN is a run id, a unique id prefix or a run name in the runs root, or a
+run directory. Figures go to --out (default <run dir>/plots, or ./compare
+with --compare).`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badInput("export: give a run (id, id prefix, name or directory)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExport(cmd.OutOrStdout(), f, args)
+		},
+	}
+	cmd.Flags().StringVar(&f.format, "format", "png", "figure format: png|svg|pdf|tex")
+	cmd.Flags().StringVar(&f.out, "out", "", "output `DIR`")
+	cmd.Flags().IntVar(&f.dpi, "dpi", 300, "png resolution in dots per inch")
+	cmd.Flags().StringVar(&f.size, "size", "", "size `WxH` of every figure, unit in (default)|cm|mm|pt|px, e.g. 3.5x2.5in; default: each figure's own (7 in or 3.5 in wide)")
+	cmd.Flags().BoolVar(&f.compare, "compare", false, "compare the given runs")
+	cmd.Flags().StringVar(&f.metric, "metric", "", "with --compare: metric to plot over steps: "+strings.Join(viz.MetricNames(), ", ")+" (default psi:<the runs' shared objective>, else mean-recall)")
+	addRunsFlag(cmd, &f.runs)
+	return cmd
+}
+
+func runExport(w io.Writer, f exportFlags, args []string) error {
+	if !slices.Contains(viz.Formats, f.format) {
+		return badInput("--format %q: want one of %s", f.format, strings.Join(viz.Formats, ", "))
+	}
+	if f.dpi < 10 || f.dpi > 2400 {
+		return badInput("--dpi %d: want 10 to 2400", f.dpi)
+	}
+	o := viz.Options{Format: f.format, DPI: f.dpi}
+	if f.size != "" {
+		var err error
+		if o.Width, o.Height, err = viz.ParseSize(f.size, f.dpi); err != nil {
+			return badInput("--size: %v", err)
+		}
+	}
+	if f.metric != "" && !f.compare {
+		return badInput("--metric goes with --compare")
+	}
+	if !f.compare && len(args) != 1 {
+		return badInput("export takes one run (got %d); use --compare to compare runs", len(args))
+	}
+	var rs []*viz.Run
+	for _, a := range args {
+		r, err := openPlotRun(f.runs, a)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, r)
+	}
+	var res *viz.Result
+	var err error
+	out := f.out
+	if f.compare {
+		m := viz.DefaultCompareMetric(rs)
+		if f.metric != "" {
+			if m, err = viz.ParseMetric(f.metric); err != nil {
+				return badInput("--metric: %v", err)
+			}
+		}
+		if out == "" {
+			out = "compare"
+		}
+		res, err = viz.Compare(rs, m, out, o)
+	} else {
+		if out == "" {
+			out = filepath.Join(rs[0].Dir, "plots")
+		}
+		res, err = viz.Export(rs[0], out, o)
+	}
+	if res == nil {
+		// Options were rejected before anything was drawn.
+		return badInput("%v", err)
+	}
+	for _, file := range res.Files {
+		size := fmt.Sprintf("%.2gx%.2g in", file.Width.Points()/72, file.Height.Points()/72)
+		if file.Pixels[0] > 0 {
+			size += fmt.Sprintf(", %dx%d px", file.Pixels[0], file.Pixels[1])
+		}
+		fmt.Fprintf(w, "%s (%s) + %s\n", filepath.Join(out, file.Name), size, file.CSV)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	return err
+}
+
+// openPlotRun opens RUN as a directory holding run.json, else by id,
+// prefix or name in the runs root.
+func openPlotRun(root, arg string) (*viz.Run, error) {
+	if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
+		r, err := viz.Load(arg)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return r, nil
+	}
+	run, err := runs.Open(runs.Root(root), arg)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	r, err := viz.FromRun(run)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return r, nil
+}

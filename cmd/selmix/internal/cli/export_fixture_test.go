@@ -1,0 +1,62 @@
+//go:build fixturegen
+
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"selmix/core/experiment"
+	"selmix/core/train"
+)
+
+// TestGenerateVizFixture records the small run viz's golden tests draw
+// from: 200 steps, a refresh every 20, and two controls so the figures
+// show control annotations. Regenerate with
+//
+//	go test -tags 'openblas fixturegen' -run TestGenerateVizFixture ./cmd/selmix/internal/cli/
+func TestGenerateVizFixture(t *testing.T) {
+	dstRoot := filepath.Join("..", "..", "..", "..", "viz", "testdata", "run")
+	if err := os.RemoveAll(dstRoot); err != nil {
+		t.Fatal(err)
+	}
+	// The SelMix run has two controls so figures show their marks; the
+	// uniform-mixup run is what --compare sets it against.
+	recordVizFixture(t, dstRoot, []string{"finetune.steps=200", "finetune.refresh=20", "name=viz-selmix"}, []train.Control{
+		{Op: train.OpSet, Key: "s", Value: "30", At: 80},
+		{Op: train.OpSet, Key: "lr", Value: "0.001", At: 140},
+	})
+	recordVizFixture(t, dstRoot, []string{"finetune.steps=200", "finetune.refresh=20", "finetune.policy=uniform", "name=viz-uniform"}, nil)
+}
+
+func recordVizFixture(t *testing.T, dstRoot string, sets []string, ctls []train.Control) {
+	c, err := experiment.Load("", sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := startRun(context.Background(), io.Discard, c, startOpts{root: root, quiet: true, controls: ctls}); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("want one run in %s, got %v (%v)", root, ents, err)
+	}
+	dst := filepath.Join(dstRoot, ents[0].Name())
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"config.toml", "run.json", "events.jsonl", "summary.json"} {
+		b, err := os.ReadFile(filepath.Join(root, ents[0].Name(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("fixture written to %s", dst)
+}

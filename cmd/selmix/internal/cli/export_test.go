@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"selmix/viz"
+)
+
+// vizRuns is the runs root of the small runs viz's golden tests draw.
+var vizRuns = filepath.Join("..", "..", "..", "..", "viz", "testdata", "run")
+
+func TestExportCommand(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("export", "--runs", vizRuns, "viz-selmix", "--out", out, "--dpi", "30")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, name := range viz.FigureNames() {
+		for _, ext := range []string{".png", ".csv"} {
+			if _, err := os.Stat(filepath.Join(out, name+ext)); err != nil {
+				t.Errorf("missing %s%s: %v", name, ext, err)
+			}
+		}
+		if !strings.Contains(stdout, name+".png") {
+			t.Errorf("output does not list %s.png:\n%s", name, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "(7x5 in, 210x150 px)") {
+		t.Errorf("output does not give the metrics figure's size:\n%s", stdout)
+	}
+}
+
+func TestExportCommandFormatsAndDirs(t *testing.T) {
+	ents, err := os.ReadDir(vizRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range viz.Formats {
+		t.Run(format, func(t *testing.T) {
+			out := t.TempDir()
+			// A run directory works as RUN too.
+			dir := filepath.Join(vizRuns, ents[0].Name())
+			code, _, stderr := runCLI("export", dir, "--format", format, "--out", out, "--size", "4x3in", "--dpi", "30")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(out, "metrics."+format)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestExportCompare(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("export", "--compare", "--runs", vizRuns, "viz-selmix", "viz-uniform", "--metric", "min-recall", "--out", out, "--dpi", "30")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{"compare-min-recall.png", "compare-min-recall.csv", "compare-final.png", "compare-final.csv"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Errorf("missing %s (output %s)", name, stdout)
+		}
+	}
+}
+
+func TestExportBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no run", []string{"export"}, "give a run"},
+		{"unknown run", []string{"export", "--runs", vizRuns, "no-such-run"}, `no run "no-such-run"`},
+		{"bad format", []string{"export", "--runs", vizRuns, "viz-selmix", "--format", "jpeg"}, `--format "jpeg"`},
+		{"bad size", []string{"export", "--runs", vizRuns, "viz-selmix", "--size", "big"}, "--size"},
+		{"bad dpi", []string{"export", "--runs", vizRuns, "viz-selmix", "--dpi", "0"}, "dpi"},
+		{"two runs", []string{"export", "--runs", vizRuns, "viz-selmix", "viz-uniform"}, "use --compare"},
+		{"metric alone", []string{"export", "--runs", vizRuns, "viz-selmix", "--metric", "gmean"}, "--metric goes with --compare"},
+		{"bad metric", []string{"export", "--compare", "--runs", vizRuns, "viz-selmix", "--metric", "recall"}, `unknown metric "recall"`},
+		{"unknown flag", []string{"export", "--colour", "red"}, "unknown flag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(append(tc.args, "--out", t.TempDir())...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q lacks %q", stderr, tc.want)
+			}
+		})
+	}
+}
+
+// The after-run hook writes the figures into the run's plots/ and says
+// how long it took; a run it cannot draw gives a warning, not a panic.
+func TestAutoExportHook(t *testing.T) {
+	root := t.TempDir()
+	ents, err := os.ReadDir(vizRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, ents[0].Name())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"config.toml", "run.json", "events.jsonl", "summary.json"} {
+		b, err := os.ReadFile(filepath.Join(vizRuns, ents[0].Name(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	for _, f := range afterRun {
+		if err := f(&out, dir); err != nil {
+			t.Fatalf("hook: %v", err)
+		}
+	}
+	pngs, _ := filepath.Glob(filepath.Join(dir, "plots", "*.png"))
+	if len(pngs) != len(viz.FigureNames()) {
+		t.Errorf("plots/ has %d PNGs, want %d; hook said %q", len(pngs), len(viz.FigureNames()), out.String())
+	}
+	if !strings.Contains(out.String(), "figures in") {
+		t.Errorf("hook output %q does not report the export", out.String())
+	}
+
+	// A run with no refresh yet: the hook reports, never panics.
+	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := autoExport(&out, dir); err == nil || !strings.Contains(err.Error(), "no refresh") {
+		t.Errorf("autoExport of an empty log: error %v, want one saying it has no refresh", err)
+	}
+}
