@@ -31,7 +31,10 @@ type Start struct {
 	Total      int      `json:"total"`
 	K          int      `json:"k"`
 	ClassNames []string `json:"class_names,omitempty"`
-	Resumed    bool     `json:"resumed,omitempty"`
+	// TrainCounts are the labeled samples per class: they decide the
+	// head/tail split viewers show.
+	TrainCounts []int `json:"train_counts,omitempty"`
+	Resumed     bool  `json:"resumed,omitempty"`
 }
 
 // Refresh is one refresh snapshot: everything the panes and plots draw.

@@ -54,7 +54,10 @@ G-mean, recall under coverage constraints — improves.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %v", c.CommandPath(), err)}
 	})
-	root.AddCommand(newGainCmd(), newRunCmd(), newPretrainCmd(), newConfigCmd())
+	root.AddCommand(newGainCmd(), newRunCmd(), newPretrainCmd(), newConfigCmd(),
+		newRunsCmd(), newResumeCmd(), newForkCmd(), newReplayCmd(), newExportHeadCmd(), newExportCmd(),
+		newPsCmd(), newStopCmd(), newAttachCmd(), newBenchCmd())
+	attachWorkbench(root)
 	return root
 }
 

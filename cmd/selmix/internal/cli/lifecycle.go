@@ -125,7 +125,7 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 		eng.Send(c)
 	}
 	fmt.Fprintf(w, "resuming run %s from step %d (%s)\n", r.Meta.ID, step, r.Dir)
-	return execute(ctx, w, o, eng, rec, sp, c, record.Start{Step: step, Total: tc.Steps, K: sp.K, ClassNames: sp.ClassNames, Resumed: true})
+	return execute(ctx, w, o, eng, rec, sp, c, record.Start{Step: step, Total: tc.Steps, K: sp.K, ClassNames: sp.ClassNames, TrainCounts: sp.Labeled.Counts(sp.K), Resumed: true})
 }
 
 func newForkCmd() *cobra.Command {

@@ -14,6 +14,7 @@ import (
 	"selmix/core/experiment"
 	"selmix/core/metric"
 	"selmix/core/train"
+	"selmix/runs"
 )
 
 type runFlags struct {
@@ -22,6 +23,9 @@ type runFlags struct {
 	runs     string
 	headless bool
 	quiet    bool
+	detach   bool
+	serve    bool
+	shake    bool
 }
 
 func addConfigFlags(cmd *cobra.Command, config *string, sets *[]string) {
@@ -44,20 +48,48 @@ before and after fine-tuning, and records the run (config, event log,
 checkpoints, summary) in the runs root.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !f.headless {
-				return badInput("the workbench is not available yet: use `selmix run --headless`")
+			var shake *childHandshake
+			if f.shake {
+				shake = newChildHandshake()
 			}
 			c, err := loadConfig(f.config, f.sets)
 			if err != nil {
+				shake.fail(err)
 				return err
 			}
-			return startRun(cmd.Context(), cmd.OutOrStdout(), c, startOpts{root: f.runs, quiet: f.quiet})
+			w := cmd.OutOrStdout()
+			if f.detach {
+				id, pid, err := spawnDetached(f.runs, f.config, f.sets)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "run %s started in the background (pid %d); its output goes to %s\n",
+					id, pid, filepath.Join(runs.Root(f.runs), id, "output.log"))
+				fmt.Fprintf(w, "  selmix attach %s    watch it\n  selmix stop %s      stop it\n", id, id)
+				return nil
+			}
+			if !f.headless {
+				return badInput("choose --headless (here) or --detach (in the background); bare `selmix` opens the workbench")
+			}
+			o := startOpts{root: f.runs, quiet: f.quiet, serve: f.serve}
+			if shake != nil {
+				o.created = shake.created(f.runs)
+			}
+			err = startRun(cmd.Context(), w, c, o)
+			if shake != nil {
+				shake.fail(err)
+			}
+			return err
 		},
 	}
 	addConfigFlags(cmd, &f.config, &f.sets)
 	addRunsFlag(cmd, &f.runs)
 	cmd.Flags().BoolVar(&f.headless, "headless", false, "run without the terminal workbench")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print only the final table")
+	cmd.Flags().BoolVar(&f.detach, "detach", false, "run in the background, immune to hang-ups; attach with `selmix attach`")
+	cmd.Flags().BoolVar(&f.serve, "serve", false, "serve the run's control socket so viewers can attach")
+	cmd.Flags().BoolVar(&f.shake, "handshake", false, "internal: report the run id on fd 3 (used by --detach)")
+	cmd.Flags().MarkHidden("handshake")
 	return cmd
 }
 
@@ -79,9 +111,15 @@ func sanitize(s string) string {
 	return string(b)
 }
 
-func printProgress(w io.Writer, st *train.Stream, quiet bool) {
+// source is where snapshots come from: an engine's Stream, or a live
+// client of a run in another process.
+type source interface {
+	Next(ctx context.Context) (train.Snapshot, bool)
+}
+
+func printProgress(ctx context.Context, w io.Writer, st source, quiet bool) {
 	for {
-		s, ok := st.Next(context.Background())
+		s, ok := st.Next(ctx)
 		if !ok {
 			return
 		}

@@ -15,6 +15,7 @@ import (
 	"selmix/core/model"
 	"selmix/core/train"
 	"selmix/runs"
+	"selmix/runs/live"
 	"selmix/runs/record"
 )
 
@@ -28,6 +29,7 @@ type startOpts struct {
 	controls   []train.Control // replay: controls to apply at their steps
 	view       Viewer          // nil: print progress lines
 	created    func(id string) // called with the new run's id
+	serve      bool            // serve the run's control socket (detached runs)
 }
 
 // Viewer shows a live run: it reads st until it closes (or longer, while
@@ -127,7 +129,7 @@ func startRun(ctx context.Context, w io.Writer, c experiment.Config, o startOpts
 	if o.state != nil {
 		startStep = o.parentStep
 	}
-	return execute(ctx, w, o, eng, rec, sp, c, record.Start{Step: startStep, Total: tc.Steps, K: sp.K, ClassNames: sp.ClassNames, Resumed: o.state != nil})
+	return execute(ctx, w, o, eng, rec, sp, c, record.Start{Step: startStep, Total: tc.Steps, K: sp.K, ClassNames: sp.ClassNames, TrainCounts: sp.Labeled.Counts(sp.K), Resumed: o.state != nil})
 }
 
 // execute runs eng to its end while rec records it, and prints progress
@@ -161,7 +163,7 @@ func execute(ctx context.Context, w io.Writer, o startOpts, eng *train.Engine, r
 	go func() {
 		defer close(printed)
 		if o.view == nil {
-			printProgress(w, view, quiet)
+			printProgress(context.Background(), w, view, quiet)
 			return
 		}
 		viewErr = o.view(ctx, eng, view, ViewInfo{
@@ -171,6 +173,14 @@ func execute(ctx context.Context, w io.Writer, o startOpts, eng *train.Engine, r
 		// A viewer that quits early must not leave the run going unseen.
 		eng.Send(train.Control{Op: train.OpStop})
 	}()
+	if o.serve {
+		srv, err := live.Serve(rec.Writer().Dir(), eng)
+		if err != nil {
+			return err
+		}
+		// Runs after the engine ends: clients drain the final snapshot.
+		defer srv.Close()
+	}
 	sum, runErr := eng.Run(ctx)
 	<-printed
 	if viewErr != nil {

@@ -1,0 +1,306 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/live"
+)
+
+// Detached runs. `selmix run --detach` (and the workbench) start the run in
+// a child process of its own session that ignores SIGHUP, has no terminal
+// and logs to <run>/output.log; it serves the run's control socket. The
+// child tells its parent the run id over an inherited pipe (fd 3), so the
+// parent never reads the child's stdout and the child never writes to a
+// closed pipe.
+
+const handshakeFD = 3
+
+// spawnDetached starts `selmix run --headless --serve` with the given
+// configuration in the background and returns the new run's id and the
+// child's pid once the run exists on disk.
+func spawnDetached(root, config string, sets []string) (id string, pid int, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", 0, err
+	}
+	args := []string{"run", "--headless", "--serve", "--handshake"}
+	if root != "" {
+		args = append(args, "--runs", root)
+	}
+	if config != "" {
+		abs, err := filepath.Abs(config)
+		if err != nil {
+			return "", 0, err
+		}
+		args = append(args, "--config", abs)
+	}
+	for _, kv := range sets {
+		args = append(args, "--set", kv)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return "", 0, err
+	}
+	defer pr.Close()
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		pw.Close()
+		return "", 0, err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(self, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
+	cmd.ExtraFiles = []*os.File{pw} // fd 3
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if wd, err := os.Getwd(); err == nil {
+		cmd.Dir = wd
+	}
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return "", 0, err
+	}
+	pw.Close()
+	pid = cmd.Process.Pid
+	// The child outlives us: do not wait for it, but reap it if it dies
+	// while we still run.
+	go cmd.Wait()
+	line, rerr := bufio.NewReader(pr).ReadString('\n')
+	line = strings.TrimSpace(line)
+	switch {
+	case strings.HasPrefix(line, "run "):
+		return strings.TrimPrefix(line, "run "), pid, nil
+	case strings.HasPrefix(line, "error "):
+		return "", pid, usageError{errors.New(strings.TrimPrefix(line, "error "))}
+	}
+	return "", pid, fmt.Errorf("the background run exited before it started (%v)", rerr)
+}
+
+// childHandshake is the child's end: it reports the run id (or the error
+// that kept the run from starting) to the parent, then points stdout and
+// stderr at the run's output.log so later output, panics included, lands
+// beside the run.
+type childHandshake struct {
+	pipe *os.File
+}
+
+func newChildHandshake() *childHandshake {
+	signal.Ignore(syscall.SIGHUP)
+	return &childHandshake{pipe: os.NewFile(handshakeFD, "handshake")}
+}
+
+func (h *childHandshake) created(root string) func(id string) {
+	return func(id string) {
+		dir := filepath.Join(runs.Root(root), id)
+		if f, err := os.OpenFile(filepath.Join(dir, "output.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			syscall.Dup3(int(f.Fd()), 1, 0)
+			syscall.Dup3(int(f.Fd()), 2, 0)
+			f.Close()
+		}
+		fmt.Fprintf(h.pipe, "run %s\n", id)
+		h.pipe.Close()
+		h.pipe = nil
+	}
+}
+
+func (h *childHandshake) fail(err error) {
+	if h.pipe != nil && err != nil {
+		fmt.Fprintf(h.pipe, "error %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		h.pipe.Close()
+	}
+}
+
+// liveRun finds the run to attach to: the given one, else the most
+// recently started live run.
+func liveRun(root, id string) (*runs.Run, error) {
+	if id != "" {
+		r, err := openRun(root, id)
+		if err != nil {
+			return nil, err
+		}
+		if !r.Live {
+			return nil, badInput("run %s is not live (status %s)%s", r.Meta.ID, r.EffectiveStatus(), resumeHint(r))
+		}
+		return r, nil
+	}
+	all, err := runs.List(root)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].Live {
+			return &all[i], nil
+		}
+	}
+	return nil, badInput("no live run in %s (selmix ps lists runs; selmix run --detach starts one)", root)
+}
+
+func resumeHint(r *runs.Run) string {
+	if r.EffectiveStatus() == runs.StatusCrashed || r.EffectiveStatus() == runs.StatusStopped {
+		return "; `selmix resume " + r.Meta.ID + "` continues it"
+	}
+	return ""
+}
+
+// dialLive connects to a live run, waiting briefly for its socket: a run
+// that was just created serves it a moment later.
+func dialLive(r *runs.Run) (*live.Client, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cl, err := live.Dial(r.Dir)
+		if err == nil || !errors.Is(err, live.ErrNotLive) || time.Now().After(deadline) {
+			return cl, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func newPsCmd() *cobra.Command {
+	var root string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "ps [--all]",
+		Short: "List live runs (pid, run, step, state); --all adds crashed ones",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return listLive(cmd.OutOrStdout(), runs.Root(root), all)
+		},
+	}
+	addRunsFlag(cmd, &root)
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "also list crashed runs (resume them with selmix resume)")
+	return cmd
+}
+
+func listLive(w io.Writer, root string, all bool) error {
+	rs, err := runs.List(root)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PID\tRUN\tNAME\tSTEP\tSTATE")
+	n := 0
+	for _, r := range rs {
+		st := r.EffectiveStatus()
+		if !r.Live && !(all && st == runs.StatusCrashed) {
+			continue
+		}
+		pid := "-"
+		if r.Live {
+			pid = fmt.Sprint(r.Pid)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", pid, r.Meta.ID, r.Meta.Name, r.Meta.Steps, st)
+		n++
+	}
+	if n == 0 {
+		fmt.Fprintf(w, "no live runs in %s\n", root)
+		return nil
+	}
+	return tw.Flush()
+}
+
+func newStopCmd() *cobra.Command {
+	var root string
+	cmd := &cobra.Command{
+		Use:   "stop RUN",
+		Short: "Stop a live run cleanly (final checkpoint, summary and plots are written)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := liveRun(runs.Root(root), args[0])
+			if err != nil {
+				return err
+			}
+			cl, err := dialLive(r)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			cl.Send(train.Control{Op: train.OpStop})
+			last := -1
+			var final bool
+			for {
+				s, ok := cl.Next(cmd.Context())
+				if !ok {
+					break
+				}
+				last = s.Step
+				final = final || s.Kind == train.KindFinal
+			}
+			if !final {
+				return fmt.Errorf("run %s: connection closed before the run confirmed it stopped (last step %d)", r.Meta.ID, last)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "run %s stopped at step %d\n", r.Meta.ID, last)
+			return nil
+		},
+	}
+	addRunsFlag(cmd, &root)
+	return cmd
+}
+
+func newAttachCmd() *cobra.Command {
+	var (
+		root, keysPath string
+		follow         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "attach [RUN] [--follow]",
+		Short: "Re-attach to a live run (the most recent one by default)",
+		Long: `attach connects to a run living in its own process. The workbench first
+replays the run's event log, so every pane shows its history, then follows
+the live run. Quitting asks whether to stop the run or detach from it.
+--follow prints one line per refresh instead (for scripts), until the run ends.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			r, err := liveRun(runs.Root(root), id)
+			if err != nil {
+				return err
+			}
+			if follow {
+				return followRun(cmd.Context(), cmd.OutOrStdout(), r)
+			}
+			return followRun(cmd.Context(), cmd.OutOrStdout(), r) // PENDING-TUI
+		},
+	}
+	addRunsFlag(cmd, &root)
+	addKeysFlag(cmd, &keysPath)
+	cmd.Flags().BoolVar(&follow, "follow", false, "print progress lines instead of opening the workbench")
+	return cmd
+}
+
+// followRun prints a live run's progress until it ends or ctx does.
+func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
+	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	cl, err := dialLive(r)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	fmt.Fprintf(w, "attached to run %s (%s); Ctrl-C detaches, the run goes on\n", r.Meta.ID, r.Dir)
+	printProgress(ctx, w, cl, false)
+	if err := cl.Err(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(w, "detached; run %s goes on\n", r.Meta.ID)
+	}
+	return nil
+}
