@@ -45,6 +45,9 @@ type Options struct {
 	Color bool       // false: plain theme (NO_COLOR, tests)
 	// KeysPath is where the help overlay says keys can be remapped.
 	KeysPath string
+	// Attached: the run lives in another process, so quitting may detach
+	// and leave it running.
+	Attached bool
 }
 
 // overlay is what, if anything, is drawn over the panes and takes keys.
@@ -91,7 +94,9 @@ type Model struct {
 	keysPath string
 
 	pendingS float64 // s requested by +/- and not yet acknowledged; 0 = none
-	quit     bool    // the user quit (the caller stops the run)
+	quit     bool    // the user quit (the caller stops the run unless detached)
+	attached bool    // the run lives in another process
+	detached bool    // the user quit leaving the run going
 }
 
 // New returns the workbench model. It reads nothing by itself: feed it
@@ -103,7 +108,7 @@ func New(o Options) *Model {
 	}
 	ctx := &pane.Context{Theme: pane.NewTheme(o.Color), Keys: km}
 	run := history.New(o.Info)
-	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), help: help.New(), keysPath: o.KeysPath}
+	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), help: help.New(), keysPath: o.KeysPath, attached: o.Attached}
 	if !o.Color {
 		m.help.Styles = help.Styles{}
 	}
@@ -119,6 +124,10 @@ func New(o Options) *Model {
 // State is the root state; Quit reports whether the user quit.
 func (m *Model) State() State { return m.state }
 func (m *Model) Quit() bool   { return m.quit }
+
+// Detached reports whether the user quit leaving the run going (attached
+// workbenches only).
+func (m *Model) Detached() bool { return m.detached }
 
 // Run is the accumulated run data (for tests and the caller's summary).
 func (m *Model) Run() *history.Run { return m.run }
@@ -223,11 +232,17 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 		case "y", "enter":
 			m.quit = true
 			return tea.Quit
+		case "d":
+			if m.attached {
+				m.quit, m.detached = true, true
+				return tea.Quit
+			}
 		case "n", "esc":
 			m.overlay = noOverlay
 		}
 		if key.Matches(kp, k.Quit) && kp.String() == "ctrl+c" {
-			m.quit = true
+			// A second ctrl+c leaves at once; an attached run is left going.
+			m.quit, m.detached = true, m.attached
 			return tea.Quit
 		}
 		return nil
@@ -473,12 +488,19 @@ func (m *Model) overlayBox() string {
 		title, body = "edit hyperparameters", m.form.view(th)
 	case quitOverlay:
 		title = "quit"
-		body = "Quit stops the run (detach is not available yet)."
+		if m.attached {
+			body = "The run lives in its own process: detach to leave it\ngoing (selmix attach comes back), or stop it."
+		} else {
+			body = "Quit stops the run."
+		}
 		if d := m.run.Info.Dir; d != "" {
 			body += "\nIt stays recorded in " + d + "."
 		}
-		body += "\n\n" +
-			th.Render(th.Bold, "y") + " stop the run and quit    " + th.Render(th.Bold, "n/esc") + " keep watching"
+		body += "\n\n"
+		if m.attached {
+			body += th.Render(th.Bold, "d") + " detach    "
+		}
+		body += th.Render(th.Bold, "y") + " stop the run and quit    " + th.Render(th.Bold, "n/esc") + " keep watching"
 	case errorOverlay:
 		title = "error"
 		msg := m.run.Err

@@ -217,3 +217,40 @@ func TestResize(t *testing.T) {
 		fixture.CheckBox(t, m.Render(), sz[0], sz[1])
 	}
 }
+
+// Attached to a run in another process, quit offers detach: d leaves the
+// run going and sends nothing; y stops it (the caller sends the stop).
+func TestQuitAttached(t *testing.T) {
+	for _, c := range []struct {
+		keys     []string
+		detached bool
+	}{
+		{[]string{"q", "d"}, true},
+		{[]string{"q", "y"}, false},
+		{[]string{"q", "ctrl+c"}, true},
+	} {
+		rec := &recorder{}
+		m := New(Options{Info: fixture.Info(10), Ctl: rec, Attached: true})
+		m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+		for _, s := range fixture.Running(10, 3) {
+			m.Update(SnapshotMsg{s})
+		}
+		press(m, c.keys[:1]...)
+		if v := m.Render(); !strings.Contains(v, "d detach") {
+			t.Errorf("%v: attached quit dialog does not offer detach:\n%s", c.keys, v)
+		}
+		press(m, c.keys[1:]...)
+		if !m.Quit() || m.Detached() != c.detached {
+			t.Errorf("%v: quit %v detached %v, want true %v", c.keys, m.Quit(), m.Detached(), c.detached)
+		}
+		if len(rec.got) != 0 {
+			t.Errorf("%v: the model sent %v itself", c.keys, rec.got)
+		}
+	}
+	// In-process, d does nothing: there is nothing to detach from.
+	m := newRunning(t, 10, 80, 24, &recorder{})
+	press(m, "q", "d")
+	if m.Quit() || m.Detached() {
+		t.Error("d quit an in-process workbench")
+	}
+}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/live"
 )
@@ -224,27 +223,7 @@ func newStopCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cl, err := dialLive(r)
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			cl.Send(train.Control{Op: train.OpStop})
-			last := -1
-			var final bool
-			for {
-				s, ok := cl.Next(cmd.Context())
-				if !ok {
-					break
-				}
-				last = s.Step
-				final = final || s.Kind == train.KindFinal
-			}
-			if !final {
-				return fmt.Errorf("run %s: connection closed before the run confirmed it stopped (last step %d)", r.Meta.ID, last)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "run %s stopped at step %d\n", r.Meta.ID, last)
-			return nil
+			return stopLive(cmd.Context(), cmd.OutOrStdout(), r)
 		},
 	}
 	addRunsFlag(cmd, &root)
@@ -276,7 +255,7 @@ the live run. Quitting asks whether to stop the run or detach from it.
 			if follow {
 				return followRun(cmd.Context(), cmd.OutOrStdout(), r)
 			}
-			return followRun(cmd.Context(), cmd.OutOrStdout(), r) // PENDING-TUI
+			return attachWorkbenchTo(cmd, r, keysPath)
 		},
 	}
 	addRunsFlag(cmd, &root)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sort"
@@ -22,10 +23,15 @@ import (
 )
 
 type tuiFlags struct {
-	config string
-	sets   []string
-	runs   string
-	keys   string
+	config     string
+	sets       []string
+	runs       string
+	keys       string
+	foreground bool
+}
+
+func addForegroundFlag(cmd *cobra.Command, fg *bool) {
+	cmd.Flags().BoolVar(fg, "foreground", false, "train in this process (quitting stops the run) instead of in a background process the workbench attaches to")
 }
 
 func addKeysFlag(cmd *cobra.Command, path *string) {
@@ -41,6 +47,7 @@ func attachWorkbench(root *cobra.Command) {
 	addConfigFlags(root, &f.config, &f.sets)
 	addRunsFlag(root, &f.runs)
 	addKeysFlag(root, &f.keys)
+	addForegroundFlag(root, &f.foreground)
 	root.AddCommand(newTUICmd(), newOpenCmd())
 }
 
@@ -60,6 +67,7 @@ Quitting stops the run; it stays recorded in the runs root.`,
 	addConfigFlags(cmd, &f.config, &f.sets)
 	addRunsFlag(cmd, &f.runs)
 	addKeysFlag(cmd, &f.keys)
+	addForegroundFlag(cmd, &f.foreground)
 	return cmd
 }
 
@@ -115,6 +123,20 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 	c, err := loadConfig(f.config, f.sets)
 	if err != nil {
 		return err
+	}
+	if !f.foreground {
+		// The run lives in its own process; the workbench is a client
+		// that may detach and come back.
+		fmt.Fprintln(cmd.OutOrStdout(), "starting the run in the background…")
+		id, _, err := spawnDetached(f.runs, f.config, f.sets)
+		if err != nil {
+			return err
+		}
+		r, err := openRun(runs.Root(f.runs), id)
+		if err != nil {
+			return err
+		}
+		return attachWorkbenchTo(cmd, r, f.keys)
 	}
 	// Bubble Tea owns the terminal while it runs: what the run prints
 	// meanwhile is held and printed after the workbench closes.

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/live"
+	"selmix/runs/record"
+	"selmix/tui"
+	"selmix/tui/history"
+)
+
+// attachWorkbenchTo opens the workbench on a run living in another
+// process: it replays the run's log so every pane has its history, then
+// follows the live snapshots. The run outlives the workbench unless the
+// user asks to stop it.
+func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
+	km, kpath, err := loadKeys(keysPath)
+	if err != nil {
+		return err
+	}
+	if err := needTerminal(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
+	defer cancel()
+	// Subscribe before reading the log: what happens in between arrives
+	// twice and is dropped below, never missed.
+	cl, err := dialLive(r)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	h, err := record.Load(r)
+	if err != nil {
+		return err
+	}
+	info := history.Info{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir}
+	if len(h.Starts) > 0 {
+		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
+	}
+	st := replayThenFollow(ctx, h, cl)
+	m := tui.New(tui.Options{Info: info, Ctl: cl, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Attached: true})
+	if err := showProgram(ctx, m, st); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if m.Detached() || !m.Quit() {
+		fmt.Fprintf(w, "detached; run %s goes on (selmix attach %s · selmix stop %s)\n", r.Meta.ID, r.Meta.ID, r.Meta.ID)
+		return nil
+	}
+	if m.State() != tui.Finished && m.State() != tui.Failed {
+		if err := stopLive(cmd.Context(), w, r); err != nil {
+			return err
+		}
+	}
+	return printRecordedSummary(w, r)
+}
+
+// stopLive asks a live run to stop and waits until it confirms.
+func stopLive(ctx context.Context, w io.Writer, r *runs.Run) error {
+	cl, err := dialLive(r)
+	if errors.Is(err, live.ErrNotLive) {
+		return nil // it ended meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	cl.Send(train.Control{Op: train.OpStop})
+	last, final := -1, false
+	for {
+		s, ok := cl.Next(ctx)
+		if !ok {
+			break
+		}
+		last = s.Step
+		final = final || s.Kind == train.KindFinal
+	}
+	if !final {
+		return fmt.Errorf("run %s: connection closed before the run confirmed it stopped (last step %d)", r.Meta.ID, last)
+	}
+	fmt.Fprintf(w, "run %s stopped at step %d\n", r.Meta.ID, last)
+	return nil
+}
+
+// printRecordedSummary prints the before/after table from the run's log.
+func printRecordedSummary(w io.Writer, r *runs.Run) error {
+	h, err := record.Load(r)
+	if err != nil {
+		return err
+	}
+	printSummary(w, h.Final)
+	fmt.Fprintf(w, "run %s: %s\n", r.Meta.ID, r.Dir)
+	return nil
+}
+
+// replayThenFollow is a stream of the run's logged history followed by the
+// live snapshots that are newer than it.
+func replayThenFollow(ctx context.Context, h *record.History, cl *live.Client) *train.Stream {
+	st := train.NewStream()
+	lastRefresh, lastCtl, atLast := -1, -1, 0
+	for _, s := range recordedSnapshots(h) {
+		st.Publish(s)
+		switch {
+		case s.Kind == train.KindRefresh:
+			lastRefresh = s.Step
+		case s.Kind == train.KindControl && s.Step == lastCtl:
+			atLast++
+		case s.Kind == train.KindControl:
+			lastCtl, atLast = s.Step, 1
+		}
+	}
+	go func() {
+		defer st.Close()
+		for {
+			s, ok := cl.Next(ctx)
+			if !ok {
+				if err := cl.Err(); err != nil {
+					st.Publish(train.Snapshot{Kind: train.KindError, State: train.Failed, Err: err.Error()})
+				}
+				return
+			}
+			switch {
+			case s.Kind == train.KindRefresh && s.Step <= lastRefresh:
+				continue
+			case s.Kind == train.KindControl && s.Step < lastCtl:
+				continue
+			case s.Kind == train.KindControl && s.Step == lastCtl && atLast > 0:
+				atLast-- // logged already
+				continue
+			}
+			st.Publish(s)
+		}
+	}()
+	return st
+}
