@@ -192,6 +192,16 @@ func TestDialRefuses(t *testing.T) {
 		t.Errorf("world-writable socket: err %v, want a refusal naming the mode", err)
 	}
 	os.Chmod(sock, 0o600)
+	if os.Getuid() == 0 {
+		// Only root can hand the socket to another user to test this.
+		if err := os.Lchown(sock, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Dial(dir); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+			t.Errorf("socket of another user: err %v, want a refusal naming the owner", err)
+		}
+		os.Lchown(sock, 0, 0)
+	}
 	srv.ln.Close() // the process died: the socket file stays, nobody listens
 	if _, err := Dial(dir); !errors.Is(err, ErrNotLive) {
 		t.Errorf("stale socket: err %v, want ErrNotLive", err)

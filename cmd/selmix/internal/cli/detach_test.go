@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/live"
+	"selmix/runs/record"
+)
+
+var detachedRe = regexp.MustCompile(`run (\S+) started in the background \(pid (\d+)\)`)
+
+// startDetached starts a background run of the real binary and returns its
+// id. The runs root must be short: it holds the control socket.
+func startDetached(t *testing.T, root string, extra ...string) string {
+	t.Helper()
+	out := runSelmix(t, append([]string{"run", "--detach", "--runs", root}, extra...)...)
+	m := detachedRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no run id in:\n%s", out)
+	}
+	return m[1]
+}
+
+func shortRoot(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "sd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// waitEnded waits until the run has no live process and returns it.
+func waitEnded(t *testing.T, root, id string, limit time.Duration) *runs.Run {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		r, err := runs.Open(root, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Live && r.Meta.Status != runs.StatusRunning {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s still live after %v (status %s)", id, limit, r.Meta.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A client killed with SIGKILL or SIGHUP does not take the run with it:
+// the run goes on to the end and its event log is complete.
+func TestDetachedSurvivesClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	root := shortRoot(t)
+	id := startDetached(t, root, "--set", "finetune.steps=600", "--set", "finetune.refresh=25")
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
+		cmd := exec.Command(selmixBinary(t), "attach", "--follow", "--runs", root, id)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until it has followed at least one refresh, then kill it.
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "step ") {
+				break
+			}
+		}
+		cmd.Process.Signal(sig)
+		cmd.Wait()
+	}
+	r := waitEnded(t, root, id, 2*time.Minute)
+	if st := r.EffectiveStatus(); st != runs.StatusFinished {
+		t.Fatalf("run ended %s, want finished", st)
+	}
+	h, err := record.Load(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Warnings) > 0 {
+		t.Errorf("log warnings: %v", h.Warnings)
+	}
+	if got, want := len(h.Refreshes), 600/25+1; got != want || h.Final == nil {
+		t.Errorf("log has %d refreshes (final %v), want %d and a final summary", got, h.Final != nil, want)
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir, live.SocketName)); !os.IsNotExist(err) {
+		t.Errorf("control socket left after the run ended: %v", err)
+	}
+}
+
+// Two clients attached: a control sent by one is seen by both at the same
+// step. A client that attaches mid-run and rebuilds from the log sees the
+// same refreshes as one that followed from the start. stop ends the run
+// cleanly.
+func TestAttachTwoClientsAndReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	root := shortRoot(t)
+	id := startDetached(t, root, "--set", "finetune.steps=100000", "--set", "finetune.refresh=25")
+	r, err := runs.Open(root, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a, err := dialLive(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	// a follows from the start: the log holds what came before it.
+	h0, err := record.Load(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aSeen := map[int]train.RefreshStats{}
+	for _, x := range h0.Refreshes {
+		aSeen[x.Step] = x.Stats
+	}
+	next := func(cl *live.Client, want func(train.Snapshot) bool) train.Snapshot {
+		t.Helper()
+		for {
+			s, ok := cl.Next(ctx)
+			if !ok {
+				t.Fatalf("stream ended early: %v", cl.Err())
+			}
+			if s.Kind == train.KindRefresh && cl == a {
+				aSeen[s.Step] = *s.Refresh
+			}
+			if want(s) {
+				return s
+			}
+		}
+	}
+	isRefresh := func(s train.Snapshot) bool { return s.Kind == train.KindRefresh }
+	next(a, isRefresh)
+	next(a, isRefresh)
+
+	b, err := dialLive(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.Send(train.Control{Op: train.OpSet, Key: "s", Value: "7"})
+	isAck := func(s train.Snapshot) bool { return s.Kind == train.KindControl && s.Ack != nil && s.Ack.Control.Key == "s" }
+	ackB := next(b, isAck)
+	ackA := next(a, isAck)
+	if ackA.Ack.Step != ackB.Ack.Step || ackA.Ack.Err != "" {
+		t.Errorf("clients saw the control at steps %d and %d (err %q), want the same step", ackA.Ack.Step, ackB.Ack.Step, ackA.Ack.Err)
+	}
+	last := next(a, isRefresh)
+	for last.Refresh.S != 7 {
+		last = next(a, isRefresh)
+	}
+
+	// A late viewer: its history from the log must equal what a saw live.
+	h, err := record.Load(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, x := range h.Refreshes {
+		if got, ok := aSeen[x.Step]; ok {
+			checked++
+			if !reflect.DeepEqual(got, x.Stats) {
+				t.Errorf("refresh at step %d: log differs from the live snapshot", x.Step)
+			}
+		}
+	}
+	if checked < 3 {
+		t.Errorf("only %d refreshes compared", checked)
+	}
+
+	out := runSelmix(t, "stop", "--runs", root, id)
+	if !strings.Contains(out, "stopped at step") {
+		t.Errorf("stop printed %q", out)
+	}
+	ended := waitEnded(t, root, id, time.Minute)
+	if st := ended.EffectiveStatus(); st != runs.StatusStopped {
+		t.Errorf("status after stop = %s, want stopped", st)
+	}
+	ps := runSelmix(t, "ps", "--runs", root)
+	if strings.Contains(ps, id) {
+		t.Errorf("ps lists the stopped run:\n%s", ps)
+	}
+}
