@@ -153,20 +153,7 @@ func printSummary(w io.Writer, s *train.Summary) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "metric\tval before\tval after\ttest before\ttest after\t\n")
-	rows := []struct {
-		name string
-		get  func(metric.Report) float64
-	}{
-		{"mean recall", func(r metric.Report) float64 { return r.MeanRecall }},
-		{"min recall", func(r metric.Report) float64 { return r.MinRecall }},
-		{"H-mean", func(r metric.Report) float64 { return r.HMean }},
-		{"G-mean", func(r metric.Report) float64 { return r.GMean }},
-		{"min coverage", func(r metric.Report) float64 { return r.MinCoverage }},
-		{"min head/tail recall", func(r metric.Report) float64 { return r.MinHTRecall }},
-		{"min head/tail coverage", func(r metric.Report) float64 { return r.MinHTCoverage }},
-		{"accuracy", func(r metric.Report) float64 { return r.Accuracy }},
-	}
-	for _, r := range rows {
+	for _, r := range reported {
 		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(s.TestBefore), r.get(s.TestAfter))
 	}
 	for i, o := range metric.Objectives() {
