@@ -7,7 +7,7 @@ BLAS_TAG := $(if $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so),o
 TAGS    ?= $(BLAS_TAG)
 GOFLAGS_TAGS := $(if $(TAGS),-tags $(TAGS),)
 
-.PHONY: help build run test bench fuzz lint fmt assets assets-check
+.PHONY: help build run test bench fuzz lint fmt assets assets-check repro repro-smoke
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -53,3 +53,9 @@ assets: ## regenerate assets/default (split + checkpoint) from dataset-fashion-m
 
 assets-check: ## verify the embedded assets against assets/default/SHA256SUMS
 	cd assets/default && sha256sum -c SHA256SUMS
+
+repro: build ## the paper-reproduction suite (3 seeds, ~25 min on 2 cores) into docs/results.md
+	./bin/selmix bench paper --seeds 3 --out docs/results.md --runs runs/bench-paper
+
+repro-smoke: build ## the suite with 1 seed and a few steps (checks it runs end to end)
+	./bin/selmix bench paper --smoke --out bin/results-smoke.md --runs bin/bench-smoke
