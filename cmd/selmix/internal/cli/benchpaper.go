@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,6 +22,7 @@ import (
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
+	"selmix/viz"
 )
 
 // The paper-reproduction suite (issue 8): Fashion-MNIST-LT, supervised
@@ -180,8 +182,12 @@ func benchPaper(ctx context.Context, w io.Writer, f benchFlags) error {
 			}
 		}
 	}
+	figs, err := benchFigures(f, results, root)
+	if err != nil {
+		fmt.Fprintf(w, "warning: figures: %v\n", err)
+	}
 	total := time.Since(start)
-	md := paperMarkdown(f, results, pretrainSecs, total, root)
+	md := paperMarkdown(f, results, pretrainSecs, total, root) + figs
 	if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
 		return err
 	}
@@ -190,6 +196,51 @@ func benchPaper(ctx context.Context, w io.Writer, f benchFlags) error {
 	}
 	fmt.Fprintf(w, "wrote %s (%d runs in %.1f min)\n", f.out, len(results), total.Minutes())
 	return nil
+}
+
+// benchFigures exports the policy comparisons of the first seed with
+// `selmix export --compare` into figures/ beside the Markdown, and returns
+// the Markdown that shows them.
+func benchFigures(f benchFlags, rs []benchResult, root string) (string, error) {
+	var md strings.Builder
+	md.WriteString("\n## Figures (seed 1, `selmix export --compare`)\n\n")
+	var errs []error
+	for _, o := range []string{"min-recall", "mean-recall@cov"} {
+		var group []*viz.Run
+		for _, r := range rs {
+			if r.seed != 1 || !(r.row.table == "objectives" && r.row.label == o || r.row.table == "policies" && strings.HasPrefix(r.row.label, o+"/")) {
+				continue
+			}
+			run, err := runs.Open(root, r.id)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			vr, err := viz.FromRun(run)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			group = append(group, vr)
+		}
+		if len(group) < 2 {
+			continue
+		}
+		rel := filepath.Join("figures", "policies-"+sanitize(o))
+		res, err := viz.Compare(group, viz.DefaultCompareMetric(group), filepath.Join(filepath.Dir(f.out), rel), viz.Options{Format: "png", DPI: 150})
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if res == nil {
+			continue
+		}
+		fmt.Fprintf(&md, "Policies on %s (selmix, uniform, greedy, none):\n\n", o)
+		for _, file := range res.Files {
+			fmt.Fprintf(&md, "![%s](%s)\n", file.Name, filepath.ToSlash(filepath.Join(rel, file.Name)))
+		}
+		md.WriteString("\n")
+	}
+	return md.String(), errors.Join(errs...)
 }
 
 func benchPretrain(ctx context.Context, sets []string, out string) error {

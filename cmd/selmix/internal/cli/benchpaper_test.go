@@ -30,7 +30,7 @@ func TestBenchPaperSmoke(t *testing.T) {
 	md := string(b)
 	for _, want := range []string{
 		"| pre-trained (LA-CE) |", "| hmean@cov |", "| mean-recall@cov |", "| min-recall/official", "oracle labels",
-		"Do the paper's claims hold here?", "SelMix improves the optimized objective",
+		"Do the paper's claims hold here?", "SelMix improves the optimized objective", "policies-min-recall/compare-final.png",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("results lack %q", want)

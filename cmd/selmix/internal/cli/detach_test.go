@@ -162,7 +162,9 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	}
 	defer b.Close()
 	b.Send(train.Control{Op: train.OpSet, Key: "s", Value: "7"})
-	isAck := func(s train.Snapshot) bool { return s.Kind == train.KindControl && s.Ack != nil && s.Ack.Control.Key == "s" }
+	isAck := func(s train.Snapshot) bool {
+		return s.Kind == train.KindControl && s.Ack != nil && s.Ack.Control.Key == "s"
+	}
 	ackB := next(b, isAck)
 	ackA := next(a, isAck)
 	if ackA.Ack.Step != ackB.Ack.Step || ackA.Ack.Err != "" {
