@@ -253,3 +253,49 @@ func TestReplayForkExportHead(t *testing.T) {
 		}
 	}
 }
+
+// A full disk (a small tmpfs) stops the run with a message naming the file
+// and the reason; the run directory stays valid and, once there is room
+// again, resumes to the end.
+func TestFullDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	if os.Getuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	root := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=5m", "tmpfs", root).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	defer exec.Command("umount", "-l", root).Run()
+	// Checkpoints are ~1.9 MB: the third one does not fit.
+	cmd := exec.Command(selmixBinary(t), "run", "--headless", "-q", "--runs", root,
+		"--set", "finetune.steps=300", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the run did not stop on a full disk:\n%s", out)
+	}
+	if !strings.Contains(string(out), "no space left on device") || !strings.Contains(string(out), ".ckpt") {
+		t.Errorf("message does not say what failed and why:\n%s", out)
+	}
+	id := runIDRe.FindStringSubmatch(string(out))[1]
+	r, err := runs.Open(root, id)
+	if err != nil {
+		t.Fatalf("run directory does not open after the full disk: %v", err)
+	}
+	if _, warns, err := r.Events(); err != nil || len(warns) > 0 {
+		t.Errorf("event log after the full disk: err %v, warnings %v", err, warns)
+	}
+	if st := r.EffectiveStatus(); st != runs.StatusError {
+		t.Errorf("status %s, want error", st)
+	}
+	if out, err := exec.Command("mount", "-o", "remount,size=64m", root).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v %s", err, out)
+	}
+	runSelmix(t, "resume", "-q", "--runs", root, id)
+	r, _ = runs.Open(root, id)
+	if st := r.EffectiveStatus(); st != runs.StatusFinished {
+		t.Errorf("after resume: status %s, want finished", st)
+	}
+}
