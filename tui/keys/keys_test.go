@@ -78,3 +78,18 @@ func TestDefaultHasNoConflicts(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The keys file is user input: any text gives a map or an error, never a
+// panic.
+func FuzzParse(f *testing.F) {
+	f.Add("pause = [\"space\"]\nquit = [\"q\", \"ctrl+c\"]\n")
+	f.Add("pause = \"p\"\n")
+	f.Add("[x]\ny = 1\n")
+	f.Add("step = [\"n\", \"n\"]\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		m := Default()
+		if err := m.parse(text); err == nil {
+			m.conflicts()
+		}
+	})
+}
