@@ -48,6 +48,18 @@ type Options struct {
 	// Attached: the run lives in another process, so quitting may detach
 	// and leave it running.
 	Attached bool
+	// Fork and Export do the work behind f and x. They run as commands,
+	// off the UI loop, and return a line for the event log; nil means the
+	// key only says how to do it from a shell.
+	Fork   func(step int) (string, error)
+	Export func() (string, error)
+}
+
+// NoteMsg is the result of background work started from a key: a line
+// for the event log.
+type NoteMsg struct {
+	Text string
+	Err  error
 }
 
 // overlay is what, if anything, is drawn over the panes and takes keys.
@@ -97,6 +109,8 @@ type Model struct {
 	quit     bool    // the user quit (the caller stops the run unless detached)
 	attached bool    // the run lives in another process
 	detached bool    // the user quit leaving the run going
+	fork     func(step int) (string, error)
+	export   func() (string, error)
 }
 
 // New returns the workbench model. It reads nothing by itself: feed it
@@ -108,7 +122,7 @@ func New(o Options) *Model {
 	}
 	ctx := &pane.Context{Theme: pane.NewTheme(o.Color), Keys: km}
 	run := history.New(o.Info)
-	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), help: help.New(), keysPath: o.KeysPath, attached: o.Attached}
+	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), help: help.New(), keysPath: o.KeysPath, attached: o.Attached, fork: o.Fork, export: o.Export}
 	if !o.Color {
 		m.help.Styles = help.Styles{}
 	}
@@ -150,6 +164,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case ErrMsg:
 		m.run.Note(history.Error, "error: "+msg.Err.Error())
 		m.fail()
+	case NoteMsg:
+		if msg.Err != nil {
+			m.run.Note(history.Warn, msg.Err.Error())
+		} else {
+			m.run.Note(history.Note, msg.Text)
+		}
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
@@ -307,11 +327,21 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 			m.overlay = formOverlay
 		}
 	case key.Matches(kp, k.Fork):
-		// Forking from inside the workbench needs the run store's fork
-		// to start a second engine; until then, say how to do it.
-		m.run.Note(history.Warn, fmt.Sprintf("fork is not available in the workbench yet; from a shell: selmix fork %s --at %d", m.idOr("RUN"), m.run.Latest.Step))
+		if m.fork == nil {
+			m.run.Note(history.Warn, fmt.Sprintf("fork from a shell: selmix fork %s --at %d", m.idOr("RUN"), m.run.Latest.Step))
+			return nil
+		}
+		step, fork := m.run.Latest.Step, m.fork
+		m.run.Note(history.Note, fmt.Sprintf("forking at the checkpoint at or before step %d…", step))
+		return func() tea.Msg { t, err := fork(step); return NoteMsg{t, err} }
 	case key.Matches(kp, k.Export):
-		m.run.Note(history.Warn, fmt.Sprintf("export is not available in the workbench yet; plots are written when the run ends, or: selmix export %s", m.idOr("RUN")))
+		if m.export == nil {
+			m.run.Note(history.Warn, fmt.Sprintf("plots are written when the run ends, or from a shell: selmix export %s", m.idOr("RUN")))
+			return nil
+		}
+		export := m.export
+		m.run.Note(history.Note, "exporting plots…")
+		return func() tea.Msg { t, err := export(); return NoteMsg{t, err} }
 	default:
 		return m.panes[m.focus].Update(kp)
 	}

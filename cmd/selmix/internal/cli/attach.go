@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -49,7 +52,11 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
 	}
 	st := replayThenFollow(ctx, h, cl)
-	m := tui.New(tui.Options{Info: info, Ctl: cl, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Attached: true})
+	root := filepath.Dir(r.Dir)
+	m := tui.New(tui.Options{
+		Info: info, Ctl: cl, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Attached: true,
+		Fork: forkAction(root, r.Meta.ID), Export: exportAction(r.Dir),
+	})
 	if err := showProgram(ctx, m, st); err != nil {
 		return err
 	}
@@ -102,6 +109,31 @@ func printRecordedSummary(w io.Writer, r *runs.Run) error {
 	printSummary(w, h.Final)
 	fmt.Fprintf(w, "run %s: %s\n", r.Meta.ID, r.Dir)
 	return nil
+}
+
+// forkAction forks run id of root at a step into a new background run:
+// what f does in the workbench.
+func forkAction(root, id string) func(step int) (string, error) {
+	return func(step int) (string, error) {
+		nid, _, err := spawnForkDetached(root, id, step)
+		if err != nil {
+			return "", fmt.Errorf("fork: %v", err)
+		}
+		return fmt.Sprintf("forked as run %s, running in the background: selmix attach %s", nid, nid), nil
+	}
+}
+
+// exportAction writes the run's figures into its plots/ from what is on
+// disk now: what x does in the workbench.
+func exportAction(dir string) func() (string, error) {
+	return func() (string, error) {
+		var buf bytes.Buffer
+		if err := autoExport(&buf, dir); err != nil {
+			return "", fmt.Errorf("export: %v", err)
+		}
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		return lines[len(lines)-1], nil
+	}
 }
 
 // replayThenFollow is a stream of the run's logged history followed by the

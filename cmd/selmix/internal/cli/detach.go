@@ -34,14 +34,7 @@ const handshakeFD = 3
 // configuration in the background and returns the new run's id and the
 // child's pid once the run exists on disk.
 func spawnDetached(root, config string, sets []string) (id string, pid int, err error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", 0, err
-	}
-	args := []string{"run", "--headless", "--serve", "--handshake"}
-	if root != "" {
-		args = append(args, "--runs", root)
-	}
+	args := []string{"run", "--headless"}
 	if config != "" {
 		abs, err := filepath.Abs(config)
 		if err != nil {
@@ -51,6 +44,24 @@ func spawnDetached(root, config string, sets []string) (id string, pid int, err 
 	}
 	for _, kv := range sets {
 		args = append(args, "--set", kv)
+	}
+	return spawnChild(root, args)
+}
+
+// spawnForkDetached forks run id at step into a new background run.
+func spawnForkDetached(root, id string, step int) (string, int, error) {
+	return spawnChild(root, []string{"fork", id, "--at", fmt.Sprint(step), "-q"})
+}
+
+// spawnChild starts `selmix ARGS --serve --handshake` in the background.
+func spawnChild(root string, args []string) (id string, pid int, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", 0, err
+	}
+	args = append(args, "--serve", "--handshake")
+	if root != "" {
+		args = append(args, "--runs", root)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -118,7 +129,7 @@ func (h *childHandshake) created(root string) func(id string) {
 }
 
 func (h *childHandshake) fail(err error) {
-	if h.pipe != nil && err != nil {
+	if h != nil && h.pipe != nil && err != nil {
 		fmt.Fprintf(h.pipe, "error %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
 		h.pipe.Close()
 	}

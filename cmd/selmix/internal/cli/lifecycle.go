@@ -130,10 +130,11 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 
 func newForkCmd() *cobra.Command {
 	var (
-		root  string
-		at    int
-		sets  []string
-		quiet bool
+		root         string
+		at           int
+		sets         []string
+		quiet        bool
+		serve, shake bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fork RUN [--at STEP] [--set section.key=value ...]",
@@ -144,10 +145,21 @@ hyperparameters take effect at the fork step and are logged as control
 changes; the new run's record names its parent.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return forkRun(cmd.Context(), cmd.OutOrStdout(), runs.Root(root), args[0], at, sets, startOpts{root: root, quiet: quiet})
+			o := startOpts{root: root, quiet: quiet, serve: serve}
+			var hs *childHandshake
+			if shake {
+				hs = newChildHandshake()
+				o.created = hs.created(root)
+			}
+			err := forkRun(cmd.Context(), cmd.OutOrStdout(), runs.Root(root), args[0], at, sets, o)
+			hs.fail(err)
+			return err
 		},
 	}
 	addRunsFlag(cmd, &root)
+	cmd.Flags().BoolVar(&serve, "serve", false, "serve the new run's control socket so viewers can attach")
+	cmd.Flags().BoolVar(&shake, "handshake", false, "internal: report the run id on fd 3")
+	cmd.Flags().MarkHidden("handshake")
 	cmd.Flags().IntVar(&at, "at", -1, "fork at the checkpoint at or before `STEP` (default: the latest)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override one configuration key: `section.key=value` (repeatable)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final table")

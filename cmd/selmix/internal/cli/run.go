@@ -76,9 +76,7 @@ checkpoints, summary) in the runs root.`,
 				o.created = shake.created(f.runs)
 			}
 			err = startRun(cmd.Context(), w, c, o)
-			if shake != nil {
-				shake.fail(err)
-			}
+			shake.fail(err)
 			return err
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 
@@ -147,6 +148,7 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 		m := tui.New(tui.Options{
 			Info: history.Info{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts},
 			Ctl:  eng, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "",
+			Fork: forkAction(filepath.Dir(vi.Dir), vi.ID), Export: exportAction(vi.Dir),
 		})
 		return showProgram(ctx, m, st)
 	}
