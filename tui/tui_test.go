@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -252,5 +253,32 @@ func TestQuitAttached(t *testing.T) {
 	press(m, "q", "d")
 	if m.Quit() || m.Detached() {
 		t.Error("d quit an in-process workbench")
+	}
+}
+
+// f and x run the caller's fork and export off the UI loop (as commands)
+// and log what they report; the fork gets the step on screen.
+func TestForkAndExportKeys(t *testing.T) {
+	var forkedAt = -1
+	m := New(Options{Info: fixture.Info(10), Ctl: &recorder{},
+		Fork:   func(step int) (string, error) { forkedAt = step; return "forked as run X", nil },
+		Export: func() (string, error) { return "", errors.New("export: disk full") },
+	})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	for _, s := range fixture.Running(10, 3) {
+		m.Update(SnapshotMsg{s})
+	}
+	for _, c := range []struct{ key, want string }{{"f", "forked as run X"}, {"x", "export: disk full"}} {
+		_, cmd := m.Update(keyMsg(c.key))
+		if cmd == nil {
+			t.Fatalf("%s returned no command", c.key)
+		}
+		m.Update(cmd())
+		if last := m.run.Log[len(m.run.Log)-1].Text; last != c.want {
+			t.Errorf("%s: last log line %q, want %q", c.key, last, c.want)
+		}
+	}
+	if forkedAt != m.run.Latest.Step {
+		t.Errorf("forked at step %d, want the current step %d", forkedAt, m.run.Latest.Step)
 	}
 }
