@@ -32,6 +32,11 @@ const SocketName = "control.sock"
 // snapshot in this time is dropped.
 const writeTimeout = 5 * time.Second
 
+// stepEvery is how often step snapshots go out to a client: in between,
+// the client's stream coalesces them, so a fast run costs a client (and
+// the run's process) a few messages a second, not one per step.
+const stepEvery = 100 * time.Millisecond
+
 // Engine is what a Server serves: the train.Engine.
 type Engine interface {
 	Subscribe() *train.Stream
@@ -185,11 +190,24 @@ func (s *Server) send(c net.Conn, st *train.Stream) {
 		if !ok {
 			return
 		}
+		step := snap.Kind == train.KindStep
+		if step {
+			// The client keeps the last evaluation; a step does not
+			// resend it.
+			snap.Refresh = nil
+		}
 		c.SetWriteDeadline(time.Now().Add(writeTimeout))
 		bw.Write(mustJSON(Message{Snapshot: Wire(snap)}))
 		bw.WriteByte('\n')
 		if err := bw.Flush(); err != nil {
 			return
+		}
+		if step {
+			select {
+			case <-time.After(stepEvery):
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }
@@ -248,6 +266,7 @@ func (s *Server) Close() error {
 
 // Client is a connection to a live run.
 type Client struct {
+	last *train.RefreshStats // the newest evaluation received
 	c    net.Conn
 	sc   *bufio.Scanner
 	out  chan train.Control
@@ -322,7 +341,13 @@ func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
 			return train.Snapshot{}, false
 		}
 		if m.Snapshot != nil {
-			return m.Snapshot.Unwire(), true
+			s := m.Snapshot.Unwire()
+			if s.Refresh != nil {
+				cl.last = s.Refresh
+			} else if s.Kind == train.KindStep {
+				s.Refresh = cl.last
+			}
+			return s, true
 		}
 	}
 	return train.Snapshot{}, false
