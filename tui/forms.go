@@ -198,7 +198,7 @@ func (m *Model) fullHelp() string {
 			{k.Pause, "pause / resume"}, {k.Step, "step to the next refresh"},
 			{k.SUp, "s × 1.25"}, {k.SDown, "s ÷ 1.25"}, {k.Objective, "pick the objective"},
 			{k.Policy, "pick the policy"}, {k.Edit, "edit hyperparameters"},
-			{k.Fork, "fork the run here"}, {k.Export, "export plots"}, {k.Quit, "quit (stops the run)"},
+			{k.Fork, "fork the run here"}, {k.Export, "export plots"}, {k.Quit, "quit (asks: stop or detach)"},
 		}},
 		{"view", []item{
 			{k.Help, "this help"}, {k.Next, "next pane"}, {k.Prev, "previous pane"},
