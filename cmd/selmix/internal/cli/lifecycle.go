@@ -247,11 +247,7 @@ evaluation must be identical. Exit code 1 if they differ.`,
 }
 
 func replayRun(ctx context.Context, w io.Writer, root, id string, o startOpts) error {
-	orig, err := openRun(root, id)
-	if err != nil {
-		return err
-	}
-	h, err := record.Load(orig)
+	orig, h, err := openHistory(root, id)
 	if err != nil {
 		return err
 	}

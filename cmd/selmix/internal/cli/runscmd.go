@@ -90,6 +90,19 @@ func openRun(root, id string) (*runs.Run, error) {
 	return r, nil
 }
 
+// openHistory opens a run and decodes its event log.
+func openHistory(root, id string) (*runs.Run, *record.History, error) {
+	r, err := openRun(root, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := record.Load(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, h, nil
+}
+
 func listRuns(w io.Writer, root string) error {
 	all, err := runs.List(root)
 	if err != nil {
@@ -114,11 +127,7 @@ func listRuns(w io.Writer, root string) error {
 }
 
 func showRun(w io.Writer, root, id string) error {
-	r, err := openRun(root, id)
-	if err != nil {
-		return err
-	}
-	h, err := record.Load(r)
+	r, h, err := openHistory(root, id)
 	if err != nil {
 		return err
 	}
@@ -232,11 +241,7 @@ func compareRuns(w io.Writer, root string, ids []string) error {
 	var hs []*record.History
 	var cfgs []map[string]string
 	for _, id := range ids {
-		r, err := openRun(root, id)
-		if err != nil {
-			return err
-		}
-		h, err := record.Load(r)
+		r, h, err := openHistory(root, id)
 		if err != nil {
 			return err
 		}
