@@ -182,21 +182,19 @@ func dialLive(r *runs.Run) (*live.Client, error) {
 
 func newPsCmd() *cobra.Command {
 	var root string
-	var all bool
 	cmd := &cobra.Command{
-		Use:   "ps [--all]",
-		Short: "List live runs (pid, run, step, state); --all adds crashed ones",
+		Use:   "ps",
+		Short: "List live runs (pid, run, step, state) and crashed ones (resume them with selmix resume)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return listLive(cmd.OutOrStdout(), runs.Root(root), all)
+			return listLive(cmd.OutOrStdout(), runs.Root(root))
 		},
 	}
 	addRunsFlag(cmd, &root)
-	cmd.Flags().BoolVarP(&all, "all", "a", false, "also list crashed runs (resume them with selmix resume)")
 	return cmd
 }
 
-func listLive(w io.Writer, root string, all bool) error {
+func listLive(w io.Writer, root string) error {
 	rs, err := runs.List(root)
 	if err != nil {
 		return err
@@ -206,7 +204,7 @@ func listLive(w io.Writer, root string, all bool) error {
 	n := 0
 	for _, r := range rs {
 		st := r.EffectiveStatus()
-		if !r.Live && !(all && st == runs.StatusCrashed) {
+		if !r.Live && st != runs.StatusCrashed {
 			continue
 		}
 		pid := "-"
@@ -217,7 +215,7 @@ func listLive(w io.Writer, root string, all bool) error {
 		n++
 	}
 	if n == 0 {
-		fmt.Fprintf(w, "no live runs in %s\n", root)
+		fmt.Fprintf(w, "no live or crashed runs in %s\n", root)
 		return nil
 	}
 	return tw.Flush()

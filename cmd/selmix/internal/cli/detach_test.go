@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,13 +25,57 @@ var detachedRe = regexp.MustCompile(`run (\S+) started in the background \(pid (
 // startDetached starts a background run of the real binary and returns its
 // id. The runs root must be short: it holds the control socket.
 func startDetached(t *testing.T, root string, extra ...string) string {
+	id, _ := startDetachedPid(t, root, extra...)
+	return id
+}
+
+func startDetachedPid(t *testing.T, root string, extra ...string) (string, int) {
 	t.Helper()
 	out := runSelmix(t, append([]string{"run", "--detach", "--runs", root}, extra...)...)
 	m := detachedRe.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no run id in:\n%s", out)
 	}
-	return m[1]
+	pid, _ := strconv.Atoi(m[2])
+	return m[1], pid
+}
+
+// A run whose process dies shows in ps as crashed, and resume finishes it.
+func TestDetachedCrashShowsInPs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	root := shortRoot(t)
+	id, pid := startDetachedPid(t, root, "--set", "finetune.steps=1500", "--set", "finetune.refresh=25")
+	r, err := runs.Open(root, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := dialLive(r) // wait until it trains
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, ok := cl.Next(context.Background()); ok && s.Kind != train.KindRefresh; s, ok = cl.Next(context.Background()) {
+	}
+	cl.Close()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var ps string
+	for time.Now().Before(deadline) {
+		if ps = runSelmix(t, "ps", "--runs", root); strings.Contains(ps, id) && strings.Contains(ps, runs.StatusCrashed) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(ps, runs.StatusCrashed) {
+		t.Fatalf("ps after the run's process died:\n%s", ps)
+	}
+	runSelmix(t, "resume", "-q", "--runs", root, id)
+	if r, _ := runs.Open(root, id); r.EffectiveStatus() != runs.StatusFinished {
+		t.Errorf("after resume: status %s, want finished", r.EffectiveStatus())
+	}
 }
 
 func shortRoot(t *testing.T) string {
