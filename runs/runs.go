@@ -134,6 +134,9 @@ func List(root string) ([]Run, error) {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
+		if !looksLikeRun(dir) {
+			continue // not ours: e.g. the source tree's runs/ package when the root is ./runs
+		}
 		r, err := load(dir)
 		if err != nil {
 			live, pid := IsLive(dir)
@@ -148,6 +151,18 @@ func List(root string) ([]Run, error) {
 		return filepath.Base(out[i].Dir) < filepath.Base(out[j].Dir)
 	})
 	return out, nil
+}
+
+// looksLikeRun reports whether dir holds any file a run writes; one with
+// some but a bad or missing run.json is a broken run, one with none is
+// not a run at all.
+func looksLikeRun(dir string) bool {
+	for _, name := range []string{metaName, configName, eventsName} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve finds the directory name of the run query designates: an exact

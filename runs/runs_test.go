@@ -87,8 +87,14 @@ func TestListToleratesBroken(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A create cut off before run.json: a broken run.
 	os.Mkdir(filepath.Join(root, "empty"), 0o755)
+	os.WriteFile(filepath.Join(root, "empty", configName), []byte("seed = 1\n"), 0o644)
 	os.Mkdir(filepath.Join(root, ".hidden"), 0o755)
+	// Not runs at all: a source folder (./runs is also a Go package).
+	os.Mkdir(filepath.Join(root, "record"), 0o755)
+	os.WriteFile(filepath.Join(root, "record", "record.go"), []byte("package record\n"), 0o644)
+	os.Mkdir(filepath.Join(root, "bare"), 0o755)
 	os.WriteFile(filepath.Join(root, "notes.txt"), []byte("hi"), 0o644)
 
 	runs, err := List(root)
