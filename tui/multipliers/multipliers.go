@@ -44,13 +44,27 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	}
 	switch k := m.ctx.Keys; {
 	case key.Matches(kp, k.Up):
-		m.offset = max(0, m.offset-1)
+		m.offset--
 	case key.Matches(kp, k.Down):
 		m.offset++
 	case key.Matches(kp, k.Top):
 		m.offset = 0
 	}
+	m.offset = m.clamped()
 	return nil
+}
+
+// rows is how many multipliers fit under the s line and the λ title.
+func (m *Model) rows() int { return max(0, m.h-2) }
+
+// clamped is offset kept within the current multipliers; View uses it
+// without writing it back (a new refresh may change their number).
+func (m *Model) clamped() int {
+	n := 0
+	if m.run.Cur != nil {
+		n = len(m.run.Cur.Lambda)
+	}
+	return max(0, min(m.offset, n-m.rows()))
 }
 
 func (m *Model) View() string {
@@ -90,14 +104,13 @@ func (m *Model) View() string {
 		scaleNote = "all zero"
 	}
 	b.WriteString(th.Render(th.Dim, fmt.Sprintf("λ of %s (%s); history →", obj, scaleNote)))
-	rows := max(0, m.h-2)
-	m.offset = max(0, min(m.offset, len(lam)-rows))
+	rows, off := m.rows(), m.clamped()
 	nameW := 4
 	for _, n := range names {
 		nameW = max(nameW, min(12, len([]rune(n))))
 	}
 	barW := max(4, m.w-nameW-1-9-1-sparkW)
-	for i := m.offset; i < min(len(lam), m.offset+rows); i++ {
+	for i := off; i < min(len(lam), off+rows); i++ {
 		b.WriteByte('\n')
 		b.WriteString(pane.PadRight(history.Short(names[i], nameW), nameW) + " ")
 		b.WriteString(th.Render(th.Accent, pane.Bar(lam[i]/hi, barW)))
