@@ -59,11 +59,8 @@ func FigureNames() []string {
 // if missing). A figure that fails is reported and the others are still
 // written; the error joins every failure.
 func Export(r *Run, dir string, o Options) (*Result, error) {
-	o, err := o.withDefaults()
+	o, err := prepare(o, dir)
 	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	res := &Result{}
@@ -135,11 +132,8 @@ func Compare(rs []*Run, m Metric, dir string, o Options) (*Result, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("compare: no runs")
 	}
-	o, err := o.withDefaults()
+	o, err := prepare(o, dir)
 	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	res := &Result{}
@@ -154,6 +148,15 @@ func Compare(rs []*Run, m Metric, dir string, o Options) (*Result, error) {
 		errs = append(errs, fmt.Errorf("compare-final: %w", err))
 	}
 	return res, errors.Join(errs...)
+}
+
+// prepare resolves o's defaults and creates the output directory.
+func prepare(o Options, dir string) (Options, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return o, err
+	}
+	return o, os.MkdirAll(dir, 0o755)
 }
 
 func sanitize(s string) string {
