@@ -15,7 +15,12 @@ const (
 
 var opNames = [...]string{"pause", "resume", "step", "stop", "set"}
 
-func (o Op) String() string { return opNames[o] }
+func (o Op) String() string {
+	if o < 0 || int(o) >= len(opNames) {
+		return fmt.Sprintf("op(%d)", int(o))
+	}
+	return opNames[o]
+}
 
 // Control is a message to the engine. It takes effect at a step boundary:
 // at step At if At > 0 (replay uses this), else at the first boundary

@@ -1,6 +1,8 @@
 package train
 
 import (
+	"fmt"
+
 	"selmix/core/metric"
 )
 
@@ -17,7 +19,12 @@ const (
 
 var kindNames = [...]string{"step", "refresh", "control", "final", "error"}
 
-func (k Kind) String() string { return kindNames[k] }
+func (k Kind) String() string {
+	if k < 0 || int(k) >= len(kindNames) {
+		return fmt.Sprintf("kind(%d)", int(k))
+	}
+	return kindNames[k]
+}
 
 // State is the run's state as a viewer shows it.
 type State string

@@ -218,15 +218,28 @@ func (s *Server) receive(c net.Conn, st *train.Stream) {
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 4096), 1<<16)
 	for sc.Scan() {
-		var ctl train.Control
-		if err := json.Unmarshal(sc.Bytes(), &ctl); err != nil {
+		ctl, err := decodeControl(sc.Bytes())
+		if err != nil {
 			c.SetWriteDeadline(time.Now().Add(writeTimeout))
-			fmt.Fprintf(c, "%s\n", mustJSON(Message{Error: "bad control: " + err.Error()}))
+			fmt.Fprintf(c, "%s\n", mustJSON(Message{Error: err.Error()}))
 			return
 		}
-		ctl.At = 0 // clients change the run now, never at a chosen step
 		s.eng.Send(ctl)
 	}
+}
+
+// decodeControl parses one control line from a client. Clients change the
+// run now, never at a chosen step, so At is cleared.
+func decodeControl(b []byte) (train.Control, error) {
+	var ctl train.Control
+	if err := json.Unmarshal(b, &ctl); err != nil {
+		return ctl, fmt.Errorf("bad control: %v", err)
+	}
+	if ctl.Op < train.OpPause || ctl.Op > train.OpSet {
+		return ctl, fmt.Errorf("bad control: unknown op %d", int(ctl.Op))
+	}
+	ctl.At = 0
+	return ctl, nil
 }
 
 func (s *Server) drop(c net.Conn, st *train.Stream) {
@@ -331,17 +344,13 @@ func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
 	stop := context.AfterFunc(ctx, func() { cl.c.SetReadDeadline(time.Now()) })
 	defer stop()
 	for cl.sc.Scan() {
-		var m Message
-		if err := json.Unmarshal(cl.sc.Bytes(), &m); err != nil {
-			cl.err = fmt.Errorf("bad message from the run: %w", err)
+		snap, err := decodeMessage(cl.sc.Bytes())
+		if err != nil {
+			cl.err = err
 			return train.Snapshot{}, false
 		}
-		if m.Error != "" {
-			cl.err = errors.New(m.Error)
-			return train.Snapshot{}, false
-		}
-		if m.Snapshot != nil {
-			s := m.Snapshot.Unwire()
+		if snap != nil {
+			s := *snap
 			if s.Refresh != nil {
 				cl.last = s.Refresh
 			} else if s.Kind == train.KindStep {
@@ -351,6 +360,26 @@ func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
 		}
 	}
 	return train.Snapshot{}, false
+}
+
+// decodeMessage parses one line from the server: a snapshot, nothing (an
+// empty message), or the error the server reported.
+func decodeMessage(b []byte) (*train.Snapshot, error) {
+	var m Message
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("bad message from the run: %w", err)
+	}
+	if m.Error != "" {
+		return nil, errors.New(m.Error)
+	}
+	if m.Snapshot == nil {
+		return nil, nil
+	}
+	if k := m.Snapshot.Kind; k < train.KindStep || k > train.KindError {
+		return nil, fmt.Errorf("bad message from the run: unknown snapshot kind %d", int(k))
+	}
+	s := m.Snapshot.Unwire()
+	return &s, nil
 }
 
 // Send queues a control for the run without blocking. Controls past a

@@ -214,3 +214,42 @@ func TestDialRefuses(t *testing.T) {
 		t.Errorf("regular file: err %v, want 'not a socket'", err)
 	}
 }
+
+func TestDecode(t *testing.T) {
+	if c, err := decodeControl([]byte(`{"Op":4,"Key":"s","Value":"3","At":50}`)); err != nil || c.Key != "s" || c.At != 0 {
+		t.Errorf("valid control: %+v, %v; want set s with At cleared", c, err)
+	}
+	for _, bad := range []string{`{"Op":99}`, `{"Op":-1}`, `not json`} {
+		if _, err := decodeControl([]byte(bad)); err == nil {
+			t.Errorf("control %s accepted", bad)
+		}
+	}
+	if s, err := decodeMessage([]byte(`{"snapshot":{"Kind":1,"Step":5,"Loss":null}}`)); err != nil || s == nil || s.Step != 5 || !math.IsNaN(s.Loss) {
+		t.Errorf("valid snapshot: %+v, %v", s, err)
+	}
+	if _, err := decodeMessage([]byte(`{"error":"refused: mode"}`)); err == nil || err.Error() != "refused: mode" {
+		t.Errorf("server error not returned: %v", err)
+	}
+	if _, err := decodeMessage([]byte(`{"snapshot":{"Kind":42}}`)); err == nil {
+		t.Error("unknown snapshot kind accepted")
+	}
+}
+
+// Lines on the socket are input from another process: decoding never
+// panics, and what it accepts prints (String on Op and Kind) safely.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"Op":4,"Key":"s","Value":"3"}`))
+	f.Add([]byte(`{"snapshot":{"Kind":2,"Ack":{"Control":{"Op":7}}}}`))
+	f.Add([]byte(`{"snapshot":{"Kind":1,"Refresh":{"G":[1,2]}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if c, err := decodeControl(b); err == nil {
+			_ = c.String()
+		}
+		if s, err := decodeMessage(b); err == nil && s != nil {
+			_ = s.Kind.String()
+			if s.Ack != nil {
+				_ = s.Ack.Control.String()
+			}
+		}
+	})
+}
