@@ -95,9 +95,17 @@ func LoadFeatures(ff FeatureFiles) (*Split, *Head, error) {
 	if K < 2 {
 		return nil, nil, fmt.Errorf("%s, %s: labels span K=%d class(es) (K = max label + 1 over train ∪ val); need at least 2", ff.Train, ff.Val, K)
 	}
-	for k, c := range sp.Val.Counts(K) {
-		if c == 0 {
-			return nil, nil, fmt.Errorf("%s: class %d has no validation samples (K=%d from train ∪ val; SelMix needs every class in validation)", ff.Val, k, K)
+	for _, c := range []struct {
+		s          *Set
+		path, what string
+	}{
+		{&sp.Val, ff.Val, "validation samples (SelMix needs every class in validation)"},
+		{&sp.Labeled, ff.Train, "labeled training samples (x1 of a pair is drawn from them)"},
+	} {
+		for k, n := range c.s.Counts(K) {
+			if n == 0 {
+				return nil, nil, fmt.Errorf("%s: class %d has no %s; K=%d from train ∪ val", c.path, k, c.what, K)
+			}
 		}
 	}
 	for _, c := range []struct {
@@ -107,6 +115,13 @@ func LoadFeatures(ff FeatureFiles) (*Split, *Head, error) {
 	}{{&sp.Test, ff.Test, 0}, {&sp.Unlabeled, ff.Unlabeled, -1}} {
 		if err := c.s.checkLabels(K, c.lo); err != nil {
 			return nil, nil, fmt.Errorf("%s: %v (K=%d from train ∪ val)", c.path, err, K)
+		}
+	}
+	// Every class is measured on test: a missing one would only show after
+	// pre-training, as an empty row of the test confusion matrix.
+	for k, n := range sp.Test.Counts(K) {
+		if n == 0 {
+			return nil, nil, fmt.Errorf("%s: class %d has no test samples; K=%d from train ∪ val", ff.Test, k, K)
 		}
 	}
 	sp.K = K

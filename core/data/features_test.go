@@ -144,8 +144,8 @@ func featureFixture(t *testing.T) (string, FeatureFiles) {
 	p := func(name string) string { return filepath.Join(dir, name) }
 	writeNPZ(t, p("train.npz"), map[string]any{"x": feat(6, 4, 0), "y": []int64{0, 1, 2, 0, 1, 0}})
 	writeNPZ(t, p("val.npz"), map[string]any{"x": feat64(3, 4, 100), "y": []int32{2, 1, 0}})
-	writeNPY(t, p("test_x.npy"), feat64(2, 4, 200))
-	writeNPY(t, p("test_y.npy"), []uint8{1, 2})
+	writeNPY(t, p("test_x.npy"), feat64(3, 4, 200))
+	writeNPY(t, p("test_y.npy"), []uint8{1, 2, 0})
 	writeNPZ(t, p("unl.npz"), map[string]any{"x": feat(5, 4, 300)})
 	W := make([][]float64, 4)
 	for i := range W {
@@ -179,7 +179,7 @@ func TestLoadFeatures(t *testing.T) {
 	}{
 		{"train", sp.Labeled, 6, 0, []int{0, 1, 2, 0, 1, 0}},
 		{"val", sp.Val, 3, 100, []int{2, 1, 0}},
-		{"test", sp.Test, 2, 200, []int{1, 2}},
+		{"test", sp.Test, 3, 200, []int{1, 2, 0}},
 		{"unlabeled", sp.Unlabeled, 5, 300, []int{-1, -1, -1, -1, -1}},
 	}
 	for _, c := range checks {
@@ -210,7 +210,10 @@ func TestLoadFeaturesNPYPairsAndLayouts(t *testing.T) {
 		data = binary.BigEndian.AppendUint32(data, math.Float32bits(v))
 	}
 	os.WriteFile(p("tr_x.npy"), rawNPY(">f4", true, "(2, 4)", data), 0o644)
-	writeNPY(t, p("tr_y.npy"), []int16{0, 2})
+	writeNPY(t, p("tr_y.npy"), []int16{0, 1})
+	ff.Val, ff.Test, ff.TestY, ff.Head = p("v2.npz"), p("t2.npz"), "", "" // K = 2 here
+	writeNPZ(t, p("v2.npz"), map[string]any{"x": feat64(2, 4, 100), "y": []int32{1, 0}})
+	writeNPZ(t, p("t2.npz"), map[string]any{"x": feat64(2, 4, 200), "y": []int32{0, 1}})
 	ff.Train, ff.TrainY = p("tr_x.npy"), p("tr_y.npy")
 	// Unlabeled as an .npy without labels, and an .npz with labels.
 	writeNPY(t, p("u_x.npy"), feat(2, 4, 0))
@@ -219,19 +222,19 @@ func TestLoadFeaturesNPYPairsAndLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(sp.Labeled.X, []float32{1, 2, 3, 4, 5, 6, 7, 8}) || !slices.Equal(sp.Labeled.Y, []int{0, 2}) {
+	if !slices.Equal(sp.Labeled.X, []float32{1, 2, 3, 4, 5, 6, 7, 8}) || !slices.Equal(sp.Labeled.Y, []int{0, 1}) {
 		t.Errorf("train X=%v Y=%v", sp.Labeled.X, sp.Labeled.Y)
 	}
 	if !slices.Equal(sp.Unlabeled.Y, []int{-1, -1}) {
 		t.Errorf("unlabeled Y = %v, want unknown", sp.Unlabeled.Y)
 	}
-	writeNPZ(t, p("u.npz"), map[string]any{"x": feat(2, 4, 0), "y": []int64{2, -1}})
+	writeNPZ(t, p("u.npz"), map[string]any{"x": feat(2, 4, 0), "y": []int64{1, -1}})
 	ff.Unlabeled = p("u.npz")
 	if sp, _, err = LoadFeatures(ff); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(sp.Unlabeled.Y, []int{2, -1}) {
-		t.Errorf("unlabeled Y = %v, want [2 -1]", sp.Unlabeled.Y)
+	if !slices.Equal(sp.Unlabeled.Y, []int{1, -1}) {
+		t.Errorf("unlabeled Y = %v, want [1 -1]", sp.Unlabeled.Y)
 	}
 	// Without a head and without unlabeled data.
 	ff.Head, ff.Unlabeled = "", ""
@@ -259,7 +262,7 @@ func TestLoadFeaturesErrors(t *testing.T) {
 			writeNPZ(t, p("val.npz"), map[string]any{"x": x, "y": []int32{2, 1, 0}})
 		}, []string{"val.npz", "Inf at row 1, column 0"}},
 		{"float64 overflowing float32", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			x := feat64(2, 4, 0)
+			x := feat64(3, 4, 0)
 			x[0][1] = 1e300
 			writeNPY(t, p("test_x.npy"), x)
 		}, []string{"test_x.npy", "1e+300 (overflows float32) at row 0, column 1"}},
@@ -267,7 +270,7 @@ func TestLoadFeaturesErrors(t *testing.T) {
 			writeNPZ(t, p("train.npz"), map[string]any{"x": feat(6, 4, 0), "y": []int64{0, -2, 2, 0, 1, 0}})
 		}, []string{"train.npz", "negative label -2 at index 1"}},
 		{"test label out of range", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPY(t, p("test_y.npy"), []uint8{1, 3})
+			writeNPY(t, p("test_y.npy"), []uint8{1, 3, 0})
 		}, []string{"test_x.npy", "label 3 at index 1 outside [0,3)"}},
 		{"unlabeled label out of range", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
 			writeNPZ(t, p("unl.npz"), map[string]any{"x": feat(2, 4, 0), "y": []int64{0, 7}})
@@ -276,14 +279,20 @@ func TestLoadFeaturesErrors(t *testing.T) {
 			writeNPZ(t, p("train.npz"), map[string]any{"x": feat(6, 4, 0), "y": []uint64{0, 1, 2, 0, 1, math.MaxUint64}})
 		}, []string{"train.npz", `member "y.npy": label 18446744073709551615 at index 5 exceeds the limit`}},
 		{"x/y length mismatch", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPY(t, p("test_y.npy"), []uint8{1, 2, 0})
-		}, []string{"test_y.npy: 3 labels but", "test_x.npy has 2 feature rows"}},
+			writeNPY(t, p("test_y.npy"), []uint8{1, 2})
+		}, []string{"test_y.npy: 2 labels but", "test_x.npy has 3 feature rows"}},
 		{"d mismatch", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
 			writeNPZ(t, p("val.npz"), map[string]any{"x": feat64(3, 5, 0), "y": []int32{2, 1, 0}})
 		}, []string{"val.npz: features have d=5 but", "train.npz has d=4"}},
 		{"class absent from val", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
 			writeNPZ(t, p("val.npz"), map[string]any{"x": feat64(3, 4, 0), "y": []int32{0, 1, 0}})
 		}, []string{"val.npz", "class 2 has no validation samples"}},
+		{"class absent from train", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
+			writeNPZ(t, p("train.npz"), map[string]any{"x": feat(6, 4, 0), "y": []int64{0, 1, 0, 0, 1, 0}})
+		}, []string{"train.npz", "class 2 has no labeled training samples"}},
+		{"class absent from test", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
+			writeNPY(t, p("test_y.npy"), []uint8{1, 1, 0})
+		}, []string{"test_x.npy", "class 2 has no test samples"}},
 		{"K < 2", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
 			writeNPZ(t, p("train.npz"), map[string]any{"x": feat(2, 4, 0), "y": []int64{0, 0}})
 			writeNPZ(t, p("val.npz"), map[string]any{"x": feat(1, 4, 0), "y": []int64{0}})

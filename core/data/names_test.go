@@ -29,7 +29,7 @@ func TestLoadFeaturesNumPy(t *testing.T) {
 	if !slices.Equal(sp.ClassNames, []string{"cat", "dog", "sea lion"}) {
 		t.Errorf("names = %q", sp.ClassNames)
 	}
-	if !slices.Equal(sp.Labeled.Y, []int{0, 1, 2, 0, 1, 0}) || !slices.Equal(sp.Val.Y, []int{2, 1, 0}) || !slices.Equal(sp.Test.Y, []int{1, 2}) {
+	if !slices.Equal(sp.Labeled.Y, []int{0, 1, 2, 0, 1, 0}) || !slices.Equal(sp.Val.Y, []int{2, 1, 0}) || !slices.Equal(sp.Test.Y, []int{1, 2, 0}) {
 		t.Errorf("labels %v %v %v", sp.Labeled.Y, sp.Val.Y, sp.Test.Y)
 	}
 	for _, c := range []struct {

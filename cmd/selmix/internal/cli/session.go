@@ -82,6 +82,9 @@ func prepare(ctx context.Context, w io.Writer, c experiment.Config, quiet bool) 
 		fmt.Fprintf(w, "blas: %s\n", blasNote())
 	}
 	if needsPretrain {
+		if sp.Labeled.N < c.Pretrain.Batch {
+			return nil, badInput("pretrain.batch: %d is more than the %d labeled samples (set a smaller pretrain.batch, or give data.head)", c.Pretrain.Batch, sp.Labeled.N)
+		}
 		if err := pretrain(ctx, w, c, net, sp, quiet); err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ np.savez_compressed("train.npz", x=np.asfortranarray(feat(6, 0, np.float32)),
 # train's names count).
 np.savez("val.npz", x=feat(3, 100, np.float64), y=np.array([2, 1, 0], np.int32),
          names=np.array([b"x", b"y", b"z"]))
-np.savez("test.npz", x=feat(2, 200, np.float64), y=np.array([1, 2], np.int16))
+np.savez("test.npz", x=feat(3, 200, np.float64), y=np.array([1, 2, 0], np.int16))
 # Train with byte-string names.
 np.savez("train_bytes_names.npz", x=feat(6, 0, np.float32),
          y=np.array([0, 1, 2, 0, 1, 0], np.int64), names=np.array([b"a", b"b", b"c"]))
