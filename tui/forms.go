@@ -209,8 +209,9 @@ func (m *Model) fullHelp() string {
 			{k.Left, "scroll left (G·P)"}, {k.Right, "scroll right (G·P)"},
 			{k.Top, "top; curves: follow ψ"}, {k.Bottom, "bottom; log: follow"},
 		}},
-		{"curves", []item{
+		{"curves, events", []item{
 			{k.SmoothLess, "less smoothing"}, {k.SmoothMore, "more smoothing"},
+			{k.Linear, "Δψ predicted/realised"}, {k.Console, "worker's lines only"},
 		}},
 		{"forms, search", []item{
 			{k.Accept, "apply; jump to the match"}, {k.Cancel, "cancel"},

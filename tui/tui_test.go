@@ -37,13 +37,24 @@ func newRunning(t testing.TB, K, w, h int, ctl Controller) *Model {
 
 func newRunningColor(t testing.TB, K, w, h int, ctl Controller, color bool) *Model {
 	t.Helper()
+	return newFrom(t, K, w, h, ctl, color, fixture.Running)
+}
+
+// newWorker is a workbench on a run whose trainer is a worker on a GPU.
+func newWorker(t testing.TB, K, w, h int, ctl Controller) *Model {
+	t.Helper()
+	return newFrom(t, K, w, h, ctl, false, fixture.Worker)
+}
+
+func newFrom(t testing.TB, K, w, h int, ctl Controller, color bool, snaps func(K, n int) []train.Snapshot) *Model {
+	t.Helper()
 	m := New(Options{Info: fixture.Info(K), Ctl: ctl, Color: color})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	n := 8
 	if K >= 1000 {
 		n = 3 // G and P are 2×8 MB a refresh
 	}
-	for _, s := range fixture.Running(K, n) {
+	for _, s := range snaps(K, n) {
 		m.Update(SnapshotMsg{s})
 	}
 	return m
@@ -83,6 +94,36 @@ func TestScreen(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := newRunning(t, c.K, c.w, c.h, &recorder{})
+			press(m, c.keys...)
+			v := m.Render()
+			fixture.CheckBox(t, v, c.w, c.h)
+			golden.RequireEqual(t, v)
+		})
+	}
+}
+
+// The linear-step view, the worker console and the trainer's figures in
+// the header, at both layouts and at K = 1000.
+func TestScreenViews(t *testing.T) {
+	cases := []struct {
+		name   string
+		K      int
+		w, h   int
+		keys   []string
+		worker bool // the trainer is a worker on a GPU
+	}{
+		{"80x24-linear", 10, 80, 24, []string{"shift+tab", "shift+tab", "v"}, false},
+		{"80x24-worker-console", 10, 80, 24, []string{"shift+tab", "c"}, true},
+		{"160x50-worker-linear-console", 10, 160, 50, []string{"shift+tab", "c", "shift+tab", "v"}, true},
+		{"160x50-k1000-linear", 1000, 160, 50, []string{"shift+tab", "shift+tab", "v"}, false},
+		{"80x24-k1000-linear", 1000, 80, 24, []string{"shift+tab", "shift+tab", "v"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newRunning(t, c.K, c.w, c.h, &recorder{})
+			if c.worker {
+				m = newWorker(t, c.K, c.w, c.h, &recorder{})
+			}
 			press(m, c.keys...)
 			v := m.Render()
 			fixture.CheckBox(t, v, c.w, c.h)

@@ -22,11 +22,16 @@ func newTable(cols ...string) *table {
 
 // add appends a row whose last field is the plotted value v; notes are
 // joined into the note column.
-func (t *table) add(v float64, fields ...string) {
+func (t *table) add(v float64, fields ...string) { t.addNoted(v, "", fields...) }
+
+// addNoted is add with a note on the value ("wrong sign").
+func (t *table) addNoted(v float64, note string, fields ...string) {
 	row := append(fields, formatValue(v))
-	note := ""
 	if !finite(v) {
-		note = "not plotted: " + formatValue(v)
+		if note != "" {
+			note += "; "
+		}
+		note += "not plotted: " + formatValue(v)
 		t.dropped++
 	}
 	t.rows = append(t.rows, append(row, note))

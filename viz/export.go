@@ -51,6 +51,7 @@ var runFigures = []figSpec{
 	{"mixup", fullWidth, 2.7 * vg.Inch, func(f *figure, r *Run) (*drawing, error) { return heatFigure(f, r, "P") }, nil},
 	{"lambda", fullWidth, 3 * vg.Inch, lambdaFigure, nil},
 	{"s", colWidth, 2.4 * vg.Inch, sFigure, nil},
+	{"linear", fullWidth, 4.2 * vg.Inch, linearFigure, nil},
 }
 
 // FigureNames lists the figures Export writes, as file names without

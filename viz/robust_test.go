@@ -28,6 +28,9 @@ func TestNonFiniteValues(t *testing.T) {
 	rs[5].Stats.Lambda[1] = math.Inf(1)
 	rs[6].Hyper.S = math.NaN()
 	rs[7].Stats.Objectives[0] = math.NaN()
+	inf, big := math.Inf(-1), 1e9
+	rs[8].Stats.Realised = &inf // ratio -Inf: the figure drops it
+	rs[9].Stats.Realised = &big // a ratio far off the scale: drawn at its edge
 	h.Final.TestAfter.Recall[2] = math.NaN()
 	h.Final.TestBefore.Coverage[4] = math.Inf(1)
 	h.Final.TestAfter.HMean = math.NaN()
@@ -43,11 +46,12 @@ func TestNonFiniteValues(t *testing.T) {
 				t.Fatalf("wrote %d figures, want %d", len(res.Files), len(FigureNames()))
 			}
 			for name, want := range map[string][]string{
-				"metrics.csv":   {"psi,40,NaN,not plotted: NaN", "mean-recall,60,+Inf,not plotted: +Inf", "min-coverage,80,-Inf,not plotted: -Inf", "psi:mean-recall,120,NaN,not plotted: NaN"},
+				"metrics.csv":   {"psi,40,NaN,not plotted: NaN", "mean-recall,60,+Inf,not plotted: +Inf", "min-coverage,80,-Inf,not plotted: -Inf", "psi:mean-recall,140,NaN,not plotted: NaN"},
 				"gain.csv":      {"G,0,T-shirt/top,Sandal,+Inf,not plotted: +Inf"},
 				"mixup.csv":     {"NaN,not plotted: NaN"},
-				"lambda.csv":    {"Trouser,80,+Inf,not plotted: +Inf"},
-				"s.csv":         {"s,100,NaN,not plotted: NaN"},
+				"lambda.csv":    {"Trouser,100,+Inf,not plotted: +Inf"},
+				"s.csv":         {"s,120,NaN,not plotted: NaN"},
+				"linear.csv":    {"realised,140,160,-Inf,not plotted: -Inf", "ratio,140,160,-Inf,wrong sign; not plotted: -Inf", "ratio,160,180,5.111712881910337e+10,drawn at ±5"},
 				"per-class.csv": {"recall,Pullover,fine-tuned,NaN,not plotted: NaN", "coverage,Coat,pre-trained,+Inf,not plotted: +Inf"},
 			} {
 				b, err := os.ReadFile(filepath.Join(dir, name))
@@ -61,7 +65,7 @@ func TestNonFiniteValues(t *testing.T) {
 				}
 			}
 			notes := strings.Join(res.Notes, "\n")
-			for _, fig := range []string{"metrics", "gain", "mixup", "lambda", "s", "per-class"} {
+			for _, fig := range []string{"metrics", "gain", "mixup", "lambda", "s", "per-class", "linear"} {
 				if !strings.Contains(notes, fig+": ") {
 					t.Errorf("notes do not report the dropped values of %s: %q", fig, notes)
 				}

@@ -169,10 +169,12 @@ func TestSamePNGCatchesChanges(t *testing.T) {
 	}
 }
 
-// Format-1 runs draw as before: testdata/run-v1 holds the same runs as
-// testdata/run in format 1 (which has G and P as float64), and its figures
-// match the goldens, CSVs value for value once G and P are rounded to
-// float32.
+// Format-1 runs draw as before: testdata/run-v1 holds two runs in format
+// 1 (which has G and P as float64), and their figures match the goldens
+// in testdata/TestGoldenFormat1, drawn from the same runs upgraded to
+// format 2 — CSVs value for value once G and P are rounded to float32.
+// (testdata/run has since been recorded anew, with the predicted and
+// realised change of ψ that format 1 never had.)
 func TestGoldenFormat1(t *testing.T) {
 	for _, name := range []string{"viz-selmix", "viz-uniform"} {
 		v1run, err := runs.Open(filepath.Join("testdata", "run-v1"), name)
@@ -186,28 +188,26 @@ func TestGoldenFormat1(t *testing.T) {
 		if v1.Hist.Format != 1 {
 			t.Fatalf("%s: testdata/run-v1 holds format %d", name, v1.Hist.Format)
 		}
-		d1, d2 := t.TempDir(), t.TempDir()
-		res, err := Export(v1, d1, goldenOpts)
+		dir := t.TempDir()
+		res, err := Export(v1, dir, goldenOpts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Export(fixture(t, name), d2, goldenOpts); err != nil {
-			t.Fatal(err)
+		if got, want := len(res.Files), len(FigureNames())-1; got != want {
+			t.Errorf("%s: wrote %d figures, want %d (all but linear)", name, got, want)
 		}
 		for _, f := range res.Files {
-			a, _ := os.ReadFile(filepath.Join(d1, f.Name))
-			b, _ := os.ReadFile(filepath.Join(d2, f.Name))
-			if msg := samePNG(a, b); msg != "" {
-				t.Errorf("%s %s: format 1 draws differently: %s", name, f.Name, msg)
-			}
-			a, _ = os.ReadFile(filepath.Join(d1, f.CSV))
-			b, _ = os.ReadFile(filepath.Join(d2, f.CSV))
 			if f.CSV == "gain.csv" || f.CSV == "mixup.csv" {
-				a = roundValues(t, a)
+				p := filepath.Join(dir, f.CSV)
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, roundValues(t, b), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if !bytes.Equal(a, b) {
-				t.Errorf("%s %s: format 1's CSV differs from format 2's", name, f.CSV)
-			}
+			checkGolden(t, dir, filepath.Join("TestGoldenFormat1", name), f)
 		}
 	}
 }

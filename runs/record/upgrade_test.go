@@ -3,7 +3,6 @@ package record
 import (
 	"encoding/json"
 
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -105,31 +104,5 @@ func TestFormat1And2ReadAlike(t *testing.T) {
 		if !reflect.DeepEqual(h1, h2) {
 			t.Errorf("%s: histories differ:\n format 1 %+v\n format 2 %+v", id, h1, h2)
 		}
-	}
-}
-
-// TestUpgradeVizFixtures rewrites viz's format-1 fixture runs
-// (viz/testdata/run-v1) as the format-2 runs its golden tests draw
-// (viz/testdata/run), so both formats draw the same data. Run with
-//
-//	SELMIX_UPGRADE_VIZ=1 go test -run TestUpgradeVizFixtures ./runs/record/
-func TestUpgradeVizFixtures(t *testing.T) {
-	if os.Getenv("SELMIX_UPGRADE_VIZ") == "" {
-		t.Skip("writes viz/testdata/run; set SELMIX_UPGRADE_VIZ=1")
-	}
-	src := filepath.Join("..", "..", "viz", "testdata", "run-v1")
-	dst := filepath.Join("..", "..", "viz", "testdata", "run")
-	if err := os.RemoveAll(dst); err != nil {
-		t.Fatal(err)
-	}
-	all, err := runs.List(src)
-	if err != nil || len(all) == 0 {
-		t.Fatalf("%s: %v", src, err)
-	}
-	for _, r := range all {
-		id := upgrade(t, &r, dst)
-		os.Remove(filepath.Join(dst, id, "lock"))
-		os.Remove(filepath.Join(dst, id, "checkpoints"))
-		t.Logf("%s → %s", r.Dir, filepath.Join(dst, id))
 	}
 }

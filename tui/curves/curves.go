@@ -1,6 +1,8 @@
 // Package curves plots every objective over the run: a braille chart of
 // the selected one (raw points, EMA line, pre-trained baseline) and a
-// table of all of them with sparklines, the optimized one marked.
+// table of all of them with sparklines, the optimized one marked. A key
+// switches it to the linear view: whether the change of ψ each refresh
+// interval predicted came about (linear.go).
 package curves
 
 import (
@@ -21,6 +23,7 @@ type Model struct {
 	pane.Base
 	sel    int     // charted objective; -1 follows the optimized one
 	smooth float64 // EMA weight of the past, in [0, 0.95]
+	linear bool    // show predicted vs realised Δψ instead
 }
 
 // New returns the pane over run.
@@ -28,15 +31,26 @@ func New(ctx *pane.Context, run *history.Run) *Model {
 	return &Model{Base: pane.NewBase(ctx, run), sel: -1, smooth: 0.6}
 }
 
-func (m *Model) Title() string { return fmt.Sprintf("objectives · EMA %.2g", m.smooth) }
+func (m *Model) Title() string {
+	if m.linear {
+		return "linear step · Δψ predicted vs realised"
+	}
+	return fmt.Sprintf("objectives · EMA %.2g", m.smooth)
+}
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.Ctx.Keys
-	return []key.Binding{k.Up, k.Down, k.SmoothLess, k.SmoothMore}
+	if m.linear {
+		return []key.Binding{k.Linear}
+	}
+	return []key.Binding{k.Up, k.Down, k.SmoothLess, k.SmoothMore, k.Linear}
 }
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.Ctx.Keys
-	return [][]key.Binding{{k.Up, k.Down, k.Top, k.SmoothLess, k.SmoothMore}}
+	return [][]key.Binding{{k.Up, k.Down, k.Top, k.SmoothLess, k.SmoothMore, k.Linear}}
 }
+
+// Linear reports whether the pane shows predicted vs realised Δψ.
+func (m *Model) Linear() bool { return m.linear }
 
 // Smoothing is the EMA weight in use.
 func (m *Model) Smoothing() float64 { return m.smooth }
@@ -55,6 +69,10 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	}
 	n := len(metric.Objectives())
 	switch k := m.Ctx.Keys; {
+	case key.Matches(kp, k.Linear):
+		m.linear = !m.linear
+	case m.linear:
+		// The objective keys do nothing to this view.
 	case key.Matches(kp, k.Up):
 		m.sel = (m.selected() + n - 1) % n
 	case key.Matches(kp, k.Down):
@@ -86,6 +104,9 @@ func (m *Model) View() string {
 	r := m.Run
 	if r.Cur == nil {
 		return m.Waiting()
+	}
+	if m.linear {
+		return m.linearView()
 	}
 	objs := metric.Objectives()
 	tableW := 46

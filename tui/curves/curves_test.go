@@ -4,6 +4,9 @@ import (
 	"math"
 	"testing"
 
+	"github.com/charmbracelet/x/exp/golden"
+
+	"selmix/core/metric"
 	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
 )
@@ -68,5 +71,56 @@ func TestSmoothingBounds(t *testing.T) {
 	}
 	if got := m.Smoothing(); got != 0 {
 		t.Errorf("smoothing after many [ = %g, want 0", got)
+	}
+}
+
+func TestLinearView(t *testing.T) {
+	noPred := func(K, n int) *history.Run {
+		r := history.New(fixture.Info(K))
+		for i := range n {
+			s := fixture.Refresh(K, i, 2000, metric.MinRecall)
+			rs := *s.Refresh
+			rs.Predicted, rs.Realised = nil, nil
+			s.Refresh = &rs
+			r.Apply(s)
+		}
+		return r
+	}
+	// Ratios beyond the scale are clipped with their tip marked; a zero
+	// prediction has no ratio.
+	clipped := func() *history.Run {
+		r := history.New(fixture.Info(10))
+		for i, pr := range [][2]float64{{0, 0}, {0.01, 0.05}, {0.01, -0.07}, {0, 0.01}, {0.02, 0.02}, {0.02, -0.01}} {
+			s := fixture.Refresh(10, i, 2000, metric.MinRecall)
+			rs := *s.Refresh
+			rs.Predicted, rs.Realised = &pr[0], &pr[1]
+			if i == 0 {
+				rs.Predicted, rs.Realised = nil, nil
+			}
+			s.Refresh = &rs
+			r.Apply(s)
+		}
+		return r
+	}
+	cases := []struct {
+		name string
+		run  *history.Run
+		w, h int
+	}{
+		{"waiting", history.New(fixture.Info(10)), 50, 4},
+		{"clipped", clipped(), 78, 16},
+		{"first-refresh", fixture.Apply(fixture.Info(10), fixture.Running(10, 1)), 78, 17},
+		{"stacked", fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), 78, 17},
+		{"side", fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), 120, 14},
+		{"small", fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), 60, 7},
+		{"recorded-before", noPred(10, 5), 78, 10},
+		{"k1000", fixture.Apply(fixture.Info(1000), fixture.Running(1000, 4)), 100, 13},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := New(fixture.Plain(), c.run)
+			v := fixture.View(t, m, c.w, c.h, "v")
+			golden.RequireEqual(t, m.Title()+"\n"+v)
+		})
 	}
 }

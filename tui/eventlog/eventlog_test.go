@@ -1,11 +1,13 @@
 package eventlog
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
 
+	"selmix/core/train"
 	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
 )
@@ -56,5 +58,109 @@ func TestFollowAndPin(t *testing.T) {
 	}
 	if got, want := m.Title(), "events (3 newer below, end/G to follow)"; got != want {
 		t.Errorf("Title() = %q, want %q", got, want)
+	}
+}
+
+// c shows the worker's lines only, cleaned, under the trainer's figures,
+// and back.
+func TestConsole(t *testing.T) {
+	cases := []struct {
+		name string
+		run  *history.Run
+		w, h int
+		keys []string
+	}{
+		{"worker-events", fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), 90, 14, nil},
+		{"worker-console", fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), 90, 14, []string{"c"}},
+		{"worker-console-short", fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), 60, 5, []string{"c"}},
+		{"worker-console-back", fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), 90, 14, []string{"c", "k", "c"}},
+		{"no-worker", fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), 90, 5, []string{"c"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := New(fixture.Plain(), c.run)
+			v := fixture.View(t, m, c.w, c.h, c.keys...)
+			golden.RequireEqual(t, m.Title()+"\n"+v)
+		})
+	}
+}
+
+// A burst of worker lines keeps the log at its bound; a window the user
+// scrolled back to stays on the same entries while old ones are
+// dropped, and the view draws only its rows.
+func TestBurst(t *testing.T) {
+	r := fixture.Apply(fixture.Info(10), fixture.Running(10, 2))
+	m := New(fixture.Plain(), r)
+	m.SetSize(80, 6)
+	line := func(i int) { r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %d", i)}) }
+	for i := range history.MaxLog {
+		line(i)
+	}
+	fixture.Press(m, "c", "k", "k", "k") // the console, scrolled back three lines
+	pinned := m.View()
+	if !strings.Contains(pinned, "line 9996") || strings.Contains(pinned, "line 9999") {
+		t.Fatalf("scrolled-back console:\n%s", pinned)
+	}
+	for i := history.MaxLog; i < history.MaxLog+500; i++ {
+		line(i)
+	}
+	if len(r.Console) != history.MaxLog {
+		t.Fatalf("console holds %d lines, want %d", len(r.Console), history.MaxLog)
+	}
+	if v := m.View(); v != pinned {
+		t.Errorf("the window moved when old lines were dropped:\n%s\nwant\n%s", v, pinned)
+	}
+	if got, want := m.Title(), "worker console (503 newer below, end/G to follow)"; got != want {
+		t.Errorf("Title() = %q, want %q", got, want)
+	}
+	fixture.Press(m, "j")
+	if v := m.View(); !strings.Contains(v, "line 9997") || strings.Contains(v, "line 9991") {
+		t.Errorf("one line down from the pinned window:\n%s", v)
+	}
+	fixture.Press(m, "G")
+	if v := m.View(); !strings.Contains(v, "line 10499") {
+		t.Errorf("following again, the newest line is not shown:\n%s", v)
+	}
+}
+
+// A frame allocates as much with 10 000 entries as with 100 (give or
+// take the growth of a buffer): only the visible rows are drawn, never a
+// filtered copy of the log.
+func TestViewCostIndependentOfLog(t *testing.T) {
+	allocs := func(n int, keys ...string) float64 {
+		r := fixture.Apply(fixture.Info(10), fixture.Running(10, 2))
+		for i := range n {
+			r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %05d", i)})
+		}
+		m := New(fixture.Plain(), r)
+		m.SetSize(120, 12)
+		fixture.Press(m, keys...)
+		return testing.AllocsPerRun(20, func() { _ = m.View() })
+	}
+	for _, keys := range [][]string{nil, {"c"}, {"c", "k", "k"}} {
+		if a, b := allocs(100, keys...), allocs(history.MaxLog, keys...); b > a+5 {
+			t.Errorf("keys %v: a frame allocates %v times with 100 entries, %v with %d", keys, a, b, history.MaxLog)
+		}
+	}
+}
+
+// A frame costs the same with 10 000 entries as with 100: only the
+// visible rows are drawn.
+func BenchmarkViewFullLog(b *testing.B) {
+	for _, n := range []int{100, history.MaxLog} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			r := fixture.Apply(fixture.Info(10), fixture.Running(10, 2))
+			for i := range n {
+				r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %d of a traceback", i)})
+			}
+			m := New(fixture.Plain(), r)
+			m.SetSize(200, 12)
+			fixture.Press(m, "c")
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Apply(train.Snapshot{Kind: train.KindLog, Text: "one more"})
+				_ = m.View()
+			}
+		})
 	}
 }

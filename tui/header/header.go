@@ -5,6 +5,7 @@ package header
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -100,7 +101,24 @@ func (m *Model) View() string {
 		fields = fmt.Sprintf(" %3.0f%%  %s  %s", 100*frac, rate, eta)
 		barW = m.W - len([]rune(head)) - len([]rune(fields))
 	}
-	line2 := head + th.Render(th.Accent, pane.Bar(frac, max(0, min(barW, 60)))) + fields
+	// The trainer's device and process at the right, as much of it as
+	// leaves the bar 30 columns (20, 10 on narrower screens).
+	minBar := 10
+	switch {
+	case m.W >= 140:
+		minBar = 30
+	case m.W >= 100:
+		minBar = 20
+	}
+	sys := pane.SystemLine(r.System, barW-minBar-2)
+	if sys != "" {
+		barW -= len([]rune(sys)) + 2
+	}
+	bar := min(barW, 60)
+	line2 := head + th.Render(th.Accent, pane.Bar(frac, max(0, bar))) + fields
+	if sys != "" {
+		line2 += strings.Repeat(" ", barW-bar+2) + th.Render(th.Dim, sys)
+	}
 	return pane.Fit(line1+"\n"+line2, m.W, m.H)
 }
 

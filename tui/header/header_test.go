@@ -28,6 +28,12 @@ func TestView(t *testing.T) {
 		e.Kind, e.State, e.Err = train.KindError, train.Failed, "step 117: loss is NaN"
 		return fixture.Apply(fixture.Info(10), append(snaps, e))
 	}
+	worker := func() *history.Run { return fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)) }
+	local := func() *history.Run {
+		r := fixture.Apply(fixture.Info(10), fixture.Running(10, 4))
+		r.System = &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
+		return r
+	}
 	cases := []struct {
 		name  string
 		run   *history.Run
@@ -40,6 +46,11 @@ func TestView(t *testing.T) {
 		{"paused", paused(), 80, "paused"},
 		{"finished", finished(), 120, "finished"},
 		{"error", failed(), 80, "error"},
+		{"gpu-80", worker(), 80, "running"},
+		{"gpu-120", worker(), 120, "running"},
+		{"gpu-160", worker(), 160, "running"},
+		{"gpu-200", worker(), 200, "running"},
+		{"local-100", local(), 100, "running"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

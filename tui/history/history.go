@@ -1,12 +1,14 @@
 // Package history accumulates a run's snapshots into what the panes
 // draw: the latest state, per-refresh series and the event log. Apply is
 // called from the UI's Update only, so no locking is needed, and it does
-// O(K + objectives) work per refresh and O(1) per step.
+// O(K + objectives) work per refresh and O(1) per step or log line.
 package history
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"selmix/core/metric"
 	"selmix/core/train"
@@ -55,11 +57,32 @@ type Run struct {
 	S      []float64
 	Lambda [][]float64 // multipliers at refresh i (nil if the objective has none)
 
+	// Intervals holds, per refresh (aligned with Steps), the change of ψ
+	// over the interval it closed; Predicted and Wrong count those with a
+	// prediction and those whose realised change had the wrong sign, and
+	// the sums add up the changes of those with a prediction.
+	Intervals                 []Interval
+	Predicted, Wrong          int
+	SumPredicted, SumRealised float64
+
 	Summary *train.Summary
 	Err     string
-	Log     []Entry
-	// System is what the trainer last said of its device and process.
-	System *train.System
+	// Log is the event log, newest last: the last MaxLog entries, with
+	// LogDropped older ones gone. Console is the same for the worker's
+	// own lines (its stderr, as written).
+	Log, Console               []Entry
+	LogDropped, ConsoleDropped int
+	// System is what the trainer last said of its device and process;
+	// SystemHistory is every such report, one per refresh that had one.
+	System        *train.System
+	SystemHistory []train.System
+
+	// What the interval the next refresh closes saw: the hyperparameters
+	// at the refresh that opened it, and controls applied since.
+	ivHyper     train.Hyper
+	ivNoMixup   bool // a control set policy none
+	ivObjective bool // a control changed ψ (objective or its parameters)
+	lastOK      int  // 1 + index of the newest interval with a prediction; 0: none
 
 	// cur is the snapshot's RefreshStats Cur was copied from when G and P
 	// were filled in (see SetMatrices); matrices are those G and P.
@@ -94,9 +117,65 @@ func (r *Run) ClassName(k int) string {
 	return fmt.Sprintf("class %d", k)
 }
 
+// MaxLog is how many entries the event log and the console keep: a worker
+// printing 100 lines a second must not grow the workbench without bound.
+const MaxLog = 10000
+
+// maxLine is the longest worker line kept, in bytes (a scanner reading a
+// worker's stderr accepts lines of a megabyte).
+const maxLine = 2000
+
+// push appends e to a bounded log. Dropping the oldest entry reslices, so
+// the backing array is reallocated (and the dropped entries freed) every
+// few thousand lines: O(1) amortised.
+func push(log []Entry, dropped *int, e Entry) []Entry {
+	log = append(log, e)
+	if len(log) > MaxLog {
+		log = log[len(log)-MaxLog:]
+		*dropped++
+	}
+	return log
+}
+
+func (r *Run) log(e Entry) { r.Log = push(r.Log, &r.LogDropped, e) }
+
 // Note appends a UI-side line to the event log (e.g. "fork not available").
 func (r *Run) Note(level Level, text string) {
-	r.Log = append(r.Log, Entry{Step: r.Latest.Step, Level: level, Text: text})
+	r.log(Entry{Step: r.Latest.Step, Level: level, Text: text})
+}
+
+// cleanLine makes a line a worker wrote safe to draw in one row: what a
+// terminal would show after the last carriage return (progress bars
+// redraw with \r), without escape sequences or control characters, tabs
+// expanded to 8 columns, valid UTF-8, at most maxLine bytes.
+func cleanLine(s string) string {
+	if i := strings.LastIndexByte(strings.TrimRight(s, "\r"), '\r'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 4*maxLine {
+		s = s[:4*maxLine] // escape sequences are stripped below; bound the work first
+	}
+	s = ansi.Strip(strings.ToValidUTF8(s, "\uFFFD"))
+	var b strings.Builder
+	col := 0
+	for _, c := range s {
+		if b.Len() >= maxLine {
+			b.WriteString("…")
+			break
+		}
+		switch {
+		case c == '\t':
+			n := 8 - col%8
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+			continue
+		case c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0:
+			continue
+		}
+		b.WriteRune(c)
+		col++
+	}
+	return b.String()
 }
 
 // SetMatrices supplies G and P for the refresh at step, for snapshots that
@@ -130,14 +209,17 @@ func (r *Run) Apply(s train.Snapshot) {
 	if s.Kind == train.KindLog {
 		// A line from the trainer (a worker's stderr): not a state of the
 		// run, so Latest stays.
-		r.Log = append(r.Log, Entry{r.Latest.Step, Routine, "worker: " + s.Text})
+		text := cleanLine(s.Text)
+		r.log(Entry{r.Latest.Step, Routine, "worker: " + text})
+		r.Console = push(r.Console, &r.ConsoleDropped, Entry{r.Latest.Step, Routine, text})
 		return
 	}
 	r.Latest = s
 	switch s.Kind {
 	case train.KindRefresh:
-		if s.System != nil {
+		if s.System != nil && (s.Refresh == nil || !r.seenRefresh(s.Refresh)) {
 			r.System = s.System
+			r.SystemHistory = append(r.SystemHistory, *s.System)
 		}
 		r.addRefresh(s)
 	case train.KindControl:
@@ -148,27 +230,34 @@ func (r *Run) Apply(s train.Snapshot) {
 			r.Cur, r.cur = rs, nil
 		}
 		if s.Ack == nil {
-			r.Log = append(r.Log, Entry{s.Step, Note, "paused after one refresh interval"})
+			r.log(Entry{s.Step, Note, "paused after one refresh interval"})
 			break
 		}
 		if s.Ack.Err != "" {
-			r.Log = append(r.Log, Entry{s.Ack.Step, Warn, fmt.Sprintf("%s refused: %s", s.Ack.Control, s.Ack.Err)})
+			r.log(Entry{s.Ack.Step, Warn, fmt.Sprintf("%s refused: %s", s.Ack.Control, s.Ack.Err)})
 		} else {
-			r.Log = append(r.Log, Entry{s.Ack.Step, Note, fmt.Sprintf("%s ✓", s.Ack.Control)})
+			r.log(Entry{s.Ack.Step, Note, fmt.Sprintf("%s ✓", s.Ack.Control)})
+			r.noteControl(s.Ack.Control)
 		}
 	case train.KindFinal:
 		r.Summary = s.Summary
 		if sm := s.Summary; sm != nil && len(sm.TestObjBefore) > 0 {
 			i := objIndex(sm.Objective)
-			r.Log = append(r.Log, Entry{s.Step, Note, fmt.Sprintf("%s after %d steps: test %s %.4f → %.4f",
+			r.log(Entry{s.Step, Note, fmt.Sprintf("%s after %d steps: test %s %.4f → %.4f",
 				s.State, sm.Steps, sm.Objective, sm.TestObjBefore[i], sm.TestObjAfter[i])})
 		} else {
-			r.Log = append(r.Log, Entry{s.Step, Note, string(s.State)})
+			r.log(Entry{s.Step, Note, string(s.State)})
 		}
 	case train.KindError:
 		r.Err = s.Err
-		r.Log = append(r.Log, Entry{s.Step, Error, "error: " + s.Err})
+		r.log(Entry{s.Step, Error, "error: " + s.Err})
 	}
+}
+
+// seenRefresh reports whether rs is the refresh already shown (a repeat,
+// or the same refresh carried again).
+func (r *Run) seenRefresh(rs *train.RefreshStats) bool {
+	return r.Cur != nil && r.Cur.Step == rs.Step && (r.Cur == rs || r.cur == rs)
 }
 
 func (r *Run) addRefresh(s train.Snapshot) {
@@ -176,9 +265,10 @@ func (r *Run) addRefresh(s train.Snapshot) {
 	if rs == nil {
 		return
 	}
-	if r.Cur != nil && r.Cur.Step == rs.Step && (r.Cur == rs || r.cur == rs) {
+	if r.seenRefresh(rs) {
 		return
 	}
+	r.addInterval(s)
 	r.Prev, r.Cur, r.cur = r.Cur, rs, nil
 	if r.Baseline == nil {
 		r.Baseline = rs.Objectives
@@ -198,7 +288,7 @@ func (r *Run) addRefresh(s train.Snapshot) {
 	if rep.K > 0 {
 		worst = fmt.Sprintf("  worst %s %.3f", r.ClassName(rep.Worst), rep.MinRecall)
 	}
-	r.Log = append(r.Log, Entry{rs.Step, Routine, fmt.Sprintf("refresh %s %.4f%s", s.Hyper.Objective, rs.Psi, worst)})
+	r.log(Entry{rs.Step, Routine, fmt.Sprintf("refresh %s %.4f%s", s.Hyper.Objective, rs.Psi, worst)})
 }
 
 // LambdaHistory returns the history of multiplier i over the trailing

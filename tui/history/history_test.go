@@ -1,8 +1,12 @@
 package history_test
 
 import (
+	"fmt"
+	"math"
+	"strings"
 	"testing"
 
+	"selmix/core/gain"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/history"
@@ -143,5 +147,208 @@ func TestSetMatrices(t *testing.T) {
 				t.Errorf("recomputed G not shown: %v", r.Cur.G)
 			}
 		})
+	}
+}
+
+// withInterval is refresh i of a K=10 run optimizing obj under policy,
+// with the given predicted and realised change (nil: none).
+func withInterval(i int, obj metric.Objective, policy gain.Policy, pred, real *float64) train.Snapshot {
+	s := fixture.Refresh(10, i, 2000, obj)
+	rs := *s.Refresh
+	rs.Predicted, rs.Realised = pred, real
+	s.Refresh = &rs
+	s.Hyper.Policy = policy
+	return s
+}
+
+func f(x float64) *float64 { return &x }
+
+func set(step int, key, value string) train.Snapshot {
+	return train.Snapshot{Kind: train.KindControl, Step: step,
+		Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: key, Value: value}, Step: step}}
+}
+
+// Every interval gets its figures, or the reason it has none; the counts
+// of predicted and wrong-sign intervals follow.
+func TestIntervals(t *testing.T) {
+	mr, sm := metric.MinRecall, gain.SelMix
+	snaps := []train.Snapshot{
+		withInterval(0, mr, sm, nil, nil),                 // first refresh
+		withInterval(1, mr, sm, nil, nil),                 // nothing predicted yet: recorded before predictions
+		withInterval(2, mr, sm, f(0.02), f(0.01)),         // ratio 0.5
+		withInterval(3, mr, gain.None, f(0.04), f(-0.01)), // wrong sign; opens an interval without mixup
+		withInterval(4, mr, sm, nil, nil),                 // policy none at the refresh that opened it
+		set(220, "alpha", "0.9"),                          // ψ changes mid-interval
+		withInterval(5, mr, sm, nil, nil),                 // objective changed
+		withInterval(6, metric.MeanRecall, sm, nil, nil),  // objective differs from the opening refresh's
+		set(330, "policy", "none"),                        // mixup stops mid-interval
+		set(340, "policy", "selmix"),
+		withInterval(7, metric.MeanRecall, sm, nil, nil), // policy none
+		set(360, "policy", "none"),
+		{Kind: train.KindControl, Step: 370, Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "alpha", Value: "2"}, Step: 370, Err: "refused"}},
+		withInterval(8, metric.MeanRecall, sm, f(-0.01), f(0.02)), // wrong sign the other way; the policy change above did not stop its prediction
+		withInterval(9, metric.MeanRecall, sm, nil, nil),          // no reason known
+		withInterval(10, metric.MeanRecall, sm, f(0.03), f(0.03)), // ratio 1
+	}
+	r := fixture.Apply(fixture.Info(10), snaps)
+	want := []history.Interval{
+		{From: -1, Step: 0, Why: history.WhyFirst},
+		{From: 0, Step: 50, Why: history.WhyRecorded},
+		{From: 50, Step: 100, OK: true, Predicted: 0.02, Realised: 0.01},
+		{From: 100, Step: 150, OK: true, Predicted: 0.04, Realised: -0.01},
+		{From: 150, Step: 200, Why: history.WhyNone},
+		{From: 200, Step: 250, Why: history.WhyChanged},
+		{From: 250, Step: 300, Why: history.WhyChanged},
+		{From: 300, Step: 350, Why: history.WhyNone},
+		{From: 350, Step: 400, OK: true, Predicted: -0.01, Realised: 0.02},
+		{From: 400, Step: 450, Why: history.WhyUnknown},
+		{From: 450, Step: 500, OK: true, Predicted: 0.03, Realised: 0.03},
+	}
+	if len(r.Intervals) != len(want) || len(r.Intervals) != len(r.Steps) {
+		t.Fatalf("%d intervals for %d refreshes, want %d", len(r.Intervals), len(r.Steps), len(want))
+	}
+	for i, w := range want {
+		if got := r.Intervals[i]; got != w {
+			t.Errorf("interval %d = %+v, want %+v", i, got, w)
+		}
+	}
+	if r.Predicted != 4 || r.Wrong != 2 {
+		t.Errorf("predicted %d, wrong sign %d; want 4, 2", r.Predicted, r.Wrong)
+	}
+	if math.Abs(r.SumPredicted-0.08) > 1e-15 || math.Abs(r.SumRealised-0.05) > 1e-15 {
+		t.Errorf("sums predicted %g, realised %g; want 0.08, 0.05", r.SumPredicted, r.SumRealised)
+	}
+	last, ok := r.LastPredicted()
+	if !ok || last.Step != 500 {
+		t.Errorf("LastPredicted = %+v, %v; want the interval closed at 500", last, ok)
+	}
+	// A repeated refresh adds no interval.
+	r.Apply(snaps[len(snaps)-1])
+	if len(r.Intervals) != len(want) {
+		t.Errorf("a repeated refresh added an interval")
+	}
+}
+
+func TestIntervalRatioAndSign(t *testing.T) {
+	cases := []struct {
+		name  string
+		iv    history.Interval
+		ratio float64 // NaN: none
+		wrong bool
+	}{
+		{"holds", history.Interval{OK: true, Predicted: 0.02, Realised: 0.02}, 1, false},
+		{"overshoots", history.Interval{OK: true, Predicted: 0.02, Realised: 0.05}, 2.5, false},
+		{"wrong sign", history.Interval{OK: true, Predicted: 0.04, Realised: -0.01}, -0.25, true},
+		{"wrong sign, predicted loss", history.Interval{OK: true, Predicted: -0.01, Realised: 0.03}, -3, true},
+		{"both negative", history.Interval{OK: true, Predicted: -0.01, Realised: -0.02}, 2, false},
+		{"no change", history.Interval{OK: true, Predicted: 0.01, Realised: 0}, 0, false},
+		{"zero prediction", history.Interval{OK: true, Predicted: 0, Realised: 0.01}, math.NaN(), false},
+		{"no prediction", history.Interval{Why: history.WhyFirst, Predicted: 1, Realised: -1}, math.NaN(), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.iv.Ratio()
+			if math.IsNaN(c.ratio) != math.IsNaN(got) || !math.IsNaN(got) && math.Abs(got-c.ratio) > 1e-12 {
+				t.Errorf("Ratio() = %g, want %g", got, c.ratio)
+			}
+			if w := c.iv.WrongSign(); w != c.wrong {
+				t.Errorf("WrongSign() = %v, want %v", w, c.wrong)
+			}
+		})
+	}
+}
+
+// The fixture's run: intervals 1…11 with ratio 0.6 + 0.9·cos(1.7 i),
+// negative at i = 2, 6 and 9.
+func TestFixtureIntervals(t *testing.T) {
+	for _, K := range []int{10, 1000} {
+		r := fixture.Apply(fixture.Info(K), fixture.Running(K, 12))
+		if r.Predicted != 11 || r.Wrong != 3 {
+			t.Errorf("K=%d: predicted %d, wrong %d; want 11, 3", K, r.Predicted, r.Wrong)
+		}
+		for i, iv := range r.Intervals[1:] {
+			want := 0.6 + 0.9*math.Cos(1.7*float64(i+1))
+			if math.Abs(iv.Ratio()-want) > 1e-12 {
+				t.Errorf("K=%d interval %d: ratio %g, want %g", K, i+1, iv.Ratio(), want)
+			}
+		}
+	}
+}
+
+// The log keeps the last MaxLog entries however many arrive; worker lines
+// also go to the console, cleaned for one row of the terminal.
+func TestBoundedLog(t *testing.T) {
+	r := history.New(fixture.Info(10))
+	r.Apply(fixture.Refresh(10, 0, 2000, metric.MinRecall))
+	n := history.MaxLog + 2500
+	for i := range n {
+		r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %d", i)})
+	}
+	r.Note(history.Note, "a note")
+	if len(r.Log) != history.MaxLog || r.LogDropped != n+2-history.MaxLog {
+		t.Errorf("log holds %d, dropped %d; want %d, %d", len(r.Log), r.LogDropped, history.MaxLog, n+2-history.MaxLog)
+	}
+	if got := r.Log[len(r.Log)-1].Text; got != "a note" {
+		t.Errorf("newest entry %q, want the note", got)
+	}
+	if got, want := r.Log[0].Text, fmt.Sprintf("worker: line %d", n+1-history.MaxLog); got != want {
+		t.Errorf("oldest entry %q, want %q", got, want)
+	}
+	if len(r.Console) != history.MaxLog || r.ConsoleDropped != n-history.MaxLog {
+		t.Errorf("console holds %d, dropped %d; want %d, %d", len(r.Console), r.ConsoleDropped, history.MaxLog, n-history.MaxLog)
+	}
+	if got, want := r.Console[len(r.Console)-1].Text, fmt.Sprintf("line %d", n-1); got != want {
+		t.Errorf("newest console line %q, want %q", got, want)
+	}
+	if len(r.Steps) != 1 || r.Latest.Kind != train.KindRefresh {
+		t.Error("log lines changed the run's state")
+	}
+}
+
+func TestWorkerLinesCleaned(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	cases := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"a\tb", "a       b"},
+		{"ab\tc\td", "ab      c       d"},
+		{"10%|█   \r50%|█████\r", "50%|█████"},
+		{"\x1b[31merror\x1b[0m: bad", "error: bad"},
+		{"bell\a and nul\x00", "bell and nul"},
+		{"bad \xff utf8", "bad \uFFFD utf8"},
+		{long, strings.Repeat("x", 2000) + "…"},
+	}
+	for _, c := range cases {
+		r := history.New(fixture.Info(10))
+		r.Apply(train.Snapshot{Kind: train.KindLog, Text: c.in})
+		if got := r.Console[0].Text; got != c.want {
+			t.Errorf("%.40q: console %q, want %q", c.in, got, c.want)
+		}
+		if got := r.Log[0].Text; got != "worker: "+c.want {
+			t.Errorf("%.40q: log %q", c.in, got)
+		}
+	}
+}
+
+// The System of each refresh is kept, the latest shown; a repeated
+// refresh adds nothing.
+func TestSystemHistory(t *testing.T) {
+	snaps := fixture.Worker(10, 4)
+	r := fixture.Apply(fixture.Info(10), snaps)
+	if len(r.SystemHistory) != 4 {
+		t.Fatalf("system reports kept %d, want 4", len(r.SystemHistory))
+	}
+	if r.System == nil || *r.System != *fixture.GPU(3) {
+		t.Errorf("System = %+v, want the last refresh's %+v", r.System, fixture.GPU(3))
+	}
+	for _, s := range snaps {
+		if s.Kind == train.KindRefresh && s.Step == 150 {
+			r.Apply(s)
+		}
+	}
+	if len(r.SystemHistory) != 4 {
+		t.Errorf("a repeated refresh added a system report")
+	}
+	if len(r.Console) != 9 { // 1 at the start, 1 per refresh, 4 after the second
+		t.Errorf("console has %d lines, want 9", len(r.Console))
 	}
 }

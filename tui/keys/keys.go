@@ -22,6 +22,7 @@ type Map struct {
 	Up, Down, Left, Right, Top, Bottom                             key.Binding
 	SmoothMore, SmoothLess, Toggle                                 key.Binding
 	Sort, Search, Zoom, ZoomOut, Worst, TopP                       key.Binding
+	Linear, Console                                                key.Binding
 	Accept, Cancel                                                 key.Binding
 }
 
@@ -60,6 +61,8 @@ var actions = []action{
 	{"zoom-out", func(m *Map) *key.Binding { return &m.ZoomOut }},
 	{"worst", func(m *Map) *key.Binding { return &m.Worst }},
 	{"top-p", func(m *Map) *key.Binding { return &m.TopP }},
+	{"linear", func(m *Map) *key.Binding { return &m.Linear }},
+	{"console", func(m *Map) *key.Binding { return &m.Console }},
 	{"accept", func(m *Map) *key.Binding { return &m.Accept }},
 	{"cancel", func(m *Map) *key.Binding { return &m.Cancel }},
 }
@@ -107,6 +110,8 @@ func Default() *Map {
 		ZoomOut:    b("zoom out", "esc", "backspace"),
 		Worst:      b("worst row", "w"),
 		TopP:       b("top-P pair", "t"),
+		Linear:     b("predicted/realised", "v"),
+		Console:    b("worker only", "c"),
 		Accept:     b("accept", "enter"),
 		Cancel:     b("cancel", "esc"),
 	}

@@ -57,6 +57,10 @@ func (s *Scroll) Offset(n, rows int) int {
 	return max(0, min(s.off, end))
 }
 
+// Fixed reports whether the window stays at its offset as lines come
+// and go (a tail scroll following the last line does not).
+func (s *Scroll) Fixed() bool { return !s.tail || s.pinned }
+
 // Window is the visible lines [lo, hi).
 func (s *Scroll) Window(n, rows int) (lo, hi int) {
 	lo = s.Offset(n, rows)

@@ -58,8 +58,10 @@ func newExportCmd() *cobra.Command {
 		Long: `export draws a run's figures from its run directory: every metric over
 steps (metrics), per-class recall and coverage before and after fine-tuning
 (per-class), the gain matrix and mixup distribution at the start, middle
-and end (gain, mixup), the Lagrange multipliers (lambda) and s (s). Each
-figure has a CSV beside it with every plotted number.
+and end (gain, mixup), the Lagrange multipliers (lambda), s (s), and the
+change of ψ each refresh interval's G·P predicted against the change that
+happened (linear). Each figure has a CSV beside it with every plotted
+number.
 
 With --compare it draws one curve per run of --metric over steps and the
 final metrics of every run as grouped bars.

@@ -1,0 +1,110 @@
+package history
+
+import (
+	"math"
+
+	"selmix/core/gain"
+	"selmix/core/train"
+)
+
+// Interval is the change of ψ over the refresh interval one refresh
+// closed: as the previous refresh's G and P predicted it for the steps
+// taken, and as it happened (docs/method.md; both with the previous
+// refresh's multipliers). Without a prediction, Why says why not.
+type Interval struct {
+	From, Step          int // the refreshes that opened and closed it; From is -1 for the first
+	Predicted, Realised float64
+	OK                  bool   // a prediction exists
+	Why                 string // !OK: "first refresh", "policy none", "objective changed", …
+}
+
+// Reasons an interval has no prediction.
+const (
+	WhyFirst    = "first refresh"
+	WhyNone     = "policy none"
+	WhyChanged  = "objective changed"
+	WhyRecorded = "run recorded before predictions"
+	WhyUnknown  = "no prediction"
+)
+
+// Ratio is realised over predicted: 1 when the first-order prediction
+// holds, NaN without a prediction or when the prediction is 0.
+func (iv Interval) Ratio() float64 {
+	if !iv.OK || iv.Predicted == 0 {
+		return math.NaN()
+	}
+	return iv.Realised / iv.Predicted
+}
+
+// WrongSign reports a realised change of the opposite sign to the
+// predicted one (predicted > 0, realised < 0 under SelMix, whose P keeps
+// only positive gains): the step left the region where the linearisation
+// holds.
+func (iv Interval) WrongSign() bool {
+	return iv.OK && (iv.Predicted > 0 && iv.Realised < 0 || iv.Predicted < 0 && iv.Realised > 0)
+}
+
+// changesPsi are the controls after which ψ is another function, so that
+// the interval's prediction compares nothing (the engine drops it).
+var changesPsi = map[string]bool{"objective": true, "omega": true, "alpha": true, "tau": true, "lambda-max": true}
+
+// noteControl records what an accepted control does to the interval in
+// progress.
+func (r *Run) noteControl(c train.Control) {
+	if c.Op != train.OpSet {
+		return
+	}
+	switch {
+	case c.Key == "policy" && c.Value == string(gain.None):
+		r.ivNoMixup = true
+	case changesPsi[c.Key]:
+		r.ivObjective = true
+	}
+}
+
+// addInterval appends the interval refresh s closes, and starts the next.
+func (r *Run) addInterval(s train.Snapshot) {
+	rs := s.Refresh
+	iv := Interval{From: -1, Step: rs.Step}
+	if n := len(r.Steps); n > 0 {
+		iv.From = r.Steps[n-1]
+	}
+	switch {
+	case rs.Predicted != nil && rs.Realised != nil:
+		iv.OK, iv.Predicted, iv.Realised = true, *rs.Predicted, *rs.Realised
+		r.Predicted++
+		r.SumPredicted += iv.Predicted
+		r.SumRealised += iv.Realised
+		if iv.WrongSign() {
+			r.Wrong++
+		}
+	case iv.From < 0:
+		iv.Why = WhyFirst
+	case r.ivNoMixup || r.ivHyper.Policy == gain.None:
+		iv.Why = WhyNone
+	case r.ivObjective || psiDiffers(r.ivHyper, s.Hyper):
+		iv.Why = WhyChanged
+	case r.Predicted == 0:
+		iv.Why = WhyRecorded
+	default:
+		iv.Why = WhyUnknown
+	}
+	r.Intervals = append(r.Intervals, iv)
+	if iv.OK {
+		r.lastOK = len(r.Intervals)
+	}
+	r.ivHyper, r.ivNoMixup, r.ivObjective = s.Hyper, false, false
+}
+
+// psiDiffers reports whether a and b define different functions ψ.
+func psiDiffers(a, b train.Hyper) bool {
+	return a.Objective != b.Objective || a.Omega != b.Omega || a.Alpha != b.Alpha || a.Tau != b.Tau || a.LambdaMax != b.LambdaMax
+}
+
+// LastPredicted is the newest interval with a prediction, or false.
+func (r *Run) LastPredicted() (Interval, bool) {
+	if r.lastOK == 0 {
+		return Interval{}, false
+	}
+	return r.Intervals[r.lastOK-1], true
+}

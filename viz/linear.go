@@ -1,0 +1,217 @@
+package viz
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// The ratio panel's axis stops here: one interval whose prediction was
+// near 0 must not flatten every other one. Values beyond are drawn at the
+// edge as triangles (vermillion for the wrong sign); the CSV has them
+// exact.
+const ratioLimit = 5.0
+
+var (
+	wrongColor = color.NRGBA{213, 94, 0, 255}  // Okabe–Ito vermillion
+	predColor  = color.NRGBA{0, 158, 115, 255} // Okabe–Ito bluish green
+)
+
+// wrongSign reports a realised change of ψ of the opposite sign to the
+// predicted one: the step left the region where the first-order expansion
+// holds (the workbench's linear view marks the same intervals).
+func wrongSign(pred, real float64) bool { return pred > 0 && real < 0 || pred < 0 && real > 0 }
+
+// linearFigure: per refresh interval, the change of ψ that the previous
+// refresh's G and P predicted for the steps taken and the change that
+// happened (docs/method.md), over the step that closed the interval; below,
+// realised/predicted, with the intervals of the wrong sign marked. A run
+// that records no prediction gets no figure.
+func linearFigure(f *figure, r *Run) (*drawing, error) {
+	rs := r.Hist.Refreshes
+	n := len(rs)
+	xs := make([]float64, n)
+	pred, real, ratio := make([]float64, n), make([]float64, n), make([]float64, n)
+	t := newTable("series", "from_step", "step", "value")
+	have, wrong := 0, 0
+	var ok, bad, clipped, clippedBad, badReal plotter.XYs
+	for i, rf := range rs {
+		xs[i] = float64(rf.Step)
+		pred[i], real[i], ratio[i] = nan, nan, nan
+		from := ""
+		if i > 0 {
+			from = itoa(rs[i-1].Step)
+		}
+		st := rf.Stats
+		if st.Predicted == nil || st.Realised == nil {
+			t.addNote("no prediction", "interval", from, itoa(rf.Step))
+			continue
+		}
+		have++
+		p, q := *st.Predicted, *st.Realised
+		pred[i], real[i] = p, q
+		t.add(p, "predicted", from, itoa(rf.Step))
+		t.add(q, "realised", from, itoa(rf.Step))
+		if p == 0 {
+			t.addNote("no ratio: the prediction is 0", "ratio", from, itoa(rf.Step))
+			continue
+		}
+		ratio[i] = q / p
+		note := ""
+		if wrongSign(p, q) {
+			wrong++
+			note = "wrong sign"
+			if finite(q) {
+				badReal = append(badReal, plotter.XY{X: xs[i], Y: q})
+			}
+		}
+		if finite(ratio[i]) && math.Abs(ratio[i]) > ratioLimit {
+			if note != "" {
+				note += "; "
+			}
+			note += fmt.Sprintf("drawn at ±%g", ratioLimit)
+		}
+		t.addNoted(ratio[i], note, "ratio", from, itoa(rf.Step))
+		if !finite(ratio[i]) {
+			continue
+		}
+		pt := plotter.XY{X: xs[i], Y: math.Max(-ratioLimit, math.Min(ratioLimit, ratio[i]))}
+		switch {
+		case math.Abs(ratio[i]) > ratioLimit && wrongSign(p, q):
+			clippedBad = append(clippedBad, pt)
+		case math.Abs(ratio[i]) > ratioLimit:
+			clipped = append(clipped, pt)
+		case wrongSign(p, q):
+			bad = append(bad, pt)
+		default:
+			ok = append(ok, pt)
+		}
+	}
+	if have == 0 {
+		return nil, errSkip{"no refresh of this run records a predicted change of ψ (policy none, or recorded before refreshes kept it)"}
+	}
+	for _, a := range controlsShown(r) {
+		t.addNote(a.Control.String(), "control", "", itoa(a.Step))
+	}
+
+	predStyle := lineStyle(predColor, 1.2, 4, 2)
+	realStyle := lineStyle(postColor, 1.4)
+	top := f.newPlot("", "", "Δψ over the interval")
+	top.Add(gridLines())
+	top.Add(hline{0, lineStyle(black, 0.6)})
+	series(top, xs, pred, predStyle, false)
+	series(top, xs, real, realStyle, false)
+	top.Add(dots(pred, xs, predColor, draw.CircleGlyph{}), dots(real, xs, postColor, draw.CircleGlyph{}))
+	addScatter(top, badReal, wrongGlyph())
+	f.addControls(top, r, "")
+	setXRange(top, xs)
+	top.X.Tick.Label.Font.Size = 0.01 // the panel below names the steps
+	top.X.Tick.Label.Color = nil
+
+	bot := f.newPlot("", "step (SGD iterations) at the refresh closing the interval", "realised / predicted")
+	bot.Add(gridLines())
+	bot.Add(hline{0, lineStyle(black, 0.6)}, hline{1, lineStyle(grey, 0.8, 3, 2)})
+	// Stems from 0, so a small ratio still reads as a value, not a gap.
+	for _, pts := range []struct {
+		xy plotter.XYs
+		c  color.Color
+	}{{ok, postColor}, {bad, wrongColor}, {clipped, postColor}, {clippedBad, wrongColor}} {
+		for _, p := range pts.xy {
+			bot.Add(stem{p, lineStyle(pts.c, 1)})
+		}
+	}
+	addScatter(bot, ok, draw.GlyphStyle{Color: postColor, Radius: 2.2, Shape: draw.CircleGlyph{}})
+	addScatter(bot, bad, wrongGlyph())
+	addScatter(bot, clipped, clipGlyph(postColor))
+	addScatter(bot, clippedBad, clipGlyph(wrongColor))
+	f.addControls(bot, r, "")
+	setXRange(bot, xs)
+	bot.Y.Min, bot.Y.Max = math.Min(bot.Y.Min, -0.25), math.Max(bot.Y.Max, 1.25)
+
+	title := fmt.Sprintf("change of ψ %s per refresh interval: predicted by G·P (first order) and realised; wrong sign in %d of %d",
+		optimizedNames(r), wrong, have)
+	key := []keyEntry{
+		{"predicted", &plotter.Line{LineStyle: predStyle}},
+		{"realised", &plotter.Line{LineStyle: realStyle}},
+		{"ratio 1: the prediction held", hline{style: lineStyle(grey, 0.8, 3, 2)}},
+		{"wrong sign", glyphThumb{wrongGlyph()}},
+	}
+	if len(clipped)+len(clippedBad) > 0 {
+		key = append(key, keyEntry{fmt.Sprintf("|ratio| > %g, drawn at the edge (see CSV)", ratioLimit), glyphThumb{clipGlyph(black)}})
+	}
+	key = append(key, f.controlKey(r, "")...)
+	grid := [][]*plot.Plot{{top}, {bot}}
+	return &drawing{table: t, draw: func(c draw.Canvas) {
+		sty := top.Title.TextStyle
+		sty.Font.Size = titleSize
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		text := f.t(title)
+		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y - 1}, text)
+		c.Max.Y -= sty.Rectangle(text).Size().Y + 4
+		c = f.drawKey(c, key)
+		f.drawGrid(c, grid)
+	}}, nil
+}
+
+func clipGlyph(c color.Color) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: c, Radius: 2.6, Shape: draw.TriangleGlyph{}}
+}
+
+func wrongGlyph() draw.GlyphStyle {
+	return draw.GlyphStyle{Color: wrongColor, Radius: 2.8, Shape: draw.CrossGlyph{}}
+}
+
+// dots marks each finite value of ys at xs: an interval between two
+// without a prediction is a lone point, and a line alone would hide it.
+func dots(ys, xs []float64, c color.Color, shape draw.GlyphDrawer) plot.Plotter {
+	var pts plotter.XYs
+	for i, y := range ys {
+		if finite(y) && finite(xs[i]) {
+			pts = append(pts, plotter.XY{X: xs[i], Y: y})
+		}
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nothing{}
+	}
+	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: 1.6, Shape: shape}
+	return s
+}
+
+func addScatter(p *plot.Plot, pts plotter.XYs, g draw.GlyphStyle) {
+	if len(pts) == 0 {
+		return
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return // pts are finite
+	}
+	s.GlyphStyle = g
+	p.Add(s)
+}
+
+// stem is a vertical line from 0 to a point.
+type stem struct {
+	p     plotter.XY
+	style draw.LineStyle
+}
+
+func (s stem) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	x := tx(s.p.X)
+	c.StrokeLine2(s.style, x, ty(0), x, ty(s.p.Y))
+}
+
+func (s stem) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return s.p.X, s.p.X, math.Min(0, s.p.Y), math.Max(0, s.p.Y)
+}
+
+// nothing is a plotter that draws nothing (a series with no finite value).
+type nothing struct{}
+
+func (nothing) Plot(draw.Canvas, *plot.Plot) {}
