@@ -80,6 +80,7 @@ type Pretrain struct {
 	Batch     int     `toml:"batch" doc:"samples per step"`
 	FixMatch  bool    `toml:"fixmatch" doc:"semi-supervised: FixMatch pseudo-labels on the unlabeled set"`
 	Threshold float64 `toml:"threshold" doc:"confidence a pseudo-label needs"`
+	Cache     string  `toml:"cache" doc:"directory of pre-trained checkpoints shared by runs (sweeps): a run that must pre-train loads the one its data, model, pre-training and seed give, or writes it there first; \"\" = none"`
 }
 
 // Finetune is the fine-tuning: the hyperparameters controls may change

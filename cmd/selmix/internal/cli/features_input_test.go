@@ -1,12 +1,19 @@
 package cli
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"selmix/core/npy"
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/record"
 )
 
 // Feature files that cannot make a SelMix run are refused before the run
@@ -66,5 +73,62 @@ func TestFeaturesRefusedBeforeRun(t *testing.T) {
 				t.Errorf("a refused run left %d entries in the run store", len(ents))
 			}
 		})
+	}
+}
+
+// Runs that share pretrain.cache pre-train once and end exactly where a
+// run that pre-trains on its own ends.
+func TestPretrainCache(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	split := func(name string, n int) string {
+		x, y := make([]float64, 8*n), make([]int64, n)
+		for i := range y {
+			y[i] = int64(i % 3)
+			for j := range 8 {
+				x[i*8+j] = rng.NormFloat64() + float64(y[i]*int64(j%3))
+			}
+		}
+		p := filepath.Join(dir, name)
+		if err := npy.WriteNPZ(p, npy.Entry{Name: "x", Shape: []int{n, 8}, Data: x}, npy.Entry{Name: "y", Shape: []int{n}, Data: y}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := []string{"run", "--headless", "--runs", filepath.Join(dir, "runs"),
+		"--set", "data.source=features", "--set", "data.train=" + split("train.npz", 300),
+		"--set", "data.val=" + split("val.npz", 60), "--set", "data.test=" + split("test.npz", 60),
+		"--set", "pretrain.epochs=3", "--set", "pretrain.batch=32", "--set", "finetune.steps=40",
+		"--set", "finetune.refresh=10", "--set", "record.plots=false"}
+	cache := filepath.Join(dir, "cache")
+	var finals []*train.Summary
+	for i, extra := range [][]string{nil, {"--set", "pretrain.cache=" + cache}, {"--set", "pretrain.cache=" + cache}} {
+		args := append(append(slices.Clone(base), extra...), "--set", fmt.Sprintf("name=r%d", i))
+		code, stdout, stderr := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d: %s", i, code, stderr)
+		}
+		fromCache := strings.Contains(stdout, "pre-trained model from the cache")
+		if fromCache != (i == 2) || strings.Contains(stdout, "pre-training") == (i == 2) {
+			t.Errorf("run %d: from the cache %v, want %v:\n%s", i, fromCache, i == 2, stdout)
+		}
+		r, err := runs.Open(filepath.Join(dir, "runs"), fmt.Sprintf("r%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := record.Load(r)
+		if err != nil || h.Final == nil {
+			t.Fatalf("run %d: %v, final %v", i, err, h)
+		}
+		finals = append(finals, h.Final)
+	}
+	ents, _ := filepath.Glob(filepath.Join(cache, "pretrained-*.npz"))
+	if len(ents) != 1 {
+		t.Errorf("cache holds %v, want one checkpoint", ents)
+	}
+	for i := 1; i < 3; i++ {
+		if !reflect.DeepEqual(finals[i].TestAfter, finals[0].TestAfter) || !reflect.DeepEqual(finals[i].TestObjAfter, finals[0].TestObjAfter) {
+			t.Errorf("run %d ends at %+v, the run without a cache at %+v", i, finals[i].TestAfter, finals[0].TestAfter)
+		}
 	}
 }

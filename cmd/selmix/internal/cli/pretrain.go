@@ -4,16 +4,22 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"selmix/core/atomicfile"
+	"selmix/core/blas"
 	"selmix/core/data"
 	"selmix/core/experiment"
 	"selmix/core/model"
@@ -109,4 +115,85 @@ func pretrain(ctx context.Context, w io.Writer, c experiment.Config, net *model.
 		}
 	})
 	return err
+}
+
+// pretrainCached pre-trains net as pretrain does, sharing the result
+// through pretrain.cache when it is set: runs that would pre-train the
+// same model (a sweep's members of one seed) find its checkpoint under a
+// name hashed from everything pre-training reads; the first writes it
+// while the others wait on its lock. Every run, the first included,
+// continues from the checkpoint as saved, so sharing changes no result.
+func pretrainCached(ctx context.Context, w io.Writer, c experiment.Config, net *model.Net, sp *data.Split, quiet bool) (*model.Net, error) {
+	if c.Pretrain.Cache == "" {
+		return net, pretrain(ctx, w, c, net, sp, quiet)
+	}
+	key, err := json.Marshal(struct {
+		Data     experiment.Data
+		Arch     string
+		Hidden   []int
+		Adapter  int
+		Pretrain train.PretrainConfig
+		BLAS     string
+	}{c.Data, c.Model.Arch, c.Model.Hidden, c.Model.Adapter, c.PretrainConfig(), blas.Name})
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(key)
+	path := filepath.Join(c.Pretrain.Cache, "pretrained-"+hex.EncodeToString(sum[:8])+".npz")
+	if err := os.MkdirAll(c.Pretrain.Cache, 0o755); err != nil {
+		return nil, fmt.Errorf("pretrain.cache: %w", err)
+	}
+	lock, err := waitLock(ctx, path+".lock")
+	if err != nil {
+		return nil, fmt.Errorf("pretrain.cache: %w", err)
+	}
+	defer lock.Close()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := pretrain(ctx, w, c, net, sp, quiet); err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := net.Save(&buf); err != nil {
+			return nil, err
+		}
+		if err := atomicfile.WriteFile(path, buf.Bytes()); err != nil {
+			return nil, fmt.Errorf("pretrain.cache: %w", err)
+		}
+		b = buf.Bytes()
+	} else if err != nil {
+		return nil, fmt.Errorf("pretrain.cache: %w", err)
+	} else if !quiet {
+		fmt.Fprintf(w, "pre-trained model from the cache: %s\n", path)
+	}
+	loaded, err := model.Load(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (delete it to pre-train again)", path, err)
+	}
+	return loaded, nil
+}
+
+// waitLock takes an exclusive lock on path, waiting while another process
+// holds it, until ctx ends.
+func waitLock(ctx context.Context, path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

@@ -85,7 +85,7 @@ func prepare(ctx context.Context, w io.Writer, c experiment.Config, quiet bool) 
 		if sp.Labeled.N < c.Pretrain.Batch {
 			return nil, badInput("pretrain.batch: %d is more than the %d labeled samples (set a smaller pretrain.batch, or give data.head)", c.Pretrain.Batch, sp.Labeled.N)
 		}
-		if err := pretrain(ctx, w, c, net, sp, quiet); err != nil {
+		if net, err = pretrainCached(ctx, w, c, net, sp, quiet); err != nil {
 			return nil, err
 		}
 		if err := net.SetBatch(c.Finetune.Batch); err != nil {
