@@ -65,8 +65,8 @@ type Row struct {
 
 // ScaleOptions says where the scale benchmark works and with what binary.
 type ScaleOptions struct {
-	Dir    string    // scratch folder for the features and the runs
-	Binary string    // the selmix binary to measure
+	Dir    string // scratch folder for the features and the runs
+	Binary string // the selmix binary to measure
 	Cases  []ScaleCase
 	Log    io.Writer // progress lines
 	Torch  string    // a python with torch for the PyTorch head-step reference; "" = skip

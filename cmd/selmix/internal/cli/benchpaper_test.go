@@ -5,13 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"selmix/core/train"
 )
 
 // The smoke version of the paper suite (what CI runs): one seed, a few
-// steps; it checks that every row runs and the report is complete, not
-// what the numbers are.
+// steps; it checks that every row runs as a sweep member and the report
+// is complete, not what the numbers are.
 func TestBenchPaperSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite")
@@ -22,40 +20,46 @@ func TestBenchPaperSmoke(t *testing.T) {
 	}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.md")
-	log := runSelmix(t, "bench", "paper", "--smoke", "--runs", filepath.Join(dir, "runs"), "--out", out)
+	root := filepath.Join(dir, "runs")
+	log := runSelmix(t, "bench", "paper", "--smoke", "--runs", root, "--out", out)
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
 	md := string(b)
 	for _, want := range []string{
-		"| pre-trained (LA-CE) |", "| hmean@cov |", "| mean-recall@cov |", "| min-recall/official", "oracle labels",
-		"Do the paper's claims hold here?", "SelMix improves the optimized objective", "policies-min-recall/compare-final.png",
+		"| pre-trained (la-ce) |", "| hmean@cov |", "| mean-recall@cov |", "| min-recall/official", "oracle labels",
+		"| objective | selmix | uniform | greedy | none |", "| objective | refresh 50 (paper) | refresh 10 | adapt refresh | adapt lr |",
+		"Do the paper's claims hold here?", "SelMix improves the optimized objective", "figures/policies-min-recall/compare-final.png",
+		"finetune.objective=\"hmean\"",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("results lack %q", want)
 		}
 	}
-	if !strings.Contains(md, "name=bench-min-recall-seed1") {
-		t.Error("the runs table does not give each row's configuration")
+	if strings.Contains(md, "Not finished") {
+		t.Errorf("members left out:\n%s", md)
 	}
-	if got := strings.Count(log, "seed 1  "); got != len(paperRows(true)) {
-		t.Errorf("%d rows ran, want %d:\n%s", got, len(paperRows(true)), log)
+	// One pre-training per setting (supervised, semi-supervised), shared
+	// by every member of the seed.
+	if cks, _ := filepath.Glob(filepath.Join(root, ".pretrained", "pretrained-*.npz")); len(cks) != 2 {
+		t.Errorf("pre-trained checkpoints %v, want 2", cks)
 	}
-}
-
-func TestMeanStd(t *testing.T) {
-	m, s := meanStd([]float64{1, 2, 3, 4})
-	// Hand-worked: mean 2.5, sample variance (2.25+0.25+0.25+2.25)/3 = 5/3.
-	if m != 2.5 || s*s-5.0/3 > 1e-12 || 5.0/3-s*s > 1e-12 {
-		t.Errorf("meanStd = %v, %v; want 2.5, sqrt(5/3)", m, s)
+	if _, err := os.Stat(filepath.Join(dir, "figures", "policies-min-recall", "compare-final.png")); err != nil {
+		t.Error(err)
 	}
-	if _, s := meanStd([]float64{7}); s != 0 {
-		t.Errorf("one value: std %v, want 0", s)
+	// The report again, from the finished sweep, as after a Slurm run.
+	out2 := filepath.Join(dir, "again", "results.md")
+	runSelmix(t, "bench", "paper", "--runs", root, "--report", "paper", "--out", out2)
+	b2, err := os.ReadFile(out2)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sum := &train.Summary{Objective: "min-recall", TestObjAfter: make([]float64, 9)}
-	sum.TestObjAfter[1] = 0.42
-	if v := objCol("min-recall").get(sum, true); v != 0.42 {
-		t.Errorf("objCol(min-recall) = %v, want 0.42 (index 1 of metric.Objectives())", v)
+	table := func(s string) string {
+		i := strings.Index(s, "## Optimized on")
+		return s[i : i+strings.Index(s[i:], "\n\n## ")]
+	}
+	if table(string(b2)) != table(md) {
+		t.Errorf("the report of the finished sweep differs:\n%s\nvs\n%s", table(string(b2)), table(md))
 	}
 }

@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"selmix/runs/sweep"
+)
+
+// Every row of the shipped spec lands in the table it was written for.
+func TestPaperRowsClassify(t *testing.T) {
+	spec, _, err := PaperSpec(PaperOptions{Semi: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	var lbls []string
+	for _, r := range spec.Rows {
+		v := rowValues(r)
+		tb := rowTable(v)
+		count[tb]++
+		lbls = append(lbls, tb+":"+rowLabel(tb, v))
+	}
+	want := map[string]int{"objectives": 6, "policies": 6, "form": 1, "adapt": 18, "semi": 2}
+	for k, n := range want {
+		if count[k] != n {
+			t.Errorf("%d rows in table %s, want %d (labels %v)", count[k], k, n, lbls)
+		}
+	}
+	for _, l := range []string{"objectives:hmean@cov", "policies:min-recall/greedy", "form:min-recall/official",
+		"adapt:gmean/refresh 10", "adapt:min-recall/adapt lr", "semi:min-recall/oracle=true", "semi:min-recall/oracle=false"} {
+		if !slices.Contains(lbls, l) {
+			t.Errorf("no row %q among %v", l, lbls)
+		}
+	}
+}
+
+// The options change the spec's base, its seed axis and its rows, and the
+// recorded text says so.
+func TestPaperSpecOptions(t *testing.T) {
+	spec, text, err := PaperSpec(PaperOptions{Seeds: 2, Steps: 60, Epochs: 1, Cache: "/c", Sets: []string{"finetune.lr=0.001"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]string{}
+	for _, s := range spec.Base {
+		base[s.Key] = s.Value
+	}
+	for k, v := range map[string]string{"finetune.steps": "60", "pretrain.epochs": "1", "pretrain.cache": `"/c"`, "finetune.lr": "0.001", "data.rho": "100"} {
+		if base[k] != v {
+			t.Errorf("base %s = %q, want %q", k, base[k], v)
+		}
+	}
+	i := slices.IndexFunc(spec.Axes, func(a sweep.Axis) bool { return a.Key == sweep.SeedKey })
+	if i < 0 || !slices.Equal(spec.Axes[i].Values, []string{"1", "2"}) {
+		t.Errorf("axes %v, want seed = [1, 2]", spec.Axes)
+	}
+	if spec.Count() != 31*2 {
+		t.Errorf("%d members, want 31 rows (no semi) × 2 seeds", spec.Count())
+	}
+	if !strings.HasPrefix(string(text), "# selmix bench paper changed this spec: finetune.steps=60, pretrain.epochs=1, pretrain.cache=\"/c\", finetune.lr=0.001, seed=1..2, no semi-supervised rows\n") {
+		t.Errorf("recorded text starts %q", strings.SplitN(string(text), "\n", 2)[0])
+	}
+	if _, err := spec.Members("paper-0000"); err != nil {
+		t.Errorf("members: %v", err)
+	}
+	if _, _, err := PaperSpec(PaperOptions{Sets: []string{"finetune.lr"}}); err == nil {
+		t.Error("a --set without = was accepted")
+	}
+}
