@@ -1,6 +1,8 @@
 // Package assets holds what the binary embeds so that the default
 // experiment runs with no download: a Fashion-MNIST-LT slice and a
 // pre-trained checkpoint. `make assets` regenerates both (see Makefile).
+// It hands out bytes and imports nothing of selmix: core/experiment
+// decodes them.
 package assets
 
 import (
@@ -9,8 +11,6 @@ import (
 	"embed"
 	"fmt"
 	"io"
-
-	"selmix/core/data"
 )
 
 //go:embed default
@@ -22,8 +22,9 @@ const (
 )
 
 // DefaultSplit is the embedded supervised Fashion-MNIST-LT slice
-// (ρ = 100, N_1 = 5000, 500 validation images per class, a balanced test slice).
-func DefaultSplit() (*data.Split, error) {
+// (ρ = 100, N_1 = 5000, 500 validation images per class, a balanced test
+// slice), in the format data.LoadSplitBytes reads.
+func DefaultSplit() ([]byte, error) {
 	b, err := files.ReadFile(splitFile)
 	if err != nil {
 		return nil, fmt.Errorf("built-in dataset missing from this binary (run `make assets`): %w", err)
@@ -36,11 +37,7 @@ func DefaultSplit() (*data.Split, error) {
 	if err != nil {
 		return nil, fmt.Errorf("built-in dataset %s: %w", splitFile, err)
 	}
-	sp, err := data.LoadSplitBytes(raw)
-	if err != nil {
-		return nil, fmt.Errorf("built-in dataset %s: %w", splitFile, err)
-	}
-	return sp, nil
+	return raw, nil
 }
 
 // DefaultCheckpoint is the embedded pre-trained model for DefaultSplit.

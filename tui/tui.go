@@ -6,6 +6,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -233,10 +234,9 @@ func (m *Model) apply(s train.Snapshot) {
 	case train.KindError:
 		m.fail()
 	case train.KindControl:
-		if a := s.Ack; a != nil && a.Control.Op == train.OpSet && a.Control.Key == "s" {
-			if v, err := strconv.ParseFloat(a.Control.Value, 64); err != nil || a.Err != "" || v == m.pendingS {
-				m.pendingS = 0
-			}
+		// The engine's typed s after the ack says whether ours arrived.
+		if a := s.Ack; a != nil && a.Control.Op == train.OpSet && a.Control.Key == "s" && (a.Err != "" || s.Hyper.S == m.pendingS) {
+			m.pendingS = 0
 		}
 	}
 }
@@ -410,9 +410,11 @@ func (m *Model) scaleS(up bool) {
 	default:
 		s /= 1.25
 	}
-	v := strconv.FormatFloat(s, 'g', 4, 64)
-	m.pendingS, _ = strconv.ParseFloat(v, 64)
-	m.ctl.Send(train.Control{Op: train.OpSet, Key: "s", Value: v})
+	// Four significant digits keep the logged control readable; the
+	// shortest text of the rounded value parses back to it exactly.
+	e := math.Pow(10, 3-math.Floor(math.Log10(s)))
+	m.pendingS = math.RoundToEven(s*e) / e
+	m.ctl.Send(train.Control{Op: train.OpSet, Key: "s", Value: strconv.FormatFloat(m.pendingS, 'g', -1, 64)})
 }
 
 func (m *Model) setSize(w, h int) {

@@ -117,7 +117,7 @@ func reportMetric(name, title, unit string, f func(r *metric.Report) float64) Me
 		get: func(rf *record.Refresh) float64 { return f(&rf.Stats.Report) }}
 }
 
-// ReportedMetrics are the metrics every run reports (SPEC §3), in the
+// ReportedMetrics are the metrics every run reports (docs/method.md, Objectives), in the
 // order the figures show them.
 func ReportedMetrics() []Metric {
 	return []Metric{

@@ -15,7 +15,7 @@ const (
 	UnlabeledGiven    = "given"    // ρ_u = SplitConfig.RhoU
 )
 
-// SplitConfig describes a long-tailed split (SPEC §6).
+// SplitConfig describes a long-tailed split (docs/method.md, Long-tailed splits).
 type SplitConfig struct {
 	// N1 is the labeled count of class 0, the most frequent; must be ≥ 1.
 	N1 int
@@ -95,7 +95,7 @@ const (
 	streamTest  = 0x5e1_8000
 )
 
-// BuildLT carves a long-tailed split out of raw (SPEC §6). Class k keeps
+// BuildLT carves a long-tailed split out of raw (docs/method.md, Long-tailed splits). Class k keeps
 // N_k = round(N1 · ρ_l^{−k/(K−1)}) labeled images (at least 1) and, when
 // M1 > 0, M_k = round(M1 · ρ_u^{−k/(K−1)}) unlabeled ones; class 0 is the
 // most frequent (the raw class order is the frequency order).

@@ -1,6 +1,6 @@
 // Package data loads and prepares the datasets selmix fine-tunes on: the
 // built-in Fashion-MNIST (LeCun IDX files), long-tailed splits of it
-// (SPEC §6), researchers' own features exported as .npy/.npz, and a compact
+// (docs/method.md), researchers' own features exported as .npy/.npz, and a compact
 // checksummed binary format for embedding a prepared split in the binary.
 //
 // Every loader treats its input as untrusted: malformed, truncated or

@@ -31,8 +31,15 @@ func loadSource(c Config) (*data.Split, *data.Head, error) {
 	d := c.Data
 	switch d.Source {
 	case "builtin":
-		sp, err := assets.DefaultSplit()
-		return sp, nil, err
+		raw, err := assets.DefaultSplit()
+		if err != nil {
+			return nil, nil, err
+		}
+		sp, err := data.LoadSplitBytes(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("built-in dataset: %w", err)
+		}
+		return sp, nil, nil
 	case "fashion-mnist":
 		raw, err := data.LoadFashionMNIST(d.Dir)
 		if err != nil {

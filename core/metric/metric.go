@@ -1,6 +1,6 @@
 // Package metric computes classification metrics from a validation confusion
 // matrix, the SelMix objectives ψ(C) with their Lagrange multipliers, and the
-// derivative D = ∂ψ/∂C̃ that the gain matrix needs (SPEC §3–4).
+// derivative D = ∂ψ/∂C̃ that the gain matrix needs (docs/method.md).
 //
 // C is the joint confusion matrix, C_ij = #{y=i, pred=j}/N, which sums to 1.
 // The class prior is π_i = Σ_j C_ij, recall rec_i = C_ii/π_i and coverage

@@ -96,7 +96,7 @@ func Psi(obj Objective, C mat.Matrix, tail []bool, lambda []float64, p Params) (
 }
 
 // Grad writes D_kl = ∂ψ/∂C̃_kl into dst, with λ fixed at lambda and each row
-// of C reparametrised as C_k = π_k·softmax(C̃_k), π taken from C (SPEC §4):
+// of C reparametrised as C_k = π_k·softmax(C̃_k), π taken from C (docs/method.md, D = ∂ψ/∂C̃):
 //
 //	D_kl = Σ_m (∂ψ/∂C_km)·C_km·(δ_ml − C_kl/π_k).
 //
@@ -168,7 +168,7 @@ func EvaluateTo(dst *Eval, obj Objective, C mat.Matrix, tail []bool, p Params) e
 	return nil
 }
 
-// terms is ψ with its derivative in the form SPEC §4 gives it:
+// terms is ψ with its derivative in the form docs/method.md gives it:
 //
 //	D_kl = scale·[a_k·(δ_kl − C_kl/π_k) + μ_l·C_kl − (C_kl/π_k)·Σ_m μ_m·C_km]
 //

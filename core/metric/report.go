@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Report holds every reported metric of one confusion matrix (SPEC §3).
+// Report holds every reported metric of one confusion matrix (docs/method.md, Objectives).
 // Values are exact: a class with zero recall gives HMean = GMean = 0 (the
 // objectives ψ clamp recalls instead, see Psi).
 type Report struct {

@@ -176,3 +176,57 @@ func replayThenFollow(ctx context.Context, h *record.History, cl *live.Client) *
 	}()
 	return st
 }
+
+func newAttachCmd() *cobra.Command {
+	var (
+		root, keysPath string
+		follow         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "attach [RUN] [--follow]",
+		Short: "Re-attach to a live run (the most recent one by default)",
+		Long: `attach connects to a run living in its own process. The workbench first
+replays the run's event log, so every pane shows its history, then follows
+the live run. Quitting asks whether to stop the run or detach from it.
+--follow prints one line per refresh instead (for scripts), until the run ends.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			r, err := liveRun(runs.Root(root), id)
+			if err != nil {
+				return err
+			}
+			if follow {
+				return followRun(cmd.Context(), cmd.OutOrStdout(), r)
+			}
+			return attachWorkbenchTo(cmd, r, keysPath)
+		},
+	}
+	addRunsFlag(cmd, &root)
+	addKeysFlag(cmd, &keysPath)
+	cmd.Flags().BoolVar(&follow, "follow", false, "print progress lines instead of opening the workbench")
+	return cmd
+}
+
+// followRun prints a live run's progress until it ends or ctx does.
+func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
+	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	cl, err := dialLive(r, false)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	fmt.Fprintf(w, "attached to run %s (%s); Ctrl-C detaches, the run goes on\n", r.Meta.ID, r.Dir)
+	printProgress(ctx, w, cl, false)
+	if err := cl.Err(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(w, "detached; run %s goes on\n", r.Meta.ID)
+	}
+	return nil
+}

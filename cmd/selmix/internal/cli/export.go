@@ -15,13 +15,9 @@ import (
 	"selmix/viz"
 )
 
-// Plots go into <run dir>/plots at the end of every run, headless or not:
-// the run has finished training by then, so this costs it nothing.
-func init() {
-	afterRun = append(afterRun, autoExport)
-}
-
-// autoExport draws a finished run's figures as PNG into its plots/.
+// autoExport draws a finished run's figures as PNG into its plots/; every
+// run, headless or not, calls it when it ends (record.plots), when
+// training has finished and it costs the run nothing.
 func autoExport(w io.Writer, dir string) error {
 	start := time.Now()
 	r, err := viz.Load(dir)

@@ -117,10 +117,8 @@ func TestAutoExportHook(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	for _, f := range afterRun {
-		if err := f(&out, dir); err != nil {
-			t.Fatalf("hook: %v", err)
-		}
+	if err := autoExport(&out, dir); err != nil {
+		t.Fatalf("autoExport: %v", err)
 	}
 	pngs, _ := filepath.Glob(filepath.Join(dir, "plots", "*.png"))
 	if len(pngs) != len(viz.FigureNames()) {

@@ -47,10 +47,6 @@ type ViewInfo struct {
 	Config        experiment.Config
 }
 
-// afterRun hooks run once a run has ended and its log is closed (plot
-// export registers here); their errors are printed, never fatal.
-var afterRun []func(w io.Writer, dir string) error
-
 // prepare loads an experiment's data and pre-trained model (pre-training
 // one first if needed), or starts its worker, and returns the trainer of a
 // fresh run.
@@ -234,11 +230,10 @@ func execute(ctx context.Context, sig *signals, w io.Writer, o startOpts, eng *t
 		if cerr := rec.Close(interrupted); err == nil {
 			err = cerr
 		}
-		for _, f := range afterRun {
-			if !c.Record.Plots {
-				break
-			}
-			if herr := f(w, rec.Writer().Dir()); herr != nil {
+		// The figures, once the log is closed; a failed export costs the
+		// run nothing.
+		if c.Record.Plots {
+			if herr := autoExport(w, rec.Writer().Dir()); herr != nil {
 				fmt.Fprintf(w, "warning: %v\n", herr)
 			}
 		}

@@ -18,7 +18,7 @@ type stats struct {
 }
 
 // counts is what decides the head/tail split: labeled training counts when
-// known, the validation prior otherwise (SPEC §3).
+// known, the validation prior otherwise (docs/method.md, Notation).
 func (s *stats) counts() []float64 {
 	if s.trainCounts != nil {
 		return s.trainCounts
