@@ -237,3 +237,30 @@ func TestFullDisk(t *testing.T) {
 		t.Errorf("after resume: status %s, want finished", st)
 	}
 }
+
+// The adapt controller's decisions are logged as auto controls and a
+// replay, which recomputes rather than resends them, reproduces the run.
+func TestAdaptReplays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	for _, mode := range []string{"refresh", "lr"} {
+		root := t.TempDir()
+		out := runSelmix(t, append([]string{"run", "--headless", "-q", "--runs", root, "--set", "finetune.adapt=" + mode}, shortRun...)...)
+		id := runIDRe.FindStringSubmatch(out)[1]
+		r, err := runs.Open(root, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(r.Dir, "events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"auto":true`) {
+			t.Errorf("%s: the run logged no automatic control", mode)
+		}
+		if rep := runSelmix(t, "replay", "--runs", root, id); !strings.Contains(rep, "is identical to "+id) {
+			t.Errorf("%s: replay did not report identity:\n%s", mode, rep)
+		}
+	}
+}
