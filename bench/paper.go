@@ -298,6 +298,21 @@ func labels(rs []paperResult, table string) []string {
 	return out
 }
 
+// splitLabels splits a table's "objective/variant" labels into the
+// objectives and the variants, each in order of first appearance.
+func splitLabels(rs []paperResult, table string) (objs, variants []string) {
+	for _, l := range labels(rs, table) {
+		o, v, _ := strings.Cut(l, "/")
+		if !slices.Contains(objs, o) {
+			objs = append(objs, o)
+		}
+		if !slices.Contains(variants, v) {
+			variants = append(variants, v)
+		}
+	}
+	return objs, variants
+}
+
 // A value of a member's summary.
 type value func(r paperResult) float64
 
@@ -366,16 +381,7 @@ func mean(xs []float64) float64 {
 // policyTable writes the policy comparison (SelMix's own row is the
 // objectives table's) and returns each objective's policy means.
 func policyTable(p func(string, ...any), rs []paperResult) map[string]map[string]float64 {
-	var objs, pols []string
-	for _, l := range labels(rs, "policies") {
-		o, pol, _ := strings.Cut(l, "/")
-		if !slices.Contains(objs, o) {
-			objs = append(objs, o)
-		}
-		if !slices.Contains(pols, pol) {
-			pols = append(pols, pol)
-		}
-	}
+	objs, pols := splitLabels(rs, "policies")
 	if len(objs) == 0 {
 		return nil
 	}
@@ -404,16 +410,7 @@ func policyTable(p func(string, ...any), rs []paperResult) map[string]map[string
 // adaptTable writes the linear-step study: per objective, the paper's
 // refresh interval against the rows that change it.
 func adaptTable(p func(string, ...any), rs []paperResult) {
-	var objs, variants []string
-	for _, l := range labels(rs, "adapt") {
-		o, v, _ := strings.Cut(l, "/")
-		if !slices.Contains(objs, o) {
-			objs = append(objs, o)
-		}
-		if !slices.Contains(variants, v) {
-			variants = append(variants, v)
-		}
-	}
+	objs, variants := splitLabels(rs, "adapt")
 	if len(objs) == 0 {
 		return
 	}
@@ -524,12 +521,8 @@ func paperFigures(rs []paperResult, figDir, figRel string) (string, error) {
 	md.WriteString("\n## Figures (first seed, `selmix export --compare`)\n\n")
 	var errs []error
 	first := rs[0].seed
-	objs := map[string]bool{}
-	for _, l := range labels(rs, "policies") {
-		o, _, _ := strings.Cut(l, "/")
-		objs[o] = true
-	}
-	for o := range sortedMap(objs) {
+	objs, _ := splitLabels(rs, "policies")
+	for _, o := range objs {
 		var group []*viz.Run
 		for _, r := range rs {
 			if r.seed != first || !(r.table == "objectives" && r.label == o || r.table == "policies" && strings.HasPrefix(r.label, o+"/")) {

@@ -100,16 +100,11 @@ func (a *Array) CheckShape(want ...int) error {
 
 // Open opens the .npy file at path and reads its header.
 func Open(path string) (*Array, error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	a, err := NewReader(path, f, st.Size())
+	a, err := NewReader(path, f, size)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -197,4 +192,19 @@ func guard(where string, err *error) {
 	if p := recover(); p != nil {
 		*err = fmt.Errorf("%s: internal error while decoding (please report): %v", where, p)
 	}
+}
+
+// openSized opens path for reading with its size: every header is checked
+// against the bytes present.
+func openSized(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }

@@ -7,7 +7,6 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
-	"os"
 	"sort"
 	"strings"
 )
@@ -24,16 +23,11 @@ type NPZ struct {
 
 // OpenNPZ opens the archive at path.
 func OpenNPZ(path string) (*NPZ, error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	z, err := NewNPZ(path, f, st.Size())
+	z, err := NewNPZ(path, f, size)
 	if err != nil {
 		f.Close()
 		return nil, err

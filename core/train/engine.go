@@ -202,21 +202,14 @@ func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 		}
 		e.mu.Unlock()
 	}()
-	fail := func(err error) (*Summary, error) {
-		e.state = Failed
-		s := e.snapshot(KindError)
-		s.Err = err.Error()
-		e.publish(s)
-		return nil, err
-	}
 	start := time.Now()
 	if !e.resumed {
 		var err error
 		if e.testBefore, e.testObjBef, err = e.testReport(); err != nil {
-			return fail(fmt.Errorf("evaluating the pre-trained model on test: %w", err))
+			return e.fail(fmt.Errorf("evaluating the pre-trained model on test: %w", err))
 		}
 		if err := e.refresh(); err != nil {
-			return fail(err)
+			return e.fail(err)
 		}
 		e.valBefore = e.last.Report
 	}
@@ -235,10 +228,10 @@ func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 		}
 		if e.last == nil || e.step-e.lastRefresh >= e.hyper.Refresh {
 			if err := e.checkpoint(false); err != nil {
-				return fail(err)
+				return e.fail(err)
 			}
 			if err := e.refresh(); err != nil {
-				return fail(err)
+				return e.fail(err)
 			}
 			if e.pauseAt >= 0 && e.step >= e.pauseAt {
 				e.pauseAt = -1
@@ -248,7 +241,7 @@ func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 			}
 		}
 		if err := e.train(); err != nil {
-			return fail(fmt.Errorf("step %d: %w", e.step, err))
+			return e.fail(fmt.Errorf("step %d: %w", e.step, err))
 		}
 	}
 	if stopped {
@@ -256,55 +249,59 @@ func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 	}
 	if e.last == nil || e.last.Step != e.step {
 		if err := e.refresh(); err != nil {
-			return fail(err)
+			return e.fail(err)
 		}
 	}
 	if sum, err = e.summary(e.last.Report, start); err != nil {
-		return fail(err)
+		return e.fail(err)
 	}
-	e.state = Finished
-	if err := e.checkpoint(true); err != nil {
-		return fail(err)
-	}
-	s := e.snapshot(KindFinal)
-	s.Summary = sum
-	e.publish(s)
-	return sum, nil
+	return e.end(Finished, sum)
 }
 
 // stop ends the run where it stands: a checkpoint from which it continues
 // exactly, and a summary of the model at this step. It publishes no
 // refresh: the evaluation for the summary leaves every state alone.
 func (e *Engine) stop(start time.Time) (*Summary, error) {
-	fail := func(err error) (*Summary, error) {
-		e.state = Failed
-		s := e.snapshot(KindError)
-		s.Err = err.Error()
-		e.publish(s)
-		return nil, err
-	}
 	val := e.last.Report
 	if e.last.Step != e.step {
 		ev, err := e.tr.Evaluate(SplitVal, false)
 		if err != nil {
-			return fail(fmt.Errorf("evaluating on validation at step %d: %w", e.step, err))
+			return e.fail(fmt.Errorf("evaluating on validation at step %d: %w", e.step, err))
 		}
 		if val, err = metric.NewReport(ev.C, e.tail); err != nil {
-			return fail(fmt.Errorf("validation at step %d: %w", e.step, err))
+			return e.fail(fmt.Errorf("validation at step %d: %w", e.step, err))
 		}
 	}
 	sum, err := e.summary(val, start)
 	if err != nil {
-		return fail(err)
+		return e.fail(err)
 	}
-	e.state = Stopped
-	if err := e.checkpoint(false); err != nil {
-		return fail(err)
+	return e.end(Stopped, sum)
+}
+
+// end publishes the final snapshot of a run that finished or stopped,
+// after the checkpoint it continues from (a finished run's is final).
+func (e *Engine) end(state State, sum *Summary) (*Summary, error) {
+	e.state = state
+	if err := e.checkpoint(state == Finished); err != nil {
+		return e.fail(err)
 	}
 	s := e.snapshot(KindFinal)
 	s.Summary = sum
 	e.publish(s)
-	return sum, ErrStopped
+	if state == Stopped {
+		return sum, ErrStopped
+	}
+	return sum, nil
+}
+
+// fail publishes the error that ends the run.
+func (e *Engine) fail(err error) (*Summary, error) {
+	e.state = Failed
+	s := e.snapshot(KindError)
+	s.Err = err.Error()
+	e.publish(s)
+	return nil, err
 }
 
 func (e *Engine) summary(valAfter metric.Report, start time.Time) (*Summary, error) {
