@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,9 +73,16 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	if !strings.Contains(ps, runs.StatusCrashed) {
 		t.Fatalf("ps after the run's process died:\n%s", ps)
 	}
+	sock := filepath.Join(r.Dir, live.SocketName)
+	if _, err := os.Stat(sock); err != nil {
+		t.Fatalf("kill -9 left no socket to clean up (%v): the test no longer tests that", err)
+	}
 	runSelmix(t, "resume", "-q", "--runs", root, id)
 	if r, _ := runs.Open(root, id); r.EffectiveStatus() != runs.StatusFinished {
 		t.Errorf("after resume: status %s, want finished", r.EffectiveStatus())
+	}
+	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dead process's control socket is still there after resume: %v", err)
 	}
 }
 

@@ -264,3 +264,39 @@ func TestAdaptReplays(t *testing.T) {
 		}
 	}
 }
+
+// What a hostile user tried on a finished run: a torn last line makes it
+// unfinished to resume and replay alike (resume finishes it, replay then
+// agrees), and negative steps are refused with exit 2.
+func TestHostileLifecycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	root := t.TempDir()
+	out := runSelmix(t, append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
+	id := runIDRe.FindStringSubmatch(out)[1]
+	r, err := runs.Open(root, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"fork", id, "--at", "-5"}, {"export-head", id, "--step", "-1", "--out", filepath.Join(root, "h.npz")}} {
+		code, _, stderr := runCLI(append(args, "--runs", root)...)
+		if code != 2 || !strings.Contains(stderr, "≥ 0") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, stderr)
+		}
+	}
+	log := filepath.Join(r.Dir, "events.jsonl")
+	st, err := os.Stat(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(log, st.Size()-20); err != nil {
+		t.Fatal(err)
+	}
+	if res := runSelmix(t, "resume", "-q", "--runs", root, id); !strings.Contains(res, "finished at step 300") {
+		t.Errorf("resume of a run whose final line is torn:\n%s", res)
+	}
+	if rep := runSelmix(t, "replay", "--runs", root, id); !strings.Contains(rep, "is identical to "+id) {
+		t.Errorf("replay after the resume:\n%s", rep)
+	}
+}
