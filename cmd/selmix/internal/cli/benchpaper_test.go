@@ -30,6 +30,7 @@ func TestBenchPaperSmoke(t *testing.T) {
 	md := string(b)
 	for _, want := range []string{
 		"| pre-trained (LA-CE) |", "| hmean@cov |", "| mean-recall@cov |", "| min-recall/official", "oracle labels",
+		"| objective | selmix | uniform | greedy | none | csst | mislas2 |", "| min-recall/csst |", "| mean-recall@cov/mislas2 |",
 		"Do the paper's claims hold here?", "SelMix improves the optimized objective", "policies-min-recall/compare-final.png",
 	} {
 		if !strings.Contains(md, want) {
