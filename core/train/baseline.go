@@ -80,6 +80,10 @@ func CSSTObjectiveLoss(obj metric.Objective, C mat.Matrix, tail []bool, p metric
 	return CSSTLoss(&L)
 }
 
+// CSSTObjective reports whether CSST's loss can optimise obj (an error
+// saying why not): pretrain.loss = "csst" asks it at configuration time.
+func CSSTObjective(obj metric.Objective) error { return checkLinear(gain.CSST, obj) }
+
 // checkLinear refuses the objectives CSST cannot optimise: its consistent
 // loss is for metrics linear in C (after the Lagrangian relaxation of the
 // constraints), and a G-mean or H-mean of recalls is not.

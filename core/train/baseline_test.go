@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math"
 	"reflect"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"selmix/core/gain"
 	"selmix/core/metric"
+	"selmix/core/model"
 )
 
 func TestCSSTLossHand(t *testing.T) {
@@ -205,5 +207,39 @@ func TestBaselineControls(t *testing.T) {
 	}
 	if final.Summary == nil || final.Summary.Steps != 60 || final.Hyper.Policy != gain.MiSLAS2 || final.Hyper.Objective != metric.HMean {
 		t.Errorf("final %+v", final.Hyper)
+	}
+}
+
+// pretrain.loss = csst: the first epoch is plain CE (the same weights as CE
+// pre-training), later epochs train with the linearisation's loss (the
+// weights part); it is deterministic and refuses a nonlinear objective.
+func TestPretrainCSST(t *testing.T) {
+	sp := toySplit(4, 6, 90, 1)
+	pre := func(c PretrainConfig) []model.Param {
+		t.Helper()
+		net := toyNet(t, sp, c.Batch)
+		if err := Pretrain(context.Background(), net, sp, c, nil); err != nil {
+			t.Fatal(err)
+		}
+		return net.Params()
+	}
+	ce := PretrainConfig{Epochs: 1, LR: 0.05, Batch: 16, Momentum: 0.9, WeightDecay: 5e-4, Seed: 3}
+	cs := ce
+	cs.CSST, cs.Objective, cs.Params = true, metric.MinRecall, DefaultHyper().Params
+	if !reflect.DeepEqual(pre(ce), pre(cs)) {
+		t.Error("one epoch of csst pre-training differs from one of CE")
+	}
+	ce.Epochs, cs.Epochs = 3, 3
+	a, b := pre(cs), pre(cs)
+	if !reflect.DeepEqual(a, b) {
+		t.Error("csst pre-training is not deterministic")
+	}
+	if reflect.DeepEqual(a, pre(ce)) {
+		t.Error("three epochs of csst pre-training equal CE's: the loss was never used")
+	}
+	cs.Objective = metric.GMean
+	err := Pretrain(context.Background(), toyNet(t, sp, 16), sp, cs, nil)
+	if err == nil || !strings.Contains(err.Error(), "csst optimises objectives linear in the recalls; gmean is not") {
+		t.Errorf("csst pre-training for gmean: %v", err)
 	}
 }
