@@ -114,6 +114,8 @@ func rowTable(v map[string]string) string {
 	switch {
 	case v["data.unlabeled"] != "":
 		return "semi"
+	case v["pretrain.loss"] != "":
+		return "scratch"
 	case v["finetune.form"] != "":
 		return "form"
 	case v["finetune.policy"] != "" && v["finetune.policy"] != "selmix":
@@ -130,6 +132,8 @@ func rowLabel(table string, v map[string]string) string {
 	switch table {
 	case "semi":
 		return o + "/oracle=" + cmp.Or(v["finetune.oracle_labels"], "false")
+	case "scratch":
+		return o + "/" + v["pretrain.loss"]
 	case "form":
 		return o + "/" + v["finetune.form"]
 	case "policies":
@@ -221,6 +225,15 @@ func PaperReport(ss []*sweep.Sweep, command, figDir, figRel string) (string, err
 		p("\n")
 	}
 	policyMeans := policyTable(p, rs)
+	if scratch := labels(rs, "scratch"); len(scratch) > 0 {
+		p("\n## From scratch\n\nPre-trained with the row's `pretrain.loss` for the objective (csst: each epoch, CSST's consistent loss for its linearisation at the validation C), not fine-tuned: the model's test metrics, beside SelMix's from the LA-CE start.\n\n| row | ψ optimized | mean rec | min rec | SelMix ψ |\n|---|---|---|---|---|\n")
+		for _, l := range scratch {
+			o, _, _ := strings.Cut(l, "/")
+			p("| %s | %s | %s | %s | %s |\n", l, sweep.MeanStd(collect(rs, "scratch", l, optimizedBefore)),
+				sweep.MeanStd(collect(rs, "scratch", l, paperColumns[0].before)), sweep.MeanStd(collect(rs, "scratch", l, paperColumns[1].before)),
+				sweep.MeanStd(collect(rs, "objectives", o, optimized)))
+		}
+	}
 	if form := labels(rs, "form"); len(form) > 0 {
 		p("\n## Gain form\n\n| row | ψ optimized | mean rec |\n|---|---|---|\n")
 		for _, l := range form {

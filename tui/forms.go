@@ -31,7 +31,11 @@ func newObjectivePicker(cur string) picker {
 }
 
 func newPolicyPicker(cur string) picker {
-	return newPicker("policy", "policy", []string{string(gain.SelMix), string(gain.Uniform), string(gain.Greedy), string(gain.None)}, cur)
+	var opts []string
+	for _, p := range gain.Policies() {
+		opts = append(opts, string(p))
+	}
+	return newPicker("policy", "policy", opts, cur)
 }
 
 func newPicker(title, k string, opts []string, cur string) picker {

@@ -133,5 +133,6 @@ func (c Config) PretrainConfig() train.PretrainConfig {
 		LogitAdjust: p.Loss == "la-ce", Tau: p.Tau, Epochs: p.Epochs, LR: p.LR, Batch: p.Batch,
 		WeightDecay: c.Finetune.WeightDecay, Momentum: c.Finetune.Momentum, Seed: uint64(c.Seed),
 		FixMatch: p.FixMatch, Threshold: p.Threshold,
+		CSST: p.Loss == "csst", Objective: c.Finetune.Objective, Params: c.Finetune.Params,
 	}
 }

@@ -73,7 +73,7 @@ type Model struct {
 }
 
 type Pretrain struct {
-	Loss      string  `toml:"loss" doc:"ce | la-ce (logit-adjusted cross-entropy, Menon et al.)"`
+	Loss      string  `toml:"loss" doc:"ce | la-ce (logit-adjusted cross-entropy, Menon et al.) | csst (each epoch CSST's consistent loss for the linearisation of finetune.objective at the validation C; docs/method.md)"`
 	Tau       float64 `toml:"tau" doc:"logit adjustment strength"`
 	Epochs    int     `toml:"epochs" doc:"epochs over the labeled set"`
 	LR        float64 `toml:"lr" doc:"learning rate, cosine to 0"`
@@ -244,8 +244,12 @@ func (c Config) Validate() error {
 	}
 	switch c.Pretrain.Loss {
 	case "ce", "la-ce":
+	case "csst":
+		if err := train.CSSTObjective(c.Finetune.Objective); err != nil {
+			return bad("pretrain.loss", "%v", err)
+		}
 	default:
-		return bad("pretrain.loss", "want ce or la-ce, got %q", c.Pretrain.Loss)
+		return bad("pretrain.loss", "want ce, la-ce or csst, got %q", c.Pretrain.Loss)
 	}
 	if !(c.Pretrain.Threshold > 0 && c.Pretrain.Threshold <= 1) {
 		return bad("pretrain.threshold", "want a confidence in (0, 1], got %v", c.Pretrain.Threshold)

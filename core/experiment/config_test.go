@@ -61,6 +61,8 @@ func TestConfigErrors(t *testing.T) {
 		{"worker timeout", "", []string{"worker.timeout=0"}, "worker: timeout"},
 		{"plots not a bool", "", []string{"record.plots=3"}, "record.plots"},
 		{"bad matrices_every", "", []string{"record.matrices_every=0"}, "record.matrices_every: want ≥ 1, got 0"},
+		{"csst nonlinear", "", []string{"finetune.policy=csst", "finetune.objective=hmean@cov"}, "finetune.policy: csst optimises objectives linear in the recalls; hmean@cov is not"},
+		{"csst pretrain nonlinear", "", []string{"pretrain.loss=csst", "finetune.objective=gmean"}, "pretrain.loss: csst optimises objectives linear in the recalls; gmean is not"},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), "exp.toml")

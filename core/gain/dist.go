@@ -18,8 +18,9 @@ import (
 //   - Uniform: P_ij = 1/K².
 //   - Greedy: all mass on the largest gain (the first in row-major order on
 //     ties; NaN gains are never chosen unless all are NaN, then (0, 0)).
-//   - None: P is all zeros and does not sum to 1: no pair is ever drawn and
-//     fine-tuning is plain cross-entropy. Samplers must check for it.
+//   - None, CSST, MiSLAS2 (the policies that do not Mix): P is all zeros
+//     and does not sum to 1: no pair is ever drawn and fine-tuning uses the
+//     policy's own loss. Samplers must check for it.
 //
 // Except for None, P is non-negative and sums to 1. The temperature s must
 // be ≥ 0; +Inf spreads the mass evenly over the tied largest gains.
@@ -50,7 +51,7 @@ func Distribution(dst *mat.Dense, G mat.Matrix, s float64, policy Policy) {
 	}
 
 	switch policy {
-	case None:
+	case None, CSST, MiSLAS2:
 		fill(0)
 	case Uniform:
 		fill(1 / float64(k*k))

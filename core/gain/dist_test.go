@@ -208,12 +208,14 @@ func TestDistributionPolicies(t *testing.T) {
 			return 0
 		}},
 		{None, func(int, int) float64 { return 0 }},
+		{CSST, func(int, int) float64 { return 0 }},
+		{MiSLAS2, func(int, int) float64 { return 0 }},
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			P := mat.NewDense(K, K, nil)
 			P.Set(2, 2, 42) // stale content must be overwritten
 			Distribution(P, G, 10, tc.policy)
-			if tc.policy != None {
+			if tc.policy.Mixes() {
 				checkProb(t, P)
 			}
 			for i := range K {

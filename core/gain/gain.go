@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -83,17 +84,36 @@ const (
 	Greedy Policy = "greedy"
 	// None draws no pair at all: fine-tuning uses plain cross-entropy.
 	None Policy = "none"
+	// CSST draws no pair: fine-tuning uses the consistent cost-sensitive
+	// loss of the objective's linearisation (docs/method.md, "Baselines").
+	CSST Policy = "csst"
+	// MiSLAS2 draws no pair: the head is re-trained on class-balanced
+	// batches with label-aware smoothing, the backbone frozen (MiSLAS
+	// stage 2; docs/method.md, "Baselines").
+	MiSLAS2 Policy = "mislas2"
 )
 
-// ParsePolicy parses "selmix", "uniform", "greedy" or "none"
-// (case-insensitive).
+// policies lists every policy, in the order pickers and tables show them.
+var policies = []Policy{SelMix, Uniform, Greedy, None, CSST, MiSLAS2}
+
+// Policies returns every policy, in the order pickers and tables show them.
+func Policies() []Policy { return append([]Policy(nil), policies...) }
+
+// Mixes reports whether p draws mixup pairs from P; the others fine-tune
+// with a loss of their own and their P is all zeros.
+func (p Policy) Mixes() bool { return p == SelMix || p == Uniform || p == Greedy }
+
+// ParsePolicy parses one of Policies() (case-insensitive).
 func ParsePolicy(s string) (Policy, error) {
 	p := Policy(strings.ToLower(strings.TrimSpace(s)))
-	switch p {
-	case SelMix, Uniform, Greedy, None:
+	if slices.Contains(policies, p) {
 		return p, nil
 	}
-	return "", fmt.Errorf("gain: unknown policy %q (want selmix, uniform, greedy or none)", s)
+	names := make([]string, len(policies))
+	for i, q := range policies {
+		names[i] = string(q)
+	}
+	return "", fmt.Errorf("gain: unknown policy %q (want %s)", s, strings.Join(names, ", "))
 }
 
 // BetaBar returns β̄, the mean of U[betaMin, 1]. It panics unless

@@ -399,6 +399,8 @@ func TestParsePolicy(t *testing.T) {
 		{"uniform", Uniform, false},
 		{"greedy", Greedy, false},
 		{"none", None, false},
+		{"csst", CSST, false},
+		{"MiSLAS2", MiSLAS2, false},
 		{"SelMix", SelMix, false},
 		{"", "", true},
 		{"mixup", "", true},

@@ -172,11 +172,12 @@ func EvaluateTo(dst *Eval, obj Objective, C mat.Matrix, tail []bool, p Params) e
 //
 //	D_kl = scale·[a_k·(δ_kl − C_kl/π_k) + μ_l·C_kl − (C_kl/π_k)·Σ_m μ_m·C_km]
 //
-// where a_k = (∂f/∂rec_k)·rec_k for the recall part f and μ_j = ∂/∂cov_j of
-// the coverage part (nil if there is none).
+// where a_k = f_k·rec_k (computed as D always has, so D stays bit for bit),
+// f_k = ∂f/∂rec_k for the recall part f, and μ_j =
+// ∂/∂cov_j of the coverage part (nil if there is none).
 type terms struct {
 	psi, scale float64
-	a, mu      []float64
+	f, a, mu   []float64
 }
 
 func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (terms, error) {
@@ -211,18 +212,20 @@ func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (
 	spec, _ := obj.Spec()
 	na := spec.Aggregate.lambdas(K)
 	la, lc := lambda[:na], lambda[na:]
-	t := terms{scale: 1, a: make([]float64, K)}
+	t := terms{scale: 1, f: make([]float64, K), a: make([]float64, K)}
 	var base float64
 	switch spec.Aggregate {
 	case AggMean:
 		for k, r := range st.rec {
 			base += r
+			t.f[k] = 1 / float64(K)
 			t.a[k] = r / float64(K)
 		}
 		base /= float64(K)
 	case AggSoftMin:
 		for k, r := range st.rec {
 			base += la[k] * r
+			t.f[k] = la[k]
 			t.a[k] = la[k] * r
 		}
 	case AggSoftMinHT:
@@ -232,6 +235,7 @@ func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (
 				w = la[1] / float64(nt)
 			}
 			base += w * r
+			t.f[k] = w
 			t.a[k] = w * r
 		}
 	case AggGMean:
@@ -242,6 +246,7 @@ func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (
 		}
 		base = math.Exp(logs / float64(K))
 		for k, r := range st.rec {
+			t.f[k] = base / float64(K) / max(r, eps)
 			t.a[k] = base / float64(K) * r / max(r, eps)
 		}
 	case AggHMean:
@@ -253,6 +258,7 @@ func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (
 		base = float64(K) / inv
 		for k, r := range st.rec {
 			rh := max(r, eps)
+			t.f[k] = base * base / float64(K) / (rh * rh)
 			t.a[k] = base * base / float64(K) * r / (rh * rh)
 		}
 	}
@@ -317,6 +323,49 @@ func (st *state) grad(dst *mat.Dense, t terms) {
 			out[l] = t.scale * d
 		}
 	}
+}
+
+// Linearize writes into dst the linear metric that agrees with ψ to first
+// order at C, with the prior and the multipliers held fixed at lambda:
+//
+//	L_ij = ∂ψ/∂C_ij = scale·(δ_ij·f_i/π_i + μ_j)
+//
+// with f_i = ∂f/∂rec_i of the recall part, μ_j = ∂/∂cov_j of the coverage
+// part and scale = 1/(max λ + 1) for the constrained objectives, else 1
+// (docs/method.md, "Baselines"). For min-recall L = diag(λ_i/π_i); for mean
+// recall s.t. coverage L_ij = scale·(δ_ij/(K·π_i) + λ_j). dst must be K×K or
+// empty (it is then resized); any other shape panics. Errors and tail are as
+// for Psi.
+func Linearize(dst *mat.Dense, obj Objective, C mat.Matrix, tail []bool, lambda []float64, p Params) error {
+	st, err := load(C, nil)
+	if err != nil {
+		return err
+	}
+	t, err := st.terms(obj, tail, lambda, p)
+	if err != nil {
+		return err
+	}
+	K := st.k
+	if dst.IsEmpty() {
+		dst.ReuseAs(K, K)
+	}
+	if r, c := dst.Dims(); r != K || c != K {
+		panic(fmt.Sprintf("metric: dst is %d×%d, want %d×%d", r, c, K, K))
+	}
+	for i := 0; i < K; i++ {
+		out := dst.RawRowView(i)
+		for j := range out {
+			var v float64
+			if t.mu != nil {
+				v = t.mu[j]
+			}
+			if i == j {
+				v += t.f[i] / st.prior[i]
+			}
+			out[j] = t.scale * v
+		}
+	}
+	return nil
 }
 
 // Values returns ψ of every objective, in Objectives() order, at C, each

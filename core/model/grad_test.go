@@ -41,12 +41,9 @@ func TestGradientCheck(t *testing.T) {
 		{"identity-adapter", Config{Arch: "identity", In: 12, Adapter: 6}},
 	}
 	for _, c := range cases {
-		for _, mix := range []bool{true, false} {
-			name := c.name + "/ce"
-			if mix {
-				name = c.name + "/mix"
-			}
-			t.Run(name, func(t *testing.T) {
+		for _, mode := range []string{"mix", "ce", "soft"} {
+			mix := mode == "mix"
+			t.Run(c.name+"/"+mode, func(t *testing.T) {
 				cfg := c.cfg
 				cfg.Classes, cfg.Batch, cfg.Dtype, cfg.Seed = 3, 4, "float64", 7
 				n, err := New(cfg)
@@ -69,14 +66,20 @@ func TestGradientCheck(t *testing.T) {
 				beta := []float32{0.9, 0.3, 0.55, 1}
 				y := randLabels(rng, b, 3)
 				adj := []float32{-1.5, 0.2, 0.7}
+				var targets []float32 // nil: one-hot
+				if mode == "soft" {
+					// Rows that do not sum to 1, with a zero, as CSST's
+					// targets M = L·D⁻¹ can be.
+					targets = []float32{1, 0.4, 0, 0.3, 1, 0.2, 0.5, 0.25, 0.8}
+				}
 				lossAt := func() float64 {
-					l, _, err := n.lossGrad(mix, x1, x2, beta, y, adj)
+					l, _, err := n.lossGrad(mix, x1, x2, beta, y, adj, targets)
 					if err != nil {
 						t.Fatal(err)
 					}
 					return l
 				}
-				_, grads, err := n.lossGrad(mix, x1, x2, beta, y, adj)
+				_, grads, err := n.lossGrad(mix, x1, x2, beta, y, adj, targets)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -59,7 +59,7 @@ func (n *Net) headMix(x1, x2, beta []float32, y []int, o StepOpts) (float64, err
 			out[j] = bt*r1[j] + c*r2[j]
 		}
 	}
-	return n.headStep(hb.f, y, nil, o)
+	return n.headStep(hb.f, y, nil, nil, o)
 }
 
 // headCE is CEStep for a fast head.
@@ -69,13 +69,14 @@ func (n *Net) headCE(x []float32, y []int, adj []float32, o StepOpts) (float64, 
 		panic(fmt.Sprintf("model: CEStep wants %d labels, %d×%d inputs and nil or %d adjustments, got %d, %d and %d",
 			B, B, d, k, len(y), len(x), len(adj)))
 	}
-	return n.headStep(x, y, adj, o)
+	return n.headStep(x, y, nil, adj, o)
 }
 
 // headStep takes one SGD step of mean CE(f·W + b + adj, y) over the rows of
-// f. On a label outside [0, K) or a non-finite loss it returns an error and
-// leaves the weights unchanged.
-func (n *Net) headStep(f []float32, y []int, adj []float32, o StepOpts) (float64, error) {
+// f, against the rows y of tgt (K×K, SoftStep's targets) or, if tgt is nil,
+// one-hot rows. On a label outside [0, K) or a non-finite loss it returns an
+// error and leaves the weights unchanged.
+func (n *Net) headStep(f []float32, y []int, tgt, adj []float32, o StepOpts) (float64, error) {
 	rows, d, k := len(y), n.d, n.cfg.Classes
 	for i, c := range y {
 		if c < 0 || c >= k {
@@ -108,7 +109,13 @@ func (n *Net) headStep(f []float32, y []int, adj []float32, o StepOpts) (float64
 		if adj != nil {
 			vc += float64(adj[c])
 		}
-		var s float64
+		// Soft targets t (row c of tgt): loss Σt·log s − Σ_j t_j·(v_j − m),
+		// gradient (p·Σt − t)/rows, as the graphs' op computes them.
+		var ti []float32
+		if tgt != nil {
+			ti = tgt[c*k : (c+1)*k]
+		}
+		var s, tsum, dot float64
 		for j := range zi {
 			v := float64(zi[j])
 			if adj != nil {
@@ -117,13 +124,26 @@ func (n *Net) headStep(f []float32, y []int, adj []float32, o StepOpts) (float64
 			e := math.Exp(v - m)
 			s += e
 			zi[j] = float32(e)
+			if ti != nil {
+				tsum += float64(ti[j])
+				dot += float64(ti[j]) * (v - m)
+			}
 		}
-		loss += math.Log(s) - (vc - m)
-		r := inv / s
+		if ti == nil {
+			loss += math.Log(s) - (vc - m)
+			r := inv / s
+			for j := range zi {
+				zi[j] = float32(float64(zi[j]) * r)
+			}
+			zi[c] -= float32(inv)
+			continue
+		}
+		// Rounded as the one-hot branch rounds, so T = I is CE bit for bit.
+		loss += tsum*math.Log(s) - dot
+		r := inv * tsum / s
 		for j := range zi {
-			zi[j] = float32(float64(zi[j]) * r)
+			zi[j] = float32(float64(zi[j])*r) - float32(inv*float64(ti[j]))
 		}
-		zi[c] -= float32(inv)
 	}
 	loss *= inv
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {

@@ -9,7 +9,7 @@ import (
 
 // The fast head (BLAS on the weights) and the gorgonia graphs compute the
 // same steps and evaluations, to float32 rounding: losses, weights after
-// many mixup and logit-adjusted CE steps, features and logits.
+// many mixup, soft-target and logit-adjusted CE steps, features and logits.
 func TestFastHeadMatchesGraph(t *testing.T) {
 	const d, K, B = 13, 7, 16
 	rng := rand.New(rand.NewPCG(4, 4))
@@ -55,7 +55,19 @@ func TestFastHeadMatchesGraph(t *testing.T) {
 			beta[i] = float32(0.6 + 0.4*rng.Float64())
 		}
 		var lf, ls float64
-		if step%3 == 2 {
+		if step%3 == 1 {
+			// Soft targets with rows of any sum, and an adjustment.
+			tg, adj := vec(K*K), vec(K)
+			for i := range tg {
+				tg[i] = float32(math.Abs(float64(tg[i])))
+			}
+			lf, err = fast.SoftStep(x1, y, tg, adj, o)
+			if err == nil {
+				useFastHead = false
+				ls, err = slow.SoftStep(x1, y, tg, adj, o)
+				useFastHead = true
+			}
+		} else if step%3 == 2 {
 			adj := vec(K)
 			lf, err = fast.CEStep(x1, y, adj, o)
 			if err == nil {
@@ -119,6 +131,92 @@ func TestFastHeadRefusesNonFiniteLoss(t *testing.T) {
 		for j := range p.Data {
 			if p.Data[j] != before[i].Data[j] {
 				t.Fatalf("%s changed after a refused step", p.Name)
+			}
+		}
+	}
+}
+
+// SoftStep with identity targets is CEStep bit for bit, on the fast head and
+// on the graphs (both take the same code with one-hot rows).
+func TestSoftStepIdentityIsCE(t *testing.T) {
+	const K, B = 4, 6
+	eye := make([]float32, K*K)
+	for i := range K {
+		eye[i*K+i] = 1
+	}
+	for _, cfg := range []Config{
+		{Arch: "identity", In: 5, Classes: K, Batch: B, Seed: 3},
+		{Arch: "mlp", In: 5, Hidden: []int{4}, Classes: K, Batch: B, Seed: 3},
+	} {
+		a, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := a.Save(&buf); err != nil {
+			t.Fatal(err)
+		}
+		b, err := Load(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(8, 9))
+		o := StepOpts{LRHead: 0.1, LRBackbone: 0.01, WeightDecay: 5e-4, Momentum: 0.9}
+		for range 5 {
+			x, y, adj := randF32(rng, B*cfg.In, 1), randLabels(rng, B, K), randF32(rng, K, 1)
+			la, err := a.CEStep(x, y, adj, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lb, err := b.SoftStep(x, y, eye, adj, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if la != lb {
+				t.Errorf("%s: CE loss %v, soft loss with T = I %v", cfg.Arch, la, lb)
+			}
+		}
+		for i, p := range a.Params() {
+			q := b.Params()[i]
+			for j := range p.Data {
+				if p.Data[j] != q.Data[j] {
+					t.Fatalf("%s: %s[%d] is %v after CE steps, %v after soft steps with T = I", cfg.Arch, p.Name, j, p.Data[j], q.Data[j])
+				}
+			}
+		}
+	}
+}
+
+// FreezeBackbone moves the head only; the backbone's momentum stays zero
+// too, so a later unfrozen step starts from a clean buffer.
+func TestSoftStepFreezeBackbone(t *testing.T) {
+	const K, B = 3, 4
+	n, err := New(Config{Arch: "mlp", In: 5, Hidden: []int{4}, Classes: K, Batch: B, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := n.Params()
+	rng := rand.New(rand.NewPCG(1, 1))
+	tg := []float32{0.8, 0.1, 0.1, 0.1, 0.8, 0.1, 0.1, 0.1, 0.8}
+	o := StepOpts{LRHead: 0.5, LRBackbone: 0.5, Momentum: 0.9, FreezeBackbone: true}
+	for range 3 {
+		if _, err := n.SoftStep(randF32(rng, B*5, 1), randLabels(rng, B, K), tg, nil, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, p := range n.Params() {
+		changed := false
+		for j := range p.Data {
+			changed = changed || p.Data[j] != before[i].Data[j]
+		}
+		if head := n.params[i].head; changed != head {
+			t.Errorf("%s (head %v): changed %v", p.Name, head, changed)
+		}
+		if !n.params[i].head {
+			for _, v := range n.params[i].mom.Float32s() {
+				if v != 0 {
+					t.Fatalf("%s: momentum %v after frozen steps", p.Name, v)
+				}
 			}
 		}
 	}

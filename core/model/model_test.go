@@ -233,11 +233,11 @@ func TestLossMatchesForward(t *testing.T) {
 				wantMix += ce(f, nil, y[i]) / float64(b)
 				wantCE += ce(fc, adj, y[i]) / float64(b)
 			}
-			gotMix, _, err := n.lossGrad(true, x1, x2, beta, y, nil)
+			gotMix, _, err := n.lossGrad(true, x1, x2, beta, y, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gotCE, _, err := n.lossGrad(false, x1, nil, nil, y, adj)
+			gotCE, _, err := n.lossGrad(false, x1, nil, nil, y, adj, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +274,7 @@ func TestSGDStepByHand(t *testing.T) {
 		v[i] = make([]float64, len(w[i]))
 	}
 	for step := range 2 {
-		_, g, err := n.lossGrad(false, x, nil, nil, y, adj)
+		_, g, err := n.lossGrad(false, x, nil, nil, y, adj, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,8 +15,12 @@ import (
 //	w ← w − η·v    (η = LRHead for head.w/head.b, LRBackbone otherwise)
 //
 // Zero values mean zero; the caller supplies defaults (e.g. μ = 0.9).
+// FreezeBackbone leaves the backbone's weights and momentum as they are (a
+// zero LRBackbone would still move the momentum, which a later unfrozen step
+// would then apply).
 type StepOpts struct {
 	LRHead, LRBackbone, WeightDecay, Momentum float32
+	FreezeBackbone                            bool
 }
 
 // MixStep takes one SGD step of SelMix on B mixed pairs:
@@ -47,6 +51,32 @@ func (n *Net) CEStep(x []float32, y []int, adj []float32, o StepOpts) (loss floa
 		return n.headCE(x, y, adj, o)
 	}
 	if err := n.runCE(x, y, adj); err != nil {
+		return 0, err
+	}
+	return n.finish(n.ce, o)
+}
+
+// SoftStep takes one SGD step on the soft-target loss
+//
+//	loss = mean_i −Σ_j T_{y_i j}·log softmax(logits_i + adj)_j
+//
+// where targets is the K×K matrix T row-major (row y: the target weights
+// of a sample labelled y, not necessarily summing to 1), x is B×In
+// row-major and adj has K entries or is nil. With T = I it is CEStep's loss
+// (docs/method.md, "Baselines"). Panics and errors as for MixStep.
+func (n *Net) SoftStep(x []float32, y []int, targets, adj []float32, o StepOpts) (loss float64, err error) {
+	if k := n.cfg.Classes; len(targets) != k*k {
+		panic(fmt.Sprintf("model: SoftStep wants %d×%d targets, got %d", k, k, len(targets)))
+	}
+	if n.fastHead() {
+		B, d, k := n.cfg.Batch, n.d, n.cfg.Classes
+		if len(y) != B || len(x) != B*d || (adj != nil && len(adj) != k) {
+			panic(fmt.Sprintf("model: SoftStep wants %d labels, %d×%d inputs and nil or %d adjustments, got %d, %d and %d",
+				B, B, d, k, len(y), len(x), len(adj)))
+		}
+		return n.headStep(x, y, targets, adj, o)
+	}
+	if err := n.runSoft(x, y, targets, adj); err != nil {
 		return 0, err
 	}
 	return n.finish(n.ce, o)
@@ -92,6 +122,13 @@ func (n *Net) runMix(x1, x2, beta []float32, y []int) error {
 }
 
 func (n *Net) runCE(x []float32, y []int, adj []float32) error {
+	return n.runSoft(x, y, nil, adj)
+}
+
+// runSoft is runCE with the target rows of targets (K×K) in place of
+// one-hot rows; nil targets mean one-hot. The graph is CEStep's: its loss op
+// takes dense target rows.
+func (n *Net) runSoft(x []float32, y []int, targets, adj []float32) error {
 	b, in, k := n.cfg.Batch, n.cfg.In, n.cfg.Classes
 	if len(y) != b || len(x) != b*in || (adj != nil && len(adj) != k) {
 		panic(fmt.Sprintf("model: CEStep wants %d labels, %d×%d inputs and nil or %d adjustments, got %d, %d and %d",
@@ -108,6 +145,11 @@ func (n *Net) runCE(x []float32, y []int, adj []float32) error {
 	fill(t.x, 0, x)
 	if err := setOneHot(t.y, y, k); err != nil {
 		return err
+	}
+	if targets != nil {
+		for i, c := range y {
+			fill(t.y, i*k, targets[c*k:(c+1)*k])
+		}
 	}
 	if adj == nil {
 		t.adj.Zero()
@@ -156,6 +198,9 @@ func (n *Net) finish(t *trainGraph, o StepOpts) (float64, error) {
 		return loss, fmt.Errorf("model: loss is %v; weights left unchanged", loss)
 	}
 	for i, p := range n.params {
+		if o.FreezeBackbone && !p.head {
+			continue
+		}
 		lr := o.LRBackbone
 		if p.head {
 			lr = o.LRHead
@@ -184,14 +229,14 @@ func sgd[T float32 | float64](w, v, g []T, lr, wd, mu T) {
 
 // lossGrad runs one pass without updating and returns the loss and copies of
 // the gradients (n.params order). mix selects MixStep's loss (x2, beta used)
-// or CEStep's (adj used). For tests.
-func (n *Net) lossGrad(mix bool, x1, x2, beta []float32, y []int, adj []float32) (float64, [][]float64, error) {
+// or CEStep's (adj used), with the soft targets if not nil. For tests.
+func (n *Net) lossGrad(mix bool, x1, x2, beta []float32, y []int, adj, targets []float32) (float64, [][]float64, error) {
 	var t *trainGraph
 	var err error
 	if mix {
 		err, t = n.runMix(x1, x2, beta, y), n.mix
 	} else {
-		err, t = n.runCE(x1, y, adj), n.ce
+		err, t = n.runSoft(x1, y, targets, adj), n.ce
 	}
 	if err != nil {
 		return 0, nil, err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"selmix/core/gain"
 )
 
 // Resuming from any checkpoint reproduces the uninterrupted run exactly:
@@ -170,14 +172,18 @@ func TestSetRightAfterResume(t *testing.T) {
 // do the summary and the weights.
 func TestStopResumeEqualsUninterrupted(t *testing.T) {
 	for _, adapt := range []Adapt{AdaptNone, AdaptRefresh, AdaptLR} {
-		t.Run(string(adapt), func(t *testing.T) { testStopResume(t, adapt) })
+		t.Run(string(adapt), func(t *testing.T) { testStopResume(t, adapt, gain.SelMix) })
+	}
+	// The baselines' losses are recomputed from the checkpoint's evaluation.
+	for _, pol := range []gain.Policy{gain.CSST, gain.MiSLAS2} {
+		t.Run(string(pol), func(t *testing.T) { testStopResume(t, AdaptNone, pol) })
 	}
 }
 
-func testStopResume(t *testing.T, adapt Adapt) {
+func testStopResume(t *testing.T, adapt Adapt, policy gain.Policy) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
-	cfg.Adapt = adapt
+	cfg.Adapt, cfg.Policy = adapt, policy
 	ctl := []Control{{Op: OpSet, Key: "s", Value: "3", At: 25}, {Op: OpSet, Key: "batch", Value: "8", At: 44}}
 	ref := runToy(t, cfg, ctl)
 	if adapt != AdaptNone {

@@ -87,6 +87,7 @@ type Engine struct {
 	iv          interval // the current refresh interval's prediction
 	ad          adapter  // finetune.adapt's controller
 	pace        pacer
+	soft        *softLoss // the loss of a policy that does not mix; nil otherwise
 }
 
 // New returns an engine that fine-tunes what tr holds.
@@ -335,6 +336,9 @@ func (e *Engine) train() error {
 	}
 	if h.Policy == gain.None {
 		r.Mode, r.P = ModeCE, nil
+	} else if sl := e.soft; sl != nil {
+		r.Mode, r.P = ModeSoft, nil
+		r.Targets, r.Adjust, r.Sampling, r.FreezeBackbone = sl.targets, sl.adjust, sl.sampling, sl.freeze
 	}
 	for i := range r.LR {
 		r.LR[i] = e.lrAt(e.step + i)
@@ -425,6 +429,9 @@ func (e *Engine) applyControls() bool {
 func (e *Engine) set(key, value string) error {
 	h := e.hyper
 	if err := h.Set(key, value); err != nil {
+		return err
+	}
+	if err := h.Consistent(); err != nil {
 		return err
 	}
 	e.hyper = h

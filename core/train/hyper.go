@@ -20,7 +20,7 @@ import (
 // docs), DefaultHyper (defaults) and params (ranges).
 type Hyper struct {
 	Objective metric.Objective `toml:"objective" json:"objective" doc:"objective to optimize: {objectives} (docs/method.md)"`
-	Policy    gain.Policy      `toml:"policy" json:"policy" doc:"mixup policy: selmix | uniform | greedy | none"`
+	Policy    gain.Policy      `toml:"policy" json:"policy" doc:"fine-tuning policy: {policies} (csst and mislas2 are the paper's baselines; docs/method.md)"`
 	Form      gain.Form        `toml:"form" json:"form" doc:"gain form: paper | official (the authors' code)"`
 	S         float64          `toml:"s" json:"s" doc:"inverse temperature of P = softmax(s·G)"`
 	Omega     float64          `toml:"omega" json:"omega" doc:"soft-min sharpness ω; 0 = 40 if K ≤ 10, else 20"`
@@ -33,6 +33,8 @@ type Hyper struct {
 	Batch     int              `toml:"batch" json:"batch" doc:"pairs per SGD step"`
 	GainNorm  gain.Norm        `toml:"gain_norm" json:"gain_norm" doc:"none: P = softmax(s·G) | max: G/max|G| first (|G| ≤ 1 as the paper's analysis assumes)"`
 	Adapt     Adapt            `toml:"adapt" json:"adapt" doc:"none (the paper) | refresh | lr: keep each interval's predicted change of ψ where it holds, by a shorter interval or a smaller step (docs/method.md)"`
+	LASHead   float64          `toml:"las_head" json:"las_head" doc:"policy mislas2: label smoothing ε_1 of the most frequent class (MiSLAS: 0.3 on CIFAR-10-LT and ImageNet-LT, 0.4 on CIFAR-100-LT)"`
+	LASTail   float64          `toml:"las_tail" json:"las_tail" doc:"policy mislas2: label smoothing ε_K of the rarest class (MiSLAS: 0.0 on CIFAR-10-LT and ImageNet-LT, 0.1 on CIFAR-100-LT)"`
 }
 
 // DefaultHyper returns the paper's supervised defaults (docs/method.md).
@@ -51,6 +53,8 @@ func DefaultHyper() Hyper {
 		Batch:     128,
 		GainNorm:  gain.NormNone,
 		Adapt:     AdaptNone,
+		LASHead:   0.3, // MiSLAS's CIFAR-10-LT values
+		LASTail:   0,
 	}
 }
 
@@ -175,6 +179,8 @@ var params = []param{
 			return err
 		},
 		check: func(h Hyper) error { _, err := ParseAdapt(string(h.Adapt)); return err }},
+	floatParam("las_head", "", "ε_head", false, func(h *Hyper) *float64 { return &h.LASHead }, unit, "a number in [0, 1]"),
+	floatParam("las_tail", "", "ε_tail", false, func(h *Hyper) *float64 { return &h.LASTail }, unit, "a number in [0, 1]"),
 }
 
 // lookup finds a parameter by key or by its old control key.
@@ -240,9 +246,14 @@ var docs, fields = func() (map[string]string, map[string]int) {
 	for _, o := range metric.Objectives() {
 		names = append(names, string(o))
 	}
+	var pols []string
+	for _, p := range gain.Policies() {
+		pols = append(pols, string(p))
+	}
 	for i := range t.NumField() {
 		key := t.Field(i).Tag.Get("toml")
-		d[key] = strings.ReplaceAll(t.Field(i).Tag.Get("doc"), "{objectives}", strings.Join(names, " | "))
+		doc := strings.ReplaceAll(t.Field(i).Tag.Get("doc"), "{objectives}", strings.Join(names, " | "))
+		d[key] = strings.ReplaceAll(doc, "{policies}", strings.Join(pols, " | "))
 		f[key] = i
 	}
 	return d, f
@@ -263,11 +274,23 @@ func (h *Hyper) Set(key, value string) error {
 	return nil
 }
 
-// Validate checks every field, typed, and names the first bad one.
+// Validate checks every field, typed, and names the first bad one, then
+// the fields together (Consistent).
 func (h Hyper) Validate() error {
 	for _, p := range params {
 		if err := p.check(h); err != nil {
 			return fmt.Errorf("%s: %v", p.key, err)
+		}
+	}
+	return h.Consistent()
+}
+
+// Consistent checks what no field can alone: policy csst with an objective
+// that is not linear in the recalls is refused.
+func (h Hyper) Consistent() error {
+	if h.Policy == gain.CSST {
+		if err := checkLinear(gain.CSST, h.Objective); err != nil {
+			return fmt.Errorf("policy: %v", err)
 		}
 	}
 	return nil

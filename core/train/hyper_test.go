@@ -3,6 +3,9 @@ package train
 import (
 	"strings"
 	"testing"
+
+	"selmix/core/gain"
+	"selmix/core/metric"
 )
 
 func TestHyperSetGetRoundTrip(t *testing.T) {
@@ -13,7 +16,7 @@ func TestHyperSetGetRoundTrip(t *testing.T) {
 	sets := map[string]string{
 		"objective": "hmean@cov", "policy": "greedy", "form": "official", "s": "2.5", "omega": "30",
 		"alpha": "0.9", "tau": "0.05", "lambda_max": "50", "lr": "0.01", "beta_min": "0.7",
-		"refresh": "25", "batch": "64", "gain_norm": "max", "adapt": "lr",
+		"refresh": "25", "batch": "64", "gain_norm": "max", "adapt": "lr", "las_head": "0.4", "las_tail": "0.1",
 	}
 	if len(sets) != len(HyperKeys()) {
 		t.Fatalf("test covers %d keys, Hyper has %d", len(sets), len(HyperKeys()))
@@ -88,5 +91,25 @@ func TestHyperDefinitionComplete(t *testing.T) {
 	bad.Batch = 0
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "batch") {
 		t.Errorf("Validate with batch 0: %v", err)
+	}
+}
+
+// csst is refused with an objective that is not linear in the recalls, by
+// Validate (configuration) and by Consistent (the engine's controls).
+func TestHyperCSSTNeedsLinearObjective(t *testing.T) {
+	for _, s := range metric.Specs() {
+		h := DefaultHyper()
+		h.Policy, h.Objective = gain.CSST, s.Name
+		err := h.Validate()
+		if s.Linear && err != nil {
+			t.Errorf("csst with %s: %v", s.Name, err)
+		}
+		if !s.Linear && (err == nil || !strings.Contains(err.Error(), "policy: csst optimises objectives linear in the recalls; "+string(s.Name)+" is not")) {
+			t.Errorf("csst with %s: %v, want a refusal", s.Name, err)
+		}
+		h.Policy = gain.MiSLAS2
+		if err := h.Validate(); err != nil {
+			t.Errorf("mislas2 with %s: %v", s.Name, err)
+		}
 	}
 }

@@ -36,6 +36,8 @@ type Local struct {
 
 	pOf        []float64 // the P that cum was built from
 	cum        []float64 // cumulative P over K² pairs
+	tOf, aOf   []float64 // the targets and adjustment tgt, adj were made from
+	tgt, adj   []float32
 	x1, x2     []float32
 	beta       []float32
 	y          []int
@@ -333,16 +335,33 @@ func (l *Local) Train(r *TrainRequest) (float64, error) {
 			l.pOf = r.P
 		}
 	}
+	if r.Mode == ModeSoft {
+		if len(r.Targets) != K*K || (r.Adjust != nil && len(r.Adjust) != K) {
+			panic(fmt.Sprintf("train: %d targets and %d adjustments, want %d and nil or %d", len(r.Targets), len(r.Adjust), K*K, K))
+		}
+		if !sameSlice(l.tOf, r.Targets) {
+			l.tgt, l.tOf = toF32(l.tgt, r.Targets), r.Targets
+		}
+		if r.Adjust == nil {
+			l.adj, l.aOf = nil, nil
+		} else if !sameSlice(l.aOf, r.Adjust) {
+			l.adj, l.aOf = toF32(l.adj, r.Adjust), r.Adjust
+		}
+	}
 	var loss float64
 	for _, lr := range r.LR {
 		o := model.StepOpts{
 			LRHead: float32(lr), LRBackbone: float32(lr / 10),
 			WeightDecay: float32(r.WeightDecay), Momentum: float32(r.Momentum),
+			FreezeBackbone: r.FreezeBackbone,
 		}
 		var err error
-		if r.Mode == ModeCE {
+		switch r.Mode {
+		case ModeCE:
 			loss, err = l.ceStep(o)
-		} else {
+		case ModeSoft:
+			loss, err = l.softStep(r.Sampling, o)
+		default:
 			loss, err = l.mixStep(r.BetaMin, o)
 		}
 		if err != nil {
@@ -373,6 +392,37 @@ func (l *Local) ceStep(o model.StepOpts) (float64, error) {
 		l.y[i] = lab.Y[j]
 	}
 	return l.net.CEStep(l.x1, l.y, nil, o)
+}
+
+// sameSlice reports whether a and b are the same slice (not equal values):
+// the engine hands the same targets to every request between refreshes.
+func sameSlice(a, b []float64) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
+}
+
+func toF32(dst []float32, v []float64) []float32 {
+	dst = dst[:0]
+	for _, x := range v {
+		dst = append(dst, float32(x))
+	}
+	return dst
+}
+
+// softStep is a soft-target step on a labeled batch drawn by sampling.
+func (l *Local) softStep(sampling Sampling, o model.StepOpts) (float64, error) {
+	lab, in, K := &l.sp.Labeled, l.sp.Labeled.Dim, l.sp.K
+	for i := range l.y {
+		var j int
+		if sampling == SampleClass {
+			idx := l.labeledIdx[l.rng.IntN(K)]
+			j = idx[l.rng.IntN(len(idx))]
+		} else {
+			j = l.rng.IntN(lab.N)
+		}
+		copy(l.x1[i*in:(i+1)*in], lab.Row(j))
+		l.y[i] = lab.Y[j]
+	}
+	return l.net.SoftStep(l.x1, l.y, l.tgt, l.adj, o)
 }
 
 // mixStep is Alg. 2's inner step: B label pairs from P, a labeled x1 of

@@ -2,8 +2,6 @@ package train
 
 import (
 	"math"
-
-	"selmix/core/gain"
 )
 
 // interval follows one refresh interval: the change of ψ the method's own
@@ -94,5 +92,5 @@ func (e *Engine) closeInterval(psi float64) (pred, real *float64) {
 
 // openInterval starts an interval at the refresh just recomputed.
 func (e *Engine) openInterval() {
-	e.iv = interval{valid: e.hyper.Policy != gain.None, psi: e.last.Psi}
+	e.iv = interval{valid: e.hyper.Policy.Mixes(), psi: e.last.Psi}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"selmix/core/data"
+	"selmix/core/metric"
 	"selmix/core/model"
 )
 
@@ -24,6 +25,13 @@ type PretrainConfig struct {
 	// (if the split has one): one unlabeled step after each labeled step.
 	FixMatch  bool
 	Threshold float64 // confidence for a pseudo-label; 0 = 0.95
+	// CSST trains each epoch with CSST's consistent loss for the
+	// linearisation of Objective at the validation confusion matrix of the
+	// model at the start of the epoch (the first epoch: plain CE); it
+	// replaces LogitAdjust (docs/method.md, "Baselines").
+	CSST      bool
+	Objective metric.Objective
+	Params    func(K int) metric.Params `json:"-"` // the objective's parameters (Hyper.Params)
 }
 
 // PretrainProgress is reported after each epoch.
@@ -53,6 +61,16 @@ func Pretrain(ctx context.Context, net *model.Net, sp *data.Split, c PretrainCon
 			adj[k] = float32(c.Tau * math.Log(float64(n)/float64(lab.N)))
 		}
 	}
+	var csst *pretrainCSST
+	if c.CSST {
+		if err := CSSTObjective(c.Objective); err != nil {
+			return fmt.Errorf("pre-training: %w", err)
+		}
+		var err error
+		if csst, err = newPretrainCSST(net, sp, c); err != nil {
+			return fmt.Errorf("pre-training: %w", err)
+		}
+	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0x9e7a))
 	in, B := lab.Dim, c.Batch
 	var fm *fixMatch
@@ -68,6 +86,12 @@ func Pretrain(ctx context.Context, net *model.Net, sp *data.Split, c PretrainCon
 	total := c.Epochs * perEpoch
 	step := 0
 	for ep := 0; ep < c.Epochs; ep++ {
+		if csst != nil && ep > 0 {
+			var err error
+			if adj, err = csst.epoch(); err != nil {
+				return fmt.Errorf("pre-training epoch %d: %w", ep+1, err)
+			}
+		}
 		perm := rng.Perm(lab.N)
 		sum, conf := 0.0, 0.0
 		for it := 0; it < perEpoch; it++ {
@@ -80,7 +104,14 @@ func Pretrain(ctx context.Context, net *model.Net, sp *data.Split, c PretrainCon
 				y[i] = lab.Y[j]
 			}
 			lr := float32(c.LR * 0.5 * (1 + math.Cos(math.Pi*float64(step)/float64(total))))
-			loss, err := net.CEStep(x, y, adj, model.StepOpts{LRHead: lr, LRBackbone: lr, WeightDecay: float32(c.WeightDecay), Momentum: float32(c.Momentum)})
+			o := model.StepOpts{LRHead: lr, LRBackbone: lr, WeightDecay: float32(c.WeightDecay), Momentum: float32(c.Momentum)}
+			var loss float64
+			var err error
+			if csst != nil && csst.tgt != nil {
+				loss, err = net.SoftStep(x, y, csst.tgt, adj, o)
+			} else {
+				loss, err = net.CEStep(x, y, adj, o)
+			}
 			if err != nil {
 				return fmt.Errorf("pre-training epoch %d: %w", ep+1, err)
 			}
@@ -105,4 +136,45 @@ func Pretrain(ctx context.Context, net *model.Net, sp *data.Split, c PretrainCon
 		}
 	}
 	return nil
+}
+
+// pretrainCSST is pre-training's CSST loss: each epoch, the linearisation
+// of the objective at the validation confusion matrix.
+type pretrainCSST struct {
+	ev   *Local // evaluates the validation set (its sampler is unused)
+	obj  metric.Objective
+	p    metric.Params
+	tail []bool
+	tgt  []float32 // nil during the first epoch: plain CE
+}
+
+func newPretrainCSST(net *model.Net, sp *data.Split, c PretrainConfig) (*pretrainCSST, error) {
+	ev, err := NewLocal(net, sp, 0)
+	if err != nil {
+		return nil, err
+	}
+	counts := make([]float64, sp.K)
+	for k, n := range sp.Labeled.Counts(sp.K) {
+		counts[k] = float64(n)
+	}
+	p := metric.Params{}.WithDefaults(sp.K)
+	if c.Params != nil {
+		p = c.Params(sp.K)
+	}
+	return &pretrainCSST{ev: ev, obj: c.Objective, p: p, tail: metric.TailSplit(counts)}, nil
+}
+
+// epoch evaluates the validation set and returns the adjustment of the
+// epoch's loss, its targets left in tgt.
+func (cs *pretrainCSST) epoch() ([]float32, error) {
+	e, err := cs.ev.Evaluate(SplitVal, false)
+	if err != nil {
+		return nil, err
+	}
+	t, a, err := CSSTObjectiveLoss(cs.obj, e.C, cs.tail, cs.p)
+	if err != nil {
+		return nil, fmt.Errorf("validation: %w", err)
+	}
+	cs.tgt = toF32(cs.tgt, t)
+	return toF32(nil, a), nil
 }

@@ -127,6 +127,9 @@ func (e *Engine) recompute() error {
 	if err != nil {
 		return fmt.Errorf("validation at step %d: %w", e.step, err)
 	}
+	if e.soft, err = e.softLossFor(e.hyper, d.Eval); err != nil {
+		return fmt.Errorf("validation at step %d: %w", e.step, err)
+	}
 	old := e.last
 	e.last = &RefreshStats{
 		Step: e.lastRefresh, Report: d.Eval.Report, Objectives: d.Objectives, Psi: d.Eval.Psi,

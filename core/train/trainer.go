@@ -95,6 +95,9 @@ const (
 	ModeMixup Mode = iota
 	// ModeCE is plain cross-entropy on a uniform labeled batch (policy none).
 	ModeCE
+	// ModeSoft is the soft-target loss −Σ_j T_{y j}·log softmax(h(x) + a)_j
+	// on a labeled batch drawn by Sampling (policies csst and mislas2).
+	ModeSoft
 )
 
 func (m Mode) String() string {
@@ -103,8 +106,31 @@ func (m Mode) String() string {
 		return "mixup"
 	case ModeCE:
 		return "ce"
+	case ModeSoft:
+		return "soft"
 	}
 	return fmt.Sprintf("mode(%d)", int(m))
+}
+
+// Sampling is how ModeSoft draws its labeled batch.
+type Sampling int
+
+const (
+	// SampleInstance draws samples uniformly from the labeled set.
+	SampleInstance Sampling = iota
+	// SampleClass draws a class uniformly, then a sample of it: class-
+	// balanced batches.
+	SampleClass
+)
+
+func (s Sampling) String() string {
+	switch s {
+	case SampleInstance:
+		return "instance"
+	case SampleClass:
+		return "class"
+	}
+	return fmt.Sprintf("sampling(%d)", int(s))
 }
 
 // TrainRequest is a run of SGD steps with fixed hyperparameters. The
@@ -119,6 +145,13 @@ type TrainRequest struct {
 	BetaMin     float64
 	WeightDecay float64
 	Momentum    float64
+	// ModeSoft: Targets is K×K row-major (row y: the target weights of a
+	// sample labelled y), Adjust the K logit adjustments (nil: none).
+	Targets, Adjust []float64
+	Sampling        Sampling // ModeSoft
+	// FreezeBackbone leaves the backbone as it is (a worker's
+	// backbone_lr_scale 0); otherwise it takes LR/10.
+	FreezeBackbone bool
 }
 
 // Saved is a Trainer's checkpoint.

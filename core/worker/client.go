@@ -43,6 +43,8 @@ type Client struct {
 	exitErr error         // what Wait said; read after exited is closed
 
 	sentP  []float64     // the P the worker has
+	sentT  []float64     // the soft targets the worker has
+	sentA  []float64     // and their adjustment (nil: zeros)
 	busy   time.Duration // time the worker reported spending on requests
 	broken error         // set once the session is over; every call returns it
 	closed sync.Once
@@ -306,20 +308,45 @@ func (c *Client) Train(r *train.TrainRequest) (float64, error) {
 		"op": "train", "mode": r.Mode.String(), "steps": len(r.LR), "batch": r.Batch, "beta_min": r.BetaMin,
 		"weight_decay": r.WeightDecay, "momentum": r.Momentum, "backbone_lr_scale": 0.1,
 	}
+	if r.FreezeBackbone {
+		h["backbone_lr_scale"] = 0.0
+	}
 	f := &Frame{Header: h, Arrays: []Array{F64("lr", r.LR, len(r.LR))}}
+	K := c.info.K
+	sentP, sentSoft := false, false
 	if r.Mode == train.ModeMixup && !samePointer(c.sentP, r.P) {
-		K := c.info.K
 		if len(r.P) != K*K {
 			panic(fmt.Sprintf("worker: P has %d entries, want %d", len(r.P), K*K))
 		}
 		f.Arrays = append(f.Arrays, F64("P", r.P, K, K))
+		sentP = true
+	}
+	if r.Mode == train.ModeSoft {
+		h["sampling"] = r.Sampling.String()
+		// Targets and adjustment travel together, only when either changed
+		// (the engine makes new ones at each refresh).
+		sameA := samePointer(c.sentA, r.Adjust) || (c.sentA == nil && r.Adjust == nil)
+		if !samePointer(c.sentT, r.Targets) || !sameA {
+			if len(r.Targets) != K*K || (r.Adjust != nil && len(r.Adjust) != K) {
+				panic(fmt.Sprintf("worker: %d targets and %d adjustments, want %d and nil or %d", len(r.Targets), len(r.Adjust), K*K, K))
+			}
+			adj := r.Adjust
+			if adj == nil {
+				adj = make([]float64, K)
+			}
+			f.Arrays = append(f.Arrays, F64("targets", r.Targets, K, K), F64("adjust", adj, K))
+			sentSoft = true
+		}
 	}
 	rep, err := c.call(f)
 	if err != nil {
 		return 0, err
 	}
-	if len(f.Arrays) > 1 {
+	if sentP {
 		c.sentP = r.P
+	}
+	if sentSoft {
+		c.sentT, c.sentA = r.Targets, r.Adjust
 	}
 	loss, ok := rep.Header["loss"].(float64)
 	if !ok {
@@ -366,6 +393,7 @@ func (c *Client) Load(s *train.Saved) error {
 		return err
 	}
 	c.sentP = nil // the worker has the checkpoint's P; the next train sends the engine's
+	c.sentT, c.sentA = nil, nil
 	return nil
 }
 

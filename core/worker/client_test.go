@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"selmix/core/gain"
 	"selmix/core/train"
 )
 
@@ -70,10 +71,18 @@ func run(t *testing.T, e *train.Engine, stopAt int, ckpt *[]byte) outcome {
 }
 
 // A run through the worker protocol equals the same run in process, bit
-// for bit, supervised and semi-supervised; and stopping it, then resuming
-// it in a new worker process from the checkpoint, changes nothing.
+// for bit, supervised and semi-supervised, with SelMix and with the
+// baselines' soft-target steps (csst: targets and an adjustment; mislas2:
+// class-balanced, backbone frozen); and stopping it, then resuming it in a
+// new worker process from the checkpoint, changes nothing.
 func TestWorkerRunEqualsLocal(t *testing.T) {
-	for _, mode := range []string{"ok", "semi"} {
+	for _, tc := range []struct {
+		mode   string
+		policy gain.Policy
+	}{{"ok", gain.SelMix}, {"semi", gain.SelMix}, {"ok", gain.CSST}, {"ok", gain.MiSLAS2}} {
+		mode := tc.mode
+		cfg := toyConfig()
+		cfg.Policy = tc.policy
 		unl := 0
 		if mode == "semi" {
 			unl = 20
@@ -82,7 +91,7 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		el, err := train.New(toyConfig(), l)
+		el, err := train.New(cfg, l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,14 +104,14 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ew, err := train.New(toyConfig(), c)
+		ew, err := train.New(cfg, c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := run(t, ew, 0, nil)
 		c.Close()
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: worker run differs from the in-process run\n got %+v\nwant %+v", mode, got, want)
+			t.Errorf("%s/%s: worker run differs from the in-process run\n got %+v\nwant %+v", mode, tc.policy, got, want)
 		}
 		if c.Busy() <= 0 {
 			t.Errorf("%s: worker reported no busy time", mode)
@@ -114,7 +123,7 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e1, _ := train.New(toyConfig(), c1)
+		e1, _ := train.New(cfg, c1)
 		first := run(t, e1, 23, &ckpt)
 		c1.Close()
 		ck, err := train.ParseCheckpoint(ckpt)
@@ -132,7 +141,7 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		if err := c2.Load(ck.Trainer); err != nil {
 			t.Fatal(err)
 		}
-		e2, err := train.Resume(toyConfig(), c2, ck)
+		e2, err := train.Resume(cfg, c2, ck)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +150,7 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		second := run2(t, e2)
 		events := append(first.events, second.events...)
 		if !reflect.DeepEqual(second.sum, want.sum) || !reflect.DeepEqual(second.head, want.head) || !reflect.DeepEqual(events, want.events) {
-			t.Errorf("%s: stopped and resumed worker run differs\n got %v\nwant %v", mode, events, want.events)
+			t.Errorf("%s/%s: stopped and resumed worker run differs\n got %v\nwant %v", mode, tc.policy, events, want.events)
 		}
 	}
 }

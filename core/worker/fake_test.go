@@ -91,7 +91,7 @@ func fakeWorker(mode string) int {
 	}
 	var l *train.Local
 	var trains int
-	var P []float64
+	var P, T, A []float64 // the last mixup distribution, soft targets and adjustment received
 	for {
 		f, err := ReadFrame(r)
 		if err != nil {
@@ -182,13 +182,23 @@ func fakeWorker(mode string) int {
 			if p := f.Array("P"); p != nil {
 				P = p.Floats()
 			}
+			if a := f.Array("targets"); a != nil {
+				T, A = a.Floats(), f.Array("adjust").Floats()
+			}
 			req := &train.TrainRequest{
 				Mode: train.ModeMixup, P: P, LR: f.Array("lr").Floats(),
 				Batch: int(f.Header["batch"].(float64)), BetaMin: f.Header["beta_min"].(float64),
 				WeightDecay: f.Header["weight_decay"].(float64), Momentum: f.Header["momentum"].(float64),
 			}
-			if f.Header["mode"] == "ce" {
+			switch f.Header["mode"] {
+			case "ce":
 				req.Mode, req.P = train.ModeCE, nil
+			case "soft":
+				req.Mode, req.P, req.Targets, req.Adjust = train.ModeSoft, nil, T, A
+				req.FreezeBackbone = f.Header["backbone_lr_scale"].(float64) == 0
+				if f.Header["sampling"] == "class" {
+					req.Sampling = train.SampleClass
+				}
 			}
 			loss, err := l.Train(req)
 			if err != nil {

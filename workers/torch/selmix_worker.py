@@ -169,6 +169,8 @@ class Worker:
         self.lab_pool = pool(self.lab.y, self.K)
         self.pseudo_labels = None
         self.P = self.cum = None
+        self.T = self.A = None  # soft mode's targets [K, K] and adjustment [K]
+        self.frozen = False
         self._partners()
         self.device_name = str(self.dev)
         if self.dev.type == "cuda":
@@ -266,8 +268,8 @@ class Worker:
 
     def train(self, req, arrays):
         mode = req.get("mode")
-        if mode not in ("mixup", "ce"):
-            raise RequestError(f"train: mode = {mode!r}, want 'mixup' or 'ce'")
+        if mode not in ("mixup", "ce", "soft"):
+            raise RequestError(f"train: mode = {mode!r}, want 'mixup', 'ce' or 'soft'")
         steps = number(req, "steps", 1, 1 << 31, integer=True)
         batch = number(req, "batch", 1, 1 << 24, integer=True)
         wd = number(req, "weight_decay", 0, math.inf)
@@ -281,6 +283,21 @@ class Worker:
             self._set_P(req, arrays)
         if mode == "mixup":
             self._check_P()
+        sampling = None
+        if "targets" in arrays or "adjust" in arrays:
+            self._set_soft(req, arrays)
+        if mode == "soft":
+            sampling = req.get("sampling")
+            if sampling not in ("instance", "class"):
+                raise RequestError(f"train: sampling = {sampling!r}, want 'instance' or 'class'")
+            if self.T is None:
+                raise RequestError("train: soft mode needs targets, and none were received yet")
+            if sampling == "class" and (self.lab_pool[2] == 0).any():
+                k = (self.lab_pool[2] == 0).nonzero()[0].item()
+                raise RequestError(f"train: class-balanced sampling, but class {k} has no labeled sample")
+        # backbone_lr_scale 0 freezes the backbone: no gradient, no momentum
+        # update (an SGD step at lr 0 would still move the buffers).
+        self.frozen = scale == 0
         for g in self.opt.param_groups:
             g["momentum"], g["dampening"], g["nesterov"] = momentum, 0, False
             g["weight_decay"] = wd if g["decay"] else 0.0
@@ -289,7 +306,12 @@ class Worker:
             for t in range(steps):
                 for g in self.opt.param_groups:
                     g["lr"] = float(lr[t]) * (scale if g["part"] == "backbone" else 1.0)
-                loss = self._mixup_loss(batch, beta_min) if mode == "mixup" else self._ce_loss(batch)
+                if mode == "mixup":
+                    loss = self._mixup_loss(batch, beta_min)
+                elif mode == "soft":
+                    loss = self._soft_loss(batch, sampling)
+                else:
+                    loss = self._ce_loss(batch)
                 self._sgd(loss, f"train step {t + 1} of {steps}")
         finally:
             self.backbone.eval()
@@ -304,6 +326,15 @@ class Worker:
             raise RequestError(f"train: P sums to {P.sum()}, want 1")
         self.P = torch.from_numpy(P.copy())
         self.cum = torch.cumsum(self.P.flatten(), 0)
+
+    def _set_soft(self, req, arrays):
+        T = array(req, arrays, "targets", "f8", [self.K, self.K])
+        A = array(req, arrays, "adjust", "f8", [self.K])
+        if not (np.isfinite(T).all() and (T >= 0).all()):
+            raise RequestError("train: targets hold a negative or non-finite entry")
+        if not np.isfinite(A).all():
+            raise RequestError("train: adjust holds a non-finite entry")
+        self.T, self.A = torch.from_numpy(T.copy()), torch.from_numpy(A.copy())
 
     def _check_P(self):
         """P may only put mass on pairs that can be drawn."""
@@ -358,8 +389,40 @@ class Worker:
         with self._autocast():
             return F.cross_entropy(self.head(self.backbone(self.lab.gather(idx).to(self.dev))), self.lab.y[idx].to(self.dev))
 
+    def _soft_loss(self, B, sampling):
+        """Soft targets: B labeled samples, uniformly (instance) or a class
+        uniformly then a sample of it (class); mean over the batch of
+        −Σ_j T[y, j]·log softmax(logits + A)_j."""
+        if sampling == "class":
+            u = torch.rand((2, B), generator=self.gen, dtype=torch.float64)
+            classes = torch.minimum((u[0] * self.K).long(), torch.tensor(self.K - 1))
+            idx = pick(self.lab_pool, classes, u[1])
+        else:
+            u = torch.rand(B, generator=self.gen, dtype=torch.float64)
+            idx = torch.minimum((u * self.lab.n).long(), torch.tensor(self.lab.n - 1))
+        y = self.lab.y[idx]
+        x = self.lab.gather(idx).to(self.dev)
+        with self._autocast():
+            if self.frozen:
+                with torch.no_grad():
+                    f = self.backbone(x)
+            else:
+                f = self.backbone(x)
+            logits = self.head(f).float() + self.A.float().to(self.dev)
+        T = self.T.float().to(self.dev)[y.to(self.dev)]
+        return -(T * F.log_softmax(logits, 1)).sum(1).mean()
+
     def _params(self):
         return [p for g in self.opt.param_groups for p in g["params"]]
+
+    def _drop_frozen_grads(self):
+        """A frozen backbone's parameters lose their gradients: SGD skips a
+        parameter without one, momentum buffer included."""
+        if self.frozen:
+            for g in self.opt.param_groups:
+                if g["part"] == "backbone":
+                    for p in g["params"]:
+                        p.grad = None
 
     def _sgd(self, loss, where):
         """One SGD step on loss; a non-finite loss or gradient leaves the
@@ -369,10 +432,12 @@ class Worker:
         self.opt.zero_grad(set_to_none=True)
         if self.scaler is not None:  # GradScaler skips steps with non-finite gradients itself
             self.scaler.scale(loss).backward()
+            self._drop_frozen_grads()
             self.scaler.step(self.opt)
             self.scaler.update()
             return
         loss.backward()
+        self._drop_frozen_grads()
         grads = [p.grad for p in self._params() if p.grad is not None]
         if not all(torch.isfinite(gr).all() for gr in grads):
             self.opt.zero_grad(set_to_none=True)
@@ -393,7 +458,7 @@ class Worker:
             "generator": self.gen.get_state(), "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if self.dev.type == "cuda" else None,
             "scaler": {k: torch.tensor(v) for k, v in self.scaler.state_dict().items()} if self.scaler is not None else None,
-            "pseudo": self.pseudo_labels, "P": self.P,
+            "pseudo": self.pseudo_labels, "P": self.P, "T": self.T, "A": self.A,
         }
         buf = io.BytesIO()
         torch.save(state, buf)
@@ -433,6 +498,7 @@ class Worker:
         self.pseudo_labels = pseudo
         self._partners()
         self.P, self.cum = P, None if P is None else torch.cumsum(P.flatten(), 0)
+        self.T, self.A = s.get("T"), s.get("A")  # absent from states saved before soft mode
         return {}, ()
 
     def bye(self, req, arrays):

@@ -21,12 +21,16 @@ def start(built, seed=11):
     return w
 
 
-def train(w, mode, lr, P=None, batch=64, beta_min=0.6, wd=0.0, momentum=0.0, scale=1.0):
+def train(w, mode, lr, P=None, batch=64, beta_min=0.6, wd=0.0, momentum=0.0, scale=1.0, T=None, A=None, sampling="instance"):
     arrays = {"lr": np.asarray(lr, np.float64)}
     if P is not None:
         arrays["P"] = np.asarray(P, np.float64)
+    if T is not None:
+        arrays["targets"], arrays["adjust"] = np.asarray(T, np.float64), np.asarray(A, np.float64)
     req = {"op": "train", "mode": mode, "steps": len(lr), "batch": batch, "beta_min": beta_min,
            "weight_decay": wd, "momentum": momentum, "backbone_lr_scale": scale}
+    if mode == "soft":
+        req["sampling"] = sampling
     return w.train(req, arrays)[0]["loss"]
 
 
@@ -179,6 +183,86 @@ class SGDStep(unittest.TestCase):
         start, got, x = self.run_steps("mixup")
         for name, g, want in zip(("A", "c", "W", "b"), got, self.oracle(start, x)):
             np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def oracle_soft_loss(u, sampling, T, A, xl, yl, Aw, c, W, b):
+    """The soft-target loss of one step, in numpy: the draws as the protocol
+    says (instance: row floor(u·n); class: class floor(u0·K), then row
+    floor(u1·count) of that class in index order)."""
+    K = len(A)
+    if sampling == "class":
+        rows = []
+        for u0, u1 in zip(u[0], u[1]):
+            k = min(int(u0 * K), K - 1)
+            members = np.flatnonzero(yl == k)
+            rows.append(members[min(int(u1 * len(members)), len(members) - 1)])
+    else:
+        rows = [min(int(v * len(yl)), len(yl) - 1) for v in u]
+    total = 0.0
+    for i in rows:
+        z = W @ np.tanh(Aw @ xl[i] + c) + b + A
+        logp = z - z.max() - np.log(np.exp(z - z.max()).sum())
+        total -= T[yl[i]] @ logp
+    return total / len(rows), np.array([yl[i] for i in rows])
+
+
+class SoftStep(unittest.TestCase):
+    def setUp(self):
+        g = torch.Generator().manual_seed(5)
+        self.yl = torch.tensor([0] * 20 + [1] * 6 + [2] * 2)[torch.randperm(28, generator=g)]
+        self.xl = torch.randn(28, 4, generator=g) + self.yl[:, None]
+        torch.manual_seed(1)
+        self.backbone, self.head = nn.Sequential(nn.Linear(4, 6), nn.Tanh()), nn.Linear(6, 3)
+        self.w = start(dict(backbone=self.backbone, head=self.head, train=(self.xl, self.yl), val=(self.xl, self.yl), test=(self.xl, self.yl)))
+        # Rows that do not sum to 1 (as CSST's M = L·D⁻¹), and an adjustment.
+        self.T = np.array([[1.0, 0.3, 0.0], [0.0, 1.0, 0.5], [0.2, 0.2, 0.9]])
+        self.A = np.array([0.5, -0.2, 1.3])
+
+    def test_loss_matches_the_oracle(self):
+        for sampling, n in (("instance", 1), ("class", 2)):
+            u = torch.rand((n, 256), generator=torch.Generator().set_state(self.w.gen.get_state()), dtype=torch.float64).numpy()
+            if n == 1:
+                u = u[0]
+            Aw, c = params(self.backbone[0])
+            W, b = params(self.head)
+            got = train(self.w, "soft", [0.0], batch=256, T=self.T, A=self.A, sampling=sampling)
+            want, y = oracle_soft_loss(u, sampling, self.T, self.A, self.xl.double().numpy(), self.yl.numpy(), Aw, c, W, b)
+            self.assertAlmostEqual(got, want, delta=1e-5 * abs(want), msg=sampling)
+            freq = np.bincount(y, minlength=3) / len(y)
+            if sampling == "class":
+                # Class-balanced: the rarest class (2 of 28 samples) is drawn about a third of the time.
+                self.assertTrue(np.all(np.abs(freq - 1 / 3) < 5 * np.sqrt(2 / 9 / 256)), freq)
+            else:
+                self.assertLess(freq[2], 0.2, freq)
+
+    def test_identity_targets_are_ce(self):
+        state = self.w.gen.get_state()
+        soft = train(self.w, "soft", [0.0], batch=32, T=np.eye(3), A=np.zeros(3))
+        self.w.gen.set_state(state)
+        ce = train(self.w, "ce", [0.0], batch=32)
+        self.assertAlmostEqual(soft, ce, delta=1e-6 * abs(ce))
+
+    def test_frozen_backbone(self):
+        """backbone_lr_scale 0: the backbone and its momentum stay as they
+        were; the head steps."""
+        before = params(self.backbone) + params(self.head)
+        train(self.w, "soft", [0.5, 0.5], batch=16, momentum=0.9, wd=0.01, scale=0.0, T=self.T, A=self.A, sampling="class")
+        after = params(self.backbone) + params(self.head)
+        for i, (p, q) in enumerate(zip(before, after)):
+            if i < 2:
+                np.testing.assert_array_equal(p, q)
+            else:
+                self.assertFalse(np.allclose(p, q))
+        for p in self.backbone.parameters():
+            self.assertIsNone(self.w.opt.state[p].get("momentum_buffer"))
+
+    def test_errors(self):
+        with self.assertRaisesRegex(sw.RequestError, "soft mode needs targets"):
+            train(self.w, "soft", [0.1])
+        with self.assertRaisesRegex(sw.RequestError, "sampling"):
+            train(self.w, "soft", [0.1], T=self.T, A=self.A, sampling="both")
+        with self.assertRaisesRegex(sw.RequestError, "targets hold a negative"):
+            train(self.w, "soft", [0.1], T=-self.T, A=self.A)
 
 
 class Pairs(torch.utils.data.Dataset):

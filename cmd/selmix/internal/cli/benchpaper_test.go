@@ -29,7 +29,7 @@ func TestBenchPaperSmoke(t *testing.T) {
 	md := string(b)
 	for _, want := range []string{
 		"| pre-trained (la-ce) |", "| hmean@cov |", "| mean-recall@cov |", "| min-recall/official", "oracle labels",
-		"| objective | selmix | uniform | greedy | none |", "| objective | refresh 50 (paper) | refresh 10 | adapt refresh | adapt lr |",
+		"| objective | selmix | uniform | greedy | none | csst | mislas2 |", "| min-recall/csst |", "| objective | refresh 50 (paper) | refresh 10 | adapt refresh | adapt lr |",
 		"Do the paper's claims hold here?", "SelMix improves the optimized objective", "figures/policies-min-recall/compare-final.png",
 		"finetune.objective=\"hmean\"",
 	} {
@@ -40,10 +40,11 @@ func TestBenchPaperSmoke(t *testing.T) {
 	if strings.Contains(md, "Not finished") {
 		t.Errorf("members left out:\n%s", md)
 	}
-	// One pre-training per setting (supervised, semi-supervised), shared
-	// by every member of the seed.
-	if cks, _ := filepath.Glob(filepath.Join(root, ".pretrained", "pretrained-*.npz")); len(cks) != 2 {
-		t.Errorf("pre-trained checkpoints %v, want 2", cks)
+	// One pre-training per setting (supervised, semi-supervised, CSST from
+	// scratch for each of its two objectives), shared by every member of
+	// the seed.
+	if cks, _ := filepath.Glob(filepath.Join(root, ".pretrained", "pretrained-*.npz")); len(cks) != 4 {
+		t.Errorf("pre-trained checkpoints %v, want 4", cks)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "figures", "policies-min-recall", "compare-final.png")); err != nil {
 		t.Error(err)

@@ -127,14 +127,24 @@ func pretrainCached(ctx context.Context, w io.Writer, c experiment.Config, net *
 	if c.Pretrain.Cache == "" {
 		return net, pretrain(ctx, w, c, net, sp, quiet)
 	}
+	// CSST pre-training reads the objective and its parameters; the
+	// others do not, so every objective shares their model.
+	pc := c.PretrainConfig()
+	var objective *train.Hyper
+	if pc.CSST {
+		objective = &c.Finetune.Hyper
+	} else {
+		pc.Objective = ""
+	}
 	key, err := json.Marshal(struct {
-		Data     experiment.Data
-		Arch     string
-		Hidden   []int
-		Adapter  int
-		Pretrain train.PretrainConfig
-		BLAS     string
-	}{c.Data, c.Model.Arch, c.Model.Hidden, c.Model.Adapter, c.PretrainConfig(), blas.Name})
+		Data      experiment.Data
+		Arch      string
+		Hidden    []int
+		Adapter   int
+		Pretrain  train.PretrainConfig
+		Objective *train.Hyper
+		BLAS      string
+	}{c.Data, c.Model.Arch, c.Model.Hidden, c.Model.Adapter, pc, objective, blas.Name})
 	if err != nil {
 		return nil, err
 	}
