@@ -148,10 +148,10 @@ func TestLinearFlag(t *testing.T) {
 		d.Sub(C2, C)
 		d.MulElem(&d, &L)
 		miss := math.Abs(p2 - ev.Psi - mat.Sum(&d))
-		if s.Linear && miss > 1e-12 {
+		if s.Linear() && miss > 1e-12 {
 			t.Errorf("%s is marked linear, but ψ moves %.3g away from its linearisation", s.Name, miss)
 		}
-		if !s.Linear && miss < 1e-9 {
+		if !s.Linear() && miss < 1e-9 {
 			t.Errorf("%s is marked nonlinear, but its linearisation is exact to %.3g", s.Name, miss)
 		}
 	}

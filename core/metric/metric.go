@@ -64,25 +64,26 @@ type Spec struct {
 	// Paper marks the objectives of the paper's table of results, which
 	// the reproduction suite runs.
 	Paper bool
-	// Linear marks the objectives whose aggregate is linear in the recalls
-	// once the multipliers are fixed: their linearisation (Linearize) is
-	// the objective itself up to a constant, so the CSST loss optimises
-	// them (docs/method.md, "Baselines"). G-mean and H-mean are not.
-	Linear bool
 }
+
+// Linear says whether the objective's aggregate is linear in the recalls
+// once the multipliers are fixed: its linearisation (Linearize) is the
+// objective itself up to a constant, so the CSST loss optimises it
+// (docs/method.md, "Baselines"). G-mean and H-mean are not.
+func (s Spec) Linear() bool { return s.Aggregate != AggGMean && s.Aggregate != AggHMean }
 
 // specs defines the objectives, in the order every per-objective series
 // uses. Appending a line adds an objective everywhere.
 var specs = []Spec{
-	{MeanRecall, "mean recall", AggMean, NoConstraint, true, true},
-	{MinRecall, "min recall", AggSoftMin, NoConstraint, true, true},
-	{GMean, "G-mean of recalls", AggGMean, NoConstraint, true, false},
-	{HMean, "H-mean of recalls", AggHMean, NoConstraint, true, false},
-	{MinHTRecall, "min of head and tail recall", AggSoftMinHT, NoConstraint, false, true},
-	{MeanRecallCov, "mean recall s.t. coverage", AggMean, ClassCoverage, true, true},
-	{HMeanCov, "H-mean s.t. coverage", AggHMean, ClassCoverage, true, false},
-	{MeanRecallHTCov, "mean recall s.t. head/tail coverage", AggMean, GroupCoverage, false, true},
-	{HMeanHTCov, "H-mean s.t. head/tail coverage", AggHMean, GroupCoverage, false, false},
+	{MeanRecall, "mean recall", AggMean, NoConstraint, true},
+	{MinRecall, "min recall", AggSoftMin, NoConstraint, true},
+	{GMean, "G-mean of recalls", AggGMean, NoConstraint, true},
+	{HMean, "H-mean of recalls", AggHMean, NoConstraint, true},
+	{MinHTRecall, "min of head and tail recall", AggSoftMinHT, NoConstraint, false},
+	{MeanRecallCov, "mean recall s.t. coverage", AggMean, ClassCoverage, true},
+	{HMeanCov, "H-mean s.t. coverage", AggHMean, ClassCoverage, true},
+	{MeanRecallHTCov, "mean recall s.t. head/tail coverage", AggMean, GroupCoverage, false},
+	{HMeanHTCov, "H-mean s.t. head/tail coverage", AggHMean, GroupCoverage, false},
 }
 
 // Objectives returns all objectives in a fixed order; callers index

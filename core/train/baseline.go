@@ -89,7 +89,7 @@ func CSSTObjective(obj metric.Objective) error { return checkLinear(gain.CSST, o
 // constraints), and a G-mean or H-mean of recalls is not.
 func checkLinear(what gain.Policy, obj metric.Objective) error {
 	s, ok := obj.Spec()
-	if ok && !s.Linear {
+	if ok && !s.Linear() {
 		return fmt.Errorf("%s optimises objectives linear in the recalls; %s is not (docs/method.md, \"Baselines\")", what, obj)
 	}
 	return nil

@@ -101,10 +101,10 @@ func TestHyperCSSTNeedsLinearObjective(t *testing.T) {
 		h := DefaultHyper()
 		h.Policy, h.Objective = gain.CSST, s.Name
 		err := h.Validate()
-		if s.Linear && err != nil {
+		if s.Linear() && err != nil {
 			t.Errorf("csst with %s: %v", s.Name, err)
 		}
-		if !s.Linear && (err == nil || !strings.Contains(err.Error(), "policy: csst optimises objectives linear in the recalls; "+string(s.Name)+" is not")) {
+		if !s.Linear() && (err == nil || !strings.Contains(err.Error(), "policy: csst optimises objectives linear in the recalls; "+string(s.Name)+" is not")) {
 			t.Errorf("csst with %s: %v, want a refusal", s.Name, err)
 		}
 		h.Policy = gain.MiSLAS2
