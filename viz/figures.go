@@ -164,13 +164,24 @@ func metricsFigure(f *figure, r *Run) (*drawing, error) {
 	noteControls(t, r, "", 2)
 	// Psi of every objective goes into the CSV too, so any of them can be
 	// re-plotted from it.
+	// An objective added after the run was recorded has no values in it:
+	// one line says so.
 	for k, o := range metric.Objectives() {
-		for _, rf := range r.Hist.Refreshes {
-			v := nan
+		vs := make([]float64, len(r.Hist.Refreshes))
+		recorded := false
+		for i, rf := range r.Hist.Refreshes {
+			vs[i] = nan
 			if k < len(rf.Stats.Objectives) {
-				v = rf.Stats.Objectives[k]
+				vs[i] = rf.Stats.Objectives[k]
 			}
-			t.add(v, "psi:"+string(o), itoa(rf.Step))
+			recorded = recorded || !math.IsNaN(vs[i])
+		}
+		if !recorded {
+			t.addNote("not recorded by this run", "psi:"+string(o), "")
+			continue
+		}
+		for i, rf := range r.Hist.Refreshes {
+			t.add(vs[i], "psi:"+string(o), itoa(rf.Step))
 		}
 	}
 	key := []keyEntry{

@@ -84,6 +84,7 @@ var specs = []Spec{
 	{HMeanCov, "H-mean s.t. coverage", AggHMean, ClassCoverage, true},
 	{MeanRecallHTCov, "mean recall s.t. head/tail coverage", AggMean, GroupCoverage, false},
 	{HMeanHTCov, "H-mean s.t. head/tail coverage", AggHMean, GroupCoverage, false},
+	{"gmean@cov", "G-mean s.t. coverage", AggGMean, ClassCoverage, false},
 }
 
 // Objectives returns all objectives in a fixed order; callers index
