@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -94,6 +95,12 @@ func stopLive(ctx context.Context, w io.Writer, r *runs.Run) error {
 		final = final || s.Kind == train.KindFinal
 	}
 	if !final {
+		// A run that ended on its own as we connected closes the
+		// connection without a word: its record says how it ended.
+		if st, ok := endedStatus(r); ok {
+			fmt.Fprintf(w, "run %s had already ended (%s)\n", r.Meta.ID, st)
+			return nil
+		}
 		return fmt.Errorf("run %s: connection closed before the run confirmed it stopped (last step %d)", r.Meta.ID, last)
 	}
 	fmt.Fprintf(w, "run %s stopped at step %d\n", r.Meta.ID, last)
@@ -229,4 +236,22 @@ func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 		fmt.Fprintf(w, "detached; run %s goes on\n", r.Meta.ID)
 	}
 	return nil
+}
+
+// endedStatus waits a little for r's process to let go of it and returns
+// its recorded status once it has.
+func endedStatus(r *runs.Run) (string, bool) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		now, err := runs.Open(filepath.Dir(r.Dir), r.Meta.ID)
+		if err != nil {
+			return "", false
+		}
+		if !now.Live {
+			st := now.EffectiveStatus()
+			return st, st != runs.StatusRunning
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "", false
 }
