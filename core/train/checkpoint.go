@@ -115,20 +115,26 @@ func (e *Engine) MarshalState() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	buf.WriteString(ckptMagic)
-	binary.Write(&buf, binary.LittleEndian, uint32(len(js)))
-	buf.Write(js)
+	floats := [][]float64{sv.W, sv.B}
 	if st.Eval {
-		for _, a := range [][]float64{raw(e.es.C), raw(e.es.Z), raw(e.es.W), e.es.b} {
-			binary.Write(&buf, binary.LittleEndian, a)
+		floats = append([][]float64{raw(e.es.C), raw(e.es.Z), raw(e.es.W), e.es.b}, floats...)
+	}
+	// One allocation of the exact size: at K = 1000 this is tens of MB.
+	size := len(ckptMagic) + 4 + len(js) + len(sv.State) + 4
+	for _, a := range floats {
+		size += 8 * len(a)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, ckptMagic...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(js)))
+	b = append(b, js...)
+	for _, a := range floats {
+		for _, x := range a {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 		}
 	}
-	binary.Write(&buf, binary.LittleEndian, sv.W)
-	binary.Write(&buf, binary.LittleEndian, sv.B)
-	buf.Write(sv.State)
-	binary.Write(&buf, binary.LittleEndian, crc32.ChecksumIEEE(buf.Bytes()))
-	return buf.Bytes(), nil
+	b = append(b, sv.State...)
+	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
 }
 
 // ErrCheckpoint reports a checkpoint that cannot be read.

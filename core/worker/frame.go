@@ -5,13 +5,13 @@
 package worker
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 )
 
 // Protocol is the version of docs/worker-protocol.md this package speaks.
@@ -182,15 +182,32 @@ func ReadFrame(r io.Reader) (*Frame, error) {
 		n, _ := nbytes(a)
 		// Grow with what arrives rather than trusting the declared size:
 		// a corrupt length must not allocate gigabytes.
-		var buf bytes.Buffer
-		buf.Grow(int(min(n, 1<<26)))
-		if _, err := io.CopyN(&buf, r, n); err != nil {
+		data, err := readChunked(r, n)
+		if err != nil {
 			return nil, fmt.Errorf("%w: array %q cut short: %v", ErrFrame, a.Name, err)
 		}
-		a.Data = buf.Bytes()
+		a.Data = data
 		f.Arrays = append(f.Arrays, a)
 	}
 	return f, nil
+}
+
+// readChunked reads n bytes in chunks of at most 64 MiB, so a corrupt
+// length allocates no more than what arrives (plus one chunk), and a true
+// one is read with no copy beyond the slice's growth.
+func readChunked(r io.Reader, n int64) ([]byte, error) {
+	const chunk = 1 << 26
+	data := make([]byte, 0, min(n, chunk))
+	for int64(len(data)) < n {
+		k := int(min(n-int64(len(data)), chunk))
+		data = slices.Grow(data, k)
+		m, err := io.ReadFull(r, data[len(data):len(data)+k])
+		data = data[:len(data)+m]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
 }
 
 // Array returns the array named name, or nil.

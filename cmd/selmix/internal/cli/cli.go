@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -42,6 +44,13 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 			code = 1
 		}
 	}()
+	// SELMIX_CPUPROFILE=FILE writes a Go CPU profile of the command (for
+	// `go tool pprof`), as the measurements in docs/ were analysed.
+	if path := os.Getenv("SELMIX_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()

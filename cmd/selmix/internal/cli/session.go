@@ -243,7 +243,13 @@ func execute(ctx context.Context, sig *signals, w io.Writer, o startOpts, eng *t
 		return err
 	}
 	defer followWorker(eng, rec.Writer().Dir())()
+	// The worker's share of the run: its time in requests from here on
+	// (its hello, which may pre-train, came before) against the wall time.
 	wall := time.Now()
+	var busy0 time.Duration
+	if wc, ok := eng.Trainer().(*worker.Client); ok {
+		busy0 = wc.Busy()
+	}
 	stream, view := eng.Subscribe(), eng.Subscribe()
 	eng.SetCheckpointer(c.Finetune.CheckpointEvery, rec.Checkpointer(stream))
 	recErr := make(chan error, 1)
@@ -296,8 +302,8 @@ func execute(ctx context.Context, sig *signals, w io.Writer, o startOpts, eng *t
 	interrupted = false
 	printSummary(w, sum)
 	if wc, ok := eng.Trainer().(*worker.Client); ok {
-		d := time.Since(wall)
-		fmt.Fprintf(w, "worker: %.1fs in its requests of %.1fs wall (%.0f%%)\n", wc.Busy().Seconds(), d.Seconds(), 100*wc.Busy().Seconds()/d.Seconds())
+		d, b := time.Since(wall), wc.Busy()-busy0
+		fmt.Fprintf(w, "worker: %.2fs in its requests of %.2fs wall (%.0f%%; selmix and the protocol: %.0f%%)\n", b.Seconds(), d.Seconds(), 100*b.Seconds()/d.Seconds(), 100*(d-b).Seconds()/d.Seconds())
 	}
 	if runErr == nil {
 		fmt.Fprintf(w, "run %s finished at step %d: %s\n", rec.Writer().ID(), sum.Steps, rec.Writer().Dir())
