@@ -181,7 +181,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case msg.Err != nil:
 			m.run.Note(history.Warn, "G and P: "+msg.Err.Error())
 		case msg.G != nil:
+			gp := hasGP(m.run.Cur)
 			m.run.SetMatrices(msg.Step, msg.G, msg.P)
+			if hasGP(m.run.Cur) != gp {
+				m.refreshPanes()
+			}
 		}
 		if msg.Note != "" {
 			m.run.Note(history.Note, msg.Note)
@@ -214,10 +218,15 @@ func (m *Model) applyAll(ss ...train.Snapshot) {
 		m.setSize(m.w, m.h) // the layout depends on K
 	}
 	if m.run.Cur != cur || hasGP(m.run.Cur) != gp {
-		// Panes derive sort orders and aggregates here, not in View.
-		for _, p := range m.panes {
-			p.Update(pane.RefreshMsg{})
-		}
+		m.refreshPanes()
+	}
+}
+
+// refreshPanes has the panes derive their sort orders and aggregates
+// from the current refresh (here, not in View).
+func (m *Model) refreshPanes() {
+	for _, p := range m.panes {
+		p.Update(pane.RefreshMsg{})
 	}
 }
 

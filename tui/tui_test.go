@@ -336,13 +336,21 @@ func TestLoadMatrices(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("Init starts no load")
 	}
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
 	m.Update(SnapshotsMsg(bare))
 	if m.Run().Cur.G != nil {
 		t.Fatal("G present before the load")
 	}
+	if v := m.View().Content; !strings.Contains(v, "loading G/P") {
+		t.Errorf("before the load the screen does not say it waits for G and P:\n%s", v)
+	}
 	m.Update(cmd())
 	if calls != 1 || m.Run().Cur.G == nil || m.Run().Cur.G[5] != last.G[5] {
 		t.Errorf("after the load: %d calls, G %v", calls, m.Run().Cur.G)
+	}
+	// The pane shows them: no "loading" left on the screen.
+	if v := m.View().Content; strings.Contains(v, "loading G/P") || !strings.Contains(v, "P = softmax(s·G)") {
+		t.Errorf("after the load the screen still waits for G and P:\n%s", v)
 	}
 	if log := m.Run().Log; log[len(log)-1].Text != "G and P from disk" {
 		t.Errorf("note not logged: %+v", log[len(log)-1])
