@@ -10,3 +10,10 @@ var Name = "gonum"
 
 // OpenBLAS reports whether the matrix products run on OpenBLAS.
 func OpenBLAS() bool { return Name == "openblas" }
+
+var threads = func() int { return 1 }
+
+// Threads is how many threads the BLAS splits a product over. OpenBLAS's
+// results can depend on it (its partitions change the order of sums), so
+// a result that must be reproduced bit for bit records it.
+func Threads() int { return threads() }

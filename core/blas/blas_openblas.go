@@ -3,6 +3,7 @@
 package blas
 
 // #cgo LDFLAGS: -lopenblas
+// int openblas_get_num_threads(void);
 import "C"
 
 import (
@@ -15,4 +16,5 @@ func init() {
 	blas32.Use(netlib.Implementation{})
 	blas64.Use(netlib.Implementation{})
 	Name = "openblas"
+	threads = func() int { return int(C.openblas_get_num_threads()) }
 }

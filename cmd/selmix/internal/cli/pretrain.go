@@ -144,7 +144,8 @@ func pretrainCached(ctx context.Context, w io.Writer, c experiment.Config, net *
 		Pretrain  train.PretrainConfig
 		Objective *train.Hyper
 		BLAS      string
-	}{c.Data, c.Model.Arch, c.Model.Hidden, c.Model.Adapter, pc, objective, blas.Name})
+		Threads   int
+	}{c.Data, c.Model.Arch, c.Model.Hidden, c.Model.Adapter, pc, objective, blas.Name, blas.Threads()})
 	if err != nil {
 		return nil, err
 	}
