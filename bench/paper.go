@@ -551,6 +551,11 @@ func paperFigures(rs []paperResult, figDir, figRel string) (string, error) {
 				errs = append(errs, err)
 				continue
 			}
+			// The legend names the policy, not the member's run name.
+			vr.Name = "selmix"
+			if _, pol, ok := strings.Cut(r.label, "/"); ok {
+				vr.Name = pol
+			}
 			group = append(group, vr)
 		}
 		if len(group) < 2 {
