@@ -9,57 +9,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"selmix/core/blas"
 	"strings"
 	"sync"
 	"testing"
 
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	selmixtest.Cleanup()
 	os.Exit(code)
 }
 
-// selmixBinary builds this command once per test process, with the BLAS
-// of the test binary.
-func selmixBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "selmix-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "selmix")
-		tags := ""
-		if blas.OpenBLAS() {
-			tags = "openblas"
-		}
-		if out, err := exec.Command("go", "build", "-tags", tags, "-o", binPath, "selmix/cmd/selmix").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+func selmixBinary(t *testing.T) string { return selmixtest.Binary(t) }
 
 func runSelmix(t *testing.T, args ...string) string {
 	t.Helper()

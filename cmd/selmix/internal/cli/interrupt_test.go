@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -62,17 +60,8 @@ type interrupted struct {
 // and interrupts it.
 func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root string, control bool, args ...string) interrupted {
 	t.Helper()
-	cmd := exec.Command(selmixBinary(t), args...)
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc := startSelmix(t, args...)
 	var out bytes.Buffer
-	sc := bufio.NewScanner(pipe)
 	var res interrupted
 	// Progress lines: the start, then a refresh every 25 steps; the last
 	// ones leave too little time to land the interruption before the end.
@@ -121,8 +110,8 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 	} else {
 		cmd.Process.Kill()
 	}
-	go io.Copy(io.Discard, pipe)
-	err = cmd.Wait()
+	drain(sc)
+	err := cmd.Wait()
 	res.code = 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"fmt"
@@ -8,46 +9,47 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"selmix/core/blas"
 	"strings"
-	"sync"
 	"testing"
 
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+func TestMain(m *testing.M) {
+	code := m.Run()
+	selmixtest.Cleanup()
+	os.Exit(code)
+}
 
 // selmixBinary builds the real binary once per test process.
-func selmixBinary(t *testing.T) string {
+func selmixBinary(t *testing.T) string { return selmixtest.Binary(t) }
+
+// startSelmix starts the real binary with args and returns it with a
+// scanner over its output (stdout and stderr together).
+func startSelmix(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "selmix-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "selmix")
-		// The same BLAS as this test binary: OpenBLAS makes it ~8× faster.
-		tags := ""
-		if blas.OpenBLAS() {
-			tags = "openblas"
-		}
-		out, err := exec.Command("go", "build", "-tags", tags, "-o", binPath, "selmix/cmd/selmix").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	cmd := exec.Command(selmixBinary(t), args...)
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binPath
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(pipe)
+}
+
+// drain reads the rest of a started process's output in the background,
+// so it never blocks writing it.
+func drain(sc *bufio.Scanner) {
+	go func() {
+		for sc.Scan() {
+		}
+	}()
 }
 
 // shortRun is a small fine-tuning run of the built-in experiment that

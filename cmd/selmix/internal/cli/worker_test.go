@@ -175,18 +175,9 @@ func TestTorchWorkerStopResume(t *testing.T) {
 // starting with prefix, checks it exits 143, and returns the run's id.
 func stopAtLine(t *testing.T, root string, args []string, prefix string) string {
 	t.Helper()
-	cmd := exec.Command(selmixBinary(t), args...)
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc := startSelmix(t, args...)
 	var out strings.Builder
 	id := ""
-	sc := bufio.NewScanner(pipe)
 	for sc.Scan() {
 		line := sc.Text()
 		out.WriteString(line + "\n")
@@ -200,8 +191,8 @@ func stopAtLine(t *testing.T, root string, args []string, prefix string) string 
 			break
 		}
 	}
-	go io.Copy(io.Discard, pipe)
-	err = cmd.Wait()
+	drain(sc)
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
 		t.Fatalf("selmix %s: %v, want exit 143\n%s", strings.Join(args[:1], " "), err, out.String())
