@@ -149,11 +149,7 @@ func TestTorchWorkerRecipes(t *testing.T) {
 // crosses the checkpoint.
 func TestTorchWorkerStopResume(t *testing.T) {
 	needTorch(t)
-	root, err := os.MkdirTemp("", "sx-tw-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
+	root := shortRoot(t) // it holds the control socket
 	feat := featureArgs(features(t, 10, 16, 1.2, 2))
 	args := append(append([]string{"--runs", root}, workerRun...), workerCmd(t, feat...)...)
 	out := runSelmix(t, append([]string{"run", "--headless", "-q"}, args...)...)
@@ -207,11 +203,7 @@ func stopAtLine(t *testing.T, root string, args []string, prefix string) string 
 // watches it to the end; ps lists it while it lives.
 func TestTorchWorkerDetachAttach(t *testing.T) {
 	needTorch(t)
-	root, err := os.MkdirTemp("", "sx-td-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
+	root := shortRoot(t) // it holds the control socket
 	feat := featureArgs(features(t, 10, 16, 1.2, 3))
 	args := append([]string{"run", "--detach", "--runs", root, "--set", "finetune.steps=2000", "--set", "finetune.refresh=100", "--set", "record.plots=false"}, workerCmd(t, feat...)...)
 	out := runSelmix(t, args...)
