@@ -84,15 +84,25 @@ func covLambda(c float64, K int, p Params) float64 {
 // group; tail nil means TailSplit of the prior. A lambda or tail of the
 // wrong length panics.
 func Psi(obj Objective, C mat.Matrix, tail []bool, lambda []float64, p Params) (float64, error) {
-	st, err := load(C, nil)
-	if err != nil {
-		return 0, err
-	}
-	t, err := st.terms(obj, tail, lambda, p)
+	_, t, err := loadTerms(obj, C, tail, lambda, p)
 	if err != nil {
 		return 0, err
 	}
 	return t.psi, nil
+}
+
+// loadTerms checks C and computes obj's terms at it with λ fixed: what Psi,
+// Grad and Linearize share.
+func loadTerms(obj Objective, C mat.Matrix, tail []bool, lambda []float64, p Params) (*state, terms, error) {
+	st, err := load(C, nil)
+	if err != nil {
+		return nil, terms{}, err
+	}
+	t, err := st.terms(obj, tail, lambda, p)
+	if err != nil {
+		return nil, terms{}, err
+	}
+	return st, t, nil
 }
 
 // Grad writes D_kl = ∂ψ/∂C̃_kl into dst, with λ fixed at lambda and each row
@@ -103,11 +113,7 @@ func Psi(obj Objective, C mat.Matrix, tail []bool, lambda []float64, p Params) (
 // Each row of D sums to zero. dst must be K×K or empty (it is then
 // resized); any other shape panics. Errors and tail are as for Psi.
 func Grad(dst *mat.Dense, obj Objective, C mat.Matrix, tail []bool, lambda []float64, p Params) error {
-	st, err := load(C, nil)
-	if err != nil {
-		return err
-	}
-	t, err := st.terms(obj, tail, lambda, p)
+	st, t, err := loadTerms(obj, C, tail, lambda, p)
 	if err != nil {
 		return err
 	}
@@ -337,11 +343,7 @@ func (st *state) grad(dst *mat.Dense, t terms) {
 // empty (it is then resized); any other shape panics. Errors and tail are as
 // for Psi.
 func Linearize(dst *mat.Dense, obj Objective, C mat.Matrix, tail []bool, lambda []float64, p Params) error {
-	st, err := load(C, nil)
-	if err != nil {
-		return err
-	}
-	t, err := st.terms(obj, tail, lambda, p)
+	st, t, err := loadTerms(obj, C, tail, lambda, p)
 	if err != nil {
 		return err
 	}

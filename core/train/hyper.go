@@ -74,84 +74,76 @@ type param struct {
 	check func(h Hyper) error
 }
 
+// valueParam is a parameter read from text by read and checked by check;
+// the float, integer and named-choice parameters below are all one.
+func valueParam[T any](key, alias, label string, gain bool, field func(*Hyper) *T, read func(string) (T, error), check func(T) error) param {
+	return param{key: key, alias: alias, label: label, gain: gain,
+		parse: func(h *Hyper, v string) error {
+			x, err := read(v)
+			if err != nil {
+				return err
+			}
+			if err := check(x); err != nil {
+				return err
+			}
+			*field(h) = x
+			return nil
+		},
+		check: func(h Hyper) error { return check(*field(&h)) },
+	}
+}
+
 func floatParam(key, alias, label string, gain bool, field func(*Hyper) *float64, ok func(float64) bool, want string) param {
+	read := func(v string) (float64, error) {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return 0, fmt.Errorf("want %s, got %q", want, v)
+		}
+		return x, nil
+	}
 	check := func(x float64) error {
 		if math.IsNaN(x) || math.IsInf(x, 0) || !ok(x) {
 			return fmt.Errorf("want %s, got %v", want, x)
 		}
 		return nil
 	}
-	return param{key: key, alias: alias, label: label, gain: gain,
-		parse: func(h *Hyper, v string) error {
-			x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return fmt.Errorf("want %s, got %q", want, v)
-			}
-			if err := check(x); err != nil {
-				return err
-			}
-			*field(h) = x
-			return nil
-		},
-		check: func(h Hyper) error { return check(*field(&h)) },
-	}
+	return valueParam(key, alias, label, gain, field, read, check)
 }
 
 func intParam(key, label string, field func(*Hyper) *int, max int) param {
+	read := func(v string) (int, error) {
+		x, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return 0, fmt.Errorf("want an integer in [1, %d], got %q", max, v)
+		}
+		return x, nil
+	}
 	check := func(x int) error {
 		if x < 1 || x > max {
 			return fmt.Errorf("want an integer in [1, %d], got %d", max, x)
 		}
 		return nil
 	}
-	return param{key: key, label: label,
-		parse: func(h *Hyper, v string) error {
-			x, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return fmt.Errorf("want an integer in [1, %d], got %q", max, v)
-			}
-			if err := check(x); err != nil {
-				return err
-			}
-			*field(h) = x
-			return nil
-		},
-		check: func(h Hyper) error { return check(*field(&h)) },
-	}
+	return valueParam(key, "", label, false, field, read, check)
 }
+
+// choiceParam is a parameter that names one of a set of choices; parse is
+// the type's own parser (its error lists them) and name its inverse.
+func choiceParam[T any](key, label string, gain bool, field func(*Hyper) *T, parse func(string) (T, error), name func(T) string) param {
+	check := func(x T) error { _, err := parse(name(x)); return err }
+	return valueParam(key, "", label, gain, field, parse, check)
+}
+
+func text[T ~string](x T) string { return string(x) }
 
 func positive(x float64) bool    { return x > 0 }
 func nonNegative(x float64) bool { return x >= 0 }
 func unit(x float64) bool        { return x >= 0 && x <= 1 }
 
 var params = []param{
-	{key: "objective", label: "objective", gain: true,
-		parse: func(h *Hyper, v string) error {
-			o, err := metric.ParseObjective(v)
-			if err == nil {
-				h.Objective = o
-			}
-			return err
-		},
-		check: func(h Hyper) error { _, err := metric.ParseObjective(string(h.Objective)); return err }},
-	{key: "policy", label: "policy", gain: true,
-		parse: func(h *Hyper, v string) error {
-			p, err := gain.ParsePolicy(v)
-			if err == nil {
-				h.Policy = p
-			}
-			return err
-		},
-		check: func(h Hyper) error { _, err := gain.ParsePolicy(string(h.Policy)); return err }},
-	{key: "form", label: "form", gain: true,
-		parse: func(h *Hyper, v string) error {
-			f, err := gain.ParseForm(v)
-			if err == nil {
-				h.Form = f
-			}
-			return err
-		},
-		check: func(h Hyper) error { _, err := gain.ParseForm(h.Form.String()); return err }},
+	choiceParam("objective", "objective", true, func(h *Hyper) *metric.Objective { return &h.Objective }, metric.ParseObjective, text),
+	choiceParam("policy", "policy", true, func(h *Hyper) *gain.Policy { return &h.Policy }, gain.ParsePolicy, text),
+	choiceParam("form", "form", true, func(h *Hyper) *gain.Form { return &h.Form }, gain.ParseForm, gain.Form.String),
 	floatParam("s", "", "s", true, func(h *Hyper) *float64 { return &h.S }, nonNegative, "a number ≥ 0"),
 	floatParam("omega", "", "ω", true, func(h *Hyper) *float64 { return &h.Omega }, nonNegative, "a number ≥ 0"),
 	floatParam("alpha", "", "α", true, func(h *Hyper) *float64 { return &h.Alpha }, unit, "a number in [0, 1]"),
@@ -161,24 +153,8 @@ var params = []param{
 	floatParam("beta_min", "beta-min", "β_min", true, func(h *Hyper) *float64 { return &h.BetaMin }, unit, "a number in [0, 1]"),
 	intParam("refresh", "refresh", func(h *Hyper) *int { return &h.Refresh }, 1_000_000),
 	intParam("batch", "batch", func(h *Hyper) *int { return &h.Batch }, 65536),
-	{key: "gain_norm", label: "G norm", gain: true,
-		parse: func(h *Hyper, v string) error {
-			n, err := gain.ParseNorm(v)
-			if err == nil {
-				h.GainNorm = n
-			}
-			return err
-		},
-		check: func(h Hyper) error { _, err := gain.ParseNorm(string(h.GainNorm)); return err }},
-	{key: "adapt", label: "adapt",
-		parse: func(h *Hyper, v string) error {
-			a, err := ParseAdapt(v)
-			if err == nil {
-				h.Adapt = a
-			}
-			return err
-		},
-		check: func(h Hyper) error { _, err := ParseAdapt(string(h.Adapt)); return err }},
+	choiceParam("gain_norm", "G norm", true, func(h *Hyper) *gain.Norm { return &h.GainNorm }, gain.ParseNorm, text),
+	choiceParam("adapt", "adapt", false, func(h *Hyper) *Adapt { return &h.Adapt }, ParseAdapt, text),
 	floatParam("las_head", "", "ε_head", false, func(h *Hyper) *float64 { return &h.LASHead }, unit, "a number in [0, 1]"),
 	floatParam("las_tail", "", "ε_tail", false, func(h *Hyper) *float64 { return &h.LASTail }, unit, "a number in [0, 1]"),
 }
