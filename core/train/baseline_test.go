@@ -243,3 +243,17 @@ func TestPretrainCSST(t *testing.T) {
 		t.Errorf("csst pre-training for gmean: %v", err)
 	}
 }
+
+// The names go on the wire (docs/worker-protocol.md: "split", "mode",
+// "sampling"); a value outside an enum names its kind and number.
+func TestEnumNames(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{SplitVal.String(), "val"}, {SplitTest.String(), "test"}, {Split(2).String(), "split(2)"},
+		{ModeMixup.String(), "mixup"}, {ModeCE.String(), "ce"}, {ModeSoft.String(), "soft"}, {Mode(-1).String(), "mode(-1)"},
+		{SampleInstance.String(), "instance"}, {SampleClass.String(), "class"}, {Sampling(7).String(), "sampling(7)"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

@@ -43,15 +43,7 @@ const (
 	SplitTest
 )
 
-func (s Split) String() string {
-	switch s {
-	case SplitVal:
-		return "val"
-	case SplitTest:
-		return "test"
-	}
-	return fmt.Sprintf("split(%d)", int(s))
-}
+func (s Split) String() string { return enumName(int(s), "split", "val", "test") }
 
 // Info is what the engine knows of a Trainer's model and data.
 type Info struct {
@@ -100,17 +92,7 @@ const (
 	ModeSoft
 )
 
-func (m Mode) String() string {
-	switch m {
-	case ModeMixup:
-		return "mixup"
-	case ModeCE:
-		return "ce"
-	case ModeSoft:
-		return "soft"
-	}
-	return fmt.Sprintf("mode(%d)", int(m))
-}
+func (m Mode) String() string { return enumName(int(m), "mode", "mixup", "ce", "soft") }
 
 // Sampling is how ModeSoft draws its labeled batch.
 type Sampling int
@@ -123,14 +105,15 @@ const (
 	SampleClass
 )
 
-func (s Sampling) String() string {
-	switch s {
-	case SampleInstance:
-		return "instance"
-	case SampleClass:
-		return "class"
+func (s Sampling) String() string { return enumName(int(s), "sampling", "instance", "class") }
+
+// enumName is names[i], the name of the i-th constant of an iota enum, or
+// kind(i) for a value that is none of them.
+func enumName(i int, kind string, names ...string) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
 	}
-	return fmt.Sprintf("sampling(%d)", int(s))
+	return fmt.Sprintf("%s(%d)", kind, i)
 }
 
 // TrainRequest is a run of SGD steps with fixed hyperparameters. The
