@@ -364,22 +364,11 @@ func (w *Writer) AppendArrays(kind string, step int, data any, records [][]Array
 		back, _ := parseEvent(line[:len(line)-1], ev.Seq)
 		ev.Data = back.Data
 	}
-	n, err := w.log.Write(line)
-	if err == nil && n != len(line) {
-		err = io.ErrShortWrite
-	}
-	if err == nil && sync {
-		err = w.log.Sync()
-	}
-	if err != nil {
-		if n > 0 {
-			if terr := w.log.Truncate(w.size); terr != nil {
-				w.broken = terr
-				return Event{}, fmt.Errorf("append to %s: %w (and could not undo the partial write: %v)", filepath.Join(w.dir, eventsName), err, terr)
-			}
+	if undone, err := w.appendTo(w.log, w.size, line, sync, filepath.Join(w.dir, eventsName)); err != nil {
+		if undone {
+			undoArrays()
 		}
-		undoArrays()
-		return Event{}, fmt.Errorf("append to %s: %w", filepath.Join(w.dir, eventsName), err)
+		return Event{}, err
 	}
 	w.size += int64(len(line))
 	w.seq = ev.Seq
@@ -405,24 +394,34 @@ func (w *Writer) writeArrays(blob []byte, sync bool) error {
 			w.arr = w.wrap(w.arr)
 		}
 	}
-	n, err := w.arr.Write(blob)
-	if err == nil && n != len(blob) {
-		err = io.ErrShortWrite
-	}
-	if err == nil && sync {
-		err = w.arr.Sync()
-	}
-	if err != nil {
-		if n > 0 {
-			if terr := w.arr.Truncate(w.arrSize); terr != nil {
-				w.broken = terr
-				return fmt.Errorf("append to %s: %w (and could not undo the partial write: %v)", path, err, terr)
-			}
-		}
-		return fmt.Errorf("append to %s: %w", path, err)
+	if _, err := w.appendTo(w.arr, w.arrSize, blob, sync, path); err != nil {
+		return err
 	}
 	w.arrSize += int64(len(blob))
 	return nil
+}
+
+// appendTo writes b at the end of f, size bytes long, and fsyncs it with
+// sync. On error it cuts f back to size; undone is false if even that
+// failed (w.broken is then set: f may end in a partial write).
+func (w *Writer) appendTo(f file, size int64, b []byte, sync bool, path string) (undone bool, err error) {
+	n, err := f.Write(b)
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
+	}
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if err == nil {
+		return true, nil
+	}
+	if n > 0 {
+		if terr := f.Truncate(size); terr != nil {
+			w.broken = terr
+			return false, fmt.Errorf("append to %s: %w (and could not undo the partial write: %v)", path, err, terr)
+		}
+	}
+	return true, fmt.Errorf("append to %s: %w", path, err)
 }
 
 // SetMeta applies fn to a copy of the metadata and replaces run.json with

@@ -57,24 +57,17 @@ func (x *Num) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func nums(v []float64) []Num {
-	if v == nil {
-		return nil
-	}
-	out := make([]Num, len(v))
-	for i, x := range v {
-		out[i] = Num(x)
-	}
-	return out
-}
+func nums(v []float64) []Num   { return convert[Num](v) }
+func floats(v []Num) []float64 { return convert[float64](v) }
 
-func floats(v []Num) []float64 {
+// convert copies v into a slice of another float type; nil stays nil.
+func convert[U, T ~float64](v []T) []U {
 	if v == nil {
 		return nil
 	}
-	out := make([]float64, len(v))
+	out := make([]U, len(v))
 	for i, x := range v {
-		out[i] = float64(x)
+		out[i] = U(x)
 	}
 	return out
 }

@@ -211,13 +211,7 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 		}
 		h.Refreshes = append(h.Refreshes, rf)
 	case KindControl:
-		var d ControlData
-		var err error
-		if v1 {
-			d, err = decodeV1Control(ev.Data)
-		} else {
-			err = json.Unmarshal(ev.Data, &d)
-		}
+		d, err := decodeData(ev.Data, v1, decodeV1Control)
 		if err != nil {
 			return err
 		}
@@ -227,13 +221,7 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 		}
 		h.Controls = append(h.Controls, a)
 	case KindFinal, KindStop:
-		var d SummaryData
-		var err error
-		if v1 {
-			d, err = decodeV1Summary(ev.Data)
-		} else {
-			err = json.Unmarshal(ev.Data, &d)
-		}
+		d, err := decodeData(ev.Data, v1, decodeV1Summary)
 		if err != nil {
 			return err
 		}
@@ -254,6 +242,17 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 		return fmt.Errorf("unknown event kind %q", ev.Kind)
 	}
 	return nil
+}
+
+// decodeData reads an event's payload: a format-1 run's by its own
+// decoder, a later one's as the JSON docs/run-format.md gives.
+func decodeData[T any](b []byte, v1 bool, decodeV1 func([]byte) (T, error)) (T, error) {
+	if v1 {
+		return decodeV1(b)
+	}
+	var d T
+	err := json.Unmarshal(b, &d)
+	return d, err
 }
 
 // refreshOf converts a refresh payload; the per-class vectors and the
