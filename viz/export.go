@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -282,19 +281,8 @@ func compareFinal(f *figure, rs []*Run) (*drawing, error) {
 	w := (f.w - vg.Inch) / vg.Length(len(ms)) * 0.75 / vg.Length(n)
 	var key []keyEntry
 	for i, s := range series {
-		clean := make(plotter.Values, len(ms))
-		var bad []float64
 		for j, v := range s.vals {
 			t.add(v, s.label, ms[j].Name)
-			if finite(v) {
-				clean[j] = v
-			} else {
-				bad = append(bad, float64(j))
-			}
-		}
-		b, err := plotter.NewBarChart(clean, w)
-		if err != nil {
-			panic(err) // clean holds finite values only
 		}
 		c := seriesColor(i)
 		if s.label == "pre-trained" {
@@ -302,16 +290,10 @@ func compareFinal(f *figure, rs []*Run) (*drawing, error) {
 		} else if series[0].label == "pre-trained" {
 			c = seriesColor(i - 1)
 		}
-		b.Color = c
-		b.LineStyle.Width = 0
-		b.Offset = (vg.Length(i) - vg.Length(n-1)/2) * w
-		p.Add(b)
+		g := naGlyph()
+		g.Color = c
+		addBars(p, s.vals, w, (vg.Length(i)-vg.Length(n-1)/2)*w, c, g)
 		key = append(key, keyEntry{s.label, boxThumb{c}})
-		if len(bad) > 0 {
-			g := naGlyph()
-			g.Color = c
-			p.Add(naMarks{bad, b.Offset, g})
-		}
 	}
 	if t.dropped > 0 {
 		key = append(key, keyEntry{"not finite (see CSV)", glyphThumb{naGlyph()}})

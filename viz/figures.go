@@ -325,26 +325,11 @@ func perClassFigure(f *figure, r *Run) (*drawing, error) {
 			for i, v := range vals {
 				t.add(v, q, r.ClassNames[i], m.name)
 			}
-			clean := make(plotter.Values, len(shown))
-			var bad []float64
+			bars := make([]float64, len(shown))
 			for x, c := range shown {
-				if v := vals[c]; finite(v) {
-					clean[x] = v
-				} else {
-					bad = append(bad, float64(x))
-				}
+				bars[x] = vals[c]
 			}
-			b, err := plotter.NewBarChart(clean, w)
-			if err != nil {
-				panic(err) // clean holds finite values only
-			}
-			b.Color = m.c
-			b.LineStyle.Width = 0
-			b.Offset = (vg.Length(k) - 0.5) * w
-			p.Add(b)
-			if len(bad) > 0 {
-				p.Add(naMarks{bad, b.Offset, naGlyph()})
-			}
+			addBars(p, bars, w, (vg.Length(k)-0.5)*w, m.c, naGlyph())
 		}
 		if q == "coverage" && finite(target) {
 			p.Add(hline{target, lineStyle(emphasis, 1, 4, 2)})

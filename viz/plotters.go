@@ -119,6 +119,31 @@ func (g glyphThumb) Thumbnail(c *draw.Canvas) {
 	c.DrawGlyph(g.g, c.Center())
 }
 
+// addBars adds vals as a bar series of width w at offset, in colour c,
+// with a mark in glyph g where a value is not finite (a bar cannot show it).
+func addBars(p *plot.Plot, vals []float64, w, offset vg.Length, c color.Color, g draw.GlyphStyle) {
+	clean := make(plotter.Values, len(vals))
+	var bad []float64
+	for x, v := range vals {
+		if finite(v) {
+			clean[x] = v
+		} else {
+			bad = append(bad, float64(x))
+		}
+	}
+	b, err := plotter.NewBarChart(clean, w)
+	if err != nil {
+		panic(err) // clean holds finite values only
+	}
+	b.Color = c
+	b.LineStyle.Width = 0
+	b.Offset = offset
+	p.Add(b)
+	if len(bad) > 0 {
+		p.Add(naMarks{bad, offset, g})
+	}
+}
+
 // naMarks marks bars whose value is not finite: a cross just above the x
 // axis where the bar would stand (offset as the bar is), so a missing bar
 // never reads as a zero.
