@@ -130,24 +130,16 @@ func ParseObjective(s string) (Objective, error) {
 	return "", fmt.Errorf("metric: unknown objective %q (valid: %s)", s, strings.Join(names, ", "))
 }
 
-// aggLambdas and consLambdas are how many multipliers an aggregate and a
-// constraint take with K classes; an objective's multipliers are the
-// aggregate's followed by the constraint's.
-func (a Aggregate) lambdas(K int) int {
-	switch a {
-	case AggSoftMin:
-		return K
-	case AggSoftMinHT:
-		return 2
-	}
-	return 0
-}
+// An objective's multipliers are its aggregate's followed by its
+// constraint's: one per class, one per group (head, tail) or none.
+func (a Aggregate) lambdas(K int) int  { return multipliers(K, a == AggSoftMin, a == AggSoftMinHT) }
+func (c Constraint) lambdas(K int) int { return multipliers(K, c == ClassCoverage, c == GroupCoverage) }
 
-func (c Constraint) lambdas(K int) int {
-	switch c {
-	case ClassCoverage:
+func multipliers(K int, perClass, perGroup bool) int {
+	switch {
+	case perClass:
 		return K
-	case GroupCoverage:
+	case perGroup:
 		return 2
 	}
 	return 0

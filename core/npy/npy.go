@@ -100,13 +100,8 @@ func (a *Array) CheckShape(want ...int) error {
 
 // Open opens the .npy file at path and reads its header.
 func Open(path string) (*Array, error) {
-	f, size, err := openSized(path)
+	a, f, err := openWith(path, func(f *os.File, size int64) (*Array, error) { return NewReader(path, f, size) })
 	if err != nil {
-		return nil, err
-	}
-	a, err := NewReader(path, f, size)
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	a.close = f.Close
@@ -194,17 +189,21 @@ func guard(where string, err *error) {
 	}
 }
 
-// openSized opens path for reading with its size: every header is checked
-// against the bytes present.
-func openSized(path string) (*os.File, int64, error) {
+// openWith opens path and reads it with read, given its size (every header
+// is checked against the bytes present); the file is closed unless read
+// succeeds.
+func openWith[T any](path string, read func(f *os.File, size int64) (T, error)) (T, *os.File, error) {
+	var v T
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return v, nil, err
 	}
 	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
+	if err == nil {
+		if v, err = read(f, st.Size()); err == nil {
+			return v, f, nil
+		}
 	}
-	return f, st.Size(), nil
+	f.Close()
+	return v, nil, err
 }

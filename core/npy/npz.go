@@ -7,6 +7,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"os"
 	"sort"
 	"strings"
 )
@@ -23,13 +24,8 @@ type NPZ struct {
 
 // OpenNPZ opens the archive at path.
 func OpenNPZ(path string) (*NPZ, error) {
-	f, size, err := openSized(path)
+	z, f, err := openWith(path, func(f *os.File, size int64) (*NPZ, error) { return NewNPZ(path, f, size) })
 	if err != nil {
-		return nil, err
-	}
-	z, err := NewNPZ(path, f, size)
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	z.closer = f
