@@ -88,14 +88,10 @@ func (n *Net) runMix(x1, x2, beta []float32, y []int) error {
 		panic(fmt.Sprintf("model: MixStep wants %d labels, %d betas and 2×%d×%d inputs, got %d, %d, %d and %d",
 			b, b, b, in, len(y), len(beta), len(x1), len(x2)))
 	}
-	if n.mix == nil {
-		t, err := n.buildTrain(true)
-		if err != nil {
-			return err
-		}
-		n.mix = t
+	t, err := n.trainGraph(&n.mix, true)
+	if err != nil {
+		return err
 	}
-	t := n.mix
 	fill(t.x, 0, x1)
 	fill(t.x, b*in, x2)
 	if err := setOneHot(t.y, y, n.cfg.Classes); err != nil {
@@ -134,14 +130,10 @@ func (n *Net) runSoft(x []float32, y []int, targets, adj []float32) error {
 		panic(fmt.Sprintf("model: CEStep wants %d labels, %d×%d inputs and nil or %d adjustments, got %d, %d and %d",
 			b, b, in, k, len(y), len(x), len(adj)))
 	}
-	if n.ce == nil {
-		t, err := n.buildTrain(false)
-		if err != nil {
-			return err
-		}
-		n.ce = t
+	t, err := n.trainGraph(&n.ce, false)
+	if err != nil {
+		return err
 	}
-	t := n.ce
 	fill(t.x, 0, x)
 	if err := setOneHot(t.y, y, k); err != nil {
 		return err
@@ -159,6 +151,19 @@ func (n *Net) runSoft(x []float32, y []int, targets, adj []float32) error {
 		}
 	}
 	return run(t)
+}
+
+// trainGraph is *g, built on first use: a Net that only evaluates never
+// builds a training graph.
+func (n *Net) trainGraph(g **trainGraph, mix bool) (*trainGraph, error) {
+	if *g == nil {
+		t, err := n.buildTrain(mix)
+		if err != nil {
+			return nil, err
+		}
+		*g = t
+	}
+	return *g, nil
 }
 
 func setOneHot(t *tensor.Dense, y []int, k int) error {

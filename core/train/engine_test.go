@@ -3,12 +3,12 @@ package train
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
 
 	"selmix/core/data"
+	"selmix/core/data/datatest"
 	"selmix/core/gain"
 	"selmix/core/metric"
 	"selmix/core/model"
@@ -17,43 +17,12 @@ import (
 // toySplit is a small long-tailed problem: K Gaussian blobs in dim
 // dimensions with labeled counts n1, n1/3, n1/9, ...
 func toySplit(K, dim, n1 int, seed uint64) *data.Split {
-	r := rand.New(rand.NewPCG(seed, 7))
-	means := make([][]float32, K)
-	for k := range means {
-		means[k] = make([]float32, dim)
-		for j := range means[k] {
-			means[k][j] = float32(r.NormFloat64())
-		}
-	}
-	gen := func(counts []int) data.Set {
-		var s data.Set
-		s.Dim = dim
-		for k, c := range counts {
-			for i := 0; i < c; i++ {
-				for j := 0; j < dim; j++ {
-					s.X = append(s.X, means[k][j]+float32(0.9*r.NormFloat64()))
-				}
-				s.Y = append(s.Y, k)
-			}
-		}
-		s.N = len(s.Y)
-		return s
-	}
-	counts := make([]int, K)
-	even := make([]int, K)
+	counts, p := make([]int, K), 1
 	for k := range counts {
-		counts[k] = max(2, n1/pow3(k))
-		even[k] = 40
-	}
-	return &data.Split{Labeled: gen(counts), Val: gen(even), Test: gen(even), K: K, TrainCounts: counts}
-}
-
-func pow3(k int) int {
-	p := 1
-	for ; k > 0; k-- {
+		counts[k] = max(2, n1/p)
 		p *= 3
 	}
-	return p
+	return datatest.Blobs(dim, counts, 40, 0, seed)
 }
 
 func toyNet(t *testing.T, sp *data.Split, batch int) *model.Net {

@@ -5,13 +5,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
 	"selmix/core/data"
+	"selmix/core/data/datatest"
 	"selmix/core/model"
 	"selmix/core/train"
 )
@@ -31,38 +31,11 @@ func TestMain(m *testing.M) {
 // toySplit is K Gaussian blobs in dim dimensions, long-tailed labeled set,
 // with an unlabeled set when unl > 0.
 func toySplit(K, dim, n1, unl int, seed uint64) *data.Split {
-	r := rand.New(rand.NewPCG(seed, 7))
-	means := make([][]float32, K)
-	for k := range means {
-		means[k] = make([]float32, dim)
-		for j := range means[k] {
-			means[k][j] = float32(r.NormFloat64())
-		}
-	}
-	gen := func(counts []int) data.Set {
-		s := data.Set{Dim: dim}
-		for k, c := range counts {
-			for range c {
-				for j := range dim {
-					s.X = append(s.X, means[k][j]+float32(0.9*r.NormFloat64()))
-				}
-				s.Y = append(s.Y, k)
-			}
-		}
-		s.N = len(s.Y)
-		return s
-	}
-	counts, even, ucounts := make([]int, K), make([]int, K), make([]int, K)
+	counts := make([]int, K)
 	for k := range counts {
 		counts[k] = max(2, n1>>k)
-		even[k] = 30
-		ucounts[k] = unl
 	}
-	sp := &data.Split{Labeled: gen(counts), Val: gen(even), Test: gen(even), K: K, TrainCounts: counts}
-	if unl > 0 {
-		sp.Unlabeled = gen(ucounts)
-	}
-	return sp
+	return datatest.Blobs(dim, counts, 30, unl, seed)
 }
 
 func toyLocal(seed uint64, unl int) (*train.Local, error) {
