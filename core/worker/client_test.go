@@ -40,6 +40,13 @@ func run(t *testing.T, e *train.Engine, stopAt int, ckpt *[]byte) outcome {
 	if stopAt > 0 {
 		e.Send(train.Control{Op: train.OpStop, At: stopAt})
 	}
+	return collect(t, e, stopAt)
+}
+
+// collect runs e to its end (or to its stop at stopAt > 0) and returns
+// what it published (steps left out) and its summary and head.
+func collect(t *testing.T, e *train.Engine, stopAt int) outcome {
+	t.Helper()
 	st := e.Subscribe()
 	done := make(chan []string)
 	go func() {
@@ -147,42 +154,12 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		}
 		// The control at 25 was pending in the checkpoint: not sent again.
 		e2.SetCheckpointer(2, func(int, []byte, bool) error { return nil })
-		second := run2(t, e2)
+		second := collect(t, e2, 0)
 		events := append(first.events, second.events...)
 		if !reflect.DeepEqual(second.sum, want.sum) || !reflect.DeepEqual(second.head, want.head) || !reflect.DeepEqual(events, want.events) {
 			t.Errorf("%s/%s: stopped and resumed worker run differs\n got %v\nwant %v", mode, tc.policy, events, want.events)
 		}
 	}
-}
-
-// run2 is run without sending any control.
-func run2(t *testing.T, e *train.Engine) outcome {
-	st := e.Subscribe()
-	done := make(chan []string)
-	go func() {
-		var out []string
-		for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
-			if s.Kind == train.KindStep {
-				continue
-			}
-			k := fmt.Sprintf("%v@%d", s.Kind, s.Step)
-			if s.Refresh != nil {
-				k += fmt.Sprintf(" psi=%v P0=%v", s.Refresh.Psi, s.Refresh.P[0])
-			}
-			out = append(out, k)
-		}
-		done <- out
-	}()
-	sum, err := e.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum.Seconds = 0
-	sv, err := e.Trainer().Save()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return outcome{sum, <-done, sv.W}
 }
 
 // Every way a worker can fail ends the run with one clear line — what
