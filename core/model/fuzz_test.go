@@ -20,11 +20,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		var buf bytes.Buffer
-		if err := n.Save(&buf); err != nil {
-			f.Fatal(err)
-		}
-		f.Add(buf.Bytes())
+		f.Add(saved(f, n))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkLoad(t, b)

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -13,18 +12,8 @@ import (
 func TestFastHeadMatchesGraph(t *testing.T) {
 	const d, K, B = 13, 7, 16
 	rng := rand.New(rand.NewPCG(4, 4))
-	fast, err := New(Config{Arch: "identity", In: d, Classes: K, Batch: B, EvalBatch: 9, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := fast.Save(&buf); err != nil {
-		t.Fatal(err)
-	}
-	slow, err := Load(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fast, slow := twins(t, Config{Arch: "identity", In: d, Classes: K, Batch: B, EvalBatch: 9, Seed: 5})
+	var err error
 	if !fast.fastHead() {
 		t.Fatal("an identity float32 net without adapter does not take the fast path")
 	}
@@ -148,18 +137,7 @@ func TestSoftStepIdentityIsCE(t *testing.T) {
 		{Arch: "identity", In: 5, Classes: K, Batch: B, Seed: 3},
 		{Arch: "mlp", In: 5, Hidden: []int{4}, Classes: K, Batch: B, Seed: 3},
 	} {
-		a, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := a.Save(&buf); err != nil {
-			t.Fatal(err)
-		}
-		b, err := Load(&buf)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, b := twins(t, cfg)
 		rng := rand.New(rand.NewPCG(8, 9))
 		o := StepOpts{LRHead: 0.1, LRBackbone: 0.01, WeightDecay: 5e-4, Momentum: 0.9}
 		for range 5 {

@@ -608,16 +608,36 @@ func TestSaveBytesUnchanged(t *testing.T) {
 	}
 }
 
+// saved is n's checkpoint as Save writes it.
+func saved(tb testing.TB, n *Net) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := n.Save(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// twins is a new net of cfg and its copy through Save and Load.
+func twins(t *testing.T, cfg Config) (*Net, *Net) {
+	t.Helper()
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(bytes.NewReader(saved(t, a)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
 func TestLoadErrors(t *testing.T) {
 	n, err := New(Config{In: 6, Hidden: []int{4}, Classes: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := n.Save(&buf); err != nil {
-		t.Fatal(err)
-	}
-	good := buf.Bytes()
+	good := saved(t, n)
 	var wrong bytes.Buffer
 	wz := npy.NewNPZWriter(&wrong)
 	wz.Add("x", []int{5, 4}, make([]float32, 20))
