@@ -300,14 +300,19 @@ func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (
 	return t, nil
 }
 
-func (st *state) grad(dst *mat.Dense, t terms) {
-	K := st.k
+// square sizes an empty dst K×K and panics on any other shape.
+func square(dst *mat.Dense, K int) {
 	if dst.IsEmpty() {
 		dst.ReuseAs(K, K)
 	}
 	if r, c := dst.Dims(); r != K || c != K {
 		panic(fmt.Sprintf("metric: dst is %d×%d, want %d×%d", r, c, K, K))
 	}
+}
+
+func (st *state) grad(dst *mat.Dense, t terms) {
+	K := st.k
+	square(dst, K)
 	for k := 0; k < K; k++ {
 		row := st.c[k*K : (k+1)*K]
 		pk := st.prior[k]
@@ -348,12 +353,7 @@ func Linearize(dst *mat.Dense, obj Objective, C mat.Matrix, tail []bool, lambda 
 		return err
 	}
 	K := st.k
-	if dst.IsEmpty() {
-		dst.ReuseAs(K, K)
-	}
-	if r, c := dst.Dims(); r != K || c != K {
-		panic(fmt.Sprintf("metric: dst is %d×%d, want %d×%d", r, c, K, K))
-	}
+	square(dst, K)
 	for i := 0; i < K; i++ {
 		out := dst.RawRowView(i)
 		for j := range out {
