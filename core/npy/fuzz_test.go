@@ -17,46 +17,9 @@ func readAll(t *testing.T, a *Array) {
 	n := a.Len()
 	switch a.DType.Kind {
 	case Float:
-		v := make([]float64, n)
-		if a.ReadFloat64(v) != nil {
-			return
-		}
-		var buf bytes.Buffer
-		if err := Encode(&buf, a.Shape, v); err != nil {
-			t.Fatalf("re-encoding %v: %v", a.Header, err)
-		}
-		b, err := openBytes("re", buf.Bytes())
-		if err != nil {
-			t.Fatalf("re-encoded array does not read: %v", err)
-		}
-		w := make([]float64, n)
-		if err := b.ReadFloat64(w); err != nil {
-			t.Fatalf("re-encoded array does not read: %v", err)
-		}
-		for i := range v {
-			if math.Float64bits(v[i]) != math.Float64bits(w[i]) {
-				t.Fatalf("element %d: %v became %v", i, v[i], w[i])
-			}
-		}
+		roundTrip(t, a, (*Array).ReadFloat64, func(x float64) uint64 { return math.Float64bits(x) })
 	case Int, Uint:
-		v := make([]int, n)
-		if a.ReadInt(v) != nil {
-			return
-		}
-		var buf bytes.Buffer
-		if err := Encode(&buf, a.Shape, v); err != nil {
-			t.Fatalf("re-encoding %v: %v", a.Header, err)
-		}
-		b, _ := openBytes("re", buf.Bytes())
-		w := make([]int, n)
-		if err := b.ReadInt(w); err != nil {
-			t.Fatalf("re-encoded array does not read: %v", err)
-		}
-		for i := range v {
-			if v[i] != w[i] {
-				t.Fatalf("element %d: %v became %v", i, v[i], w[i])
-			}
-		}
+		roundTrip(t, a, (*Array).ReadInt, func(x int) int { return x })
 	case Bytes, Unicode:
 		s, err := a.ReadStrings()
 		if err != nil {
@@ -72,6 +35,34 @@ func readAll(t *testing.T, a *Array) {
 		}
 	default:
 		t.Fatalf("header with kind %q accepted", a.DType.Kind)
+	}
+}
+
+// roundTrip reads a with read and, if it reads, checks that Encode and
+// read again give the same elements (compared as key gives them: a float
+// by its bits).
+func roundTrip[T float64 | int, K comparable](t *testing.T, a *Array, read func(*Array, []T) error, key func(T) K) {
+	t.Helper()
+	v := make([]T, a.Len())
+	if read(a, v) != nil {
+		return
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, a.Shape, v); err != nil {
+		t.Fatalf("re-encoding %v: %v", a.Header, err)
+	}
+	b, err := openBytes("re", buf.Bytes())
+	if err != nil {
+		t.Fatalf("re-encoded array does not read: %v", err)
+	}
+	w := make([]T, len(v))
+	if err := read(b, w); err != nil {
+		t.Fatalf("re-encoded array does not read: %v", err)
+	}
+	for i := range v {
+		if key(v[i]) != key(w[i]) {
+			t.Fatalf("element %d: %v became %v", i, v[i], w[i])
+		}
 	}
 }
 
