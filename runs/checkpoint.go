@@ -38,10 +38,7 @@ func parseCkptName(name string) (int, bool) {
 
 // listCheckpoints returns the checkpoint steps in dir, ascending.
 func listCheckpoints(dir string) ([]int, error) {
-	ents, err := os.ReadDir(filepath.Join(dir, ckptDirName))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := readDir(filepath.Join(dir, ckptDirName))
 	if err != nil {
 		return nil, err
 	}

@@ -27,13 +27,19 @@ func writeAtomic(path string, b []byte, wrap func(file) file) error {
 	return o.WriteFile(path, b)
 }
 
+// readDir is os.ReadDir with a missing folder read as an empty one.
+func readDir(dir string) ([]os.DirEntry, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return ents, err
+}
+
 // removeTemps deletes the temp files of atomic writes a crashed writer
 // left in dir.
 func removeTemps(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	ents, err := readDir(dir)
 	if err != nil {
 		return err
 	}

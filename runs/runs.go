@@ -123,10 +123,7 @@ func load(dir string) (*Run, error) {
 // cannot be read is listed with Status "broken: <reason>" and its directory
 // name as ID. A missing root is an empty list.
 func List(root string) ([]Run, error) {
-	ents, err := os.ReadDir(root)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := readDir(root)
 	if err != nil {
 		return nil, err
 	}
