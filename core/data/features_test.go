@@ -113,23 +113,12 @@ func writeRawNPZ(t testing.TB, path string, entries map[string][]byte) {
 }
 
 // feat returns an n×d feature matrix with entry (i,j) = i + j/10 + off.
-func feat(n, d int, off float32) [][]float32 {
-	x := make([][]float32, n)
+func feat[T float32 | float64](n, d int, off T) [][]T {
+	x := make([][]T, n)
 	for i := range x {
-		x[i] = make([]float32, d)
+		x[i] = make([]T, d)
 		for j := range x[i] {
-			x[i][j] = float32(i) + float32(j)/10 + off
-		}
-	}
-	return x
-}
-
-func feat64(n, d int, off float64) [][]float64 {
-	x := make([][]float64, n)
-	for i := range x {
-		x[i] = make([]float64, d)
-		for j := range x[i] {
-			x[i][j] = float64(i) + float64(j)/10 + off
+			x[i][j] = T(i) + T(j)/10 + off
 		}
 	}
 	return x
@@ -142,11 +131,11 @@ func feat64(n, d int, off float64) [][]float64 {
 func featureFixture(t *testing.T) (string, FeatureFiles) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
-	writeNPZ(t, p("train.npz"), map[string]any{"x": feat(6, 4, 0), "y": []int64{0, 1, 2, 0, 1, 0}})
-	writeNPZ(t, p("val.npz"), map[string]any{"x": feat64(3, 4, 100), "y": []int32{2, 1, 0}})
-	writeNPY(t, p("test_x.npy"), feat64(3, 4, 200))
+	writeNPZ(t, p("train.npz"), map[string]any{"x": feat[float32](6, 4, 0), "y": []int64{0, 1, 2, 0, 1, 0}})
+	writeNPZ(t, p("val.npz"), map[string]any{"x": feat[float64](3, 4, 100), "y": []int32{2, 1, 0}})
+	writeNPY(t, p("test_x.npy"), feat[float64](3, 4, 200))
 	writeNPY(t, p("test_y.npy"), []uint8{1, 2, 0})
-	writeNPZ(t, p("unl.npz"), map[string]any{"x": feat(5, 4, 300)})
+	writeNPZ(t, p("unl.npz"), map[string]any{"x": feat[float32](5, 4, 300)})
 	W := make([][]float64, 4)
 	for i := range W {
 		W[i] = []float64{float64(i), -float64(i), 0.5}
@@ -212,11 +201,11 @@ func TestLoadFeaturesNPYPairsAndLayouts(t *testing.T) {
 	os.WriteFile(p("tr_x.npy"), rawNPY(">f4", true, "(2, 4)", data), 0o644)
 	writeNPY(t, p("tr_y.npy"), []int16{0, 1})
 	ff.Val, ff.Test, ff.TestY, ff.Head = p("v2.npz"), p("t2.npz"), "", "" // K = 2 here
-	writeNPZ(t, p("v2.npz"), map[string]any{"x": feat64(2, 4, 100), "y": []int32{1, 0}})
-	writeNPZ(t, p("t2.npz"), map[string]any{"x": feat64(2, 4, 200), "y": []int32{0, 1}})
+	writeNPZ(t, p("v2.npz"), map[string]any{"x": feat[float64](2, 4, 100), "y": []int32{1, 0}})
+	writeNPZ(t, p("t2.npz"), map[string]any{"x": feat[float64](2, 4, 200), "y": []int32{0, 1}})
 	ff.Train, ff.TrainY = p("tr_x.npy"), p("tr_y.npy")
 	// Unlabeled as an .npy without labels, and an .npz with labels.
-	writeNPY(t, p("u_x.npy"), feat(2, 4, 0))
+	writeNPY(t, p("u_x.npy"), feat[float32](2, 4, 0))
 	ff.Unlabeled = p("u_x.npy")
 	sp, _, err := LoadFeatures(ff)
 	if err != nil {
@@ -228,7 +217,7 @@ func TestLoadFeaturesNPYPairsAndLayouts(t *testing.T) {
 	if !slices.Equal(sp.Unlabeled.Y, []int{-1, -1}) {
 		t.Errorf("unlabeled Y = %v, want unknown", sp.Unlabeled.Y)
 	}
-	writeNPZ(t, p("u.npz"), map[string]any{"x": feat(2, 4, 0), "y": []int64{1, -1}})
+	writeNPZ(t, p("u.npz"), map[string]any{"x": feat[float32](2, 4, 0), "y": []int64{1, -1}})
 	ff.Unlabeled = p("u.npz")
 	if sp, _, err = LoadFeatures(ff); err != nil {
 		t.Fatal(err)
@@ -252,69 +241,69 @@ func TestLoadFeaturesErrors(t *testing.T) {
 		want  []string
 	}{
 		{"NaN feature", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			x := feat(6, 4, 0)
+			x := feat[float32](6, 4, 0)
 			x[3][2] = float32(math.NaN())
 			writeNPZ(t, p("train.npz"), map[string]any{"x": x, "y": []int64{0, 1, 2, 0, 1, 0}})
 		}, []string{"train.npz", "NaN at row 3, column 2"}},
 		{"Inf feature", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			x := feat64(3, 4, 0)
+			x := feat[float64](3, 4, 0)
 			x[1][0] = math.Inf(-1)
 			writeNPZ(t, p("val.npz"), map[string]any{"x": x, "y": []int32{2, 1, 0}})
 		}, []string{"val.npz", "Inf at row 1, column 0"}},
 		{"float64 overflowing float32", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			x := feat64(3, 4, 0)
+			x := feat[float64](3, 4, 0)
 			x[0][1] = 1e300
 			writeNPY(t, p("test_x.npy"), x)
 		}, []string{"test_x.npy", "1e+300 (overflows float32) at row 0, column 1"}},
 		{"negative label", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("train.npz"), map[string]any{"x": feat(6, 4, 0), "y": []int64{0, -2, 2, 0, 1, 0}})
+			writeNPZ(t, p("train.npz"), map[string]any{"x": feat[float32](6, 4, 0), "y": []int64{0, -2, 2, 0, 1, 0}})
 		}, []string{"train.npz", "negative label -2 at index 1"}},
 		{"test label out of range", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
 			writeNPY(t, p("test_y.npy"), []uint8{1, 3, 0})
 		}, []string{"test_x.npy", "label 3 at index 1 outside [0,3)"}},
 		{"unlabeled label out of range", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("unl.npz"), map[string]any{"x": feat(2, 4, 0), "y": []int64{0, 7}})
+			writeNPZ(t, p("unl.npz"), map[string]any{"x": feat[float32](2, 4, 0), "y": []int64{0, 7}})
 		}, []string{"unl.npz", "label 7 at index 1 outside [-1,3)"}},
 		{"huge label", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("train.npz"), map[string]any{"x": feat(6, 4, 0), "y": []uint64{0, 1, 2, 0, 1, math.MaxUint64}})
+			writeNPZ(t, p("train.npz"), map[string]any{"x": feat[float32](6, 4, 0), "y": []uint64{0, 1, 2, 0, 1, math.MaxUint64}})
 		}, []string{"train.npz", `member "y.npy": label 18446744073709551615 at index 5 exceeds the limit`}},
 		{"x/y length mismatch", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
 			writeNPY(t, p("test_y.npy"), []uint8{1, 2})
 		}, []string{"test_y.npy: 2 labels but", "test_x.npy has 3 feature rows"}},
 		{"d mismatch", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("val.npz"), map[string]any{"x": feat64(3, 5, 0), "y": []int32{2, 1, 0}})
+			writeNPZ(t, p("val.npz"), map[string]any{"x": feat[float64](3, 5, 0), "y": []int32{2, 1, 0}})
 		}, []string{"val.npz: features have d=5 but", "train.npz has d=4"}},
 		{"class absent from val", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("val.npz"), map[string]any{"x": feat64(3, 4, 0), "y": []int32{0, 1, 0}})
+			writeNPZ(t, p("val.npz"), map[string]any{"x": feat[float64](3, 4, 0), "y": []int32{0, 1, 0}})
 		}, []string{"val.npz", "class 2 has no validation samples"}},
 		{"class absent from train", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("train.npz"), map[string]any{"x": feat(6, 4, 0), "y": []int64{0, 1, 0, 0, 1, 0}})
+			writeNPZ(t, p("train.npz"), map[string]any{"x": feat[float32](6, 4, 0), "y": []int64{0, 1, 0, 0, 1, 0}})
 		}, []string{"train.npz", "class 2 has no labeled training samples"}},
 		{"class absent from test", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
 			writeNPY(t, p("test_y.npy"), []uint8{1, 1, 0})
 		}, []string{"test_x.npy", "class 2 has no test samples"}},
 		{"K < 2", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("train.npz"), map[string]any{"x": feat(2, 4, 0), "y": []int64{0, 0}})
-			writeNPZ(t, p("val.npz"), map[string]any{"x": feat(1, 4, 0), "y": []int64{0}})
+			writeNPZ(t, p("train.npz"), map[string]any{"x": feat[float32](2, 4, 0), "y": []int64{0, 0}})
+			writeNPZ(t, p("val.npz"), map[string]any{"x": feat[float32](1, 4, 0), "y": []int64{0}})
 			ff.Head = ""
 		}, []string{"train.npz", "K=1"}},
 		{"head W transposed", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("head.npz"), map[string]any{"W": feat64(3, 4, 0), "b": []float64{0, 0, 0}})
+			writeNPZ(t, p("head.npz"), map[string]any{"W": feat[float64](3, 4, 0), "b": []float64{0, 0, 0}})
 		}, []string{"head.npz", "head W has shape (3, 4), want (4, 3)", "PyTorch"}},
 		{"head b shape", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("head.npz"), map[string]any{"W": feat64(4, 3, 0), "b": []float64{0, 0}})
+			writeNPZ(t, p("head.npz"), map[string]any{"W": feat[float64](4, 3, 0), "b": []float64{0, 0}})
 		}, []string{"head.npz", "head b has shape (2,), want (3,)"}},
 		{"head NaN", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("head.npz"), map[string]any{"W": feat64(4, 3, 0), "b": []float64{0, math.NaN(), 0}})
+			writeNPZ(t, p("head.npz"), map[string]any{"W": feat[float64](4, 3, 0), "b": []float64{0, math.NaN(), 0}})
 		}, []string{"head.npz", "head b: NaN at flat index 1"}},
 		{"head missing b", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("head.npz"), map[string]any{"W": feat64(4, 3, 0), "bias": []float64{0, 0, 0}})
+			writeNPZ(t, p("head.npz"), map[string]any{"W": feat[float64](4, 3, 0), "bias": []float64{0, 0, 0}})
 		}, []string{"head.npz", `missing array "b" (the archive holds W, bias)`}},
 		{"complex features", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
 			writeNPZ(t, p("train.npz"), map[string]any{"x": [][]complex64{{1, 2}, {3, 4}}, "y": []int64{0, 1}})
 		}, []string{"train.npz", `member "x.npy"`, "complex"}},
 		{"string labels", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("train.npz"), map[string]any{"x": feat(2, 4, 0), "y": []string{"cat", "dog"}})
+			writeNPZ(t, p("train.npz"), map[string]any{"x": feat[float32](2, 4, 0), "y": []string{"cat", "dog"}})
 		}, []string{"train.npz", `member "y.npy"`, "strings"}},
 		{"float labels", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
 			writeNPY(t, p("test_y.npy"), []float32{1, 2})
@@ -323,7 +312,7 @@ func TestLoadFeaturesErrors(t *testing.T) {
 			writeNPY(t, p("test_x.npy"), [][]int32{{1, 2, 3, 4}, {5, 6, 7, 8}})
 		}, []string{"test_x.npy", "want float32 or float64"}},
 		{"missing key", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
-			writeNPZ(t, p("train.npz"), map[string]any{"x": feat(6, 4, 0), "labels": []int64{0, 1, 2, 0, 1, 0}})
+			writeNPZ(t, p("train.npz"), map[string]any{"x": feat[float32](6, 4, 0), "labels": []int64{0, 1, 2, 0, 1, 0}})
 		}, []string{"train.npz", `missing array "y" (the archive holds labels, x)`}},
 		{"ragged (object) array", func(t *testing.T, p func(string) string, ff *FeatureFiles) {
 			writeRawNPZ(t, p("train.npz"), map[string][]byte{

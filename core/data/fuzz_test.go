@@ -113,8 +113,8 @@ func npzSeed(f *testing.F, arrays map[string]any) []byte {
 }
 
 func FuzzFeatureSplit(f *testing.F) {
-	f.Add(npzSeed(f, map[string]any{"x": feat(3, 2, 0), "y": []int64{0, 1, -1}}), true)
-	f.Add(npzSeed(f, map[string]any{"x": feat64(2, 2, 0), "y": []uint8{1, 0}, "names": []string{"a", "b"}}), false)
+	f.Add(npzSeed(f, map[string]any{"x": feat[float32](3, 2, 0), "y": []int64{0, 1, -1}}), true)
+	f.Add(npzSeed(f, map[string]any{"x": feat[float64](2, 2, 0), "y": []uint8{1, 0}, "names": []string{"a", "b"}}), false)
 	f.Fuzz(func(t *testing.T, b []byte, labelsOptional bool) {
 		checkSplit(t, b, labelsOptional)
 		checkSplit(t, npytest.Archive(b), labelsOptional)

@@ -108,7 +108,7 @@ func TestArchiveNamesErrors(t *testing.T) {
 					"names": raw,
 				})
 			} else {
-				writeNPZ(t, p, map[string]any{"x": feat(6, 4, 0), "y": []int64{0, 1, 2, 0, 1, 0}, "names": c.names})
+				writeNPZ(t, p, map[string]any{"x": feat[float32](6, 4, 0), "y": []int64{0, 1, 2, 0, 1, 0}, "names": c.names})
 			}
 			_, _, err := LoadFeatures(ff)
 			if err == nil || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), c.want) {
