@@ -19,9 +19,12 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden figures and CSVs in testdata/")
 
 // fixture loads one of the small runs in testdata/run by name.
-func fixture(t *testing.T, name string) *Run {
+func fixture(t *testing.T, name string) *Run { t.Helper(); return fixtureIn(t, "run", name) }
+
+// fixtureIn loads the run name from the runs root testdata/root.
+func fixtureIn(t *testing.T, root, name string) *Run {
 	t.Helper()
-	run, err := runs.Open(filepath.Join("testdata", "run"), name)
+	run, err := runs.Open(filepath.Join("testdata", root), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,14 +180,7 @@ func TestSamePNGCatchesChanges(t *testing.T) {
 // realised change of ψ that format 1 never had.)
 func TestGoldenFormat1(t *testing.T) {
 	for _, name := range []string{"viz-selmix", "viz-uniform"} {
-		v1run, err := runs.Open(filepath.Join("testdata", "run-v1"), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v1, err := FromRun(v1run)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v1 := fixtureIn(t, "run-v1", name)
 		if v1.Hist.Format != 1 {
 			t.Fatalf("%s: testdata/run-v1 holds format %d", name, v1.Hist.Format)
 		}

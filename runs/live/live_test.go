@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"selmix/core/train"
+	"selmix/runs/live/livetest"
 )
 
 // fakeEngine publishes what the test says to every subscriber, as
@@ -80,21 +81,11 @@ func (f *fakeEngine) waitSubs(t *testing.T, n int) {
 	t.Fatalf("fewer than %d subscribers after 5s", n)
 }
 
-func shortDir(t *testing.T) string {
-	// t.TempDir paths can pass the 107-byte socket path limit.
-	dir, err := os.MkdirTemp("", "lv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // Two clients see the same events in the same order, with the step at
 // which a control took effect; a control from one reaches the engine; a
 // client that never reads does not hold anything up; NaN survives the wire.
 func TestTwoClientsAndASlowOne(t *testing.T) {
-	dir := shortDir(t)
+	dir := livetest.ShortDir(t)
 	eng := newFake()
 	srv, err := Serve(dir, eng)
 	if err != nil {
@@ -181,7 +172,7 @@ func TestTwoClientsAndASlowOne(t *testing.T) {
 }
 
 func TestDialRefuses(t *testing.T) {
-	dir := shortDir(t)
+	dir := livetest.ShortDir(t)
 	if _, err := Dial(dir, Hello{}); !errors.Is(err, ErrNotLive) {
 		t.Errorf("no socket: err %v, want ErrNotLive", err)
 	}
@@ -264,7 +255,7 @@ func FuzzDecode(f *testing.F) {
 // float32), one that does not gets none, and one that says nothing at all
 // gets none once the server has waited for its hello.
 func TestMatricesOnRequest(t *testing.T) {
-	dir := shortDir(t)
+	dir := livetest.ShortDir(t)
 	eng := newFake()
 	srv, err := Serve(dir, eng)
 	if err != nil {
