@@ -103,73 +103,37 @@ func (a *Array) ReadInt(dst []int) error {
 func intConverter(size int, signed bool) converter[int] {
 	switch {
 	case size == 1 && signed:
-		return func(dst []int, src []byte) int {
-			for i := range dst {
-				dst[i] = int(int8(src[i]))
-			}
-			return -1
-		}
+		return widen(1, func(b []byte) int8 { return int8(b[0]) })
 	case size == 1:
-		return func(dst []int, src []byte) int {
-			for i := range dst {
-				dst[i] = int(src[i])
-			}
-			return -1
-		}
+		return widen(1, func(b []byte) uint8 { return b[0] })
 	case size == 2 && signed:
-		return func(dst []int, src []byte) int {
-			for i := range dst {
-				dst[i] = int(int16(le.Uint16(src[2*i:])))
-			}
-			return -1
-		}
+		return widen(2, func(b []byte) int16 { return int16(le.Uint16(b)) })
 	case size == 2:
-		return func(dst []int, src []byte) int {
-			for i := range dst {
-				dst[i] = int(le.Uint16(src[2*i:]))
-			}
-			return -1
-		}
+		return widen(2, le.Uint16)
 	case size == 4 && signed:
-		return func(dst []int, src []byte) int {
-			for i := range dst {
-				dst[i] = int(int32(le.Uint32(src[4*i:])))
-			}
-			return -1
-		}
+		return widen(4, func(b []byte) int32 { return int32(le.Uint32(b)) })
 	case size == 4:
-		return func(dst []int, src []byte) int {
-			for i := range dst {
-				v := le.Uint32(src[4*i:])
-				if uint64(v) > uint64(maxInt) {
-					return i
-				}
-				dst[i] = int(v)
-			}
-			return -1
-		}
+		return widen(4, le.Uint32)
 	case signed:
-		return func(dst []int, src []byte) int {
-			for i := range dst {
-				v := int64(le.Uint64(src[8*i:]))
-				if int64(int(v)) != v {
-					return i
-				}
-				dst[i] = int(v)
-			}
-			return -1
-		}
+		return widen(8, func(b []byte) int64 { return int64(le.Uint64(b)) })
 	default:
-		return func(dst []int, src []byte) int {
-			for i := range dst {
-				v := le.Uint64(src[8*i:])
-				if v > uint64(maxInt) {
-					return i
-				}
-				dst[i] = int(v)
+		return widen(8, le.Uint64)
+	}
+}
+
+// widen converts elements of size bytes, read by get, to int; it stops at
+// the first that int cannot hold (its value or its sign would change) and
+// returns its index.
+func widen[T int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64](size int, get func([]byte) T) converter[int] {
+	return func(dst []int, src []byte) int {
+		for i := range dst {
+			v := get(src[size*i:])
+			if T(int(v)) != v || (v < 0) != (int(v) < 0) {
+				return i
 			}
-			return -1
+			dst[i] = int(v)
 		}
+		return -1
 	}
 }
 
