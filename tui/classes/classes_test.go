@@ -29,8 +29,8 @@ func TestScrollClamps(t *testing.T) {
 	for range 500 {
 		fixture.Press(m, "j")
 	}
-	if want := 100 - 10; m.scroll.Offset(100, m.rows()) != want {
-		t.Errorf("offset after scrolling past the end = %d, want %d", m.scroll.Offset(100, m.rows()), want)
+	if want := 100 - 10; m.Scroll.Offset(100, m.Rows()) != want {
+		t.Errorf("offset after scrolling past the end = %d, want %d", m.Scroll.Offset(100, m.Rows()), want)
 	}
 	if got, want := m.Title(), "classes 91–100 of 100 · by recall ↑"; got != want {
 		t.Errorf("Title() = %q, want %q", got, want)
