@@ -62,11 +62,9 @@ func (m *Model) FullHelp() [][]key.Binding {
 
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	m.sync()
-	kp, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return nil
+	if kp, ok := msg.(tea.KeyPressMsg); ok {
+		m.Keys(kp, m.Nav.K, true)
 	}
-	m.Keys(kp, m.Nav.K, true)
 	return nil
 }
 

@@ -57,12 +57,8 @@ func (m *Model) FullHelp() [][]key.Binding {
 
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	m.sync()
-	kp, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return nil
-	}
-	if m.Keys(kp, len(m.order), m.perClass) {
-		m.order = m.rowOrder()
+	if kp, ok := msg.(tea.KeyPressMsg); ok && m.Keys(kp, len(m.order), m.perClass) {
+		m.order = m.rowOrder() // the Nav sorted anew
 	}
 	return nil
 }
