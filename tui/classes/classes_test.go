@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/pane"
@@ -103,14 +101,13 @@ func TestSortAndJump(t *testing.T) {
 // G not loaded yet: sorted by gain, the pane says so and shows no gains;
 // when G arrives (a new refresh value at the same step), it sorts by it.
 func TestGainBeforeG(t *testing.T) {
-	full := fixture.Refresh(100, 1, 2000, metric.MinRecall)
-	run := fixture.Apply(fixture.Info(100), []train.Snapshot{fixture.Refresh(100, 0, 2000, metric.MinRecall), fixture.WithoutGP(full)})
+	run, full := fixture.GLoading(100)
 	m := New(fixture.Plain(), run)
 	v := fixture.View(t, m, 78, 8, "s", "s")
 	if !strings.Contains(m.Title(), "by gain ↓ (G loading…)") || !strings.Contains(v, "     —") {
 		t.Errorf("title %q, view:\n%s\nwant the gain column empty and the title saying G is loading", m.Title(), v)
 	}
-	run.Cur = full.Refresh
+	run.Cur = full
 	m.Update(pane.RefreshMsg{})
 	if m.Title() != "classes 1–6 of 100 · by gain ↓" {
 		t.Errorf("title %q after G arrived", m.Title())

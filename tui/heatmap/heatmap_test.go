@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/core/metric"
 	"selmix/core/train"
 
 	"selmix/tui/history"
@@ -129,20 +128,19 @@ func TestJumps(t *testing.T) {
 // Before G and P arrive the pane says so, takes keys without effect, and
 // draws them once they come.
 func TestLoading(t *testing.T) {
-	full := fixture.Refresh(1000, 1, 2000, metric.MinRecall)
-	run := fixture.Apply(fixture.Info(1000), []train.Snapshot{fixture.Refresh(1000, 0, 2000, metric.MinRecall), fixture.WithoutGP(full)})
+	run, full := fixture.GLoading(1000)
 	m := New(fixture.Plain(), run)
 	fixture.GoldenTitled(t, m, 78, 17, "w", "t", "enter", "a", "j", "esc")
 	if v := m.View(); !strings.Contains(v, "loading G/P…") {
 		t.Fatalf("no loading note:\n%s", v)
 	}
-	run.Cur = full.Refresh
+	run.Cur = full
 	m.Update(pane.RefreshMsg{})
 	if v := m.View(); strings.Contains(v, "loading") || !strings.Contains(v, "G (row i, col j)") {
 		t.Errorf("G and P arrived but the view is:\n%s", v)
 	}
 	// A short G (a bad file) is "not loaded", never an index panic.
-	bad := *full.Refresh
+	bad := *full
 	bad.G = bad.G[:10]
 	run.Cur = &bad
 	m.Update(pane.RefreshMsg{})
