@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/core/train"
+	"selmix/tui/internal/wait"
 )
 
 // SnapshotMsg carries one engine snapshot (an immutable copy).
@@ -80,14 +81,8 @@ func Follow(ctx context.Context, st *train.Stream, send func(tea.Msg), every tim
 			batch = append(batch, s)
 		}
 		send(batch)
-		if every > 0 {
-			t := time.NewTimer(every)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
+		if every > 0 && !wait.Sleep(ctx, every) {
+			return
 		}
 	}
 }

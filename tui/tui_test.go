@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/exp/golden"
 
 	"selmix/core/train"
 	"selmix/tui/internal/fixture"
@@ -40,12 +39,6 @@ func newRunningColor(t testing.TB, K, w, h int, ctl Controller, color bool) *Mod
 	return newFrom(t, K, w, h, ctl, color, fixture.Running)
 }
 
-// newWorker is a workbench on a run whose trainer is a worker on a GPU.
-func newWorker(t testing.TB, K, w, h int, ctl Controller) *Model {
-	t.Helper()
-	return newFrom(t, K, w, h, ctl, false, fixture.Worker)
-}
-
 func newFrom(t testing.TB, K, w, h int, ctl Controller, color bool, snaps func(K, n int) []train.Snapshot) *Model {
 	t.Helper()
 	m := New(Options{Info: fixture.Info(K), Ctl: ctl, Color: color})
@@ -66,70 +59,64 @@ func press(m *Model, keys ...string) {
 	}
 }
 
-func TestScreen(t *testing.T) {
-	cases := []struct {
-		name string
-		K    int
-		w, h int
-		keys []string
-	}{
-		{"80x24", 10, 80, 24, nil},
-		{"80x24-heatmap-tab", 10, 80, 24, []string{"tab"}},
-		{"80x24-curves-tab", 10, 80, 24, []string{"shift+tab", "shift+tab"}},
-		{"160x50", 10, 160, 50, nil},
-		{"200x60", 10, 200, 60, nil},
-		{"200x60-k100", 100, 200, 60, nil},
-		{"help", 10, 100, 40, []string{"?"}},
-		{"help-80x24", 10, 80, 24, []string{"?"}},
-		{"objective-picker", 10, 80, 24, []string{"o", "down"}},
-		{"edit-form-error", 10, 100, 30, []string{"e", "down", "down", "down", "down", "ctrl+u", "2", "enter"}},
-		{"quit-confirm", 10, 80, 24, []string{"q"}},
-		{"160x50-k1000", 1000, 160, 50, nil},
-		{"160x50-k1000-worst", 1000, 160, 50, []string{"tab", "w"}},
-		{"80x24-k1000", 1000, 80, 24, nil},
-		{"80x24-k1000-search", 1000, 80, 24, []string{"/", "4", "2"}},
-		{"80x24-k1000-heatmap", 1000, 80, 24, []string{"tab"}},
-		{"80x24-k1000-lambda-by-gain", 1000, 80, 24, []string{"tab", "tab", "s", "s", "s"}},
-	}
+// screenCase is one golden screen: the workbench on a K-class run at
+// w×h after keys.
+type screenCase struct {
+	name   string
+	K      int
+	w, h   int
+	keys   []string
+	worker bool // the trainer is a worker on a GPU
+}
+
+// goldenScreens compares each case's screen with its golden file.
+func goldenScreens(t *testing.T, cases []screenCase) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := newRunning(t, c.K, c.w, c.h, &recorder{})
+			snaps := fixture.Running
+			if c.worker {
+				snaps = fixture.Worker
+			}
+			m := newFrom(t, c.K, c.w, c.h, &recorder{}, false, snaps)
 			press(m, c.keys...)
-			v := m.Render()
-			fixture.CheckBox(t, v, c.w, c.h)
-			golden.RequireEqual(t, v)
+			fixture.GoldenScreen(t, m.Render(), c.w, c.h)
 		})
 	}
+}
+
+func TestScreen(t *testing.T) {
+	goldenScreens(t, []screenCase{
+		{"80x24", 10, 80, 24, nil, false},
+		{"80x24-heatmap-tab", 10, 80, 24, []string{"tab"}, false},
+		{"80x24-curves-tab", 10, 80, 24, []string{"shift+tab", "shift+tab"}, false},
+		{"160x50", 10, 160, 50, nil, false},
+		{"200x60", 10, 200, 60, nil, false},
+		{"200x60-k100", 100, 200, 60, nil, false},
+		{"help", 10, 100, 40, []string{"?"}, false},
+		{"help-80x24", 10, 80, 24, []string{"?"}, false},
+		{"objective-picker", 10, 80, 24, []string{"o", "down"}, false},
+		{"edit-form-error", 10, 100, 30, []string{"e", "down", "down", "down", "down", "ctrl+u", "2", "enter"}, false},
+		{"quit-confirm", 10, 80, 24, []string{"q"}, false},
+		{"160x50-k1000", 1000, 160, 50, nil, false},
+		{"160x50-k1000-worst", 1000, 160, 50, []string{"tab", "w"}, false},
+		{"80x24-k1000", 1000, 80, 24, nil, false},
+		{"80x24-k1000-search", 1000, 80, 24, []string{"/", "4", "2"}, false},
+		{"80x24-k1000-heatmap", 1000, 80, 24, []string{"tab"}, false},
+		{"80x24-k1000-lambda-by-gain", 1000, 80, 24, []string{"tab", "tab", "s", "s", "s"}, false},
+	})
 }
 
 // The linear-step view, the worker console and the trainer's figures in
 // the header, at both layouts and at K = 1000.
 func TestScreenViews(t *testing.T) {
-	cases := []struct {
-		name   string
-		K      int
-		w, h   int
-		keys   []string
-		worker bool // the trainer is a worker on a GPU
-	}{
+	goldenScreens(t, []screenCase{
 		{"80x24-linear", 10, 80, 24, []string{"shift+tab", "shift+tab", "v"}, false},
 		{"80x24-worker-console", 10, 80, 24, []string{"shift+tab", "c"}, true},
 		{"160x50-worker-linear-console", 10, 160, 50, []string{"shift+tab", "c", "shift+tab", "v"}, true},
 		{"160x50-k1000-linear", 1000, 160, 50, []string{"shift+tab", "shift+tab", "v"}, false},
 		{"80x24-k1000-linear", 1000, 80, 24, []string{"shift+tab", "shift+tab", "v"}, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := newRunning(t, c.K, c.w, c.h, &recorder{})
-			if c.worker {
-				m = newWorker(t, c.K, c.w, c.h, &recorder{})
-			}
-			press(m, c.keys...)
-			v := m.Render()
-			fixture.CheckBox(t, v, c.w, c.h)
-			golden.RequireEqual(t, v)
-		})
-	}
+	})
 }
 
 func TestStates(t *testing.T) {

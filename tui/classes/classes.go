@@ -20,14 +20,11 @@ import (
 
 // Model lists classes, scrolling when K exceeds the height.
 type Model struct {
-	pane.Base
-	scroll pane.Scroll
-	nav    classlist.Nav
+	classlist.Pane
 
 	// Derived from one refresh when it arrives (sync), so View formats
 	// only the visible rows.
-	rs, prev *train.RefreshStats // prev: the refresh before, if of the same K
-	hasG     bool
+	prev     *train.RefreshStats // the refresh before, if of the same K
 	nameW    int
 	countW   int // 0: no training counts (or too narrow to show them)
 	covScale float64
@@ -35,7 +32,7 @@ type Model struct {
 
 // New returns the pane over run.
 func New(ctx *pane.Context, run *history.Run) *Model {
-	m := &Model{Base: pane.NewBase(ctx, run), nav: classlist.NewNav()}
+	m := &Model{Pane: classlist.NewPane(ctx, run)}
 	m.sync()
 	return m
 }
@@ -44,64 +41,45 @@ func (m *Model) SetSize(w, h int) { m.Base.SetSize(w, h); m.sync() }
 
 func (m *Model) Title() string {
 	t := "recall & coverage"
-	if k, rows := m.nav.K, m.rows(); k > rows && rows > 0 {
-		lo, hi := m.scroll.Window(k, rows)
+	if k, rows := m.Nav.K, m.Rows(); k > rows && rows > 0 {
+		lo, hi := m.Scroll.Window(k, rows)
 		t = fmt.Sprintf("classes %d–%d of %d", lo+1, hi, k)
 	}
-	if m.nav.By() != classlist.ByClass {
-		t += " · " + m.nav.Title()
+	if m.Nav.By() != classlist.ByClass {
+		t += " · " + m.Nav.Title()
 	}
 	return t
 }
 
-// Capturing reports that the search prompt is open.
-func (m *Model) Capturing() bool { return m.nav.Searching() }
-
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.Ctx.Keys
-	if m.nav.Searching() {
-		return classlist.PromptHelp(m.Ctx)
-	}
-	return append([]key.Binding{k.Up, k.Down}, classlist.KeyHelp(m.Ctx)...)
+	return m.Help([]key.Binding{k.Up, k.Down}, true)
 }
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.Ctx.Keys
 	return [][]key.Binding{{k.Up, k.Down, k.Top, k.Bottom}, classlist.KeyHelp(m.Ctx)}
 }
 
-// rows is how many class rows fit under the two header lines.
-func (m *Model) rows() int { return max(0, m.H-2) }
-
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	m.sync()
-	kp, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return nil
+	if kp, ok := msg.(tea.KeyPressMsg); ok {
+		m.Keys(kp, m.Nav.K, true)
 	}
-	if handled, jump := m.nav.Update(kp, m.Ctx); handled {
-		if jump >= 0 {
-			m.scroll.SetOffset(jump, m.nav.K, m.rows())
-		}
-		return nil
-	}
-	m.scroll.Update(kp, m.Ctx.Keys, m.nav.K, m.rows())
 	return nil
 }
 
 // sync derives what View needs from the run's current refresh, once per
 // refresh (or when its G arrives).
 func (m *Model) sync() {
-	r := m.Run
-	cur := r.Cur
-	if cur == m.rs && (cur == nil || (cur.G != nil) == m.hasG) {
+	if !m.Sync() {
 		return
 	}
-	m.rs, m.prev = cur, nil
-	m.nav.Refresh(cur, r)
+	r, cur := m.Run, m.RS
+	m.prev = nil
+	m.Nav.Refresh(cur, r)
 	if cur == nil {
 		return
 	}
-	m.hasG = cur.G != nil
 	K := cur.K
 	if p := r.Prev; p != nil && p.K == K {
 		m.prev = p
@@ -126,7 +104,7 @@ func (m *Model) sync() {
 func (m *Model) View() string {
 	th := m.Ctx.Theme
 	r := m.Run
-	cur := m.rs
+	cur := m.RS
 	if cur == nil {
 		return m.Waiting()
 	}
@@ -142,7 +120,7 @@ func (m *Model) View() string {
 	// and there is room, or when they are the order.
 	counts := r.Info.TrainCounts
 	countW := 0
-	if wide || m.nav.By() == classlist.ByCount {
+	if wide || m.Nav.By() == classlist.ByCount {
 		countW = m.countW
 	}
 	// Coverages are near 1/K: at K = 1000 three decimals would show
@@ -151,7 +129,7 @@ func (m *Model) View() string {
 	covW := cd + 2
 	// Sorted by gain, the gain is shown: it is not visible otherwise.
 	gainW := 0
-	if m.nav.By() == classlist.ByGain {
+	if m.Nav.By() == classlist.ByGain {
 		gainW = 9
 	}
 	// mark(2) name [count] [gain] sp bar sp val(5) sp Δ(6) | sp bar sp val [sp Δ] sp flag(1)
@@ -165,8 +143,8 @@ func (m *Model) View() string {
 	covScale := m.covScale
 
 	var b strings.Builder
-	if m.nav.Searching() {
-		b.WriteString(m.nav.Prompt(m.Ctx))
+	if m.Nav.Searching() {
+		b.WriteString(m.Nav.Prompt(m.Ctx))
 	} else {
 		fmt.Fprintf(&b, "%s %s  %s %s %.3g  %s",
 			th.Render(th.Worst, "▶"), "worst: "+r.ClassName(rep.Worst),
@@ -189,17 +167,17 @@ func (m *Model) View() string {
 	}
 	b.WriteString(th.Render(th.Dim, pane.PadRight("", 2+nameW)+pane.PadLeft(countHead, countW)+pane.PadLeft(gainHead, gainW)+" "+
 		pane.PadRight("recall 0–1", recW+1)+pane.PadRight("", 13)+"│ "+covHead))
-	lo, hi := m.scroll.Window(K, m.rows())
-	for _, k := range m.nav.Order[lo:hi] {
+	lo, hi := m.Scroll.Window(K, m.Rows())
+	for _, k := range m.Nav.Order[lo:hi] {
 		b.WriteByte('\n')
 		rec, cov := rep.Recall[k], rep.Coverage[k]
 		mark, nameStyle := "  ", th.Bold
 		switch {
-		case k == rep.Worst && k == m.nav.Found:
+		case k == rep.Worst && k == m.Nav.Found:
 			mark, nameStyle = th.Render(th.Worst, "▶»"), th.Worst
 		case k == rep.Worst:
 			mark, nameStyle = th.Render(th.Worst, "▶ "), th.Worst
-		case k == m.nav.Found:
+		case k == m.Nav.Found:
 			mark, nameStyle = th.Render(th.Accent, "» "), th.Accent
 		}
 		name := pane.PadRight(history.Short(r.ClassName(k), nameW), nameW)
@@ -209,7 +187,7 @@ func (m *Model) View() string {
 		}
 		if gainW > 0 {
 			g := "—"
-			if v := m.nav.Gain(k); !math.IsNaN(v) { // NaN: G not loaded yet
+			if v := m.Nav.Gain(k); !math.IsNaN(v) { // NaN: G not loaded yet
 				g = fmt.Sprintf("%+.1e", v)
 			}
 			b.WriteString(pane.PadLeft(g, gainW))

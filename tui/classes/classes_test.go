@@ -6,33 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/exp/golden"
-
-	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/pane"
 )
 
 func TestView(t *testing.T) {
-	cases := []struct {
-		name string
-		run  *history.Run
-		w, h int
-		keys []string
-	}{
-		{"waiting", history.New(fixture.Info(10)), 60, 5, nil},
-		{"k10-narrow", fixture.Apply(fixture.Info(10), fixture.Running(10, 6)), 78, 17, nil},
-		{"k10-wide", fixture.Apply(fixture.Info(10), fixture.Running(10, 6)), 100, 14, nil},
-		{"k10-first-refresh", fixture.Apply(fixture.Info(10), fixture.Running(10, 1)), 78, 14, nil},
-		{"k100-scrolled", fixture.Apply(fixture.Info(100), fixture.Running(100, 3)), 78, 12, []string{"j", "j", "j"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			fixture.Golden(t, New(fixture.Plain(), c.run), c.w, c.h, c.keys...)
-		})
-	}
+	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
+		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 60, H: 5},
+		{Name: "k10-narrow", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 6)), W: 78, H: 17},
+		{Name: "k10-wide", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 6)), W: 100, H: 14},
+		{Name: "k10-first-refresh", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 1)), W: 78, H: 14},
+		{Name: "k100-scrolled", Run: fixture.Apply(fixture.Info(100), fixture.Running(100, 3)), W: 78, H: 12, Keys: []string{"j", "j", "j"}},
+	})
 }
 
 func TestScrollClamps(t *testing.T) {
@@ -41,8 +27,8 @@ func TestScrollClamps(t *testing.T) {
 	for range 500 {
 		fixture.Press(m, "j")
 	}
-	if want := 100 - 10; m.scroll.Offset(100, m.rows()) != want {
-		t.Errorf("offset after scrolling past the end = %d, want %d", m.scroll.Offset(100, m.rows()), want)
+	if want := 100 - 10; m.Scroll.Offset(100, m.Rows()) != want {
+		t.Errorf("offset after scrolling past the end = %d, want %d", m.Scroll.Offset(100, m.Rows()), want)
 	}
 	if got, want := m.Title(), "classes 91–100 of 100 · by recall ↑"; got != want {
 		t.Errorf("Title() = %q, want %q", got, want)
@@ -53,25 +39,14 @@ func TestScrollClamps(t *testing.T) {
 // the first header line, and a found class is marked ».
 func TestViewK1000(t *testing.T) {
 	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 3))
-	cases := []struct {
-		name string
-		w, h int
-		keys []string
-	}{
-		{"worst-first", 100, 14, nil},
-		{"by-count-narrow", 78, 12, []string{"s", "s"}},
-		{"by-gain", 100, 12, []string{"s", "s", "s"}},
-		{"prompt", 78, 8, []string{"/", "c", "l", "a", "s", "s", " ", "1", "2"}},
-		{"found", 78, 8, []string{"/", "1", "2", "enter"}},
-		{"found-near-the-end", 78, 8, []string{"s", "s", "s", "s", "s", "/", "9", "9", "8", "enter"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := New(fixture.Plain(), run)
-			v := fixture.View(t, m, c.w, c.h, c.keys...)
-			golden.RequireEqual(t, m.Title()+"\n"+v)
-		})
-	}
+	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
+		{Name: "worst-first", Run: run, W: 100, H: 14},
+		{Name: "by-count-narrow", Run: run, W: 78, H: 12, Keys: []string{"s", "s"}},
+		{Name: "by-gain", Run: run, W: 100, H: 12, Keys: []string{"s", "s", "s"}},
+		{Name: "prompt", Run: run, W: 78, H: 8, Keys: []string{"/", "c", "l", "a", "s", "s", " ", "1", "2"}},
+		{Name: "found", Run: run, W: 78, H: 8, Keys: []string{"/", "1", "2", "enter"}},
+		{Name: "found-near-the-end", Run: run, W: 78, H: 8, Keys: []string{"s", "s", "s", "s", "s", "/", "9", "9", "8", "enter"}},
+	})
 }
 
 // rowsShown are the classes of the rows on screen, read back from the
@@ -126,14 +101,13 @@ func TestSortAndJump(t *testing.T) {
 // G not loaded yet: sorted by gain, the pane says so and shows no gains;
 // when G arrives (a new refresh value at the same step), it sorts by it.
 func TestGainBeforeG(t *testing.T) {
-	full := fixture.Refresh(100, 1, 2000, metric.MinRecall)
-	run := fixture.Apply(fixture.Info(100), []train.Snapshot{fixture.Refresh(100, 0, 2000, metric.MinRecall), fixture.WithoutGP(full)})
+	run, full := fixture.GLoading(100)
 	m := New(fixture.Plain(), run)
 	v := fixture.View(t, m, 78, 8, "s", "s")
 	if !strings.Contains(m.Title(), "by gain ↓ (G loading…)") || !strings.Contains(v, "     —") {
 		t.Errorf("title %q, view:\n%s\nwant the gain column empty and the title saying G is loading", m.Title(), v)
 	}
-	run.Cur = full.Refresh
+	run.Cur = full
 	m.Update(pane.RefreshMsg{})
 	if m.Title() != "classes 1–6 of 100 · by gain ↓" {
 		t.Errorf("title %q after G arrived", m.Title())

@@ -7,8 +7,6 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
 )
@@ -117,8 +115,7 @@ func TestNavSearch(t *testing.T) {
 
 // Sorted by gain before G arrives: class order, and the title says why.
 func TestNavGainLoading(t *testing.T) {
-	last := fixture.Refresh(100, 1, 2000, metric.MinRecall)
-	run := fixture.Apply(fixture.Info(100), []train.Snapshot{fixture.Refresh(100, 0, 2000, metric.MinRecall), fixture.WithoutGP(last)})
+	run, full := fixture.GLoading(100)
 	n := navOver(run)
 	for n.By() != ByGain {
 		n.Update(fixture.Key("s"), fixture.Plain())
@@ -129,7 +126,6 @@ func TestNavGainLoading(t *testing.T) {
 	if !slices.IsSorted(n.Order) {
 		t.Error("without G the order is not class order")
 	}
-	full := last.Refresh
 	n.Refresh(full, run)
 	g := Gains(nil, full.G, full.K)
 	if !slices.IsSortedFunc(n.Order, func(a, b int) int { return floatCmp(-g[a], -g[b]) }) {

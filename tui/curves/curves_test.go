@@ -4,32 +4,20 @@ import (
 	"math"
 	"testing"
 
-	"github.com/charmbracelet/x/exp/golden"
-
 	"selmix/core/metric"
 	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
 )
 
 func TestView(t *testing.T) {
-	cases := []struct {
-		name string
-		run  *history.Run
-		w, h int
-		keys []string
-	}{
-		{"waiting", history.New(fixture.Info(10)), 50, 4, nil},
-		{"stacked", fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), 78, 19, nil},
-		{"side", fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), 120, 14, nil},
-		{"other-objective-raw", fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), 120, 14,
-			[]string{"j", "j", "[", "[", "[", "[", "[", "[", "["}},
-		{"table-only", fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), 60, 11, nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			fixture.Golden(t, New(fixture.Plain(), c.run), c.w, c.h, c.keys...)
-		})
-	}
+	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
+		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 50, H: 4},
+		{Name: "stacked", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 78, H: 19},
+		{Name: "side", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 120, H: 14},
+		{Name: "other-objective-raw", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 120, H: 14,
+			Keys: []string{"j", "j", "[", "[", "[", "[", "[", "[", "["}},
+		{Name: "table-only", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 60, H: 11},
+	})
 }
 
 func TestEMA(t *testing.T) {
@@ -102,25 +90,15 @@ func TestLinearView(t *testing.T) {
 		}
 		return r
 	}
-	cases := []struct {
-		name string
-		run  *history.Run
-		w, h int
-	}{
-		{"waiting", history.New(fixture.Info(10)), 50, 4},
-		{"clipped", clipped(), 78, 16},
-		{"first-refresh", fixture.Apply(fixture.Info(10), fixture.Running(10, 1)), 78, 17},
-		{"stacked", fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), 78, 17},
-		{"side", fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), 120, 14},
-		{"small", fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), 60, 7},
-		{"recorded-before", noPred(10, 5), 78, 10},
-		{"k1000", fixture.Apply(fixture.Info(1000), fixture.Running(1000, 4)), 100, 13},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := New(fixture.Plain(), c.run)
-			v := fixture.View(t, m, c.w, c.h, "v")
-			golden.RequireEqual(t, m.Title()+"\n"+v)
-		})
-	}
+	linear := []string{"v"}
+	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
+		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 50, H: 4, Keys: linear},
+		{Name: "clipped", Run: clipped(), W: 78, H: 16, Keys: linear},
+		{Name: "first-refresh", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 1)), W: 78, H: 17, Keys: linear},
+		{Name: "stacked", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 78, H: 17, Keys: linear},
+		{Name: "side", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 120, H: 14, Keys: linear},
+		{Name: "small", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 60, H: 7, Keys: linear},
+		{Name: "recorded-before", Run: noPred(10, 5), W: 78, H: 10, Keys: linear},
+		{Name: "k1000", Run: fixture.Apply(fixture.Info(1000), fixture.Running(1000, 4)), W: 100, H: 13, Keys: linear},
+	})
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/exp/golden"
-
 	"selmix/core/train"
 	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
@@ -19,23 +17,11 @@ func TestView(t *testing.T) {
 		r.Apply(fixture.Final(r.Latest))
 		return r
 	}
-	cases := []struct {
-		name string
-		run  *history.Run
-		w, h int
-		keys []string
-	}{
-		{"empty", history.New(fixture.Info(10)), 40, 3, nil},
-		{"tail", withNotes(), 78, 8, nil},
-		{"scrolled-back", withNotes(), 78, 5, []string{"k", "k", "k"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := New(fixture.Plain(), c.run)
-			v := fixture.View(t, m, c.w, c.h, c.keys...)
-			golden.RequireEqual(t, m.Title()+"\n"+v)
-		})
-	}
+	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
+		{Name: "empty", Run: history.New(fixture.Info(10)), W: 40, H: 3},
+		{Name: "tail", Run: withNotes(), W: 78, H: 8},
+		{Name: "scrolled-back", Run: withNotes(), W: 78, H: 5, Keys: []string{"k", "k", "k"}},
+	})
 }
 
 // The log follows its tail; scrolled up, it stays where the user left it
@@ -64,25 +50,13 @@ func TestFollowAndPin(t *testing.T) {
 // c shows the worker's lines only, cleaned, under the trainer's figures,
 // and back.
 func TestConsole(t *testing.T) {
-	cases := []struct {
-		name string
-		run  *history.Run
-		w, h int
-		keys []string
-	}{
-		{"worker-events", fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), 90, 14, nil},
-		{"worker-console", fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), 90, 14, []string{"c"}},
-		{"worker-console-short", fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), 60, 5, []string{"c"}},
-		{"worker-console-back", fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), 90, 14, []string{"c", "k", "c"}},
-		{"no-worker", fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), 90, 5, []string{"c"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := New(fixture.Plain(), c.run)
-			v := fixture.View(t, m, c.w, c.h, c.keys...)
-			golden.RequireEqual(t, m.Title()+"\n"+v)
-		})
-	}
+	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
+		{Name: "worker-events", Run: fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), W: 90, H: 14},
+		{Name: "worker-console", Run: fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), W: 90, H: 14, Keys: []string{"c"}},
+		{Name: "worker-console-short", Run: fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), W: 60, H: 5, Keys: []string{"c"}},
+		{Name: "worker-console-back", Run: fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), W: 90, H: 14, Keys: []string{"c", "k", "c"}},
+		{Name: "no-worker", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), W: 90, H: 5, Keys: []string{"c"}},
+	})
 }
 
 // A burst of worker lines keeps the log at its bound; a window the user

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/exp/golden"
-
-	"selmix/core/metric"
 	"selmix/core/train"
 
 	"selmix/tui/history"
@@ -17,24 +14,14 @@ import (
 )
 
 func TestView(t *testing.T) {
-	cases := []struct {
-		name string
-		run  *history.Run
-		w, h int
-		keys []string
-	}{
-		{"waiting", history.New(fixture.Info(10)), 60, 5, nil},
-		{"k10-side", fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), 78, 17, nil},
-		{"k10-stacked", fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), 40, 30, nil},
-		{"k10-too-small", fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), 30, 6, nil},
-		{"k100-aggregated", fixture.Apply(fixture.Info(100), fixture.Running(100, 2)), 78, 17, nil},
-		{"k100-scrolled", fixture.Apply(fixture.Info(100), fixture.Running(100, 2)), 78, 17, []string{"a", "j", "j", "l"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			fixture.Golden(t, New(fixture.Plain(), c.run), c.w, c.h, c.keys...)
-		})
-	}
+	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
+		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 60, H: 5},
+		{Name: "k10-side", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), W: 78, H: 17},
+		{Name: "k10-stacked", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), W: 40, H: 30},
+		{Name: "k10-too-small", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), W: 30, H: 6},
+		{Name: "k100-aggregated", Run: fixture.Apply(fixture.Info(100), fixture.Running(100, 2)), W: 78, H: 17},
+		{Name: "k100-scrolled", Run: fixture.Apply(fixture.Info(100), fixture.Running(100, 2)), W: 78, H: 17, Keys: []string{"a", "j", "j", "l"}},
+	})
 }
 
 // A masked (non-positive) gain must never be drawn like a positive one,
@@ -74,30 +61,19 @@ func TestRedrawOnRefresh(t *testing.T) {
 func TestViewK1000(t *testing.T) {
 	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 3))
 	many := func(k string, n int) []string { return slices.Repeat([]string{k}, n) }
-	cases := []struct {
-		name string
-		w, h int
-		keys []string
-	}{
-		{"aggregated", 78, 17, nil},
-		{"block-selected", 78, 17, []string{"l", "l", "j"}},
-		{"zoomed", 78, 17, []string{"l", "l", "j", "enter"}},
-		{"zoomed-scrolled", 78, 17, []string{"l", "l", "j", "z", "j", "j", "l"}},
-		{"zoomed-last-block", 78, 17, append(many("j", 30), append(many("l", 30), "z")...)},
-		{"worst", 78, 17, []string{"w"}},
-		{"top-p", 78, 17, []string{"t"}},
-		{"worst-then-out", 78, 17, []string{"w", "esc"}},
-		{"scroll-worst", 78, 17, []string{"a", "w"}},
-		{"wide", 86, 19, nil},
-		{"stacked", 40, 30, []string{"w"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := New(fixture.Plain(), run)
-			v := fixture.View(t, m, c.w, c.h, c.keys...)
-			golden.RequireEqual(t, m.Title()+"\n"+v)
-		})
-	}
+	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
+		{Name: "aggregated", Run: run, W: 78, H: 17},
+		{Name: "block-selected", Run: run, W: 78, H: 17, Keys: []string{"l", "l", "j"}},
+		{Name: "zoomed", Run: run, W: 78, H: 17, Keys: []string{"l", "l", "j", "enter"}},
+		{Name: "zoomed-scrolled", Run: run, W: 78, H: 17, Keys: []string{"l", "l", "j", "z", "j", "j", "l"}},
+		{Name: "zoomed-last-block", Run: run, W: 78, H: 17, Keys: append(many("j", 30), append(many("l", 30), "z")...)},
+		{Name: "worst", Run: run, W: 78, H: 17, Keys: []string{"w"}},
+		{Name: "top-p", Run: run, W: 78, H: 17, Keys: []string{"t"}},
+		{Name: "worst-then-out", Run: run, W: 78, H: 17, Keys: []string{"w", "esc"}},
+		{Name: "scroll-worst", Run: run, W: 78, H: 17, Keys: []string{"a", "w"}},
+		{Name: "wide", Run: run, W: 86, H: 19},
+		{Name: "stacked", Run: run, W: 40, H: 30, Keys: []string{"w"}},
+	})
 }
 
 // The jump keys land where an independent search of G and P says.
@@ -152,21 +128,19 @@ func TestJumps(t *testing.T) {
 // Before G and P arrive the pane says so, takes keys without effect, and
 // draws them once they come.
 func TestLoading(t *testing.T) {
-	full := fixture.Refresh(1000, 1, 2000, metric.MinRecall)
-	run := fixture.Apply(fixture.Info(1000), []train.Snapshot{fixture.Refresh(1000, 0, 2000, metric.MinRecall), fixture.WithoutGP(full)})
+	run, full := fixture.GLoading(1000)
 	m := New(fixture.Plain(), run)
-	v := fixture.View(t, m, 78, 17, "w", "t", "enter", "a", "j", "esc")
-	golden.RequireEqual(t, m.Title()+"\n"+v)
-	if !strings.Contains(v, "loading G/P…") {
+	fixture.GoldenTitled(t, m, 78, 17, "w", "t", "enter", "a", "j", "esc")
+	if v := m.View(); !strings.Contains(v, "loading G/P…") {
 		t.Fatalf("no loading note:\n%s", v)
 	}
-	run.Cur = full.Refresh
+	run.Cur = full
 	m.Update(pane.RefreshMsg{})
 	if v := m.View(); strings.Contains(v, "loading") || !strings.Contains(v, "G (row i, col j)") {
 		t.Errorf("G and P arrived but the view is:\n%s", v)
 	}
 	// A short G (a bad file) is "not loaded", never an index panic.
-	bad := *full.Refresh
+	bad := *full
 	bad.G = bad.G[:10]
 	run.Cur = &bad
 	m.Update(pane.RefreshMsg{})

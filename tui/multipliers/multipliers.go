@@ -12,7 +12,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
 	"selmix/tui/classlist"
 	"selmix/tui/history"
 	"selmix/tui/pane"
@@ -20,13 +19,9 @@ import (
 
 // Model is the pane.
 type Model struct {
-	pane.Base
-	scroll pane.Scroll
-	nav    classlist.Nav
+	classlist.Pane
 
 	// Derived from one refresh when it arrives (sync).
-	rs       *train.RefreshStats
-	hasG     bool
 	perClass bool     // one multiplier per class: the rows sort and search
 	names    []string // of the multipliers, in multiplier order
 	nameW    int
@@ -37,7 +32,7 @@ type Model struct {
 
 // New returns the pane over run.
 func New(ctx *pane.Context, run *history.Run) *Model {
-	m := &Model{Base: pane.NewBase(ctx, run), nav: classlist.NewNav()}
+	m := &Model{Pane: classlist.NewPane(ctx, run)}
 	m.sync()
 	return m
 }
@@ -45,24 +40,15 @@ func New(ctx *pane.Context, run *history.Run) *Model {
 func (m *Model) SetSize(w, h int) { m.Base.SetSize(w, h); m.sync() }
 
 func (m *Model) Title() string {
-	if m.perClass && m.nav.By() != classlist.ByClass {
-		return "s and λ · " + m.nav.Title()
+	if m.perClass && m.Nav.By() != classlist.ByClass {
+		return "s and λ · " + m.Nav.Title()
 	}
 	return "s and λ"
 }
 
-// Capturing reports that the search prompt is open.
-func (m *Model) Capturing() bool { return m.nav.Searching() }
-
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.Ctx.Keys
-	if m.nav.Searching() {
-		return classlist.PromptHelp(m.Ctx)
-	}
-	if m.perClass {
-		return append([]key.Binding{k.SUp, k.Up, k.Down}, classlist.KeyHelp(m.Ctx)...)
-	}
-	return []key.Binding{k.SUp, k.Up, k.Down}
+	return m.Help([]key.Binding{k.SUp, k.Up, k.Down}, m.perClass)
 }
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.Ctx.Keys
@@ -71,46 +57,29 @@ func (m *Model) FullHelp() [][]key.Binding {
 
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	m.sync()
-	kp, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return nil
+	if kp, ok := msg.(tea.KeyPressMsg); ok && m.Keys(kp, len(m.order), m.perClass) {
+		m.order = m.rowOrder() // the Nav sorted anew
 	}
-	if m.perClass {
-		if handled, jump := m.nav.Update(kp, m.Ctx); handled {
-			if jump >= 0 {
-				m.scroll.SetOffset(jump, len(m.order), m.rows())
-			}
-			m.order = m.rowOrder()
-			return nil
-		}
-	}
-	m.scroll.Update(kp, m.Ctx.Keys, len(m.order), m.rows())
 	return nil
 }
-
-// rows is how many multipliers fit under the s line and the λ title.
-func (m *Model) rows() int { return max(0, m.H-2) }
 
 // sync derives what View needs from the current refresh, once per
 // refresh (or when its G arrives: the gain order needs it).
 func (m *Model) sync() {
-	r := m.Run
-	cur := r.Cur
-	if cur == m.rs && (cur == nil || (cur.G != nil) == m.hasG) {
+	if !m.Sync() {
 		return
 	}
-	m.rs = cur
+	r, cur := m.Run, m.RS
 	m.names, m.order, m.perClass = m.names[:0], nil, false
 	if cur == nil {
 		return
 	}
-	m.hasG = cur.G != nil
 	lam := cur.Lambda
 	// Two multipliers of a K≠2 run are the head and tail ones.
 	headTail := len(lam) == 2 && cur.K != 2
 	m.perClass = len(lam) == cur.K && !headTail
 	if m.perClass {
-		m.nav.Refresh(cur, r)
+		m.Nav.Refresh(cur, r)
 	}
 	m.nameW, m.hi = 4, 0
 	for i := range lam {
@@ -129,7 +98,7 @@ func (m *Model) sync() {
 // else multiplier order.
 func (m *Model) rowOrder() []int {
 	if m.perClass {
-		return m.nav.Order
+		return m.Nav.Order
 	}
 	m.seq = m.seq[:0]
 	for i := range m.names {
@@ -141,7 +110,7 @@ func (m *Model) rowOrder() []int {
 func (m *Model) View() string {
 	th := m.Ctx.Theme
 	r := m.Run
-	if m.rs == nil {
+	if m.RS == nil {
 		return m.Waiting()
 	}
 	var b strings.Builder
@@ -149,7 +118,7 @@ func (m *Model) View() string {
 	sNow := r.Latest.Hyper.S
 	fmt.Fprintf(&b, "s = %s  %s  %s", th.Render(th.Accent, pane.Trimmed(sNow)),
 		th.Render(th.Accent, pane.Sparkline(r.S, sparkW)), th.Render(th.Dim, fmt.Sprintf("(%s to scale)", m.Ctx.Keys.SUp.Help().Key)))
-	lam := m.rs.Lambda
+	lam := m.RS.Lambda
 	obj := r.Latest.Hyper.Objective
 	b.WriteByte('\n')
 	if len(lam) == 0 {
@@ -162,18 +131,18 @@ func (m *Model) View() string {
 		hi = 1
 		scaleNote = "all zero"
 	}
-	if m.nav.Searching() {
-		b.WriteString(m.nav.Prompt(m.Ctx))
+	if m.Nav.Searching() {
+		b.WriteString(m.Nav.Prompt(m.Ctx))
 	} else {
 		b.WriteString(th.Render(th.Dim, fmt.Sprintf("λ of %s (%s); history →", obj, scaleNote)))
 	}
 	nameW := m.nameW
 	barW := max(4, m.W-nameW-1-9-1-sparkW)
-	first, end := m.scroll.Window(len(m.order), m.rows())
+	first, end := m.Scroll.Window(len(m.order), m.Rows())
 	for _, i := range m.order[first:end] {
 		b.WriteByte('\n')
 		name := pane.PadRight(history.Short(m.names[i], nameW), nameW)
-		if m.perClass && i == m.nav.Found {
+		if m.perClass && i == m.Nav.Found {
 			name = th.Render(th.Accent, pane.PadRight("»"+history.Short(m.names[i], nameW-1), nameW))
 		}
 		b.WriteString(name + " ")

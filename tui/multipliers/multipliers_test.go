@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/exp/golden"
-
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/history"
@@ -17,43 +15,24 @@ func TestView(t *testing.T) {
 	for i := range 3 {
 		noLambda = append(noLambda, fixture.Refresh(10, i, 2000, metric.MeanRecall))
 	}
-	cases := []struct {
-		name string
-		run  *history.Run
-		w, h int
-	}{
-		{"waiting", history.New(fixture.Info(10)), 50, 4},
-		{"min-recall", fixture.Apply(fixture.Info(10), fixture.Running(10, 8)), 78, 14},
-		{"no-multipliers", fixture.Apply(fixture.Info(10), noLambda), 60, 5},
-		{"k100-cut", fixture.Apply(fixture.Info(100), fixture.Running(100, 3)), 60, 8},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			fixture.Golden(t, New(fixture.Plain(), c.run), c.w, c.h)
-		})
-	}
+	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
+		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 50, H: 4},
+		{Name: "min-recall", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 8)), W: 78, H: 14},
+		{Name: "no-multipliers", Run: fixture.Apply(fixture.Info(10), noLambda), W: 60, H: 5},
+		{Name: "k100-cut", Run: fixture.Apply(fixture.Info(100), fixture.Running(100, 3)), W: 60, H: 8},
+	})
 }
 
 // Per-class multipliers at K = 1000 sort and search like the classes
 // pane; head and tail multipliers do not.
 func TestViewK1000(t *testing.T) {
 	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 3))
-	cases := []struct {
-		name string
-		keys []string
-	}{
-		{"worst-first", nil},
-		{"by-class", []string{"s", "s", "s", "s", "s"}},
-		{"prompt", []string{"/", "7", "7"}},
-		{"found", []string{"/", "7", "7", "7", "enter"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := New(fixture.Plain(), run)
-			v := fixture.View(t, m, 70, 8, c.keys...)
-			golden.RequireEqual(t, m.Title()+"\n"+v)
-		})
-	}
+	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
+		{Name: "worst-first", Run: run, W: 70, H: 8},
+		{Name: "by-class", Run: run, W: 70, H: 8, Keys: []string{"s", "s", "s", "s", "s"}},
+		{Name: "prompt", Run: run, W: 70, H: 8, Keys: []string{"/", "7", "7"}},
+		{Name: "found", Run: run, W: 70, H: 8, Keys: []string{"/", "7", "7", "7", "enter"}},
+	})
 }
 
 func TestHeadTailDoesNotSort(t *testing.T) {

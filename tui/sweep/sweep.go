@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/runs/sweep"
+	"selmix/tui/internal/wait"
 	"selmix/tui/pane"
 )
 
@@ -45,11 +46,7 @@ func Poll(ctx context.Context, read func(context.Context) (*sweep.Status, error)
 		} else {
 			send(StatusMsg{st})
 		}
-		t := time.NewTimer(every)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !wait.Sleep(ctx, every) {
 			return
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/exp/golden"
 
 	"selmix/runs/sweep"
 	"selmix/tui/internal/fixture"
@@ -55,16 +54,6 @@ func withNote(st *sweep.Status, note string) *sweep.Status {
 	return st
 }
 
-func press(k string) tea.KeyPressMsg {
-	switch k {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	}
-	return tea.KeyPressMsg{Text: k, Code: rune(k[0])}
-}
-
 func TestView(t *testing.T) {
 	cases := []struct {
 		name string
@@ -72,10 +61,10 @@ func TestView(t *testing.T) {
 		w, h int
 	}{
 		{"loading", nil, 120, 30},
-		{"sweep", []tea.Msg{StatusMsg{status()}, press("j"), press("j")}, 120, 30},
-		{"no-run-yet", []tea.Msg{StatusMsg{status()}, press("G"), press("enter")}, 120, 30},
+		{"sweep", []tea.Msg{StatusMsg{status()}, fixture.Key("j"), fixture.Key("j")}, 120, 30},
+		{"no-run-yet", []tea.Msg{StatusMsg{status()}, fixture.Key("G"), fixture.Key("enter")}, 120, 30},
 		{"read-error", []tea.Msg{StatusMsg{status()}, ErrMsg{errors.New("squeue: slurm_load_jobs error: Unable to contact slurm controller")}}, 120, 30},
-		{"scrolled", []tea.Msg{StatusMsg{status()}, press("G")}, 100, 8},
+		{"scrolled", []tea.Msg{StatusMsg{status()}, fixture.Key("G")}, 100, 8},
 		{"slurm-unreachable", []tea.Msg{StatusMsg{withNote(status(), "slurm: squeue: command not found")}}, 120, 30},
 	}
 	for _, c := range cases {
@@ -85,9 +74,7 @@ func TestView(t *testing.T) {
 			for _, msg := range c.msgs {
 				m.Update(msg)
 			}
-			v := m.Render()
-			fixture.CheckBox(t, v, c.w, c.h)
-			golden.RequireEqual(t, v)
+			fixture.GoldenScreen(t, m.Render(), c.w, c.h)
 		})
 	}
 }
@@ -98,9 +85,9 @@ func TestChoose(t *testing.T) {
 	if _, _, ok := m.Chosen(); ok {
 		t.Fatal("chosen before Enter")
 	}
-	m.Update(press("j"))
-	m.Update(press("j"))
-	_, cmd := m.Update(press("enter"))
+	m.Update(fixture.Key("j"))
+	m.Update(fixture.Key("j"))
+	_, cmd := m.Update(fixture.Key("enter"))
 	if cmd == nil {
 		t.Fatal("Enter on a member with a run does not quit to open it")
 	}
@@ -111,8 +98,8 @@ func TestChoose(t *testing.T) {
 	// A member without a run is not chosen.
 	m = New(fixture.Plain(), "grid-a3f9")
 	m.Update(StatusMsg{status()})
-	m.Update(press("G"))
-	if _, cmd := m.Update(press("enter")); cmd != nil {
+	m.Update(fixture.Key("G"))
+	if _, cmd := m.Update(fixture.Key("enter")); cmd != nil {
 		t.Error("Enter on a member without a run quit")
 	}
 	if _, _, ok := m.Chosen(); ok {
