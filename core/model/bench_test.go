@@ -39,19 +39,16 @@ func BenchmarkMixStep(b *testing.B) {
 
 // BenchmarkCEStep: mlp 784-256-10, B = 128 (the PyTorch reference).
 func BenchmarkCEStep(b *testing.B) {
-	n, x, _, _, y := benchNet(b, Config{In: 784, Hidden: []int{256}, Classes: 10, Batch: 128})
-	o := StepOpts{LRHead: 1e-3, LRBackbone: 1e-3, WeightDecay: 5e-4, Momentum: 0.9}
-	for b.Loop() {
-		if _, err := n.CEStep(x, y, nil, o); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportSteps(b)
+	benchCE(b, Config{In: 784, Hidden: []int{256}, Classes: 10, Batch: 128})
 }
 
 // BenchmarkCEStepCNN: the cnn on 28×28, B = 128.
 func BenchmarkCEStepCNN(b *testing.B) {
-	n, x, _, _, y := benchNet(b, Config{Arch: "cnn", In: 784, Classes: 10, Batch: 128})
+	benchCE(b, Config{Arch: "cnn", In: 784, Classes: 10, Batch: 128})
+}
+
+func benchCE(b *testing.B, cfg Config) {
+	n, x, _, _, y := benchNet(b, cfg)
 	o := StepOpts{LRHead: 1e-3, LRBackbone: 1e-3, WeightDecay: 5e-4, Momentum: 0.9}
 	for b.Loop() {
 		if _, err := n.CEStep(x, y, nil, o); err != nil {

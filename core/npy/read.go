@@ -34,48 +34,32 @@ type converter[T any] func(dst []T, src []byte) int
 // ReadFloat32 reads a float32 or float64 array into dst (C order);
 // len(dst) must be a.Len(). A float64 too large for float32 is a
 // *ValueError; NaN and ±Inf are read as they are.
-func (a *Array) ReadFloat32(dst []float32) error {
+func (a *Array) ReadFloat32(dst []float32) error { return readFloats(a, dst, "float32") }
+
+// ReadFloat64 reads a float32 or float64 array into dst (C order);
+// len(dst) must be a.Len().
+func (a *Array) ReadFloat64(dst []float64) error { return readFloats(a, dst, "float64") }
+
+func readFloats[T float32 | float64](a *Array, dst []T, name string) error {
 	if a.DType.Kind != Float {
 		return a.Errorf("dtype %s, want float32 or float64", a.DType)
 	}
 	if a.DType.Size == 4 {
-		return readInto(a, dst, "float32", func(dst []float32, src []byte) int {
+		return readInto(a, dst, name, func(dst []T, src []byte) int {
 			for i := range dst {
-				dst[i] = math.Float32frombits(le.Uint32(src[4*i:]))
+				dst[i] = T(math.Float32frombits(le.Uint32(src[4*i:])))
 			}
 			return -1
 		})
 	}
-	return readInto(a, dst, "float32", func(dst []float32, src []byte) int {
+	return readInto(a, dst, name, func(dst []T, src []byte) int {
 		for i := range dst {
 			v := math.Float64frombits(le.Uint64(src[8*i:]))
-			f := float32(v)
+			f := T(v) // float32: rounds, and overflows to ±Inf
 			if math.IsInf(float64(f), 0) && !math.IsInf(v, 0) {
 				return i
 			}
 			dst[i] = f
-		}
-		return -1
-	})
-}
-
-// ReadFloat64 reads a float32 or float64 array into dst (C order);
-// len(dst) must be a.Len().
-func (a *Array) ReadFloat64(dst []float64) error {
-	if a.DType.Kind != Float {
-		return a.Errorf("dtype %s, want float32 or float64", a.DType)
-	}
-	if a.DType.Size == 4 {
-		return readInto(a, dst, "float64", func(dst []float64, src []byte) int {
-			for i := range dst {
-				dst[i] = float64(math.Float32frombits(le.Uint32(src[4*i:])))
-			}
-			return -1
-		})
-	}
-	return readInto(a, dst, "float64", func(dst []float64, src []byte) int {
-		for i := range dst {
-			dst[i] = math.Float64frombits(le.Uint64(src[8*i:]))
 		}
 		return -1
 	})
