@@ -4,12 +4,13 @@ import (
 	"archive/zip"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -39,40 +40,37 @@ func fixed(v any) any {
 	return v
 }
 
-// writeNPZ writes arrays with npyio under the names NumPy uses ("x.npy").
-func writeNPZ(t testing.TB, path string, arrays map[string]any) {
+// writeFile creates path and fills it with write.
+func writeFile(t testing.TB, path string, write func(io.Writer) error) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w := npz.NewWriter(f)
-	keys := make([]string, 0, len(arrays))
-	for k := range arrays {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := w.Write(k+".npy", fixed(arrays[k])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := write(f); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// writeNPZ writes arrays with npyio under the names NumPy uses ("x.npy").
+func writeNPZ(t testing.TB, path string, arrays map[string]any) {
+	t.Helper()
+	writeFile(t, path, func(f io.Writer) error {
+		w := npz.NewWriter(f)
+		keys := slices.Sorted(maps.Keys(arrays))
+		for _, k := range keys {
+			if err := w.Write(k+".npy", fixed(arrays[k])); err != nil {
+				return err
+			}
+		}
+		return w.Close()
+	})
+}
+
 func writeNPY(t testing.TB, path string, v any) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := npy.Write(f, fixed(v)); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, path, func(f io.Writer) error { return npy.Write(f, fixed(v)) })
 }
 
 // rawNPY builds a version-1 .npy by hand, for headers npyio will not write
@@ -94,22 +92,17 @@ func rawNPY(descr string, fortran bool, shape string, data []byte) []byte {
 
 func writeRawNPZ(t testing.TB, path string, entries map[string][]byte) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zw := zip.NewWriter(f)
-	for name, b := range entries {
-		w, err := zw.Create(name + ".npy")
-		if err != nil {
-			t.Fatal(err)
+	writeFile(t, path, func(f io.Writer) error {
+		zw := zip.NewWriter(f)
+		for name, b := range entries {
+			w, err := zw.Create(name + ".npy")
+			if err != nil {
+				return err
+			}
+			w.Write(b)
 		}
-		w.Write(b)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
+		return zw.Close()
+	})
 }
 
 // feat returns an n×d feature matrix with entry (i,j) = i + j/10 + off.
