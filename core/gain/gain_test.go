@@ -360,12 +360,26 @@ func TestGainPanics(t *testing.T) {
 	}
 }
 
+// parseCase is a parser's input and what it must give; a refused input
+// gives the zero value.
+type parseCase[T comparable] struct {
+	in      string
+	want    T
+	wantErr bool
+}
+
+func checkParse[T comparable](t *testing.T, name string, parse func(string) (T, error), cases []parseCase[T]) {
+	t.Helper()
+	for _, tc := range cases {
+		got, err := parse(tc.in)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("%s(%q) = %v, %v; want %v, err=%v", name, tc.in, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
 func TestParseForm(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		want    Form
-		wantErr bool
-	}{
+	checkParse(t, "ParseForm", ParseForm, []parseCase[Form]{
 		{"paper", Paper, false},
 		{"official", Official, false},
 		{"Official", Official, false},
@@ -373,12 +387,7 @@ func TestParseForm(t *testing.T) {
 		{"", 0, true},
 		{"authors", 0, true},
 		{"paper,official", 0, true},
-	} {
-		got, err := ParseForm(tc.in)
-		if (err != nil) != tc.wantErr || (!tc.wantErr && got != tc.want) {
-			t.Errorf("ParseForm(%q) = %v, %v; want %v, err=%v", tc.in, got, err, tc.want, tc.wantErr)
-		}
-	}
+	})
 	for _, f := range []Form{Paper, Official} {
 		if got, err := ParseForm(f.String()); err != nil || got != f {
 			t.Errorf("ParseForm(%q) = %v, %v; want round trip", f.String(), got, err)
@@ -390,11 +399,7 @@ func TestParseForm(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		want    Policy
-		wantErr bool
-	}{
+	checkParse(t, "ParsePolicy", ParsePolicy, []parseCase[Policy]{
 		{"selmix", SelMix, false},
 		{"uniform", Uniform, false},
 		{"greedy", Greedy, false},
@@ -405,12 +410,7 @@ func TestParsePolicy(t *testing.T) {
 		{"", "", true},
 		{"mixup", "", true},
 		{"random", "", true},
-	} {
-		got, err := ParsePolicy(tc.in)
-		if (err != nil) != tc.wantErr || got != tc.want {
-			t.Errorf("ParsePolicy(%q) = %q, %v; want %q, err=%v", tc.in, got, err, tc.want, tc.wantErr)
-		}
-	}
+	})
 }
 
 func TestBetaBar(t *testing.T) {
