@@ -15,34 +15,40 @@ import (
 // readXYNames reads gen.py's archive: x (5×3 float32), y (5 int64) and
 // names (3 unicode strings).
 func readXYNames(z *NPZ) (x []float32, y []int, names []string, err error) {
-	a, err := z.Open("x")
+	x, err = openMember(z, "x", func(a *Array) ([]float32, error) {
+		if err := a.CheckShape(5, 3); err != nil {
+			return nil, err
+		}
+		return readAs(a, (*Array).ReadFloat32)
+	})
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	y, err = openMember(z, "y", func(a *Array) ([]int, error) { return readAs(a, (*Array).ReadInt) })
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	names, err = openMember(z, "names", (*Array).ReadStrings)
+	return x, y, names, err
+}
+
+// openMember opens the archive's member name and reads it with read.
+func openMember[T any](z *NPZ, name string, read func(*Array) ([]T, error)) ([]T, error) {
+	a, err := z.Open(name)
+	if err != nil {
+		return nil, err
 	}
 	defer a.Close()
-	if err := a.CheckShape(5, 3); err != nil {
-		return nil, nil, nil, err
+	return read(a)
+}
+
+// readAs reads all of a with a typed reader.
+func readAs[T any](a *Array, read func(*Array, []T) error) ([]T, error) {
+	v := make([]T, a.Len())
+	if err := read(a, v); err != nil {
+		return nil, err
 	}
-	x = make([]float32, a.Len())
-	if err := a.ReadFloat32(x); err != nil {
-		return nil, nil, nil, err
-	}
-	b, err := z.Open("y")
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer b.Close()
-	y = make([]int, b.Len())
-	if err := b.ReadInt(y); err != nil {
-		return nil, nil, nil, err
-	}
-	c, err := z.Open("names")
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer c.Close()
-	names, err = c.ReadStrings()
-	return x, y, names, err
+	return v, nil
 }
 
 // numpy.savez and numpy.savez_compressed archives read back as written.
