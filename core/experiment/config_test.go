@@ -2,12 +2,12 @@ package experiment
 
 import (
 	"os"
-
 	"path/filepath"
 	"reflect"
-	"selmix/core/metric"
 	"strings"
 	"testing"
+
+	"selmix/core/metric"
 )
 
 func TestDefaultIsValid(t *testing.T) {

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"selmix/core/blas"
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
 
+	"selmix/core/blas"
 	"selmix/core/data"
 	"selmix/core/model"
 )
