@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"selmix/cmd/selmix/internal/selmixtest"
 	"strings"
 	"testing"
 )
@@ -21,7 +22,7 @@ func TestBenchPaperSmoke(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.md")
 	root := filepath.Join(dir, "runs")
-	log := runSelmix(t, "bench", "paper", "--smoke", "--runs", root, "--out", out)
+	log := selmixtest.Run(t, "bench", "paper", "--smoke", "--runs", root, "--out", out)
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
@@ -51,7 +52,7 @@ func TestBenchPaperSmoke(t *testing.T) {
 	}
 	// The report again, from the finished sweep, as after a Slurm run.
 	out2 := filepath.Join(dir, "again", "results.md")
-	runSelmix(t, "bench", "paper", "--runs", root, "--report", "paper", "--out", out2)
+	selmixtest.Run(t, "bench", "paper", "--runs", root, "--report", "paper", "--out", out2)
 	b2, err := os.ReadFile(out2)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/live"
@@ -32,7 +33,7 @@ var interruptions = []interruption{
 	{"SIGINT", 130, func(t *testing.T, cmd *exec.Cmd, _, _ string) { cmd.Process.Signal(os.Interrupt) }},
 	{"SIGTERM", 143, func(t *testing.T, cmd *exec.Cmd, _, _ string) { cmd.Process.Signal(syscall.SIGTERM) }},
 	{"stop", 143, func(t *testing.T, cmd *exec.Cmd, root, id string) {
-		out, err := exec.Command(selmixBinary(t), "stop", "--runs", root, id).CombinedOutput()
+		out, err := exec.Command(selmixtest.Binary(t), "stop", "--runs", root, id).CombinedOutput()
 		if err != nil && !strings.Contains(string(out), "not live") {
 			t.Errorf("selmix stop %s: %v\n%s", id, err, out)
 		}
@@ -77,7 +78,7 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 	for sc.Scan() {
 		line := sc.Text()
 		out.WriteString(line + "\n")
-		if m := runIDRe.FindStringSubmatch(line); m != nil {
+		if m := selmixtest.RunIDRe.FindStringSubmatch(line); m != nil {
 			res.id = m[1]
 		} else if m := resumingRe.FindStringSubmatch(line); m != nil {
 			res.id = m[1]
@@ -140,8 +141,8 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(root)
-	refOut := runSelmix(t, append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
-	m := runIDRe.FindStringSubmatch(refOut)
+	refOut := selmixtest.Run(t, append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
+	m := selmixtest.RunIDRe.FindStringSubmatch(refOut)
 	if m == nil {
 		t.Fatalf("no run id in output:\n%s", refOut)
 	}
@@ -185,7 +186,7 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 					}
 				}
 				if r, _ := runs.Open(root, id); r.EffectiveStatus() != runs.StatusFinished {
-					runSelmix(t, "resume", "-q", "--runs", root, id)
+					selmixtest.Run(t, "resume", "-q", "--runs", root, id)
 				}
 				// Not even a killed process's socket outlives the run.
 				if _, err := os.Stat(filepath.Join(root, id, live.SocketName)); err == nil {
@@ -194,7 +195,7 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 				got := readOutcome(t, root, id)
 				ref := want
 				if control || trial%5 == 0 {
-					rep := runSelmix(t, "replay", "--runs", root, id)
+					rep := selmixtest.Run(t, "replay", "--runs", root, id)
 					rm := replayRe.FindStringSubmatch(rep)
 					if rm == nil {
 						t.Fatalf("trial %d: replay of %s did not report identity:\n%s", trial, id, rep)
@@ -209,7 +210,7 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 				}
 				if !reflect.DeepEqual(got.events, ref.events) {
 					t.Errorf("trial %d (%s at %q): event log differs from the uninterrupted run:\n got %d events\nwant %d events\nfirst difference: %s",
-						trial, how.name, first.anchor, len(got.events), len(ref.events), firstDiff(got.events, ref.events))
+						trial, how.name, first.anchor, len(got.events), len(ref.events), selmixtest.FirstDiff(got.events, ref.events))
 				}
 				if !reflect.DeepEqual(got.final, ref.final) {
 					t.Errorf("trial %d: final summary differs\n got %+v\nwant %+v", trial, got.final, ref.final)
