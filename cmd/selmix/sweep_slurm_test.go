@@ -131,7 +131,7 @@ func TestSweepSlurm(t *testing.T) {
 		if n := sessions(t, got); n != 2 {
 			t.Errorf("%s: %d sessions, want 2 (interrupted once)", c.name, n)
 		}
-		sameOutcome(t, c.name, got, want)
+		selmixtest.SameOutcome(t, c.name, selmixtest.ReadOutcome(t, root, got.Meta.ID), selmixtest.ReadOutcome(t, root, want.Meta.ID))
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -92,19 +91,6 @@ func sessions(t *testing.T, r *runs.Run) int {
 		t.Fatal(err)
 	}
 	return len(h.Starts)
-}
-
-// sameOutcome fails t unless run got logged and concluded exactly what
-// run want did (session markers and wall time aside).
-func sameOutcome(t *testing.T, what string, got, want *runs.Run) {
-	t.Helper()
-	g, w := readOutcome(t, got), readOutcome(t, want)
-	if !reflect.DeepEqual(g.events, w.events) {
-		t.Errorf("%s: event log differs from the uninterrupted run (%d vs %d events); %s", what, len(g.events), len(w.events), selmixtest.FirstDiff(g.events, w.events))
-	}
-	if !reflect.DeepEqual(g.final, w.final) {
-		t.Errorf("%s: final summary differs from the uninterrupted run\n got %+v\nwant %+v", what, g.final, w.final)
-	}
 }
 
 // bgProcess is a selmix process the test runs in the background.
@@ -254,11 +240,7 @@ func TestSweepLocalKill(t *testing.T) {
 	if code != 0 || m == nil {
 		t.Fatalf("reference run: exit %d\n%s", code, refOut)
 	}
-	ref, err := runs.Open(refRoot, m[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameOutcome(t, "member 1 killed and resumed", resumed, ref)
+	selmixtest.SameOutcome(t, "member 1 killed and resumed", selmixtest.ReadOutcome(t, root, resumed.Meta.ID), selmixtest.ReadOutcome(t, refRoot, m[1]))
 
 	st, _ = selmixtest.Code(t, os.Environ(), "sweep", "status", id, "--runs", root)
 	if !strings.Contains(st, "2 members: 2 finished, 0 running, 0 pending, 0 failed") {

@@ -2,16 +2,14 @@ package cli
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -34,6 +32,24 @@ func startSelmix(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
 	return cmd, bufio.NewScanner(pipe)
 }
 
+var resumingRe = regexp.MustCompile(`(?m)^resuming run (\S+) from step`)
+
+// runOutput collects the output of a started run or resume, line by line,
+// and the id of the run it names.
+type runOutput struct {
+	strings.Builder
+	id string
+}
+
+func (o *runOutput) add(line string) {
+	o.WriteString(line + "\n")
+	if m := selmixtest.RunIDRe.FindStringSubmatch(line); m != nil {
+		o.id = m[1]
+	} else if m := resumingRe.FindStringSubmatch(line); m != nil {
+		o.id = m[1]
+	}
+}
+
 // drain reads the rest of a started process's output in the background,
 // so it never blocks writing it.
 func drain(sc *bufio.Scanner) {
@@ -47,60 +63,16 @@ func drain(sc *bufio.Scanner) {
 // checkpoints often, so kills land between checkpoints.
 var shortRun = []string{"--set", "finetune.steps=300", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=2", "--set", "record.plots=false"}
 
-// outcome is what a run's log says, without wall-clock times: every
-// event but the session markers (start, stop) in order, each with the
-// records of arrays.bin it refers to (where and what), and the final
-// summary.
-type outcome struct {
-	events []string
-	final  train.Summary
-}
-
-func readOutcome(t *testing.T, root, id string) outcome {
+// finishShortRun runs shortRun, with the extra arguments, to the end in
+// root and returns its id.
+func finishShortRun(t *testing.T, root string, extra ...string) string {
 	t.Helper()
-	r, err := runs.Open(root, id)
-	if err != nil {
-		t.Fatal(err)
+	out := selmixtest.Run(t, append(append([]string{"run", "--headless", "-q", "--runs", root}, extra...), shortRun...)...)
+	m := selmixtest.RunIDRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no run id in output:\n%s", out)
 	}
-	evs, warns, err := r.Events()
-	if err != nil {
-		t.Fatalf("run %s: %v", id, err)
-	}
-	if len(warns) > 0 {
-		t.Errorf("run %s: warnings after completion: %v", id, warns)
-	}
-	arrays, err := os.ReadFile(runs.ArraysPath(r.Dir))
-	if err != nil {
-		t.Fatalf("run %s: %v", id, err)
-	}
-	var o outcome
-	for _, ev := range evs {
-		switch ev.Kind {
-		case record.KindStart, record.KindStop:
-			continue // session markers
-		case record.KindFinal:
-			o.events = append(o.events, fmt.Sprintf("final@%d", ev.Step))
-			continue // compared below, wall time aside
-		}
-		line := fmt.Sprintf("%s@%d %s", ev.Kind, ev.Step, ev.Data)
-		for _, ref := range ev.Arrays {
-			if ref.Offset+ref.Length > int64(len(arrays)) {
-				t.Fatalf("run %s: event %d refers to bytes %d+%d of a %d-byte arrays.bin", id, ev.Seq, ref.Offset, ref.Length, len(arrays))
-			}
-			line += fmt.Sprintf(" [%d+%d %x]", ref.Offset, ref.Length, sha256.Sum256(arrays[ref.Offset:ref.Offset+ref.Length]))
-		}
-		o.events = append(o.events, line)
-	}
-	h, err := record.Load(r)
-	if err != nil {
-		t.Fatalf("run %s: %v", id, err)
-	}
-	if h.Final == nil {
-		t.Fatalf("run %s has no final summary", id)
-	}
-	o.final = *h.Final
-	o.final.Seconds = 0
-	return o
+	return m[1]
 }
 
 // Replay, fork and export-head end to end on the real binary.
@@ -109,8 +81,7 @@ func TestReplayForkExportHead(t *testing.T) {
 		t.Skip("runs the real binary")
 	}
 	root := t.TempDir()
-	out := selmixtest.Run(t, append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
-	id := selmixtest.RunIDRe.FindStringSubmatch(out)[1]
+	id := finishShortRun(t, root)
 
 	rep := selmixtest.Run(t, "replay", "--runs", root, id)
 	if !strings.Contains(rep, "is identical to "+id) {
@@ -217,8 +188,7 @@ func TestAdaptReplays(t *testing.T) {
 	}
 	for _, mode := range []string{"refresh", "lr"} {
 		root := t.TempDir()
-		out := selmixtest.Run(t, append([]string{"run", "--headless", "-q", "--runs", root, "--set", "finetune.adapt=" + mode}, shortRun...)...)
-		id := selmixtest.RunIDRe.FindStringSubmatch(out)[1]
+		id := finishShortRun(t, root, "--set", "finetune.adapt="+mode)
 		r, err := runs.Open(root, id)
 		if err != nil {
 			t.Fatal(err)
@@ -244,8 +214,7 @@ func TestHostileLifecycle(t *testing.T) {
 		t.Skip("runs the real binary")
 	}
 	root := t.TempDir()
-	out := selmixtest.Run(t, append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
-	id := selmixtest.RunIDRe.FindStringSubmatch(out)[1]
+	id := finishShortRun(t, root)
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatal(err)

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"strings"
 	"syscall"
@@ -154,18 +151,13 @@ func TestTorchWorkerStopResume(t *testing.T) {
 	feat := featureArgs(features(t, 10, 16, 1.2, 2))
 	args := append(append([]string{"--runs", root}, workerRun...), workerCmd(t, feat...)...)
 	out := selmixtest.Run(t, append([]string{"run", "--headless", "-q"}, args...)...)
-	want := readOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
+	want := selmixtest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
 
 	id := stopAtLine(t, root, append([]string{"run", "--headless"}, args...), "step    75/")
 	stopAtLine(t, root, []string{"resume", "--runs", root, id}, "step   150/")
 	selmixtest.Run(t, "resume", "-q", "--runs", root, id)
-	got := readOutcome(t, root, id)
-	if !reflect.DeepEqual(got.events, want.events) {
-		t.Errorf("stopped and resumed worker run differs: %s", selmixtest.FirstDiff(got.events, want.events))
-	}
-	if !reflect.DeepEqual(got.final, want.final) {
-		t.Errorf("final summary differs\n got %+v\nwant %+v", got.final, want.final)
-	}
+	got := selmixtest.ReadOutcome(t, root, id)
+	selmixtest.SameOutcome(t, "stopped and resumed worker run", got, want)
 }
 
 // stopAtLine runs selmix with args, sends SIGTERM when it prints a line
@@ -173,16 +165,10 @@ func TestTorchWorkerStopResume(t *testing.T) {
 func stopAtLine(t *testing.T, root string, args []string, prefix string) string {
 	t.Helper()
 	cmd, sc := startSelmix(t, args...)
-	var out strings.Builder
-	id := ""
+	var out runOutput
 	for sc.Scan() {
 		line := sc.Text()
-		out.WriteString(line + "\n")
-		if m := selmixtest.RunIDRe.FindStringSubmatch(line); m != nil {
-			id = m[1]
-		} else if m := resumingRe.FindStringSubmatch(line); m != nil {
-			id = m[1]
-		}
+		out.add(line)
 		if strings.HasPrefix(line, prefix) {
 			cmd.Process.Signal(syscall.SIGTERM)
 			break
@@ -194,10 +180,10 @@ func stopAtLine(t *testing.T, root string, args []string, prefix string) string 
 	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
 		t.Fatalf("selmix %s: %v, want exit 143\n%s", strings.Join(args[:1], " "), err, out.String())
 	}
-	if id == "" {
+	if out.id == "" {
 		t.Fatalf("no run id in:\n%s", out.String())
 	}
-	return id
+	return out.id
 }
 
 // A detached worker run goes on without its terminal; attach --follow
@@ -241,22 +227,12 @@ func TestTorchWorkerKilled(t *testing.T) {
 	root := t.TempDir()
 	feat := featureArgs(features(t, 10, 16, 1.2, 4))
 	marker := fmt.Sprintf("--build-seed=%d", os.Getpid()) // finds this test's worker among processes
-	cmd := exec.Command(selmixtest.Binary(t), append([]string{"run", "--headless", "--runs", root, "--set", "finetune.steps=4000",
+	cmd, sc := startSelmix(t, append([]string{"run", "--headless", "--runs", root, "--set", "finetune.steps=4000",
 		"--set", "finetune.refresh=50", "--set", "finetune.checkpoint_every=1", "--set", "record.plots=false"}, workerCmd(t, append(feat, marker)...)...)...)
-	pipe, _ := cmd.StdoutPipe()
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	sc := bufio.NewScanner(pipe)
-	id := ""
+	var out runOutput
 	for sc.Scan() {
 		line := sc.Text()
-		out.WriteString(line + "\n")
-		if m := selmixtest.RunIDRe.FindStringSubmatch(line); m != nil {
-			id = m[1]
-		}
+		out.add(line)
 		if strings.HasPrefix(line, "step   200/") {
 			// The pattern is anchored: selmix's own command line holds the
 			// worker's too.
@@ -266,8 +242,9 @@ func TestTorchWorkerKilled(t *testing.T) {
 			break
 		}
 	}
-	rest, _ := io.ReadAll(pipe)
-	out.Write(rest)
+	for sc.Scan() { // the rest, for the message
+		out.add(sc.Text())
+	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
@@ -277,6 +254,7 @@ func TestTorchWorkerKilled(t *testing.T) {
 	if !strings.Contains(msg, "worker exited during") || !strings.Contains(msg, "killed") {
 		t.Errorf("the message does not say the worker died:\n%s", lastLines(msg, 4))
 	}
+	id := out.id
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatal(err)
