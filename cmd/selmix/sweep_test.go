@@ -153,6 +153,22 @@ func startSweepProcess(t *testing.T, env []string, args ...string) (*bgProcess, 
 	return nil, ""
 }
 
+// startTwoMidRun starts the two-member sweep spec (a local one) with
+// --parallel 2 and the extra arguments in a short temp dir, and waits
+// until both members are mid-run at once. It returns the dir, the runs
+// root in it, the executor's process and the sweep's id.
+func startTwoMidRun(t *testing.T, spec string, extra ...string) (dir, root string, p *bgProcess, id string) {
+	t.Helper()
+	dir = selmixtest.ShortRoot(t)
+	root = filepath.Join(dir, "r")
+	path := writeSpec(t, dir, "spec.toml", spec)
+	p, id = startSweepProcess(t, os.Environ(), append(append([]string{"sweep", path}, extra...), "--parallel", "2", "--runs", root)...)
+	waitUntil(t, 60*time.Second, "both members mid-run at once", func() bool {
+		return midRun(t, root, id, 0) && midRun(t, root, id, 1)
+	})
+	return dir, root, p, id
+}
+
 // A bad spec is refused before anything is written, naming the file, the
 // place and the key; the sweeps folder never confuses the run store.
 func TestSweepBadSpec(t *testing.T) {
@@ -185,13 +201,7 @@ func TestSweepLocalKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	dir := selmixtest.ShortRoot(t)
-	root := filepath.Join(dir, "r")
-	spec := writeSpec(t, dir, "loc.toml", "name = \"loc\"\n"+sweepBase+"[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\"]\nseed = [1]\n")
-	p, id := startSweepProcess(t, os.Environ(), "sweep", spec, "--executor", "local", "--parallel", "2", "--runs", root)
-	waitUntil(t, 60*time.Second, "both members mid-run at once", func() bool {
-		return midRun(t, root, id, 0) && midRun(t, root, id, 1)
-	})
+	dir, root, p, id := startTwoMidRun(t, "name = \"loc\"\n"+sweepBase+"[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\"]\nseed = [1]\n", "--executor", "local")
 	victim := memberRun(t, root, id, 1)
 	if err := syscall.Kill(victim.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -292,11 +302,7 @@ func TestSweepLocalInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	dir := selmixtest.ShortRoot(t)
-	root := filepath.Join(dir, "r")
-	spec := writeSpec(t, dir, "int.toml", "name = \"int\"\n"+sweepBase+"[axes]\nseed = [1, 2]\n")
-	p, id := startSweepProcess(t, os.Environ(), "sweep", spec, "--parallel", "2", "--runs", root)
-	waitUntil(t, 60*time.Second, "both members mid-run", func() bool { return midRun(t, root, id, 0) && midRun(t, root, id, 1) })
+	_, root, p, id := startTwoMidRun(t, "name = \"int\"\n"+sweepBase+"[axes]\nseed = [1, 2]\n")
 	p.cmd.Process.Signal(os.Interrupt)
 	waitUntil(t, 60*time.Second, "the executor to end", p.ended)
 	out := p.out
