@@ -137,20 +137,13 @@ func (h *childHandshake) fail(err error) {
 // liveCmd gives cmd, which takes at most one RUN, the --runs flag and
 // runs do with the live run liveRun finds.
 func liveCmd(cmd *cobra.Command, do func(cmd *cobra.Command, r *runs.Run) error) *cobra.Command {
-	var root string
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+	return rootCmd(cmd, func(root string, args []string) (*runs.Run, error) {
 		id := ""
 		if len(args) == 1 {
 			id = args[0]
 		}
-		r, err := liveRun(runs.Root(root), id)
-		if err != nil {
-			return err
-		}
-		return do(cmd, r)
-	}
-	addRunsFlag(cmd, &root)
-	return cmd
+		return liveRun(root, id)
+	}, do)
 }
 
 // liveRun finds the run to attach to: the given one, else the most

@@ -96,20 +96,26 @@ func addRunsFlag(cmd *cobra.Command, root *string) {
 	cmd.Flags().StringVar(root, "runs", "", "runs root `DIR` (default $SELMIX_RUNS, else ./runs)")
 }
 
-// listCmd is a command without arguments that prints a listing of the runs
-// root its --runs flag names.
-func listCmd(use, short string, list func(cmd *cobra.Command, root string) error) *cobra.Command {
+// rootCmd gives cmd the --runs flag; its RunE opens what the arguments
+// name in that runs root and runs do with it.
+func rootCmd[T any](cmd *cobra.Command, open func(root string, args []string) (T, error), do func(cmd *cobra.Command, v T) error) *cobra.Command {
 	var root string
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return list(cmd, runs.Root(root))
-		},
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		v, err := open(runs.Root(root), args)
+		if err != nil {
+			return err
+		}
+		return do(cmd, v)
 	}
 	addRunsFlag(cmd, &root)
 	return cmd
+}
+
+// listCmd is a command without arguments that prints a listing of the runs
+// root.
+func listCmd(use, short string, list func(cmd *cobra.Command, root string) error) *cobra.Command {
+	return rootCmd(&cobra.Command{Use: use, Short: short, Args: cobra.NoArgs},
+		func(root string, _ []string) (string, error) { return root, nil }, list)
 }
 
 func newRunCmd() *cobra.Command {

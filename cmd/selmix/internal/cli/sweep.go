@@ -281,17 +281,8 @@ SWEEP is a sweep id, a unique prefix, a name, or a sweep folder.`,
 // sweepCmd makes cmd take one SWEEP (an id, a unique prefix, a name or a
 // sweep folder) in the runs root of its --runs flag and run do with it.
 func sweepCmd(cmd *cobra.Command, do func(cmd *cobra.Command, s *sweep.Sweep) error) *cobra.Command {
-	var root string
 	cmd.Args = cobra.ExactArgs(1)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		s, err := openSweep(root, args[0])
-		if err != nil {
-			return err
-		}
-		return do(cmd, s)
-	}
-	addRunsFlag(cmd, &root)
-	return cmd
+	return rootCmd(cmd, func(root string, args []string) (*sweep.Sweep, error) { return openSweep(root, args[0]) }, do)
 }
 
 func openSweep(root, query string) (*sweep.Sweep, error) {
