@@ -3,9 +3,10 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"selmix/cmd/selmix/internal/selmixtest"
 	"strings"
 	"testing"
+
+	"selmix/cmd/selmix/internal/selmixtest"
 )
 
 // The smoke version of the paper suite (what CI runs): one seed, a few
