@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -115,16 +113,8 @@ func TestDetachedSurvivesClients(t *testing.T) {
 	root := selmixtest.ShortRoot(t)
 	id := startDetached(t, root, "--set", "finetune.steps=600", "--set", "finetune.refresh=25")
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
-		cmd := exec.Command(selmixtest.Binary(t), "attach", "--follow", "--runs", root, id)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, sc := startSelmix(t, "attach", "--follow", "--runs", root, id)
 		// Wait until it has followed at least one refresh, then kill it.
-		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "step ") {
 				break
