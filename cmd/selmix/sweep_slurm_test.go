@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/runs"
 	"selmix/runs/sweep/slurmtest"
 )
@@ -28,10 +29,10 @@ func TestSweepSlurm(t *testing.T) {
 	}
 	cl := slurmtest.Start(t)
 	env := cl.Env()
-	dir := shortRoot(t)
+	dir := selmixtest.ShortRoot(t)
 	root := filepath.Join(dir, "r")
 	status := func(id string) string {
-		out, code := selmixCode(t, env, "sweep", "status", id, "--runs", root)
+		out, code := selmixtest.Code(t, env, "sweep", "status", id, "--runs", root)
 		if code != 0 {
 			t.Fatalf("sweep status: exit %d\n%s", code, out)
 		}
@@ -57,7 +58,7 @@ func TestSweepSlurm(t *testing.T) {
 	t0 := time.Now()
 	specA := writeSpec(t, dir, "a.toml", "name = \"gridA\"\n"+sweepBase+
 		"[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\", \"greedy\"]\nseed = [1, 2]\n[slurm]\nmax_parallel = 2\n")
-	out, code := selmixCode(t, env, "sweep", specA, "--runs", root)
+	out, code := selmixtest.Code(t, env, "sweep", specA, "--runs", root)
 	m := sweepIDRe.FindStringSubmatch(out)
 	if code != 0 || m == nil || !strings.Contains(out, "array 0-5%2 (6 members)") {
 		t.Fatalf("sweep a.toml: exit %d\n%s", code, out)
@@ -73,7 +74,7 @@ func TestSweepSlurm(t *testing.T) {
 	if strings.Count(st, "COMPLETED") != 6 {
 		t.Errorf("(a) Slurm states:\n%s", st)
 	}
-	if w, code := selmixCode(t, env, "sweep", "status", idA, "--watch", "--runs", root); code != 0 || !strings.Contains(w, "6 finished") {
+	if w, code := selmixtest.Code(t, env, "sweep", "status", idA, "--watch", "--runs", root); code != 0 || !strings.Contains(w, "6 finished") {
 		t.Errorf("status --watch of an ended sweep: exit %d\n%s", code, w)
 	}
 	t.Logf("(a) 6 members through sbatch in %.1fs", time.Since(t0).Seconds())
@@ -82,7 +83,7 @@ func TestSweepSlurm(t *testing.T) {
 	t0 = time.Now()
 	specB := writeSpec(t, dir, "b.toml", "name = \"gridB\"\n"+sweepBase+
 		"[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\"]\nseed = [1]\n[slurm]\nmax_parallel = 2\nsignal_seconds = 60\nrequeue = true\n")
-	out, code = selmixCode(t, env, "sweep", specB, "--runs", root)
+	out, code = selmixtest.Code(t, env, "sweep", specB, "--runs", root)
 	m, sm := sweepIDRe.FindStringSubmatch(out), submittedRe.FindStringSubmatch(out)
 	if code != 0 || m == nil || sm == nil {
 		t.Fatalf("sweep b.toml: exit %d\n%s", code, out)
@@ -113,7 +114,7 @@ func TestSweepSlurm(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^0\s+selmix\s+1\s+\S+\s+stopped\s+CANCELLED\s`).MatchString(st) {
 		t.Errorf("(b) status after scancel:\n%s", st)
 	}
-	out, code = selmixCode(t, env, "sweep", "resume", idB, "--runs", root)
+	out, code = selmixtest.Code(t, env, "sweep", "resume", idB, "--runs", root)
 	if code != 0 || !strings.Contains(out, "resuming 1 members: 0 (stopped)") || !regexp.MustCompile(`array 0%2 \(1 members\)`).MatchString(out) {
 		t.Fatalf("(b) sweep resume: exit %d\n%s", code, out)
 	}
@@ -130,7 +131,7 @@ func TestSweepSlurm(t *testing.T) {
 		if n := sessions(t, got); n != 2 {
 			t.Errorf("%s: %d sessions, want 2 (interrupted once)", c.name, n)
 		}
-		sameOutcome(t, c.name, got, want)
+		selmixtest.SameOutcome(t, c.name, selmixtest.ReadOutcome(t, root, got.Meta.ID), selmixtest.ReadOutcome(t, root, want.Meta.ID))
 	}
 }
 

@@ -9,13 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/runs"
 	"selmix/runs/record"
 	"selmix/runs/sweep"
@@ -39,22 +39,6 @@ func writeSpec(t *testing.T, dir, name, body string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// selmixCode runs the binary and returns its output and exit code.
-func selmixCode(t *testing.T, env []string, args ...string) (string, int) {
-	t.Helper()
-	cmd := exec.Command(selmixBinary(t), args...)
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return string(out), ee.ExitCode()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(out), 0
 }
 
 func waitUntil(t *testing.T, limit time.Duration, what string, ok func() bool) {
@@ -109,19 +93,6 @@ func sessions(t *testing.T, r *runs.Run) int {
 	return len(h.Starts)
 }
 
-// sameOutcome fails t unless run got logged and concluded exactly what
-// run want did (session markers and wall time aside).
-func sameOutcome(t *testing.T, what string, got, want *runs.Run) {
-	t.Helper()
-	g, w := readOutcome(t, got), readOutcome(t, want)
-	if !reflect.DeepEqual(g.events, w.events) {
-		t.Errorf("%s: event log differs from the uninterrupted run (%d vs %d events); %s", what, len(g.events), len(w.events), firstDiff(g.events, w.events))
-	}
-	if !reflect.DeepEqual(g.final, w.final) {
-		t.Errorf("%s: final summary differs from the uninterrupted run\n got %+v\nwant %+v", what, g.final, w.final)
-	}
-}
-
 // bgProcess is a selmix process the test runs in the background.
 type bgProcess struct {
 	cmd  *exec.Cmd
@@ -143,7 +114,7 @@ func (p *bgProcess) ended() bool {
 // returns it with the sweep's id once it printed it.
 func startSweepProcess(t *testing.T, env []string, args ...string) (*bgProcess, string) {
 	t.Helper()
-	cmd := exec.Command(selmixBinary(t), args...)
+	cmd := exec.Command(selmixtest.Binary(t), args...)
 	cmd.Env = env
 	p := &bgProcess{cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
 	pr, pw := io.Pipe()
@@ -182,25 +153,41 @@ func startSweepProcess(t *testing.T, env []string, args ...string) (*bgProcess, 
 	return nil, ""
 }
 
+// startTwoMidRun starts the two-member sweep spec (a local one) with
+// --parallel 2 and the extra arguments in a short temp dir, and waits
+// until both members are mid-run at once. It returns the dir, the runs
+// root in it, the executor's process and the sweep's id.
+func startTwoMidRun(t *testing.T, spec string, extra ...string) (dir, root string, p *bgProcess, id string) {
+	t.Helper()
+	dir = selmixtest.ShortRoot(t)
+	root = filepath.Join(dir, "r")
+	path := writeSpec(t, dir, "spec.toml", spec)
+	p, id = startSweepProcess(t, os.Environ(), append(append([]string{"sweep", path}, extra...), "--parallel", "2", "--runs", root)...)
+	waitUntil(t, 60*time.Second, "both members mid-run at once", func() bool {
+		return midRun(t, root, id, 0) && midRun(t, root, id, 1)
+	})
+	return dir, root, p, id
+}
+
 // A bad spec is refused before anything is written, naming the file, the
 // place and the key; the sweeps folder never confuses the run store.
 func TestSweepBadSpec(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "runs")
 	p := writeSpec(t, dir, "bad.toml", sweepBase+"[axes]\n\"finetune.polcy\" = [\"selmix\"]\n")
-	out, code := selmixCode(t, os.Environ(), "sweep", p, "--runs", root)
+	out, code := selmixtest.Code(t, os.Environ(), "sweep", p, "--runs", root)
 	if code != 2 || !strings.Contains(out, `bad.toml: [axes] "finetune.polcy": --set finetune.polcy: unknown key finetune.polcy`) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 	p = writeSpec(t, dir, "bad2.toml", sweepBase+"[[rows]]\n\"data.source\" = \"features\"\n[axes]\nseed = [4]\n")
-	out, code = selmixCode(t, os.Environ(), "sweep", p, "--runs", root)
+	out, code = selmixtest.Code(t, os.Environ(), "sweep", p, "--runs", root)
 	if code != 2 || !strings.Contains(out, `bad2.toml: member 0 ([[rows]] 1, seed=4): data.train: required`) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 	if _, err := os.Stat(root); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused spec wrote %s", root)
 	}
-	out, code = selmixCode(t, os.Environ(), "sweep", "status", "nope", "--runs", root)
+	out, code = selmixtest.Code(t, os.Environ(), "sweep", "status", "nope", "--runs", root)
 	if code != 2 || !strings.Contains(out, `no sweep "nope"`) {
 		t.Errorf("status of no sweep: exit %d\n%s", code, out)
 	}
@@ -214,13 +201,7 @@ func TestSweepLocalKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	dir := shortRoot(t)
-	root := filepath.Join(dir, "r")
-	spec := writeSpec(t, dir, "loc.toml", "name = \"loc\"\n"+sweepBase+"[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\"]\nseed = [1]\n")
-	p, id := startSweepProcess(t, os.Environ(), "sweep", spec, "--executor", "local", "--parallel", "2", "--runs", root)
-	waitUntil(t, 60*time.Second, "both members mid-run at once", func() bool {
-		return midRun(t, root, id, 0) && midRun(t, root, id, 1)
-	})
+	dir, root, p, id := startTwoMidRun(t, "name = \"loc\"\n"+sweepBase+"[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\"]\nseed = [1]\n", "--executor", "local")
 	victim := memberRun(t, root, id, 1)
 	if err := syscall.Kill(victim.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -240,12 +221,12 @@ func TestSweepLocalKill(t *testing.T) {
 	if r := memberRun(t, root, id, 1); r.EffectiveStatus() != runs.StatusCrashed {
 		t.Errorf("killed member: status %s, want crashed", r.EffectiveStatus())
 	}
-	st, _ := selmixCode(t, os.Environ(), "sweep", "status", id, "--runs", root)
+	st, _ := selmixtest.Code(t, os.Environ(), "sweep", "status", id, "--runs", root)
 	if !strings.Contains(st, "2 members: 1 finished, 0 running, 0 pending, 1 failed") {
 		t.Errorf("status after the kill:\n%s", st)
 	}
 
-	res, code := selmixCode(t, os.Environ(), "sweep", "resume", id, "--runs", root)
+	res, code := selmixtest.Code(t, os.Environ(), "sweep", "resume", id, "--runs", root)
 	if code != 0 || !strings.Contains(res, "resuming 1 members: 1 (crashed)") {
 		t.Fatalf("resume: exit %d\n%s", code, res)
 	}
@@ -264,37 +245,33 @@ func TestSweepLocalKill(t *testing.T) {
 	for _, kv := range s.Members[1].Sets {
 		args = append(args, "--set", kv)
 	}
-	refOut, code := selmixCode(t, append(os.Environ(), "OPENBLAS_NUM_THREADS=1", "GOMAXPROCS=1"), args...)
-	m := runIDRe.FindStringSubmatch(refOut)
+	refOut, code := selmixtest.Code(t, append(os.Environ(), "OPENBLAS_NUM_THREADS=1", "GOMAXPROCS=1"), args...)
+	m := selmixtest.RunIDRe.FindStringSubmatch(refOut)
 	if code != 0 || m == nil {
 		t.Fatalf("reference run: exit %d\n%s", code, refOut)
 	}
-	ref, err := runs.Open(refRoot, m[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameOutcome(t, "member 1 killed and resumed", resumed, ref)
+	selmixtest.SameOutcome(t, "member 1 killed and resumed", selmixtest.ReadOutcome(t, root, resumed.Meta.ID), selmixtest.ReadOutcome(t, refRoot, m[1]))
 
-	st, _ = selmixCode(t, os.Environ(), "sweep", "status", id, "--runs", root)
+	st, _ = selmixtest.Code(t, os.Environ(), "sweep", "status", id, "--runs", root)
 	if !strings.Contains(st, "2 members: 2 finished, 0 running, 0 pending, 0 failed") {
 		t.Errorf("status at the end:\n%s", st)
 	}
-	again, code := selmixCode(t, os.Environ(), "sweep", "resume", id, "--runs", root)
+	again, code := selmixtest.Code(t, os.Environ(), "sweep", "resume", id, "--runs", root)
 	if code != 0 || !strings.Contains(again, "nothing to resume") {
 		t.Errorf("resume of a finished sweep: exit %d\n%s", code, again)
 	}
 	// The run store lists the two runs and nothing of the sweep folder.
-	ls := runSelmix(t, "runs", "ls", "--runs", root)
+	ls := selmixtest.Run(t, "runs", "ls", "--runs", root)
 	if n := strings.Count(ls, id+"-"); n != 2 || strings.Contains(ls, "broken") || strings.Contains(ls, "sweeps") {
 		t.Errorf("runs ls:\n%s", ls)
 	}
-	if sl := runSelmix(t, "sweep", "ls", "--runs", root); !regexp.MustCompile(id + `\s+local\s+2\s+2\s+0\s+0\s+0`).MatchString(sl) {
+	if sl := selmixtest.Run(t, "sweep", "ls", "--runs", root); !regexp.MustCompile(id + `\s+local\s+2\s+2\s+0\s+0\s+0`).MatchString(sl) {
 		t.Errorf("sweep ls:\n%s", sl)
 	}
 
 	// The report: one row per policy (seed is averaged), each member's
 	// test metrics as its summary.json has them, and the figures.
-	rep := runSelmix(t, "sweep", "report", id, "--runs", root, "--out", filepath.Join(dir, "rep.md"))
+	rep := selmixtest.Run(t, "sweep", "report", id, "--runs", root, "--out", filepath.Join(dir, "rep.md"))
 	for i, pol := range []string{"selmix", "uniform"} {
 		r := memberRun(t, root, id, i)
 		b, err := os.ReadFile(filepath.Join(r.Dir, "summary.json"))
@@ -325,11 +302,7 @@ func TestSweepLocalInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	dir := shortRoot(t)
-	root := filepath.Join(dir, "r")
-	spec := writeSpec(t, dir, "int.toml", "name = \"int\"\n"+sweepBase+"[axes]\nseed = [1, 2]\n")
-	p, id := startSweepProcess(t, os.Environ(), "sweep", spec, "--parallel", "2", "--runs", root)
-	waitUntil(t, 60*time.Second, "both members mid-run", func() bool { return midRun(t, root, id, 0) && midRun(t, root, id, 1) })
+	_, root, p, id := startTwoMidRun(t, "name = \"int\"\n"+sweepBase+"[axes]\nseed = [1, 2]\n")
 	p.cmd.Process.Signal(os.Interrupt)
 	waitUntil(t, 60*time.Second, "the executor to end", p.ended)
 	out := p.out
@@ -344,7 +317,7 @@ func TestSweepLocalInterrupt(t *testing.T) {
 			t.Errorf("member %d: %s, want stopped", i, r.EffectiveStatus())
 		}
 	}
-	res, code := selmixCode(t, os.Environ(), "sweep", "resume", id, "--runs", root)
+	res, code := selmixtest.Code(t, os.Environ(), "sweep", "resume", id, "--runs", root)
 	if code != 0 || !strings.Contains(res, "2 finished, 0 stopped, 0 failed") {
 		t.Errorf("resume: exit %d\n%s", code, res)
 	}

@@ -186,10 +186,10 @@ func replayThenFollow(ctx context.Context, h *record.History, cl *live.Client) *
 
 func newAttachCmd() *cobra.Command {
 	var (
-		root, keysPath string
-		follow         bool
+		keysPath string
+		follow   bool
 	)
-	cmd := &cobra.Command{
+	cmd := liveCmd(&cobra.Command{
 		Use:   "attach [RUN] [--follow]",
 		Short: "Re-attach to a live run (the most recent one by default)",
 		Long: `attach connects to a run living in its own process. The workbench first
@@ -197,22 +197,12 @@ replays the run's event log, so every pane shows its history, then follows
 the live run. Quitting asks whether to stop the run or detach from it.
 --follow prints one line per refresh instead (for scripts), until the run ends.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id := ""
-			if len(args) == 1 {
-				id = args[0]
-			}
-			r, err := liveRun(runs.Root(root), id)
-			if err != nil {
-				return err
-			}
-			if follow {
-				return followRun(cmd.Context(), cmd.OutOrStdout(), r)
-			}
-			return attachWorkbenchTo(cmd, r, keysPath)
-		},
-	}
-	addRunsFlag(cmd, &root)
+	}, func(cmd *cobra.Command, r *runs.Run) error {
+		if follow {
+			return followRun(cmd.Context(), cmd.OutOrStdout(), r)
+		}
+		return attachWorkbenchTo(cmd, r, keysPath)
+	})
 	addKeysFlag(cmd, &keysPath)
 	cmd.Flags().BoolVar(&follow, "follow", false, "print progress lines instead of opening the workbench")
 	return cmd

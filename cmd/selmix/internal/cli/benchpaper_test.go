@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"selmix/cmd/selmix/internal/selmixtest"
 )
 
 // The smoke version of the paper suite (what CI runs): one seed, a few
@@ -21,7 +23,7 @@ func TestBenchPaperSmoke(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.md")
 	root := filepath.Join(dir, "runs")
-	log := runSelmix(t, "bench", "paper", "--smoke", "--runs", root, "--out", out)
+	log := selmixtest.Run(t, "bench", "paper", "--smoke", "--runs", root, "--out", out)
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
@@ -51,7 +53,7 @@ func TestBenchPaperSmoke(t *testing.T) {
 	}
 	// The report again, from the finished sweep, as after a Slurm run.
 	out2 := filepath.Join(dir, "again", "results.md")
-	runSelmix(t, "bench", "paper", "--runs", root, "--report", "paper", "--out", out2)
+	selmixtest.Run(t, "bench", "paper", "--runs", root, "--report", "paper", "--out", out2)
 	b2, err := os.ReadFile(out2)
 	if err != nil {
 		t.Fatal(err)

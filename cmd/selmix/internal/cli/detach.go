@@ -134,6 +134,18 @@ func (h *childHandshake) fail(err error) {
 	}
 }
 
+// liveCmd gives cmd, which takes at most one RUN, the --runs flag and
+// runs do with the live run liveRun finds.
+func liveCmd(cmd *cobra.Command, do func(cmd *cobra.Command, r *runs.Run) error) *cobra.Command {
+	return rootCmd(cmd, func(root string, args []string) (*runs.Run, error) {
+		id := ""
+		if len(args) == 1 {
+			id = args[0]
+		}
+		return liveRun(root, id)
+	}, do)
+}
+
 // liveRun finds the run to attach to: the given one, else the most
 // recently started live run.
 func liveRun(root, id string) (*runs.Run, error) {
@@ -181,17 +193,8 @@ func dialLive(r *runs.Run, matrices bool) (*live.Client, error) {
 }
 
 func newPsCmd() *cobra.Command {
-	var root string
-	cmd := &cobra.Command{
-		Use:   "ps",
-		Short: "List live runs (pid, run, step, state) and crashed ones (resume them with selmix resume)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return listLive(cmd.OutOrStdout(), runs.Root(root))
-		},
-	}
-	addRunsFlag(cmd, &root)
-	return cmd
+	return listCmd("ps", "List live runs (pid, run, step, state) and crashed ones (resume them with selmix resume)",
+		func(cmd *cobra.Command, root string) error { return listLive(cmd.OutOrStdout(), root) })
 }
 
 func listLive(w io.Writer, root string) error {
@@ -222,19 +225,11 @@ func listLive(w io.Writer, root string) error {
 }
 
 func newStopCmd() *cobra.Command {
-	var root string
-	cmd := &cobra.Command{
+	return liveCmd(&cobra.Command{
 		Use:   "stop RUN",
 		Short: "Stop a live run cleanly (final checkpoint, summary and plots are written)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := liveRun(runs.Root(root), args[0])
-			if err != nil {
-				return err
-			}
-			return stopLive(cmd.Context(), cmd.OutOrStdout(), r)
-		},
-	}
-	addRunsFlag(cmd, &root)
-	return cmd
+	}, func(cmd *cobra.Command, r *runs.Run) error {
+		return stopLive(cmd.Context(), cmd.OutOrStdout(), r)
+	})
 }

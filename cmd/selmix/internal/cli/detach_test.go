@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/live"
@@ -32,7 +31,7 @@ func startDetached(t *testing.T, root string, extra ...string) string {
 
 func startDetachedPid(t *testing.T, root string, extra ...string) (string, int) {
 	t.Helper()
-	out := runSelmix(t, append([]string{"run", "--detach", "--runs", root}, extra...)...)
+	out := selmixtest.Run(t, append([]string{"run", "--detach", "--runs", root}, extra...)...)
 	m := detachedRe.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no run id in:\n%s", out)
@@ -46,7 +45,7 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	root := shortRoot(t)
+	root := selmixtest.ShortRoot(t)
 	id, pid := startDetachedPid(t, root, "--set", "finetune.steps=1500", "--set", "finetune.refresh=25")
 	r, err := runs.Open(root, id)
 	if err != nil {
@@ -65,7 +64,7 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	var ps string
 	for time.Now().Before(deadline) {
-		if ps = runSelmix(t, "ps", "--runs", root); strings.Contains(ps, id) && strings.Contains(ps, runs.StatusCrashed) {
+		if ps = selmixtest.Run(t, "ps", "--runs", root); strings.Contains(ps, id) && strings.Contains(ps, runs.StatusCrashed) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -77,22 +76,13 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	if _, err := os.Stat(sock); err != nil {
 		t.Fatalf("kill -9 left no socket to clean up (%v): the test no longer tests that", err)
 	}
-	runSelmix(t, "resume", "-q", "--runs", root, id)
+	selmixtest.Run(t, "resume", "-q", "--runs", root, id)
 	if r, _ := runs.Open(root, id); r.EffectiveStatus() != runs.StatusFinished {
 		t.Errorf("after resume: status %s, want finished", r.EffectiveStatus())
 	}
 	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the dead process's control socket is still there after resume: %v", err)
 	}
-}
-
-func shortRoot(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "sd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 // waitEnded waits until the run has no live process and returns it.
@@ -120,19 +110,11 @@ func TestDetachedSurvivesClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	root := shortRoot(t)
+	root := selmixtest.ShortRoot(t)
 	id := startDetached(t, root, "--set", "finetune.steps=600", "--set", "finetune.refresh=25")
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
-		cmd := exec.Command(selmixBinary(t), "attach", "--follow", "--runs", root, id)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, sc := startSelmix(t, "attach", "--follow", "--runs", root, id)
 		// Wait until it has followed at least one refresh, then kill it.
-		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "step ") {
 				break
@@ -168,7 +150,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	root := shortRoot(t)
+	root := selmixtest.ShortRoot(t)
 	id := startDetached(t, root, "--set", "finetune.steps=100000", "--set", "finetune.refresh=25")
 	r, err := runs.Open(root, id)
 	if err != nil {
@@ -256,7 +238,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 		t.Errorf("only %d refreshes compared", checked)
 	}
 
-	out := runSelmix(t, "stop", "--runs", root, id)
+	out := selmixtest.Run(t, "stop", "--runs", root, id)
 	if !strings.Contains(out, "stopped at step") {
 		t.Errorf("stop printed %q", out)
 	}
@@ -264,7 +246,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	if st := ended.EffectiveStatus(); st != runs.StatusStopped {
 		t.Errorf("status after stop = %s, want stopped", st)
 	}
-	ps := runSelmix(t, "ps", "--runs", root)
+	ps := selmixtest.Run(t, "ps", "--runs", root)
 	if strings.Contains(ps, id) {
 		t.Errorf("ps lists the stopped run:\n%s", ps)
 	}

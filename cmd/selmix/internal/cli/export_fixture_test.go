@@ -46,17 +46,6 @@ func recordVizFixture(t *testing.T, dstRoot string, sets []string, ctls []train.
 		t.Fatalf("want one run in %s, got %v (%v)", root, ents, err)
 	}
 	dst := filepath.Join(dstRoot, ents[0].Name())
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"config.toml", "run.json", "events.jsonl", "arrays.bin", "summary.json"} {
-		b, err := os.ReadFile(filepath.Join(root, ents[0].Name(), name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyRun(t, filepath.Join(root, ents[0].Name()), dst)
 	t.Logf("fixture written to %s", dst)
 }

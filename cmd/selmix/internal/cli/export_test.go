@@ -104,18 +104,7 @@ func TestAutoExportHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, ents[0].Name())
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"config.toml", "run.json", "events.jsonl", "arrays.bin", "summary.json"} {
-		b, err := os.ReadFile(filepath.Join(vizRuns, ents[0].Name(), name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyRun(t, filepath.Join(vizRuns, ents[0].Name()), dir)
 	var out strings.Builder
 	if err := autoExport(&out, dir); err != nil {
 		t.Fatalf("autoExport: %v", err)

@@ -1,20 +1,19 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/live"
@@ -32,7 +31,7 @@ var interruptions = []interruption{
 	{"SIGINT", 130, func(t *testing.T, cmd *exec.Cmd, _, _ string) { cmd.Process.Signal(os.Interrupt) }},
 	{"SIGTERM", 143, func(t *testing.T, cmd *exec.Cmd, _, _ string) { cmd.Process.Signal(syscall.SIGTERM) }},
 	{"stop", 143, func(t *testing.T, cmd *exec.Cmd, root, id string) {
-		out, err := exec.Command(selmixBinary(t), "stop", "--runs", root, id).CombinedOutput()
+		out, err := exec.Command(selmixtest.Binary(t), "stop", "--runs", root, id).CombinedOutput()
 		if err != nil && !strings.Contains(string(out), "not live") {
 			t.Errorf("selmix stop %s: %v\n%s", id, err, out)
 		}
@@ -40,10 +39,7 @@ var interruptions = []interruption{
 	{"SIGKILL", -1, func(t *testing.T, cmd *exec.Cmd, _, _ string) { cmd.Process.Signal(syscall.SIGKILL) }},
 }
 
-var (
-	resumingRe = regexp.MustCompile(`(?m)^resuming run (\S+) from step`)
-	replayRe   = regexp.MustCompile(`(?m)^replay (\S+) is identical to `)
-)
+var replayRe = regexp.MustCompile(`(?m)^replay (\S+) is identical to `)
 
 // interrupted is what one interrupted process left.
 type interrupted struct {
@@ -61,7 +57,7 @@ type interrupted struct {
 func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root string, control bool, args ...string) interrupted {
 	t.Helper()
 	cmd, sc := startSelmix(t, args...)
-	var out bytes.Buffer
+	var out runOutput
 	var res interrupted
 	// Progress lines: the start, then a refresh every 25 steps; the last
 	// ones leave too little time to land the interruption before the end.
@@ -76,12 +72,7 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 	seen := -1
 	for sc.Scan() {
 		line := sc.Text()
-		out.WriteString(line + "\n")
-		if m := runIDRe.FindStringSubmatch(line); m != nil {
-			res.id = m[1]
-		} else if m := resumingRe.FindStringSubmatch(line); m != nil {
-			res.id = m[1]
-		}
+		out.add(line)
 		isProgress := strings.HasPrefix(line, "run ") || strings.HasPrefix(line, "resuming run ") ||
 			(strings.HasPrefix(line, "step ") && !strings.Contains(line, " control "))
 		if isProgress {
@@ -91,9 +82,9 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 				break
 			}
 			if seen == sendAt {
-				cl, err := dialLive(&runs.Run{Dir: filepath.Join(root, res.id)}, false)
+				cl, err := dialLive(&runs.Run{Dir: filepath.Join(root, out.id)}, false)
 				if err != nil {
-					t.Fatalf("dial run %s: %v", res.id, err)
+					t.Fatalf("dial run %s: %v", out.id, err)
 				}
 				cl.Send(train.Control{Op: train.OpSet, Key: "s", Value: fmt.Sprint(2 + rng.IntN(20))})
 				defer cl.Close()
@@ -104,6 +95,7 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 			break
 		}
 	}
+	res.id = out.id
 	time.Sleep(delay)
 	if res.id != "" {
 		how.do(t, cmd, root, res.id)
@@ -135,17 +127,8 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary many times")
 	}
-	root, err := os.MkdirTemp("", "sx-int-") // short: the control socket's path is limited
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	refOut := runSelmix(t, append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
-	m := runIDRe.FindStringSubmatch(refOut)
-	if m == nil {
-		t.Fatalf("no run id in output:\n%s", refOut)
-	}
-	want := readOutcome(t, root, m[1])
+	root := selmixtest.ShortRoot(t) // it holds the control sockets
+	want := selmixtest.ReadOutcome(t, root, finishShortRun(t, root))
 
 	const trials = 20
 	for ki, how := range interruptions {
@@ -185,16 +168,16 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 					}
 				}
 				if r, _ := runs.Open(root, id); r.EffectiveStatus() != runs.StatusFinished {
-					runSelmix(t, "resume", "-q", "--runs", root, id)
+					selmixtest.Run(t, "resume", "-q", "--runs", root, id)
 				}
 				// Not even a killed process's socket outlives the run.
 				if _, err := os.Stat(filepath.Join(root, id, live.SocketName)); err == nil {
 					t.Errorf("trial %d: %s left in the finished run", trial, live.SocketName)
 				}
-				got := readOutcome(t, root, id)
+				got := selmixtest.ReadOutcome(t, root, id)
 				ref := want
 				if control || trial%5 == 0 {
-					rep := runSelmix(t, "replay", "--runs", root, id)
+					rep := selmixtest.Run(t, "replay", "--runs", root, id)
 					rm := replayRe.FindStringSubmatch(rep)
 					if rm == nil {
 						t.Fatalf("trial %d: replay of %s did not report identity:\n%s", trial, id, rep)
@@ -203,17 +186,11 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 					if control {
 						// The control landed at a step only the log knows: the
 						// uninterrupted run is the replay of that log.
-						ref = readOutcome(t, root, rm[1])
+						ref = selmixtest.ReadOutcome(t, root, rm[1])
 						controls++
 					}
 				}
-				if !reflect.DeepEqual(got.events, ref.events) {
-					t.Errorf("trial %d (%s at %q): event log differs from the uninterrupted run:\n got %d events\nwant %d events\nfirst difference: %s",
-						trial, how.name, first.anchor, len(got.events), len(ref.events), firstDiff(got.events, ref.events))
-				}
-				if !reflect.DeepEqual(got.final, ref.final) {
-					t.Errorf("trial %d: final summary differs\n got %+v\nwant %+v", trial, got.final, ref.final)
-				}
+				selmixtest.SameOutcome(t, fmt.Sprintf("trial %d (%s at %q)", trial, how.name, first.anchor), got, ref)
 			}
 			t.Logf("%d trials: %d interrupted (%d with a control just before), %d interrupted again after resuming, %d replays, %d finished before the interruption",
 				trials, interruptedN, controls, twice, replays, finished)

@@ -216,13 +216,7 @@ func forkRun(ctx context.Context, w io.Writer, root, id string, at int, sets []s
 	if c.Name == "" {
 		c.Name = parent.Meta.Name + "-fork"
 	}
-	if at < 0 {
-		at = math.MaxInt
-	}
-	step, state, err := parent.LatestCheckpointAtOrBefore(at)
-	if errors.Is(err, runs.ErrNoCheckpoint) {
-		return usageError{err}
-	}
+	step, state, err := checkpointAt(parent, at)
 	if err != nil {
 		return err
 	}
@@ -368,18 +362,25 @@ the pair FILE_W.npy and FILE_b.npy. In PyTorch:
 	return cmd
 }
 
-func exportHead(w io.Writer, root, id string, step int, out string) error {
-	r, err := openRun(root, id)
-	if err != nil {
-		return err
-	}
+// checkpointAt is r's checkpoint at or before step (a negative step: the
+// latest); a run with none there is an input error.
+func checkpointAt(r *runs.Run, step int) (int, []byte, error) {
 	if step < 0 {
 		step = math.MaxInt
 	}
 	at, state, err := r.LatestCheckpointAtOrBefore(step)
 	if errors.Is(err, runs.ErrNoCheckpoint) {
-		return usageError{err}
+		return 0, nil, usageError{err}
 	}
+	return at, state, err
+}
+
+func exportHead(w io.Writer, root, id string, step int, out string) error {
+	r, err := openRun(root, id)
+	if err != nil {
+		return err
+	}
+	at, state, err := checkpointAt(r, step)
 	if err != nil {
 		return err
 	}

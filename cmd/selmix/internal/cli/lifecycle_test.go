@@ -2,9 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
-	"crypto/sha256"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,25 +10,17 @@ import (
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	selmixtest.Cleanup()
-	os.Exit(code)
-}
-
-// selmixBinary builds the real binary once per test process.
-func selmixBinary(t *testing.T) string { return selmixtest.Binary(t) }
+func TestMain(m *testing.M) { selmixtest.Main(m) }
 
 // startSelmix starts the real binary with args and returns it with a
 // scanner over its output (stdout and stderr together).
 func startSelmix(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
-	cmd := exec.Command(selmixBinary(t), args...)
+	cmd := exec.Command(selmixtest.Binary(t), args...)
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +30,24 @@ func startSelmix(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
 		t.Fatal(err)
 	}
 	return cmd, bufio.NewScanner(pipe)
+}
+
+var resumingRe = regexp.MustCompile(`(?m)^resuming run (\S+) from step`)
+
+// runOutput collects the output of a started run or resume, line by line,
+// and the id of the run it names.
+type runOutput struct {
+	strings.Builder
+	id string
+}
+
+func (o *runOutput) add(line string) {
+	o.WriteString(line + "\n")
+	if m := selmixtest.RunIDRe.FindStringSubmatch(line); m != nil {
+		o.id = m[1]
+	} else if m := resumingRe.FindStringSubmatch(line); m != nil {
+		o.id = m[1]
+	}
 }
 
 // drain reads the rest of a started process's output in the background,
@@ -56,82 +63,16 @@ func drain(sc *bufio.Scanner) {
 // checkpoints often, so kills land between checkpoints.
 var shortRun = []string{"--set", "finetune.steps=300", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=2", "--set", "record.plots=false"}
 
-func runSelmix(t *testing.T, args ...string) string {
+// finishShortRun runs shortRun, with the extra arguments, to the end in
+// root and returns its id.
+func finishShortRun(t *testing.T, root string, extra ...string) string {
 	t.Helper()
-	var out bytes.Buffer
-	cmd := exec.Command(selmixBinary(t), args...)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("selmix %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	out := selmixtest.Run(t, append(append([]string{"run", "--headless", "-q", "--runs", root}, extra...), shortRun...)...)
+	m := selmixtest.RunIDRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no run id in output:\n%s", out)
 	}
-	return out.String()
-}
-
-var runIDRe = regexp.MustCompile(`(?m)^run (\d{8}-\d{4}-[0-9a-f]+) \(`)
-
-// outcome is what a run's log says, without wall-clock times: every
-// event but the session markers (start, stop) in order, each with the
-// records of arrays.bin it refers to (where and what), and the final
-// summary.
-type outcome struct {
-	events []string
-	final  train.Summary
-}
-
-func readOutcome(t *testing.T, root, id string) outcome {
-	t.Helper()
-	r, err := runs.Open(root, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, warns, err := r.Events()
-	if err != nil {
-		t.Fatalf("run %s: %v", id, err)
-	}
-	if len(warns) > 0 {
-		t.Errorf("run %s: warnings after completion: %v", id, warns)
-	}
-	arrays, err := os.ReadFile(runs.ArraysPath(r.Dir))
-	if err != nil {
-		t.Fatalf("run %s: %v", id, err)
-	}
-	var o outcome
-	for _, ev := range evs {
-		switch ev.Kind {
-		case record.KindStart, record.KindStop:
-			continue // session markers
-		case record.KindFinal:
-			o.events = append(o.events, fmt.Sprintf("final@%d", ev.Step))
-			continue // compared below, wall time aside
-		}
-		line := fmt.Sprintf("%s@%d %s", ev.Kind, ev.Step, ev.Data)
-		for _, ref := range ev.Arrays {
-			if ref.Offset+ref.Length > int64(len(arrays)) {
-				t.Fatalf("run %s: event %d refers to bytes %d+%d of a %d-byte arrays.bin", id, ev.Seq, ref.Offset, ref.Length, len(arrays))
-			}
-			line += fmt.Sprintf(" [%d+%d %x]", ref.Offset, ref.Length, sha256.Sum256(arrays[ref.Offset:ref.Offset+ref.Length]))
-		}
-		o.events = append(o.events, line)
-	}
-	h, err := record.Load(r)
-	if err != nil {
-		t.Fatalf("run %s: %v", id, err)
-	}
-	if h.Final == nil {
-		t.Fatalf("run %s has no final summary", id)
-	}
-	o.final = *h.Final
-	o.final.Seconds = 0
-	return o
-}
-
-func firstDiff(a, b []string) string {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return fmt.Sprintf("event %d:\n  got  %.200s\n  want %.200s", i, a[i], b[i])
-		}
-	}
-	return fmt.Sprintf("one log is a prefix of the other (%d vs %d)", len(a), len(b))
+	return m[1]
 }
 
 // Replay, fork and export-head end to end on the real binary.
@@ -140,16 +81,15 @@ func TestReplayForkExportHead(t *testing.T) {
 		t.Skip("runs the real binary")
 	}
 	root := t.TempDir()
-	out := runSelmix(t, append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
-	id := runIDRe.FindStringSubmatch(out)[1]
+	id := finishShortRun(t, root)
 
-	rep := runSelmix(t, "replay", "--runs", root, id)
+	rep := selmixtest.Run(t, "replay", "--runs", root, id)
 	if !strings.Contains(rep, "is identical to "+id) {
 		t.Errorf("replay did not report identity:\n%s", rep)
 	}
 
-	fork := runSelmix(t, "fork", "-q", "--runs", root, id, "--at", "120", "--set", "finetune.s=2")
-	m := runIDRe.FindStringSubmatch(fork)
+	fork := selmixtest.Run(t, "fork", "-q", "--runs", root, id, "--at", "120", "--set", "finetune.s=2")
+	m := selmixtest.RunIDRe.FindStringSubmatch(fork)
 	if m == nil {
 		t.Fatalf("fork printed no run id:\n%s", fork)
 	}
@@ -171,22 +111,22 @@ func TestReplayForkExportHead(t *testing.T) {
 		t.Errorf("fork's first refresh does not use s=2 at step 100: %+v", h.Refreshes[:1])
 	}
 	// A fork replays from its parent's checkpoint.
-	rep = runSelmix(t, "replay", "--runs", root, m[1])
+	rep = selmixtest.Run(t, "replay", "--runs", root, m[1])
 	if !strings.Contains(rep, "is identical to "+m[1]) {
 		t.Errorf("replay of the fork did not report identity:\n%s", rep)
 	}
 
 	npz := filepath.Join(t.TempDir(), "head.npz")
-	runSelmix(t, "export-head", "--runs", root, id, "--out", npz)
+	selmixtest.Run(t, "export-head", "--runs", root, id, "--out", npz)
 	npy := filepath.Join(t.TempDir(), "head.npy")
-	runSelmix(t, "export-head", "--runs", root, id, "--out", npy)
+	selmixtest.Run(t, "export-head", "--runs", root, id, "--out", npy)
 	for _, p := range []string{npz, strings.TrimSuffix(npy, ".npy") + "_W.npy", strings.TrimSuffix(npy, ".npy") + "_b.npy"} {
 		if fi, err := os.Stat(p); err != nil || fi.Size() < 100 {
 			t.Errorf("export-head wrote no %s: %v", p, err)
 		}
 	}
 
-	cmp := runSelmix(t, "runs", "compare", "--runs", root, id, m[1])
+	cmp := selmixtest.Run(t, "runs", "compare", "--runs", root, id, m[1])
 	for _, s := range []string{"finetune.s", "min recall", "test metric"} {
 		if !strings.Contains(cmp, s) {
 			t.Errorf("runs compare output lacks %q:\n%s", s, cmp)
@@ -210,7 +150,7 @@ func TestFullDisk(t *testing.T) {
 	}
 	defer exec.Command("umount", "-l", root).Run()
 	// Checkpoints are ~1.9 MB: the third one does not fit.
-	cmd := exec.Command(selmixBinary(t), "run", "--headless", "-q", "--runs", root,
+	cmd := exec.Command(selmixtest.Binary(t), "run", "--headless", "-q", "--runs", root,
 		"--set", "finetune.steps=300", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=1")
 	out, err := cmd.CombinedOutput()
 	if err == nil {
@@ -219,7 +159,7 @@ func TestFullDisk(t *testing.T) {
 	if !strings.Contains(string(out), "no space left on device") || !strings.Contains(string(out), ".ckpt") {
 		t.Errorf("message does not say what failed and why:\n%s", out)
 	}
-	id := runIDRe.FindStringSubmatch(string(out))[1]
+	id := selmixtest.RunIDRe.FindStringSubmatch(string(out))[1]
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatalf("run directory does not open after the full disk: %v", err)
@@ -233,7 +173,7 @@ func TestFullDisk(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,size=64m", root).CombinedOutput(); err != nil {
 		t.Fatalf("remount: %v %s", err, out)
 	}
-	runSelmix(t, "resume", "-q", "--runs", root, id)
+	selmixtest.Run(t, "resume", "-q", "--runs", root, id)
 	r, _ = runs.Open(root, id)
 	if st := r.EffectiveStatus(); st != runs.StatusFinished {
 		t.Errorf("after resume: status %s, want finished", st)
@@ -248,8 +188,7 @@ func TestAdaptReplays(t *testing.T) {
 	}
 	for _, mode := range []string{"refresh", "lr"} {
 		root := t.TempDir()
-		out := runSelmix(t, append([]string{"run", "--headless", "-q", "--runs", root, "--set", "finetune.adapt=" + mode}, shortRun...)...)
-		id := runIDRe.FindStringSubmatch(out)[1]
+		id := finishShortRun(t, root, "--set", "finetune.adapt="+mode)
 		r, err := runs.Open(root, id)
 		if err != nil {
 			t.Fatal(err)
@@ -261,7 +200,7 @@ func TestAdaptReplays(t *testing.T) {
 		if !strings.Contains(string(b), `"auto":true`) {
 			t.Errorf("%s: the run logged no automatic control", mode)
 		}
-		if rep := runSelmix(t, "replay", "--runs", root, id); !strings.Contains(rep, "is identical to "+id) {
+		if rep := selmixtest.Run(t, "replay", "--runs", root, id); !strings.Contains(rep, "is identical to "+id) {
 			t.Errorf("%s: replay did not report identity:\n%s", mode, rep)
 		}
 	}
@@ -275,8 +214,7 @@ func TestHostileLifecycle(t *testing.T) {
 		t.Skip("runs the real binary")
 	}
 	root := t.TempDir()
-	out := runSelmix(t, append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
-	id := runIDRe.FindStringSubmatch(out)[1]
+	id := finishShortRun(t, root)
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatal(err)
@@ -295,10 +233,10 @@ func TestHostileLifecycle(t *testing.T) {
 	if err := os.Truncate(log, st.Size()-20); err != nil {
 		t.Fatal(err)
 	}
-	if res := runSelmix(t, "resume", "-q", "--runs", root, id); !strings.Contains(res, "finished at step 300") {
+	if res := selmixtest.Run(t, "resume", "-q", "--runs", root, id); !strings.Contains(res, "finished at step 300") {
 		t.Errorf("resume of a run whose final line is torn:\n%s", res)
 	}
-	if rep := runSelmix(t, "replay", "--runs", root, id); !strings.Contains(rep, "is identical to "+id) {
+	if rep := selmixtest.Run(t, "replay", "--runs", root, id); !strings.Contains(rep, "is identical to "+id) {
 		t.Errorf("replay after the resume:\n%s", rep)
 	}
 }

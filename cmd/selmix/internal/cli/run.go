@@ -18,16 +18,41 @@ import (
 	"selmix/runs"
 )
 
+// startFlags say what run, tui and bare selmix start: the experiment
+// (--config, --set and, with --worker, the worker's command after --) and
+// the runs root it is recorded in.
+type startFlags struct {
+	config string
+	sets   []string
+	runs   string
+	worker bool
+}
+
+// add registers --config, --set and --runs; addWorkerFlag adds --worker
+// where the command takes the worker's command.
+func (f *startFlags) add(cmd *cobra.Command) {
+	addConfigFlags(cmd, &f.config, &f.sets)
+	addRunsFlag(cmd, &f.runs)
+}
+
+// takeWorker adds the overrides of `--worker -- CMD ARGS...` (workerArgs)
+// to the --set ones.
+func (f *startFlags) takeWorker(cmd *cobra.Command, args []string) error {
+	ws, err := workerArgs(cmd, f.worker, args)
+	if err != nil {
+		return err
+	}
+	f.sets = append(f.sets, ws...)
+	return nil
+}
+
 type runFlags struct {
-	config   string
-	sets     []string
-	runs     string
+	startFlags
 	headless bool
 	quiet    bool
 	detach   bool
 	serve    bool
 	shake    bool
-	worker   bool
 }
 
 func addWorkerFlag(cmd *cobra.Command, worker *bool) {
@@ -71,6 +96,28 @@ func addRunsFlag(cmd *cobra.Command, root *string) {
 	cmd.Flags().StringVar(root, "runs", "", "runs root `DIR` (default $SELMIX_RUNS, else ./runs)")
 }
 
+// rootCmd gives cmd the --runs flag; its RunE opens what the arguments
+// name in that runs root and runs do with it.
+func rootCmd[T any](cmd *cobra.Command, open func(root string, args []string) (T, error), do func(cmd *cobra.Command, v T) error) *cobra.Command {
+	var root string
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		v, err := open(runs.Root(root), args)
+		if err != nil {
+			return err
+		}
+		return do(cmd, v)
+	}
+	addRunsFlag(cmd, &root)
+	return cmd
+}
+
+// listCmd is a command without arguments that prints a listing of the runs
+// root.
+func listCmd(use, short string, list func(cmd *cobra.Command, root string) error) *cobra.Command {
+	return rootCmd(&cobra.Command{Use: use, Short: short, Args: cobra.NoArgs},
+		func(root string, _ []string) (string, error) { return root, nil }, list)
+}
+
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
@@ -86,11 +133,9 @@ checkpoints, summary) in the runs root.`,
 			if f.shake {
 				shake = newChildHandshake()
 			}
-			ws, err := workerArgs(cmd, f.worker, args)
-			if err != nil {
+			if err := f.takeWorker(cmd, args); err != nil {
 				return err
 			}
-			f.sets = append(f.sets, ws...)
 			c, err := loadConfig(f.config, f.sets)
 			if err != nil {
 				shake.fail(err)
@@ -119,8 +164,7 @@ checkpoints, summary) in the runs root.`,
 			return err
 		},
 	}
-	addConfigFlags(cmd, &f.config, &f.sets)
-	addRunsFlag(cmd, &f.runs)
+	f.add(cmd)
 	cmd.Flags().BoolVar(&f.headless, "headless", false, "run without the terminal workbench")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print only the final table")
 	cmd.Flags().BoolVar(&f.detach, "detach", false, "run in the background, immune to hang-ups; attach with `selmix attach`")

@@ -55,6 +55,17 @@ func (f *sweepFlags) check() error {
 	return nil
 }
 
+// runE is the RunE of sweep and sweep resume: do with the one argument
+// once the flags are checked.
+func (f *sweepFlags) runE(do func(cmd *cobra.Command, arg string, f sweepFlags) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := f.check(); err != nil {
+			return err
+		}
+		return do(cmd, args[0], *f)
+	}
+}
+
 func newSweepCmd() *cobra.Command {
 	var f sweepFlags
 	cmd := &cobra.Command{
@@ -76,12 +87,7 @@ index) with sbatch and returns; the default is slurm when the spec has a
   selmix sweep report SWEEP             mean ± std over seeds, as Markdown
   selmix sweep open SWEEP               the sweep in the terminal workbench`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
-			return startSweep(cmd, args[0], f)
-		},
+		RunE: f.runE(startSweep),
 	}
 	f.add(cmd, "local or slurm (default: slurm if the spec has [slurm], else local)")
 	cmd.AddCommand(newSweepMemberCmd(), newSweepResumeCmd(), newSweepStatusCmd(), newSweepLsCmd(),
@@ -266,15 +272,17 @@ array job of just those tasks (--array=i,j,k), locally as sweep does. Each
 resumes its run from its last checkpoint, or starts it if it never ran.
 SWEEP is a sweep id, a unique prefix, a name, or a sweep folder.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(); err != nil {
-				return err
-			}
-			return resumeSweep(cmd, args[0], f)
-		},
+		RunE: f.runE(resumeSweep),
 	}
 	f.add(cmd, "local or slurm (default: the one the sweep ran with)")
 	return cmd
+}
+
+// sweepCmd makes cmd take one SWEEP (an id, a unique prefix, a name or a
+// sweep folder) in the runs root of its --runs flag and run do with it.
+func sweepCmd(cmd *cobra.Command, do func(cmd *cobra.Command, s *sweep.Sweep) error) *cobra.Command {
+	cmd.Args = cobra.ExactArgs(1)
+	return rootCmd(cmd, func(root string, args []string) (*sweep.Sweep, error) { return openSweep(root, args[0]) }, do)
 }
 
 func openSweep(root, query string) (*sweep.Sweep, error) {
@@ -320,26 +328,16 @@ func resumeSweep(cmd *cobra.Command, query string, f sweepFlags) error {
 }
 
 func newSweepStatusCmd() *cobra.Command {
-	var (
-		root  string
-		watch bool
-	)
-	cmd := &cobra.Command{
+	var watch bool
+	cmd := sweepCmd(&cobra.Command{
 		Use:   "status SWEEP [--watch]",
 		Short: "One line per member: values, run, state (and Slurm's), step, ψ now, best ψ",
 		Long: `status reads every member's run from the run store (and the array tasks'
 states from squeue/sacct when the sweep ran on Slurm) and prints one line per
 member and a summary. --watch redraws every 2 s until nothing runs or waits.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openSweep(root, args[0])
-			if err != nil {
-				return err
-			}
-			return sweepStatus(cmd.Context(), cmd.OutOrStdout(), s, watch)
-		},
-	}
-	addRunsFlag(cmd, &root)
+	}, func(cmd *cobra.Command, s *sweep.Sweep) error {
+		return sweepStatus(cmd.Context(), cmd.OutOrStdout(), s, watch)
+	})
 	cmd.Flags().BoolVar(&watch, "watch", false, "redraw every 2 s until every member has ended")
 	return cmd
 }
@@ -381,17 +379,8 @@ func sweepStatus(ctx context.Context, w io.Writer, s *sweep.Sweep, watch bool) e
 }
 
 func newSweepLsCmd() *cobra.Command {
-	var root string
-	cmd := &cobra.Command{
-		Use:   "ls",
-		Short: "List the sweeps in the runs root",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return listSweeps(cmd.Context(), cmd.OutOrStdout(), runs.Root(root))
-		},
-	}
-	addRunsFlag(cmd, &root)
-	return cmd
+	return listCmd("ls", "List the sweeps in the runs root",
+		func(cmd *cobra.Command, root string) error { return listSweeps(cmd.Context(), cmd.OutOrStdout(), root) })
 }
 
 func listSweeps(ctx context.Context, w io.Writer, root string) error {
@@ -421,8 +410,8 @@ func listSweeps(ctx context.Context, w io.Writer, root string) error {
 }
 
 func newSweepReportCmd() *cobra.Command {
-	var root, out, format string
-	cmd := &cobra.Command{
+	var out, format string
+	cmd := sweepCmd(&cobra.Command{
 		Use:   "report SWEEP [--out FILE.md]",
 		Short: "Markdown table of the sweep: mean ± std over seeds of the test metrics, and comparison figures",
 		Long: `report groups the members by every axis but seed and writes, for each group,
@@ -431,16 +420,9 @@ metrics of their final summaries (the optimized objective ψ, mean and min
 recall, H-mean, G-mean, min coverage), then the comparison figures of
 selmix export --compare (one run per group) into FILE-figures/ beside it.
 The default --out is report.md in the sweep folder; the table is printed too.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openSweep(root, args[0])
-			if err != nil {
-				return err
-			}
-			return sweepReport(cmd.OutOrStdout(), s, out, format)
-		},
-	}
-	addRunsFlag(cmd, &root)
+	}, func(cmd *cobra.Command, s *sweep.Sweep) error {
+		return sweepReport(cmd.OutOrStdout(), s, out, format)
+	})
 	cmd.Flags().StringVar(&out, "out", "", "Markdown `FILE` to write (default <sweep folder>/report.md)")
 	cmd.Flags().StringVar(&format, "format", "png", "figure format: png|svg|pdf|tex")
 	return cmd
@@ -473,20 +455,13 @@ func sweepReport(w io.Writer, s *sweep.Sweep, out, format string) error {
 }
 
 func newSweepOpenCmd() *cobra.Command {
-	var root, keysPath string
-	cmd := &cobra.Command{
+	var keysPath string
+	cmd := sweepCmd(&cobra.Command{
 		Use:   "open SWEEP",
 		Short: "The sweep in the terminal: members, states, live ψ sparklines; Enter opens or attaches to one",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openSweep(root, args[0])
-			if err != nil {
-				return err
-			}
-			return openSweepView(cmd, s, keysPath)
-		},
-	}
-	addRunsFlag(cmd, &root)
+	}, func(cmd *cobra.Command, s *sweep.Sweep) error {
+		return openSweepView(cmd, s, keysPath)
+	})
 	addKeysFlag(cmd, &keysPath)
 	return cmd
 }

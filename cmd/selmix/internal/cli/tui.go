@@ -23,12 +23,9 @@ import (
 )
 
 type tuiFlags struct {
-	config     string
-	sets       []string
-	runs       string
+	startFlags
 	keys       string
 	foreground bool
-	worker     bool
 }
 
 func addForegroundFlag(cmd *cobra.Command, fg *bool) {
@@ -45,8 +42,7 @@ func attachWorkbench(root *cobra.Command) {
 	var f tuiFlags
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runWorkbench(cmd, f) }
-	addConfigFlags(root, &f.config, &f.sets)
-	addRunsFlag(root, &f.runs)
+	f.add(root)
 	addKeysFlag(root, &f.keys)
 	addForegroundFlag(root, &f.foreground)
 	root.AddCommand(newTUICmd(), newOpenCmd())
@@ -64,16 +60,13 @@ objective, the policy or any hyperparameter while it runs (press ? for keys).
 Quitting stops the run; it stays recorded in the runs root.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := workerArgs(cmd, f.worker, args)
-			if err != nil {
+			if err := f.takeWorker(cmd, args); err != nil {
 				return err
 			}
-			f.sets = append(f.sets, ws...)
 			return runWorkbench(cmd, f)
 		},
 	}
-	addConfigFlags(cmd, &f.config, &f.sets)
-	addRunsFlag(cmd, &f.runs)
+	f.add(cmd)
 	addKeysFlag(cmd, &f.keys)
 	addForegroundFlag(cmd, &f.foreground)
 	addWorkerFlag(cmd, &f.worker)

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"strings"
 	"syscall"
@@ -18,6 +15,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/npy"
 	"selmix/core/worker"
 	"selmix/runs"
@@ -118,8 +116,8 @@ func TestTorchWorkerRecipes(t *testing.T) {
 		if rec == nil {
 			continue
 		}
-		out := runSelmix(t, append(append([]string{"run", "--headless", "-q", "--runs", root}, workerRun...), workerCmd(t, rec...)...)...)
-		m := runIDRe.FindStringSubmatch(out)
+		out := selmixtest.Run(t, append(append([]string{"run", "--headless", "-q", "--runs", root}, workerRun...), workerCmd(t, rec...)...)...)
+		m := selmixtest.RunIDRe.FindStringSubmatch(out)
 		if m == nil {
 			t.Fatalf("%s: no run id:\n%s", rec[1], out)
 		}
@@ -136,7 +134,7 @@ func TestTorchWorkerRecipes(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(r.Dir, "worker.log")); err != nil || len(b) == 0 {
 			t.Errorf("%s: worker.log: %v (%d bytes)", rec[1], err, len(b))
 		}
-		rep := runSelmix(t, "replay", "--runs", root, m[1])
+		rep := selmixtest.Run(t, "replay", "--runs", root, m[1])
 		if !strings.Contains(rep, "is identical to "+m[1]) {
 			t.Errorf("%s: replay did not report identity:\n%s", rec[1], rep)
 		}
@@ -149,22 +147,17 @@ func TestTorchWorkerRecipes(t *testing.T) {
 // crosses the checkpoint.
 func TestTorchWorkerStopResume(t *testing.T) {
 	needTorch(t)
-	root := shortRoot(t) // it holds the control socket
+	root := selmixtest.ShortRoot(t) // it holds the control socket
 	feat := featureArgs(features(t, 10, 16, 1.2, 2))
 	args := append(append([]string{"--runs", root}, workerRun...), workerCmd(t, feat...)...)
-	out := runSelmix(t, append([]string{"run", "--headless", "-q"}, args...)...)
-	want := readOutcome(t, root, runIDRe.FindStringSubmatch(out)[1])
+	out := selmixtest.Run(t, append([]string{"run", "--headless", "-q"}, args...)...)
+	want := selmixtest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
 
 	id := stopAtLine(t, root, append([]string{"run", "--headless"}, args...), "step    75/")
 	stopAtLine(t, root, []string{"resume", "--runs", root, id}, "step   150/")
-	runSelmix(t, "resume", "-q", "--runs", root, id)
-	got := readOutcome(t, root, id)
-	if !reflect.DeepEqual(got.events, want.events) {
-		t.Errorf("stopped and resumed worker run differs: %s", firstDiff(got.events, want.events))
-	}
-	if !reflect.DeepEqual(got.final, want.final) {
-		t.Errorf("final summary differs\n got %+v\nwant %+v", got.final, want.final)
-	}
+	selmixtest.Run(t, "resume", "-q", "--runs", root, id)
+	got := selmixtest.ReadOutcome(t, root, id)
+	selmixtest.SameOutcome(t, "stopped and resumed worker run", got, want)
 }
 
 // stopAtLine runs selmix with args, sends SIGTERM when it prints a line
@@ -172,16 +165,10 @@ func TestTorchWorkerStopResume(t *testing.T) {
 func stopAtLine(t *testing.T, root string, args []string, prefix string) string {
 	t.Helper()
 	cmd, sc := startSelmix(t, args...)
-	var out strings.Builder
-	id := ""
+	var out runOutput
 	for sc.Scan() {
 		line := sc.Text()
-		out.WriteString(line + "\n")
-		if m := runIDRe.FindStringSubmatch(line); m != nil {
-			id = m[1]
-		} else if m := resumingRe.FindStringSubmatch(line); m != nil {
-			id = m[1]
-		}
+		out.add(line)
 		if strings.HasPrefix(line, prefix) {
 			cmd.Process.Signal(syscall.SIGTERM)
 			break
@@ -193,29 +180,29 @@ func stopAtLine(t *testing.T, root string, args []string, prefix string) string 
 	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
 		t.Fatalf("selmix %s: %v, want exit 143\n%s", strings.Join(args[:1], " "), err, out.String())
 	}
-	if id == "" {
+	if out.id == "" {
 		t.Fatalf("no run id in:\n%s", out.String())
 	}
-	return id
+	return out.id
 }
 
 // A detached worker run goes on without its terminal; attach --follow
 // watches it to the end; ps lists it while it lives.
 func TestTorchWorkerDetachAttach(t *testing.T) {
 	needTorch(t)
-	root := shortRoot(t) // it holds the control socket
+	root := selmixtest.ShortRoot(t) // it holds the control socket
 	feat := featureArgs(features(t, 10, 16, 1.2, 3))
 	args := append([]string{"run", "--detach", "--runs", root, "--set", "finetune.steps=2000", "--set", "finetune.refresh=100", "--set", "record.plots=false"}, workerCmd(t, feat...)...)
-	out := runSelmix(t, args...)
+	out := selmixtest.Run(t, args...)
 	if !strings.Contains(out, "started in the background") {
 		t.Fatalf("detach:\n%s", out)
 	}
 	id := strings.Fields(strings.TrimPrefix(out, "run "))[0]
-	ps := runSelmix(t, "ps", "--runs", root)
+	ps := selmixtest.Run(t, "ps", "--runs", root)
 	if !strings.Contains(ps, id) {
 		t.Errorf("ps does not list the live worker run %s:\n%s", id, ps)
 	}
-	follow := runSelmix(t, "attach", "--follow", "--runs", root, id)
+	follow := selmixtest.Run(t, "attach", "--follow", "--runs", root, id)
 	if !strings.Contains(follow, "step  2000/2000") {
 		t.Errorf("attach --follow did not see the end:\n%s", lastLines(follow, 5))
 	}
@@ -240,22 +227,12 @@ func TestTorchWorkerKilled(t *testing.T) {
 	root := t.TempDir()
 	feat := featureArgs(features(t, 10, 16, 1.2, 4))
 	marker := fmt.Sprintf("--build-seed=%d", os.Getpid()) // finds this test's worker among processes
-	cmd := exec.Command(selmixBinary(t), append([]string{"run", "--headless", "--runs", root, "--set", "finetune.steps=4000",
+	cmd, sc := startSelmix(t, append([]string{"run", "--headless", "--runs", root, "--set", "finetune.steps=4000",
 		"--set", "finetune.refresh=50", "--set", "finetune.checkpoint_every=1", "--set", "record.plots=false"}, workerCmd(t, append(feat, marker)...)...)...)
-	pipe, _ := cmd.StdoutPipe()
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	sc := bufio.NewScanner(pipe)
-	id := ""
+	var out runOutput
 	for sc.Scan() {
 		line := sc.Text()
-		out.WriteString(line + "\n")
-		if m := runIDRe.FindStringSubmatch(line); m != nil {
-			id = m[1]
-		}
+		out.add(line)
 		if strings.HasPrefix(line, "step   200/") {
 			// The pattern is anchored: selmix's own command line holds the
 			// worker's too.
@@ -265,8 +242,9 @@ func TestTorchWorkerKilled(t *testing.T) {
 			break
 		}
 	}
-	rest, _ := io.ReadAll(pipe)
-	out.Write(rest)
+	for sc.Scan() { // the rest, for the message
+		out.add(sc.Text())
+	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
@@ -276,6 +254,7 @@ func TestTorchWorkerKilled(t *testing.T) {
 	if !strings.Contains(msg, "worker exited during") || !strings.Contains(msg, "killed") {
 		t.Errorf("the message does not say the worker died:\n%s", lastLines(msg, 4))
 	}
+	id := out.id
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +266,7 @@ func TestTorchWorkerKilled(t *testing.T) {
 	if err != nil || len(h.Errors) == 0 {
 		t.Fatalf("no error event: %v", err)
 	}
-	runSelmix(t, "resume", "-q", "--runs", root, id)
+	selmixtest.Run(t, "resume", "-q", "--runs", root, id)
 	if r, _ := runs.Open(root, id); r.EffectiveStatus() != runs.StatusFinished {
 		t.Errorf("after resume: status %s, want finished", r.EffectiveStatus())
 	}
@@ -304,8 +283,8 @@ func TestTorchWorkerParity(t *testing.T) {
 	common := []string{"--runs", root, "--set", "finetune.steps=1000", "--set", "finetune.refresh=25", "--set", "record.plots=false"}
 	minRecall := func(args ...string) float64 {
 		t.Helper()
-		out := runSelmix(t, append(append([]string{"run", "--headless", "-q"}, common...), args...)...)
-		r, err := runs.Open(root, runIDRe.FindStringSubmatch(out)[1])
+		out := selmixtest.Run(t, append(append([]string{"run", "--headless", "-q"}, common...), args...)...)
+		r, err := runs.Open(root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +321,7 @@ func TestTorchWorkerGetsGainsP(t *testing.T) {
 	root := t.TempDir()
 	in, out := filepath.Join(dir, "in.bin"), filepath.Join(dir, "out.bin")
 	wcmd := strings.Join(append([]string{python, filepath.Join(repoRoot(t), "workers", "torch", "selmix_worker.py"), "--threads", "1"}, featureArgs(dir)...), " ")
-	runSelmix(t, "run", "--headless", "-q", "--runs", root, "--set", "finetune.steps=10", "--set", "finetune.refresh=10",
+	selmixtest.Run(t, "run", "--headless", "-q", "--runs", root, "--set", "finetune.steps=10", "--set", "finetune.refresh=10",
 		"--set", "finetune.objective=mean-recall@cov", "--set", "finetune.s=3", "--set", "record.plots=false",
 		"--worker", "--", "/bin/sh", "-c", fmt.Sprintf("tee %s | %s | tee %s", in, wcmd, out))
 	frames := func(path string) []*worker.Frame {
@@ -401,7 +380,7 @@ func TestTorchWorkerGetsGainsP(t *testing.T) {
 		t.Fatal(err)
 	}
 	gout := filepath.Join(dir, "gain.npz")
-	runSelmix(t, "gain", "--stats", statsPath, "--objective", "mean-recall@cov", "--s", "3", "--out", gout)
+	selmixtest.Run(t, "gain", "--stats", statsPath, "--objective", "mean-recall@cov", "--s", "3", "--out", gout)
 	z, err := npy.OpenNPZ(gout)
 	if err != nil {
 		t.Fatal(err)

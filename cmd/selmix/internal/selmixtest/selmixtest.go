@@ -1,17 +1,26 @@
-// Package selmixtest builds the real selmix binary for the tests that run
-// it as a person or a script would (the cli package's and the sweep
-// end-to-end tests).
+// Package selmixtest builds the real selmix binary and runs it for the
+// tests that use it as a person or a script would (the cli package's and
+// the sweep end-to-end tests), with the helpers both packages share.
 package selmixtest
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 
 	"selmix/core/blas"
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/record"
 )
 
 var (
@@ -44,9 +53,135 @@ func Binary(t testing.TB) string {
 	return path
 }
 
-// Cleanup removes the binary; call it from TestMain after m.Run.
-func Cleanup() {
+// Main is the TestMain of a package that runs the binary: it runs the
+// tests, then removes the binary.
+func Main(m *testing.M) {
+	code := m.Run()
 	if path != "" {
 		os.RemoveAll(filepath.Dir(path))
+	}
+	os.Exit(code)
+}
+
+// RunIDRe finds the id in the line run and fork print as a run starts.
+var RunIDRe = regexp.MustCompile(`(?m)^run (\d{8}-\d{4}-[0-9a-f]+) \(`)
+
+// Code runs the binary with env and args and returns its output (stdout
+// and stderr together) and exit code.
+func Code(t testing.TB, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), 0
+}
+
+// Run runs the binary with args and returns its output; it fails t
+// unless the binary exits 0.
+func Run(t testing.TB, args ...string) string {
+	t.Helper()
+	out, code := Code(t, os.Environ(), args...)
+	if code != 0 {
+		t.Fatalf("selmix %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// ShortRoot is a temp dir with a short path: a run's control socket lives
+// in its run directory, and socket paths are limited to about 100 bytes.
+func ShortRoot(t testing.TB) string {
+	dir, err := os.MkdirTemp("", "sm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// FirstDiff says where two event lists first differ.
+func FirstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("event %d:\n  got  %.200s\n  want %.200s", i, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("one log is a prefix of the other (%d vs %d)", len(a), len(b))
+}
+
+// Outcome is what a run's log says, without wall-clock times: every
+// event but the session markers (start, stop) in order, each with the
+// records of arrays.bin it refers to (where and what), and the final
+// summary.
+type Outcome struct {
+	Events []string
+	Final  train.Summary
+}
+
+// ReadOutcome reads the Outcome of run id in the runs root.
+func ReadOutcome(t testing.TB, root, id string) Outcome {
+	t.Helper()
+	r, err := runs.Open(root, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, warns, err := r.Events()
+	if err != nil {
+		t.Fatalf("run %s: %v", id, err)
+	}
+	if len(warns) > 0 {
+		t.Errorf("run %s: warnings after completion: %v", id, warns)
+	}
+	arrays, err := os.ReadFile(runs.ArraysPath(r.Dir))
+	if err != nil {
+		t.Fatalf("run %s: %v", id, err)
+	}
+	var o Outcome
+	for _, ev := range evs {
+		switch ev.Kind {
+		case record.KindStart, record.KindStop:
+			continue // session markers
+		case record.KindFinal:
+			o.Events = append(o.Events, fmt.Sprintf("final@%d", ev.Step))
+			continue // compared below, wall time aside
+		}
+		line := fmt.Sprintf("%s@%d %s", ev.Kind, ev.Step, ev.Data)
+		for _, ref := range ev.Arrays {
+			if ref.Offset+ref.Length > int64(len(arrays)) {
+				t.Fatalf("run %s: event %d refers to bytes %d+%d of a %d-byte arrays.bin", id, ev.Seq, ref.Offset, ref.Length, len(arrays))
+			}
+			line += fmt.Sprintf(" [%d+%d %x]", ref.Offset, ref.Length, sha256.Sum256(arrays[ref.Offset:ref.Offset+ref.Length]))
+		}
+		o.Events = append(o.Events, line)
+	}
+	h, err := record.Load(r)
+	if err != nil {
+		t.Fatalf("run %s: %v", id, err)
+	}
+	if h.Final == nil {
+		t.Fatalf("run %s has no final summary", id)
+	}
+	o.Final = *h.Final
+	o.Final.Seconds = 0
+	return o
+}
+
+// SameOutcome fails t unless got logged and concluded exactly what want
+// did; what names got in the messages.
+func SameOutcome(t testing.TB, what string, got, want Outcome) {
+	t.Helper()
+	if !reflect.DeepEqual(got.Events, want.Events) {
+		t.Errorf("%s: event log differs from the uninterrupted run (%d vs %d events); first difference: %s", what, len(got.Events), len(want.Events), FirstDiff(got.Events, want.Events))
+	}
+	if !reflect.DeepEqual(got.Final, want.Final) {
+		t.Errorf("%s: final summary differs from the uninterrupted run\n got %+v\nwant %+v", what, got.Final, want.Final)
 	}
 }
