@@ -25,6 +25,12 @@ const (
 	ckptDirName = "checkpoints"
 )
 
+// RecordFiles are the files of a run's record, beside its checkpoints,
+// lock and control socket (docs/run-format.md).
+func RecordFiles() []string {
+	return []string{configName, metaName, eventsName, arraysName, summaryName}
+}
+
 // EnvRoot names the environment variable that sets the runs root.
 const EnvRoot = "SELMIX_RUNS"
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot/vg"
+
+	"selmix/runs/runstest"
 )
 
 // The JSON log cannot hold NaN or ±Inf (encoding/json refuses them), but
@@ -269,24 +271,15 @@ func TestTornLog(t *testing.T) {
 	}
 	from := filepath.Dir(src[0])
 	dir := filepath.Join(t.TempDir(), filepath.Base(from))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"config.toml", "run.json", "events.jsonl", "arrays.bin", "summary.json"} {
-		b, err := os.ReadFile(filepath.Join(from, name))
-		if err != nil {
-			t.Fatal(err)
-		}
+	runstest.Copy(t, from, dir, func(name string, b []byte) []byte {
 		switch name {
 		case "events.jsonl":
 			b = append(b, `{"seq":99,"kind":"refr`...)
 		case "arrays.bin":
 			b = append(b, "SXA1 a record cut by the crash"...)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return b
+	})
 	r, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/runs"
+	"selmix/runs/live/livetest"
 	"selmix/runs/sweep/slurmtest"
 )
 
@@ -29,7 +30,7 @@ func TestSweepSlurm(t *testing.T) {
 	}
 	cl := slurmtest.Start(t)
 	env := cl.Env()
-	dir := selmixtest.ShortRoot(t)
+	dir := livetest.ShortDir(t)
 	root := filepath.Join(dir, "r")
 	status := func(id string) string {
 		out, code := selmixtest.Code(t, env, "sweep", "status", id, "--runs", root)

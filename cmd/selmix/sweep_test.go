@@ -17,6 +17,7 @@ import (
 
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/runs"
+	"selmix/runs/live/livetest"
 	"selmix/runs/record"
 	"selmix/runs/sweep"
 )
@@ -159,7 +160,7 @@ func startSweepProcess(t *testing.T, env []string, args ...string) (*bgProcess, 
 // root in it, the executor's process and the sweep's id.
 func startTwoMidRun(t *testing.T, spec string, extra ...string) (dir, root string, p *bgProcess, id string) {
 	t.Helper()
-	dir = selmixtest.ShortRoot(t)
+	dir = livetest.ShortDir(t)
 	root = filepath.Join(dir, "r")
 	path := writeSpec(t, dir, "spec.toml", spec)
 	p, id = startSweepProcess(t, os.Environ(), append(append([]string{"sweep", path}, extra...), "--parallel", "2", "--runs", root)...)

@@ -17,6 +17,7 @@ import (
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/live"
+	"selmix/runs/live/livetest"
 	"selmix/runs/record"
 )
 
@@ -45,7 +46,7 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	root := selmixtest.ShortRoot(t)
+	root := livetest.ShortDir(t)
 	id, pid := startDetachedPid(t, root, "--set", "finetune.steps=1500", "--set", "finetune.refresh=25")
 	r, err := runs.Open(root, id)
 	if err != nil {
@@ -110,7 +111,7 @@ func TestDetachedSurvivesClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	root := selmixtest.ShortRoot(t)
+	root := livetest.ShortDir(t)
 	id := startDetached(t, root, "--set", "finetune.steps=600", "--set", "finetune.refresh=25")
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
 		cmd, sc := startSelmix(t, "attach", "--follow", "--runs", root, id)
@@ -150,7 +151,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	root := selmixtest.ShortRoot(t)
+	root := livetest.ShortDir(t)
 	id := startDetached(t, root, "--set", "finetune.steps=100000", "--set", "finetune.refresh=25")
 	r, err := runs.Open(root, id)
 	if err != nil {

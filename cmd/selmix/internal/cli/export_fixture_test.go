@@ -11,6 +11,7 @@ import (
 
 	"selmix/core/experiment"
 	"selmix/core/train"
+	"selmix/runs/runstest"
 )
 
 // TestGenerateVizFixture records the small run viz's golden tests draw
@@ -46,6 +47,6 @@ func recordVizFixture(t *testing.T, dstRoot string, sets []string, ctls []train.
 		t.Fatalf("want one run in %s, got %v (%v)", root, ents, err)
 	}
 	dst := filepath.Join(dstRoot, ents[0].Name())
-	copyRun(t, filepath.Join(root, ents[0].Name()), dst)
+	runstest.Copy(t, filepath.Join(root, ents[0].Name()), dst, nil)
 	t.Logf("fixture written to %s", dst)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/runs/runstest"
 	"selmix/viz"
 )
 
@@ -104,7 +105,7 @@ func TestAutoExportHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, ents[0].Name())
-	copyRun(t, filepath.Join(vizRuns, ents[0].Name()), dir)
+	runstest.Copy(t, filepath.Join(vizRuns, ents[0].Name()), dir, nil)
 	var out strings.Builder
 	if err := autoExport(&out, dir); err != nil {
 		t.Fatalf("autoExport: %v", err)

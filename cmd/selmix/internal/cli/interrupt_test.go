@@ -17,6 +17,7 @@ import (
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/live"
+	"selmix/runs/live/livetest"
 )
 
 // An interruption of a run's process, the ways a person, a script or a
@@ -127,7 +128,7 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary many times")
 	}
-	root := selmixtest.ShortRoot(t) // it holds the control sockets
+	root := livetest.ShortDir(t) // it holds the control sockets
 	want := selmixtest.ReadOutcome(t, root, finishShortRun(t, root))
 
 	const trials = 20

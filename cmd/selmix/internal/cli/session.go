@@ -8,11 +8,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"selmix/core/blas"
 	"sync"
 	"syscall"
 	"time"
 
+	"selmix/core/blas"
 	"selmix/core/experiment"
 	"selmix/core/train"
 	"selmix/core/worker"

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"selmix/core/atomicfile"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"selmix/core/atomicfile"
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/sweep"

@@ -19,6 +19,7 @@ import (
 	"selmix/core/npy"
 	"selmix/core/worker"
 	"selmix/runs"
+	"selmix/runs/live/livetest"
 	"selmix/runs/record"
 )
 
@@ -147,7 +148,7 @@ func TestTorchWorkerRecipes(t *testing.T) {
 // crosses the checkpoint.
 func TestTorchWorkerStopResume(t *testing.T) {
 	needTorch(t)
-	root := selmixtest.ShortRoot(t) // it holds the control socket
+	root := livetest.ShortDir(t) // it holds the control socket
 	feat := featureArgs(features(t, 10, 16, 1.2, 2))
 	args := append(append([]string{"--runs", root}, workerRun...), workerCmd(t, feat...)...)
 	out := selmixtest.Run(t, append([]string{"run", "--headless", "-q"}, args...)...)
@@ -190,7 +191,7 @@ func stopAtLine(t *testing.T, root string, args []string, prefix string) string 
 // watches it to the end; ps lists it while it lives.
 func TestTorchWorkerDetachAttach(t *testing.T) {
 	needTorch(t)
-	root := selmixtest.ShortRoot(t) // it holds the control socket
+	root := livetest.ShortDir(t) // it holds the control socket
 	feat := featureArgs(features(t, 10, 16, 1.2, 3))
 	args := append([]string{"run", "--detach", "--runs", root, "--set", "finetune.steps=2000", "--set", "finetune.refresh=100", "--set", "record.plots=false"}, workerCmd(t, feat...)...)
 	out := selmixtest.Run(t, args...)

@@ -96,17 +96,6 @@ func Run(t testing.TB, args ...string) string {
 	return out
 }
 
-// ShortRoot is a temp dir with a short path: a run's control socket lives
-// in its run directory, and socket paths are limited to about 100 bytes.
-func ShortRoot(t testing.TB) string {
-	dir, err := os.MkdirTemp("", "sm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // FirstDiff says where two event lists first differ.
 func FirstDiff(a, b []string) string {
 	for i := range min(len(a), len(b)) {
