@@ -43,6 +43,16 @@ func run(t *testing.T, e *train.Engine, stopAt int, ckpt *[]byte) outcome {
 	return collect(t, e, stopAt)
 }
 
+// newEngine is the engine of cfg over tr.
+func newEngine(t *testing.T, cfg train.Config, tr train.Trainer) *train.Engine {
+	t.Helper()
+	e, err := train.New(cfg, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 // collect runs e to its end (or to its stop at stopAt > 0) and returns
 // what it published (steps left out) and its summary and head.
 func collect(t *testing.T, e *train.Engine, stopAt int) outcome {
@@ -98,11 +108,7 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		el, err := train.New(cfg, l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := run(t, el, 0, nil)
+		want := run(t, newEngine(t, cfg, l), 0, nil)
 		if len(want.events) < 8 || want.sum == nil {
 			t.Fatalf("%s: the in-process run published %d events", mode, len(want.events))
 		}
@@ -111,11 +117,7 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ew, err := train.New(cfg, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := run(t, ew, 0, nil)
+		got := run(t, newEngine(t, cfg, c), 0, nil)
 		c.Close()
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s/%s: worker run differs from the in-process run\n got %+v\nwant %+v", mode, tc.policy, got, want)
@@ -130,8 +132,7 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e1, _ := train.New(cfg, c1)
-		first := run(t, e1, 23, &ckpt)
+		first := run(t, newEngine(t, cfg, c1), 23, &ckpt)
 		c1.Close()
 		ck, err := train.ParseCheckpoint(ckpt)
 		if err != nil {

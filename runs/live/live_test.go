@@ -28,6 +28,17 @@ type fakeEngine struct {
 
 func newFake() *fakeEngine { return &fakeEngine{got: make(chan train.Control, 16)} }
 
+// serveFake serves a fake engine's run in a new short folder.
+func serveFake(t *testing.T) (string, *fakeEngine, *Server) {
+	t.Helper()
+	dir, eng := livetest.ShortDir(t), newFake()
+	srv, err := Serve(dir, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, eng, srv
+}
+
 func (f *fakeEngine) Subscribe() *train.Stream {
 	st := train.NewStream()
 	f.mu.Lock()
@@ -85,12 +96,7 @@ func (f *fakeEngine) waitSubs(t *testing.T, n int) {
 // which a control took effect; a control from one reaches the engine; a
 // client that never reads does not hold anything up; NaN survives the wire.
 func TestTwoClientsAndASlowOne(t *testing.T) {
-	dir := livetest.ShortDir(t)
-	eng := newFake()
-	srv, err := Serve(dir, eng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, eng, srv := serveFake(t)
 	fi, err := os.Stat(filepath.Join(dir, SocketName))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("socket mode %v (err %v), want 0600", fi.Mode().Perm(), err)
@@ -255,12 +261,7 @@ func FuzzDecode(f *testing.F) {
 // float32), one that does not gets none, and one that says nothing at all
 // gets none once the server has waited for its hello.
 func TestMatricesOnRequest(t *testing.T) {
-	dir := livetest.ShortDir(t)
-	eng := newFake()
-	srv, err := Serve(dir, eng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, eng, srv := serveFake(t)
 	defer srv.Close()
 	want, err := Dial(dir, Hello{Matrices: true})
 	if err != nil {
