@@ -6,10 +6,7 @@ import (
 )
 
 func benchNet(b *testing.B, cfg Config) (*Net, []float32, []float32, []float32, []int) {
-	n, err := New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	n := newNet(b, cfg)
 	rng := rand.New(rand.NewPCG(1, 1))
 	c := n.Config()
 	x1, x2 := randF32(rng, c.Batch*c.In, 1), randF32(rng, c.Batch*c.In, 1)

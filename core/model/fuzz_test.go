@@ -16,10 +16,7 @@ func FuzzLoad(f *testing.F) {
 		{In: 3, Hidden: []int{2}, Classes: 2},
 		{Arch: "identity", In: 2, Adapter: 2, Classes: 3, Dtype: "float64"},
 	} {
-		n, err := New(cfg)
-		if err != nil {
-			f.Fatal(err)
-		}
+		n := newNet(f, cfg)
 		f.Add(saved(f, n))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -46,10 +46,7 @@ func TestGradientCheck(t *testing.T) {
 			t.Run(c.name+"/"+mode, func(t *testing.T) {
 				cfg := c.cfg
 				cfg.Classes, cfg.Batch, cfg.Dtype, cfg.Seed = 3, 4, "float64", 7
-				n, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				n := newNet(t, cfg)
 				// Non-zero biases so that their gradients are exercised in
 				// a generic position.
 				rng := rand.New(rand.NewPCG(1, 2))

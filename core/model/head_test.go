@@ -107,12 +107,9 @@ func TestFastHeadMatchesGraph(t *testing.T) {
 // A fast step with a diverging loss leaves the weights alone, like the
 // graphs' step.
 func TestFastHeadRefusesNonFiniteLoss(t *testing.T) {
-	n, err := New(Config{Arch: "identity", In: 2, Classes: 2, Batch: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := newNet(t, Config{Arch: "identity", In: 2, Classes: 2, Batch: 1})
 	before := n.Params()
-	_, err = n.CEStep([]float32{float32(math.Inf(1)), 0}, []int{0}, nil, StepOpts{LRHead: 1})
+	_, err := n.CEStep([]float32{float32(math.Inf(1)), 0}, []int{0}, nil, StepOpts{LRHead: 1})
 	if err == nil {
 		t.Fatal("a step on an infinite input succeeded")
 	}
@@ -169,10 +166,7 @@ func TestSoftStepIdentityIsCE(t *testing.T) {
 // too, so a later unfrozen step starts from a clean buffer.
 func TestSoftStepFreezeBackbone(t *testing.T) {
 	const K, B = 3, 4
-	n, err := New(Config{Arch: "mlp", In: 5, Hidden: []int{4}, Classes: K, Batch: B, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := newNet(t, Config{Arch: "mlp", In: 5, Hidden: []int{4}, Classes: K, Batch: B, Seed: 1})
 	before := n.Params()
 	rng := rand.New(rand.NewPCG(1, 1))
 	tg := []float32{0.8, 0.1, 0.1, 0.1, 0.8, 0.1, 0.1, 0.1, 0.8}

@@ -130,10 +130,7 @@ func TestForwardMatchesReference(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg
 			cfg.Classes, cfg.EvalBatch, cfg.Seed = 4, 3, 11
-			n, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			n := newNet(t, cfg)
 			// non-zero biases
 			for _, p := range n.params {
 				if !p.decay {
@@ -184,10 +181,7 @@ func TestLossMatchesForward(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg
 			cfg.Classes, cfg.Batch, cfg.Dtype, cfg.Seed = 3, 4, "float64", 5
-			n, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			n := newNet(t, cfg)
 			rng := rand.New(rand.NewPCG(8, 9))
 			b, in, d, k := cfg.Batch, cfg.In, n.Dim(), cfg.Classes
 			x1, x2 := randF32(rng, b*in, 1), randF32(rng, b*in, 1)
@@ -256,10 +250,7 @@ func TestLossMatchesForward(t *testing.T) {
 // η_backbone elsewhere).
 func TestSGDStepByHand(t *testing.T) {
 	cfg := Config{Arch: "identity", In: 5, Adapter: 4, Classes: 3, Batch: 4, Dtype: "float64", Seed: 2}
-	n, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := newNet(t, cfg)
 	rng := rand.New(rand.NewPCG(5, 6))
 	x := randF32(rng, 4*5, 1)
 	y := []int{0, 1, 2, 1}
@@ -365,10 +356,7 @@ func TestDeterminism(t *testing.T) {
 			steps := makeSteps(1, 20, cfg.Batch, cfg.In, 3)
 			run := func(seed uint64) (*Net, []float64) {
 				cfg.Seed = seed
-				n, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				n := newNet(t, cfg)
 				return n, trainSteps(t, n, 0, steps)
 			}
 			a, la := run(1)
@@ -444,10 +432,7 @@ func TestLearnsSeparableProblem(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg
 			cfg.Classes, cfg.Batch, cfg.Seed, cfg.EvalBatch = 3, 16, 3, 100
-			n, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			n := newNet(t, cfg)
 			rng := rand.New(rand.NewPCG(21, 22))
 			xt, yt := blobs(rng, 300, cfg.In, 3)
 			o := StepOpts{LRHead: c.lr, LRBackbone: c.lr, WeightDecay: 5e-4, Momentum: 0.9}
@@ -456,6 +441,7 @@ func TestLearnsSeparableProblem(t *testing.T) {
 			for s := range steps {
 				x1, y1 := blobs(rng, cfg.Batch, cfg.In, 3)
 				var l float64
+				var err error
 				if c.mix {
 					// x2 of the same class as x1, so mixing keeps the label.
 					x2 := make([]float32, len(x1))
@@ -503,16 +489,10 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 				cfg := c.cfg
 				cfg.Classes, cfg.Batch, cfg.Seed, cfg.Dtype = 3, 8, 9, dt
 				steps := makeSteps(4, 10, cfg.Batch, cfg.In, 3)
-				ref, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				ref := newNet(t, cfg)
 				want := trainSteps(t, ref, 0, steps)
 
-				n, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				n := newNet(t, cfg)
 				got := trainSteps(t, n, 0, steps[:5])
 				var buf bytes.Buffer
 				if err := n.Save(&buf); err != nil {
@@ -608,6 +588,16 @@ func TestSaveBytesUnchanged(t *testing.T) {
 	}
 }
 
+// newNet is New(cfg), which must succeed.
+func newNet(tb testing.TB, cfg Config) *Net {
+	tb.Helper()
+	n, err := New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
 // saved is n's checkpoint as Save writes it.
 func saved(tb testing.TB, n *Net) []byte {
 	tb.Helper()
@@ -621,10 +611,7 @@ func saved(tb testing.TB, n *Net) []byte {
 // twins is a new net of cfg and its copy through Save and Load.
 func twins(t *testing.T, cfg Config) (*Net, *Net) {
 	t.Helper()
-	a, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newNet(t, cfg)
 	b, err := Load(bytes.NewReader(saved(t, a)))
 	if err != nil {
 		t.Fatal(err)
@@ -633,10 +620,7 @@ func twins(t *testing.T, cfg Config) (*Net, *Net) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	n, err := New(Config{In: 6, Hidden: []int{4}, Classes: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := newNet(t, Config{In: 6, Hidden: []int{4}, Classes: 3})
 	good := saved(t, n)
 	var wrong bytes.Buffer
 	wz := npy.NewNPZWriter(&wrong)
@@ -685,10 +669,7 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestConfigDefaultsAndErrors(t *testing.T) {
-	n, err := New(Config{In: 784, Classes: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := newNet(t, Config{In: 784, Classes: 10})
 	c := n.Config()
 	if c.Arch != "mlp" || !slices.Equal(c.Hidden, []int{256, 128}) || c.Batch != 128 || c.EvalBatch != 500 || c.Dtype != "float32" || n.Dim() != 128 {
 		t.Errorf("defaults: got %+v, d=%d", c, n.Dim())
@@ -703,10 +684,7 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 		{Config{Arch: "mlp", In: 64, Hidden: []int{256}, Classes: 10}, 256},
 	}
 	for _, d := range dims {
-		n, err := New(d.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n := newNet(t, d.cfg)
 		if n.Dim() != d.want {
 			t.Errorf("%+v: Dim %d, want %d", d.cfg, n.Dim(), d.want)
 		}
@@ -731,10 +709,7 @@ func TestConfigDefaultsAndErrors(t *testing.T) {
 }
 
 func TestHeadAndSetBatch(t *testing.T) {
-	n, err := New(Config{Arch: "identity", In: 3, Classes: 2, Batch: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := newNet(t, Config{Arch: "identity", In: 3, Classes: 2, Batch: 4})
 	W := []float64{1, -1, 0.5, 0.25, 0, 2}
 	b := []float64{0.125, -0.5}
 	if err := n.SetHead(W, b); err != nil {
@@ -784,10 +759,7 @@ func TestHeadAndSetBatch(t *testing.T) {
 }
 
 func TestStepErrorsAndPanics(t *testing.T) {
-	n, err := New(Config{Arch: "identity", In: 2, Classes: 2, Batch: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := newNet(t, Config{Arch: "identity", In: 2, Classes: 2, Batch: 2})
 	before := n.Params()
 	if _, err := n.CEStep([]float32{1, 2, 3, 4}, []int{0, 2}, nil, defaultOpts); err == nil || !strings.Contains(err.Error(), "label 2 at row 1") {
 		t.Errorf("bad label: error %v", err)
