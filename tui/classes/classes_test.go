@@ -14,15 +14,15 @@ import (
 func TestView(t *testing.T) {
 	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
 		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 60, H: 5},
-		{Name: "k10-narrow", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 6)), W: 78, H: 17},
-		{Name: "k10-wide", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 6)), W: 100, H: 14},
-		{Name: "k10-first-refresh", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 1)), W: 78, H: 14},
-		{Name: "k100-scrolled", Run: fixture.Apply(fixture.Info(100), fixture.Running(100, 3)), W: 78, H: 12, Keys: []string{"j", "j", "j"}},
+		{Name: "k10-narrow", Run: fixture.Run(10, 6), W: 78, H: 17},
+		{Name: "k10-wide", Run: fixture.Run(10, 6), W: 100, H: 14},
+		{Name: "k10-first-refresh", Run: fixture.Run(10, 1), W: 78, H: 14},
+		{Name: "k100-scrolled", Run: fixture.Run(100, 3), W: 78, H: 12, Keys: []string{"j", "j", "j"}},
 	})
 }
 
 func TestScrollClamps(t *testing.T) {
-	m := New(fixture.Plain(), fixture.Apply(fixture.Info(100), fixture.Running(100, 2)))
+	m := New(fixture.Plain(), fixture.Run(100, 2))
 	m.SetSize(60, 12)
 	for range 500 {
 		fixture.Press(m, "j")
@@ -38,7 +38,7 @@ func TestScrollClamps(t *testing.T) {
 // K = 1000: the title shows the order and the window, the prompt replaces
 // the first header line, and a found class is marked ».
 func TestViewK1000(t *testing.T) {
-	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 3))
+	run := fixture.Run(1000, 3)
 	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
 		{Name: "worst-first", Run: run, W: 100, H: 14},
 		{Name: "by-count-narrow", Run: run, W: 78, H: 12, Keys: []string{"s", "s"}},
@@ -65,7 +65,7 @@ func rowsShown(t *testing.T, v string) []string {
 // Sorting and jumping change what is on screen: worst first shows the
 // lowest recalls, a jump scrolls the found class to the top row.
 func TestSortAndJump(t *testing.T) {
-	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 2))
+	run := fixture.Run(1000, 2)
 	m := New(fixture.Plain(), run)
 	v := fixture.View(t, m, 78, 8)
 	rec := run.Cur.Report.Recall

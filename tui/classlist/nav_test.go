@@ -65,7 +65,7 @@ func TestNavOrderFollowsRefresh(t *testing.T) {
 
 func TestNavSearch(t *testing.T) {
 	ctx := fixture.Plain()
-	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 2))
+	run := fixture.Run(1000, 2)
 	n := navOver(run)
 	press := func(keys ...string) (jump int) {
 		jump = -1

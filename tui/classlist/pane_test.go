@@ -47,7 +47,7 @@ func TestPaneSync(t *testing.T) {
 // jump scrolls to the row; unsorted, they do nothing and only the
 // scroll keys move.
 func TestPaneKeys(t *testing.T) {
-	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 2))
+	run := fixture.Run(1000, 2)
 	newPane := func() *Pane {
 		p := NewPane(fixture.Plain(), run)
 		p.SetSize(60, 12) // 10 rows
@@ -88,7 +88,7 @@ func TestPaneKeys(t *testing.T) {
 // Help: the prompt's keys while it is open, the sort and search keys
 // after the pane's own only when sorted.
 func TestPaneHelp(t *testing.T) {
-	run := fixture.Apply(fixture.Info(100), fixture.Running(100, 2))
+	run := fixture.Run(100, 2)
 	p := NewPane(fixture.Plain(), run)
 	p.Sync()
 	p.Nav.Refresh(p.RS, run)

@@ -12,11 +12,11 @@ import (
 func TestView(t *testing.T) {
 	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
 		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 50, H: 4},
-		{Name: "stacked", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 78, H: 19},
-		{Name: "side", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 120, H: 14},
-		{Name: "other-objective-raw", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 120, H: 14,
+		{Name: "stacked", Run: fixture.Run(10, 12), W: 78, H: 19},
+		{Name: "side", Run: fixture.Run(10, 12), W: 120, H: 14},
+		{Name: "other-objective-raw", Run: fixture.Run(10, 12), W: 120, H: 14,
 			Keys: []string{"j", "j", "[", "[", "[", "[", "[", "[", "["}},
-		{Name: "table-only", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 60, H: 11},
+		{Name: "table-only", Run: fixture.Run(10, 12), W: 60, H: 11},
 	})
 }
 
@@ -94,11 +94,11 @@ func TestLinearView(t *testing.T) {
 	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
 		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 50, H: 4, Keys: linear},
 		{Name: "clipped", Run: clipped(), W: 78, H: 16, Keys: linear},
-		{Name: "first-refresh", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 1)), W: 78, H: 17, Keys: linear},
-		{Name: "stacked", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 78, H: 17, Keys: linear},
-		{Name: "side", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 120, H: 14, Keys: linear},
-		{Name: "small", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 12)), W: 60, H: 7, Keys: linear},
+		{Name: "first-refresh", Run: fixture.Run(10, 1), W: 78, H: 17, Keys: linear},
+		{Name: "stacked", Run: fixture.Run(10, 12), W: 78, H: 17, Keys: linear},
+		{Name: "side", Run: fixture.Run(10, 12), W: 120, H: 14, Keys: linear},
+		{Name: "small", Run: fixture.Run(10, 12), W: 60, H: 7, Keys: linear},
 		{Name: "recorded-before", Run: noPred(10, 5), W: 78, H: 10, Keys: linear},
-		{Name: "k1000", Run: fixture.Apply(fixture.Info(1000), fixture.Running(1000, 4)), W: 100, H: 13, Keys: linear},
+		{Name: "k1000", Run: fixture.Run(1000, 4), W: 100, H: 13, Keys: linear},
 	})
 }

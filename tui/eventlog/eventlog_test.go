@@ -12,7 +12,7 @@ import (
 
 func TestView(t *testing.T) {
 	withNotes := func() *history.Run {
-		r := fixture.Apply(fixture.Info(10), fixture.Running(10, 8))
+		r := fixture.Run(10, 8)
 		r.Note(history.Warn, "fork is not available yet")
 		r.Apply(fixture.Final(r.Latest))
 		return r
@@ -27,7 +27,7 @@ func TestView(t *testing.T) {
 // The log follows its tail; scrolled up, it stays where the user left it
 // while events arrive, and says how many are newer.
 func TestFollowAndPin(t *testing.T) {
-	r := fixture.Apply(fixture.Info(10), fixture.Running(10, 8))
+	r := fixture.Run(10, 8)
 	m := New(fixture.Plain(), r)
 	following := fixture.View(t, m, 78, 4)
 	r.Note(history.Note, "a new event")
@@ -55,7 +55,7 @@ func TestConsole(t *testing.T) {
 		{Name: "worker-console", Run: fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), W: 90, H: 14, Keys: []string{"c"}},
 		{Name: "worker-console-short", Run: fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), W: 60, H: 5, Keys: []string{"c"}},
 		{Name: "worker-console-back", Run: fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), W: 90, H: 14, Keys: []string{"c", "k", "c"}},
-		{Name: "no-worker", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), W: 90, H: 5, Keys: []string{"c"}},
+		{Name: "no-worker", Run: fixture.Run(10, 4), W: 90, H: 5, Keys: []string{"c"}},
 	})
 }
 
@@ -63,7 +63,7 @@ func TestConsole(t *testing.T) {
 // scrolled back to stays on the same entries while old ones are
 // dropped, and the view draws only its rows.
 func TestBurst(t *testing.T) {
-	r := fixture.Apply(fixture.Info(10), fixture.Running(10, 2))
+	r := fixture.Run(10, 2)
 	m := New(fixture.Plain(), r)
 	m.SetSize(80, 6)
 	line := func(i int) { r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %d", i)}) }
@@ -102,7 +102,7 @@ func TestBurst(t *testing.T) {
 // filtered copy of the log.
 func TestViewCostIndependentOfLog(t *testing.T) {
 	allocs := func(n int, keys ...string) float64 {
-		r := fixture.Apply(fixture.Info(10), fixture.Running(10, 2))
+		r := fixture.Run(10, 2)
 		for i := range n {
 			r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %05d", i)})
 		}
@@ -123,7 +123,7 @@ func TestViewCostIndependentOfLog(t *testing.T) {
 func BenchmarkViewFullLog(b *testing.B) {
 	for _, n := range []int{100, history.MaxLog} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			r := fixture.Apply(fixture.Info(10), fixture.Running(10, 2))
+			r := fixture.Run(10, 2)
 			for i := range n {
 				r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %d of a traceback", i)})
 			}

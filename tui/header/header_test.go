@@ -17,7 +17,7 @@ func TestView(t *testing.T) {
 		return fixture.Apply(fixture.Info(10), append(snaps, p))
 	}
 	finished := func() *history.Run {
-		r := fixture.Apply(fixture.Info(10), fixture.Running(10, 4))
+		r := fixture.Run(10, 4)
 		r.Apply(fixture.Final(r.Latest))
 		r.Closed = true
 		return r
@@ -30,7 +30,7 @@ func TestView(t *testing.T) {
 	}
 	worker := func() *history.Run { return fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)) }
 	local := func() *history.Run {
-		r := fixture.Apply(fixture.Info(10), fixture.Running(10, 4))
+		r := fixture.Run(10, 4)
 		r.System = &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
 		return r
 	}
@@ -41,8 +41,8 @@ func TestView(t *testing.T) {
 		state string
 	}{
 		{"starting", history.New(fixture.Info(10)), 80, "starting"},
-		{"running-80", fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), 80, "running"},
-		{"running-200", fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), 200, "running"},
+		{"running-80", fixture.Run(10, 4), 80, "running"},
+		{"running-200", fixture.Run(10, 4), 200, "running"},
 		{"paused", paused(), 80, "paused"},
 		{"finished", finished(), 120, "finished"},
 		{"error", failed(), 80, "error"},

@@ -16,18 +16,18 @@ import (
 func TestView(t *testing.T) {
 	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
 		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 60, H: 5},
-		{Name: "k10-side", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), W: 78, H: 17},
-		{Name: "k10-stacked", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), W: 40, H: 30},
-		{Name: "k10-too-small", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 4)), W: 30, H: 6},
-		{Name: "k100-aggregated", Run: fixture.Apply(fixture.Info(100), fixture.Running(100, 2)), W: 78, H: 17},
-		{Name: "k100-scrolled", Run: fixture.Apply(fixture.Info(100), fixture.Running(100, 2)), W: 78, H: 17, Keys: []string{"a", "j", "j", "l"}},
+		{Name: "k10-side", Run: fixture.Run(10, 4), W: 78, H: 17},
+		{Name: "k10-stacked", Run: fixture.Run(10, 4), W: 40, H: 30},
+		{Name: "k10-too-small", Run: fixture.Run(10, 4), W: 30, H: 6},
+		{Name: "k100-aggregated", Run: fixture.Run(100, 2), W: 78, H: 17},
+		{Name: "k100-scrolled", Run: fixture.Run(100, 2), W: 78, H: 17, Keys: []string{"a", "j", "j", "l"}},
 	})
 }
 
 // A masked (non-positive) gain must never be drawn like a positive one,
 // even without colour.
 func TestMaskedCellsDistinct(t *testing.T) {
-	run := fixture.Apply(fixture.Info(10), fixture.Running(10, 1))
+	run := fixture.Run(10, 1)
 	m := New(fixture.Plain(), run)
 	m.SetSize(78, 17)
 	lines := strings.Split(m.View(), "\n")
@@ -59,7 +59,7 @@ func TestRedrawOnRefresh(t *testing.T) {
 }
 
 func TestViewK1000(t *testing.T) {
-	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 3))
+	run := fixture.Run(1000, 3)
 	many := func(k string, n int) []string { return slices.Repeat([]string{k}, n) }
 	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
 		{Name: "aggregated", Run: run, W: 78, H: 17},
@@ -78,7 +78,7 @@ func TestViewK1000(t *testing.T) {
 
 // The jump keys land where an independent search of G and P says.
 func TestJumps(t *testing.T) {
-	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 2))
+	run := fixture.Run(1000, 2)
 	// The fixture's largest P is in the worst row: move it elsewhere so
 	// the two jumps differ.
 	rs := &train.RefreshStats{}
@@ -152,7 +152,7 @@ func TestLoading(t *testing.T) {
 // A worst row P gives no mass (every gain masked): w goes to its largest
 // gain and says so.
 func TestJumpWorstWithoutP(t *testing.T) {
-	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 2))
+	run := fixture.Run(1000, 2)
 	rs := &train.RefreshStats{}
 	*rs = *run.Cur
 	K, w := rs.K, rs.Report.Worst

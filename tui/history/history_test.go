@@ -79,7 +79,7 @@ func TestErrorAndFinal(t *testing.T) {
 // A control acknowledged with recomputed G and P replaces what the heatmap
 // shows, but adds no point to the histories.
 func TestControlUpdatesCurrentGain(t *testing.T) {
-	r := fixture.Apply(fixture.Info(10), fixture.Running(10, 4))
+	r := fixture.Run(10, 4)
 	cur := *r.Cur
 	cur.S = 20
 	ack := train.Snapshot{Kind: train.KindControl, Step: 170, Refresh: &cur,
@@ -262,7 +262,7 @@ func TestIntervalRatioAndSign(t *testing.T) {
 // negative at i = 2, 6 and 9.
 func TestFixtureIntervals(t *testing.T) {
 	for _, K := range []int{10, 1000} {
-		r := fixture.Apply(fixture.Info(K), fixture.Running(K, 12))
+		r := fixture.Run(K, 12)
 		if r.Predicted != 11 || r.Wrong != 3 {
 			t.Errorf("K=%d: predicted %d, wrong %d; want 11, 3", K, r.Predicted, r.Wrong)
 		}

@@ -17,16 +17,16 @@ func TestView(t *testing.T) {
 	}
 	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
 		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 50, H: 4},
-		{Name: "min-recall", Run: fixture.Apply(fixture.Info(10), fixture.Running(10, 8)), W: 78, H: 14},
+		{Name: "min-recall", Run: fixture.Run(10, 8), W: 78, H: 14},
 		{Name: "no-multipliers", Run: fixture.Apply(fixture.Info(10), noLambda), W: 60, H: 5},
-		{Name: "k100-cut", Run: fixture.Apply(fixture.Info(100), fixture.Running(100, 3)), W: 60, H: 8},
+		{Name: "k100-cut", Run: fixture.Run(100, 3), W: 60, H: 8},
 	})
 }
 
 // Per-class multipliers at K = 1000 sort and search like the classes
 // pane; head and tail multipliers do not.
 func TestViewK1000(t *testing.T) {
-	run := fixture.Apply(fixture.Info(1000), fixture.Running(1000, 3))
+	run := fixture.Run(1000, 3)
 	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
 		{Name: "worst-first", Run: run, W: 70, H: 8},
 		{Name: "by-class", Run: run, W: 70, H: 8, Keys: []string{"s", "s", "s", "s", "s"}},
