@@ -250,7 +250,7 @@ class Loader:
             if "DataLoader worker" not in str(e):
                 raise
             self.close()
-            raise LoaderDied(f"loader process died: {_line(e)}") from None
+            raise LoaderDied("loader process died: " + " ".join(str(e).split())) from None
 
     def _start(self):
         maps = {name: s.x for name, s in self.sources.items() if s.kind == "map"}

@@ -73,6 +73,8 @@ def error_reply(op, e):
     """The reply to a request that raised e: one line, and for running out
     of memory "reason": "out_of_memory" with the likely cause and the
     knobs that shrink it."""
+    if isinstance(e, LoaderDied):
+        return {"ok": False, "error": f"{op}: {one_line(e)}"}
     if not is_oom(e):
         return {"ok": False, "error": one_line(e)}
     detail = " ".join(str(e).split())
@@ -537,7 +539,8 @@ class Worker:
             "generator": self.gen.get_state(), "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if self.dev.type == "cuda" else None,
             "scaler": {k: torch.tensor(v) for k, v in self.scaler.state_dict().items()} if self.scaler is not None else None,
-            "pseudo": self.pseudo_labels, "P": self.P, "T": self.T, "A": self.A, "step": self.step,
+            "pseudo": self.pseudo_labels, "P": self.P, "T": self.T, "A": self.A,
+            "step": self.step, "run_seed": self.run_seed,
         }
         buf = io.BytesIO()
         torch.save(state, buf)
@@ -583,6 +586,7 @@ class Worker:
         self.P, self.cum = P, None if P is None else torch.cumsum(P.flatten(), 0)
         self.T, self.A = s.get("T"), s.get("A")  # absent from states saved before soft mode
         self.step = step
+        self.run_seed = s.get("run_seed", self.run_seed)  # the per-sample seeds go on as in the saved run
         return {}, ()
 
     def free_memory(self):
