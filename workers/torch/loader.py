@@ -25,6 +25,7 @@ abandoned stream had prefetched is thrown away.
 """
 
 import collections
+import multiprocessing
 import os
 import random
 import signal
@@ -72,7 +73,10 @@ def seed_globals(seed):
     """Seed torch's, random's and numpy's global generators from one int64
     sample seed."""
     u = int(seed) & _M
-    torch.manual_seed(u)
+    # The CPU generator alone: torch.manual_seed would also queue a CUDA
+    # seeding, formatting a stack trace each time (a tenth of a JPEG's
+    # decoding), for generators the transforms do not use.
+    torch.default_generator.manual_seed(u)
     random.seed(u)
     np.random.seed([u & 0xFFFFFFFF, u >> 32])
 
@@ -256,9 +260,15 @@ class Loader:
         maps = {name: s.x for name, s in self.sources.items() if s.kind == "map"}
         self._feed = _Feed()
         pin = self.dev.type == "cuda"
+        # fork: the processes share the datasets as they are (no pickling of
+        # a recipe's classes), and Python 3.14 no longer defaults to it.
+        ctx = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+        # Their own generator: the DataLoader's base seed would otherwise
+        # come from torch's global one, which dropout uses.
         self._dl = torch.utils.data.DataLoader(
             _Reader(maps), sampler=self._feed, batch_size=None, collate_fn=_keep, num_workers=self.workers,
-            persistent_workers=True, pin_memory=pin, prefetch_factor=2, generator=torch.Generator().manual_seed(0))
+            persistent_workers=True, pin_memory=pin, prefetch_factor=2, multiprocessing_context=ctx,
+            generator=torch.Generator().manual_seed(0))
 
     def _iter(self):
         # The DataLoader's SIGCHLD handler raises in the main thread when a

@@ -666,7 +666,7 @@ def parse_args(argv):
     p.add_argument("--amp", action="store_true", help="mixed precision: bf16 autocast where the GPU has bf16, else fp16 with GradScaler; CUDA only")
     p.add_argument("--channels-last", action="store_true", help="model and 4-D inputs in channels_last memory format")
     p.add_argument("--compile", action="store_true", help="torch.compile the backbone (torch ≥ 2.0)")
-    p.add_argument("--deterministic", action="store_true", help="deterministic algorithms (no cudnn.benchmark) on CUDA")
+    p.add_argument("--deterministic", action="store_true", help="deterministic algorithms where torch has them, no cudnn.benchmark (CUDA)")
     p.add_argument("--eval-batch", type=int, default=1024, metavar="N", help="batch size of evaluate and pseudo (default 1024)")
     p.add_argument("--loader-workers", type=count, default=default_workers(), metavar="N",
                    help=f"loader processes reading map-style datasets; 0 reads them in the worker itself (default {default_workers()})")
@@ -709,7 +709,10 @@ def main():
         torch.set_num_threads(args.threads)
     if args.deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's condition for determinism
-        torch.use_deterministic_algorithms(True)
+        # warn_only: ops with no deterministic CUDA kernel (adaptive average
+        # pooling's backward, in ResNets) warn on stderr instead of failing.
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
     elif args.device.type == "cuda":
         torch.backends.cudnn.benchmark = True
