@@ -78,7 +78,7 @@ def seed_globals(seed):
     # decoding), for generators the transforms do not use.
     torch.default_generator.manual_seed(u)
     random.seed(u)
-    np.random.seed([u & 0xFFFFFFFF, u >> 32])
+    np.random.seed((u ^ (u >> 32)) & 0xFFFFFFFF)  # numpy's legacy seed is 32 bits (an array seed costs 8 times more)
 
 
 def kind(x):
@@ -210,8 +210,8 @@ class LoaderDied(Exception):
 
 
 class Loader:
-    """Batches of jobs, read in workers loader processes where every part
-    is map-style, else in this process."""
+    """Batches of jobs, read by `workers` loader processes (started at the
+    first stream that needs them, kept until close) or in this process."""
 
     def __init__(self, sources, workers, dev, channels_last=False):
         self.sources = {s.name: s for s in sources}
@@ -219,7 +219,8 @@ class Loader:
         self._dl = None
         self._feed = None
 
-    def _put(self, x, non_blocking=False):
+    def to_device(self, x, non_blocking=False):
+        """x on the device (channels_last when asked and 4-D)."""
         if self.channels_last and x.dim() == 4:
             return x.to(self.dev, non_blocking=non_blocking, memory_format=torch.channels_last)
         return x.to(self.dev, non_blocking=non_blocking)
@@ -236,7 +237,7 @@ class Loader:
         for job in jobs:
             outs = [src.local(rows, seeds, self.dev) for src, rows, seeds in job.parts]
             order = None if job.order is None else job.order.to(self.dev)
-            yield job, self._put(assemble(outs, order))
+            yield job, self.to_device(assemble(outs, order))
 
     def _remote(self, jobs):
         if self._dl is None:
@@ -249,7 +250,7 @@ class Loader:
                 job = pending.popleft()
                 if isinstance(out, str):
                     raise ValueError(out)
-                yield job, self._put(out, non_blocking=True)
+                yield job, self.to_device(out, non_blocking=True)
         except RuntimeError as e:
             if "DataLoader worker" not in str(e):
                 raise

@@ -208,7 +208,7 @@ class Worker:
         self.loader = Loader(list({id(s): s for s in sources}.values()), self.args.loader_workers, self.dev, self.args.channels_last)
         with torch.no_grad():
             one = torch.arange(1)
-            shape = tuple(self.backbone(self.loader._put(self.val.evals.local(one, sample_seeds(0, -1, one), self.dev))).shape)
+            shape = tuple(self.backbone(self.loader.to_device(self.val.evals.local(one, sample_seeds(self.run_seed, -1, one), self.dev))).shape)
         if shape != (1, self.d):
             raise ValueError(f"recipe: the backbone maps one sample to shape {list(shape)}, the head wants [1, {self.d}]")
         self.fwd = torch.compile(self.backbone) if self.args.compile else self.backbone
