@@ -5,8 +5,10 @@ import contextlib
 import io
 import os
 import random
+import signal
 import tempfile
 import textwrap
+import time
 import unittest
 
 import numpy as np
@@ -213,6 +215,21 @@ class Failures(unittest.TestCase):
         self.assertRegex(reply["error"], r"^evaluate: loader process died: DataLoader worker \(pid\(s\) \d+\) exited unexpectedly$")
         self.assertNotIn("reason", reply)
         val.die_at = None  # the next request starts new loader processes
+        r, _ = w.evaluate({"op": "evaluate", "split": "val"}, {})
+        self.assertEqual(r["rows"], 9)
+
+    def test_loader_death_while_idle(self):
+        """A loader process killed between requests: the worker is not
+        interrupted (torch's SIGCHLD handler would raise wherever the main
+        thread is); the next request reports it, the one after works."""
+        w = start(built(), loader_workers=2, eval_batch=4)
+        self.addCleanup(w.close)
+        w.evaluate({"op": "evaluate", "split": "val"}, {})
+        victim = w.loader._dl._iterator._workers[0]
+        os.kill(victim.pid, signal.SIGKILL)
+        time.sleep(0.5)  # time for SIGCHLD to arrive (not reaped: torch's handler looks for unreaped loaders)
+        with self.assertRaisesRegex(loader.LoaderDied, rf"^loader process died: DataLoader worker \(pid\(s\) {victim.pid}\) exited unexpectedly$"):
+            w.evaluate({"op": "evaluate", "split": "val"}, {})
         r, _ = w.evaluate({"op": "evaluate", "split": "val"}, {})
         self.assertEqual(r["rows"], 9)
 
