@@ -72,6 +72,8 @@ type System struct {
 	Device      string  `json:"device"`
 	MemUsed     int64   `json:"mem_used,omitempty"`     // device memory in use, bytes
 	MemReserved int64   `json:"mem_reserved,omitempty"` // device memory reserved by the framework, bytes
+	MemPeak     int64   `json:"mem_peak,omitempty"`     // most device memory in use at once since the trainer started, bytes
+	ImgS        float64 `json:"img_s,omitempty"`        // training images through the model per second of training since the last report
 	Util        float64 `json:"util,omitempty"`         // device utilisation, 0–1, when the driver exposes it
 	RSS         int64   `json:"rss,omitempty"`          // resident memory of the trainer's process, bytes
 	CPU         float64 `json:"cpu,omitempty"`          // CPU time over wall time since the last report (1 = one core)

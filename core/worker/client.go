@@ -512,8 +512,8 @@ func parseSystem(v any) *train.System {
 		}
 		return f
 	}
-	s.MemUsed, s.MemReserved, s.RSS = int64(num("mem_used")), int64(num("mem_reserved")), int64(num("rss"))
-	s.Util, s.CPU = num("util"), num("cpu")
+	s.MemUsed, s.MemReserved, s.MemPeak, s.RSS = int64(num("mem_used")), int64(num("mem_reserved")), int64(num("mem_peak")), int64(num("rss"))
+	s.Util, s.CPU, s.ImgS = num("util"), num("cpu"), num("img_s")
 	return s
 }
 

@@ -29,6 +29,13 @@ func TestView(t *testing.T) {
 		return fixture.Apply(fixture.Info(10), append(snaps, e))
 	}
 	worker := func() *history.Run { return fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)) }
+	fed := func() *history.Run {
+		r := worker()
+		s := *r.System
+		s.ImgS, s.MemPeak, s.Util = 2470.4, 5_600_000_000, 0.97
+		r.System = &s
+		return r
+	}
 	local := func() *history.Run {
 		r := fixture.Run(10, 4)
 		r.System = &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
@@ -51,6 +58,8 @@ func TestView(t *testing.T) {
 		{"gpu-160", worker(), 160, "running"},
 		{"gpu-200", worker(), 200, "running"},
 		{"local-100", local(), 100, "running"},
+		{"fed-120", fed(), 120, "running"},
+		{"fed-200", fed(), 200, "running"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,9 +25,9 @@ func Bytes(n int64) string {
 }
 
 // systemFields are the figures of s, each as text: device (in full and
-// its first word), memory, utilisation, resident memory, CPU. Zero
-// fields are unknown and left empty.
-type systemFields struct{ device, short, mem, util, rss, cpu string }
+// its first word), training throughput, memory, peak memory, utilisation,
+// resident memory, CPU. Zero fields are unknown and left empty.
+type systemFields struct{ device, short, imgs, mem, peak, util, rss, cpu string }
 
 func fieldsOf(s *train.System) systemFields {
 	var f systemFields
@@ -51,6 +51,15 @@ func fieldsOf(s *train.System) systemFields {
 	case s.MemReserved > 0:
 		f.mem = "mem reserved " + Bytes(s.MemReserved)
 	}
+	if s.MemPeak > 0 {
+		f.peak = "peak " + Bytes(s.MemPeak)
+	}
+	switch {
+	case s.ImgS >= 10:
+		f.imgs = fmt.Sprintf("%.0f img/s", s.ImgS)
+	case s.ImgS > 0:
+		f.imgs = fmt.Sprintf("%.1f img/s", s.ImgS)
+	}
 	if s.Util > 0 {
 		f.util = fmt.Sprintf("util %.0f%%", 100*s.Util)
 	}
@@ -64,21 +73,24 @@ func fieldsOf(s *train.System) systemFields {
 }
 
 // SystemLine is what the trainer reports of its device and process in at
-// most w columns, e.g. "cuda:0 NVIDIA A100 · mem 3.1/4.0 GiB · util 87% ·
-// rss 2.3 GiB · cpu 1.2": the longest of ever shorter forms that fits
-// (the device's first word only, then without the device, without rss,
-// without cpu, utilisation alone), "" if none does or s is nil.
+// most w columns, e.g. "cuda:0 NVIDIA A100 · 2470 img/s · mem 3.1/4.0 GiB
+// · peak 5.2 GiB · util 87% · rss 2.3 GiB · cpu 1.2": the longest of ever
+// shorter forms that fits (the device's first word only, then without the
+// device, without the peak, without rss, without cpu, img/s and
+// utilisation, utilisation alone), "" if none does or s is nil.
 func SystemLine(s *train.System, w int) string {
 	if s == nil {
 		return ""
 	}
 	f := fieldsOf(s)
 	for _, form := range [][]string{
-		{f.device, f.mem, f.util, f.rss, f.cpu},
-		{f.short, f.mem, f.util, f.rss, f.cpu},
-		{f.mem, f.util, f.rss, f.cpu},
-		{f.mem, f.util, f.cpu},
-		{f.mem, f.util},
+		{f.device, f.imgs, f.mem, f.peak, f.util, f.rss, f.cpu},
+		{f.short, f.imgs, f.mem, f.peak, f.util, f.rss, f.cpu},
+		{f.imgs, f.mem, f.peak, f.util, f.rss, f.cpu},
+		{f.imgs, f.mem, f.util, f.rss, f.cpu},
+		{f.imgs, f.mem, f.util, f.cpu},
+		{f.imgs, f.mem, f.util},
+		{f.imgs, f.util},
 		{f.util},
 	} {
 		var parts []string

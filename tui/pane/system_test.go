@@ -24,6 +24,8 @@ func TestBytes(t *testing.T) {
 func TestSystemLine(t *testing.T) {
 	gpu := &train.System{Device: "cuda:0 NVIDIA A100", MemUsed: 3_300_000_000, MemReserved: 4 << 30, Util: 0.87, RSS: 2_469_606_195, CPU: 1.2}
 	cpu := &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
+	fed := &train.System{Device: "cuda:0 NVIDIA H100", ImgS: 2470.4, MemUsed: 3_300_000_000, MemReserved: 4 << 30, MemPeak: 5_600_000_000,
+		Util: 0.97, RSS: 2_469_606_195, CPU: 3.4}
 	cases := []struct {
 		name string
 		s    *train.System
@@ -45,6 +47,16 @@ func TestSystemLine(t *testing.T) {
 		{"units differ", &train.System{MemUsed: 512 << 20, MemReserved: 2 << 30}, 80, "mem 512 MiB/2.0 GiB"},
 		{"reserved only", &train.System{MemReserved: 2 << 30}, 80, "mem reserved 2.0 GiB"},
 		{"nothing known", &train.System{}, 80, ""},
+		{"fed gpu", fed, 120, "cuda:0 NVIDIA H100 · 2470 img/s · mem 3.1/4.0 GiB · peak 5.2 GiB · util 97% · rss 2.3 GiB · cpu 3.4"},
+		{"fed gpu, short device", fed, 90, "cuda:0 · 2470 img/s · mem 3.1/4.0 GiB · peak 5.2 GiB · util 97% · rss 2.3 GiB · cpu 3.4"},
+		{"fed gpu, no device", fed, 80, "2470 img/s · mem 3.1/4.0 GiB · peak 5.2 GiB · util 97% · rss 2.3 GiB · cpu 3.4"},
+		{"fed gpu, no peak", fed, 70, "2470 img/s · mem 3.1/4.0 GiB · util 97% · rss 2.3 GiB · cpu 3.4"},
+		{"fed gpu, no rss", fed, 50, "2470 img/s · mem 3.1/4.0 GiB · util 97% · cpu 3.4"},
+		{"fed gpu, no cpu", fed, 40, "2470 img/s · mem 3.1/4.0 GiB · util 97%"},
+		{"fed gpu, img/s and util", fed, 25, "2470 img/s · util 97%"},
+		{"fed gpu, util", fed, 12, "util 97%"},
+		{"slow cpu", &train.System{Device: "cpu", ImgS: 7.25, CPU: 1.5}, 80, "cpu · 7.2 img/s · cpu 1.5"},
+		{"slow cpu, img/s", &train.System{Device: "cpu", ImgS: 7.25, CPU: 1.5}, 10, "7.2 img/s"},
 		{"nil", nil, 80, ""},
 	}
 	for _, c := range cases {

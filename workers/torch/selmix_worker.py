@@ -13,6 +13,7 @@ which model and data.
 
 import argparse
 import contextlib
+import gc
 import io
 import math
 import os
@@ -27,10 +28,12 @@ from torch import nn
 
 import recipes
 from frames import DTYPES, FrameError, read_frame, write_frame
+from loader import Job, Loader, LoaderDied, default_workers, sample_seeds
 from recipes import Split, log, sgd_groups
 
 PROTOCOL = 1
-FORMAT = "selmix-torch/1"
+FORMAT = "selmix-torch/2"  # /2 added the global step counter
+READS = ("selmix-torch/1", FORMAT)
 NAME = f"selmix-torch 1 (torch {torch.__version__})"
 
 
@@ -41,9 +44,45 @@ class RequestError(Exception):
 def one_line(e):
     """The message of e on one line, for a reply's error."""
     msg = " ".join(str(e).split()) or "(no message)"
-    if not isinstance(e, (RequestError, ValueError)):
+    if not isinstance(e, (RequestError, ValueError, LoaderDied)):
         msg = f"{type(e).__name__}: {msg}"
     return msg[:2000]
+
+
+def is_oom(e):
+    """Whether e says that memory ran out: CUDA's OutOfMemoryError (a
+    RuntimeError "CUDA out of memory" before torch 1.13), the CPU
+    allocator's failure, or Python's MemoryError."""
+    oom = getattr(torch.cuda, "OutOfMemoryError", None)
+    if (oom is not None and isinstance(e, oom)) or isinstance(e, MemoryError):
+        return True
+    msg = str(e)
+    return isinstance(e, RuntimeError) and ("CUDA out of memory" in msg or "can't allocate memory" in msg)
+
+
+# What most likely filled the memory, by request.
+OOM_CAUSE = {
+    "train": "the training batch (mixup puts 2 × batch images through the backbone at once)",
+    "evaluate": "the evaluation batch",
+    "pseudo": "the evaluation batch",
+    "hello": "the model or the recipe's pre-training batch",
+}
+
+
+def error_reply(op, e):
+    """The reply to a request that raised e: one line, and for running out
+    of memory "reason": "out_of_memory" with the likely cause and the
+    knobs that shrink it."""
+    if isinstance(e, LoaderDied):
+        return {"ok": False, "error": f"{op}: {one_line(e)}"}
+    if not is_oom(e):
+        return {"ok": False, "error": one_line(e)}
+    detail = " ".join(str(e).split())
+    cut = detail.find(". ", detail.find("Tried to allocate"))  # torch's first sentences, not its advice
+    detail = (detail[:cut + 1] if cut > 0 else detail)[:200] or type(e).__name__
+    cause = OOM_CAUSE.get(op, "the model and a batch")
+    return {"ok": False, "reason": "out_of_memory",
+            "error": f"{op}: out of memory ({detail}); the likely cause is {cause}: lower finetune.batch, --eval-batch or --image-size"}
 
 
 def number(req, key, lo, hi, integer=False):
@@ -95,8 +134,10 @@ class Worker:
         self.args, self.recipe = args, recipe
         self.dev = args.device
         self.ready = False
+        self.step = 0  # train steps taken since the run began: the per-sample seeds' step
         t = os.times()
         self._clock = (t.user + t.system, time.monotonic())  # for _system's CPU fraction
+        self._images, self._train_s = 0, 0.0  # for _system's img_s
 
     # ---- hello ------------------------------------------------------------
 
@@ -106,6 +147,7 @@ class Worker:
         if req.get("protocol") != PROTOCOL:
             raise RequestError(f"hello: protocol {req.get('protocol')!r} not spoken; this worker speaks protocol {PROTOCOL}")
         seed = number(req, "seed", 0, 2**64 - 1, integer=True)
+        self.run_seed = seed
         self._setup(self.recipe.build(self.args))
         torch.manual_seed(seed)
         # The sampling stream differs from the global one (dropout, random
@@ -148,7 +190,7 @@ class Worker:
                 continue
             if not isinstance(part, (tuple, list)) or len(part) != 2:
                 raise ValueError(f"recipe: {name} is not a pair (x, y)")
-            splits[name] = Split(name, part[0], part[1], self.K, unknown_ok=name == "unlabeled")
+            splits[name] = Split(name, part[0], part[1], self.K, unknown_ok=name == "unlabeled").place(self.dev)
         self.lab, self.val, self.test, self.unl = splits["train"], splits["val"], splits["test"], splits.get("unlabeled")
         if self.unl is not None and self.unl.n == 0:
             self.unl = None
@@ -160,12 +202,24 @@ class Worker:
 
         self.backbone.to(self.dev).eval()
         self.head.to(self.dev).eval()
+        if self.args.channels_last:
+            self.backbone.to(memory_format=torch.channels_last)
+        sources = [s for sp in splits.values() for s in (sp.train, sp.evals)]
+        self.loader = Loader(list({id(s): s for s in sources}.values()), self.args.loader_workers, self.dev, self.args.channels_last)
         with torch.no_grad():
-            shape = tuple(self.backbone(self.val.gather(torch.arange(1)).to(self.dev)).shape)
+            one = torch.arange(1)
+            shape = tuple(self.backbone(self.loader.to_device(self.val.evals.local(one, sample_seeds(self.run_seed, -1, one), self.dev))).shape)
         if shape != (1, self.d):
             raise ValueError(f"recipe: the backbone maps one sample to shape {list(shape)}, the head wants [1, {self.d}]")
+        self.fwd = torch.compile(self.backbone) if self.args.compile else self.backbone
         self.opt = torch.optim.SGD(sgd_groups(self.head, self.backbone), lr=0.0, momentum=0.0)
-        self.scaler = torch.cuda.amp.GradScaler() if self.args.amp else None
+        # bf16 needs no loss scaling; fp16 does.
+        self.amp_dtype = None
+        if self.args.amp:
+            self.amp_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        self.scaler = None
+        if self.amp_dtype == torch.float16:
+            self.scaler = torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler") else torch.cuda.amp.GradScaler()
         self.lab_pool = pool(self.lab.y, self.K)
         self.pseudo_labels = None
         self.P = self.cum = None
@@ -189,17 +243,18 @@ class Worker:
     # ---- evaluate, pseudo -------------------------------------------------
 
     def _autocast(self):
-        return torch.autocast("cuda") if self.args.amp else contextlib.nullcontext()
+        return torch.autocast("cuda", dtype=self.amp_dtype) if self.amp_dtype is not None else contextlib.nullcontext()
 
     @torch.no_grad()
     def _forward(self, split):
-        """(features, logits, y) of split in batches, model in eval mode."""
+        """(features, logits, y) of split's evaluation view in batches,
+        model in eval mode."""
         self.backbone.eval()
         self.head.eval()
-        for x, y in split.batches(self.args.eval_batch):
+        for job, x in self.loader.stream(split.eval_jobs(self.args.eval_batch, self.run_seed), [split.evals]):
             with self._autocast():
-                f = self.backbone(x.to(self.dev))
-                yield f, self.head(f), y.to(self.dev)
+                f = self.fwd(x)
+                yield f, self.head(f), job.meta.to(self.dev)
 
     def evaluate(self, req, arrays):
         split = {"val": self.val, "test": self.test}.get(req.get("split"))
@@ -226,12 +281,17 @@ class Worker:
         return [("W", "f8", self.head.weight.detach().double().T.cpu().numpy()), ("b", "f8", self.head.bias.detach().double().cpu().numpy())]
 
     def _system(self):
-        """Display-only facts: device memory and use, resident memory, and
-        CPU time over wall time since the last call."""
+        """Display-only facts: device memory (now and peak) and use,
+        resident memory, CPU time over wall time and training throughput
+        since the last call."""
         s = {"device": self.device_name}
+        if self._train_s > 0:
+            s["img_s"] = self._images / self._train_s
+        self._images, self._train_s = 0, 0.0
         if self.dev.type == "cuda":
             s["mem_used"] = torch.cuda.memory_allocated(self.dev)
             s["mem_reserved"] = torch.cuda.memory_reserved(self.dev)
+            s["mem_peak"] = torch.cuda.max_memory_allocated(self.dev)
             try:
                 s["util"] = torch.cuda.utilization(self.dev) / 100
             except Exception:  # needs pynvml and a driver that reports it
@@ -301,19 +361,27 @@ class Worker:
         for g in self.opt.param_groups:
             g["momentum"], g["dampening"], g["nesterov"] = momentum, 0, False
             g["weight_decay"] = wd if g["decay"] else 0.0
+        # Every draw of the request comes from self.gen in step order, as
+        # the loader asks for it (a few steps ahead of the step taken).
+        if mode == "mixup":
+            draw, loss_of = (lambda step: self._mixup_job(batch, beta_min, step)), self._mixup_loss
+            sources = [self.lab.train] + ([self.unl.train] if self.pseudo_labels is not None else [])
+        elif mode == "soft":
+            draw, loss_of, sources = (lambda step: self._soft_job(batch, sampling, step)), self._soft_loss, [self.lab.train]
+        else:
+            draw, loss_of, sources = (lambda step: self._ce_job(batch, step)), self._ce_loss, [self.lab.train]
+        first, start = self.step, time.perf_counter()
         self._train_mode()
         try:
-            for t in range(steps):
+            for t, (job, x) in enumerate(self.loader.stream((draw(first + t) for t in range(steps)), sources)):
                 for g in self.opt.param_groups:
                     g["lr"] = float(lr[t]) * (scale if g["part"] == "backbone" else 1.0)
-                if mode == "mixup":
-                    loss = self._mixup_loss(batch, beta_min)
-                elif mode == "soft":
-                    loss = self._soft_loss(batch, sampling)
-                else:
-                    loss = self._ce_loss(batch)
+                loss = loss_of(x, job.meta)
                 self._sgd(loss, f"train step {t + 1} of {steps}")
+                self.step = first + t + 1
+                self._images += len(x)
         finally:
+            self._train_s += time.perf_counter() - start
             self.backbone.eval()
             self.head.eval()
         return {"loss": loss.item()}, ()
@@ -354,45 +422,55 @@ class Worker:
             if isinstance(m, nn.modules.batchnorm._NormBase):
                 m.eval()
 
-    def _mixup_loss(self, B, beta_min):
-        """Alg. 2: B pairs (y1, y2) ~ P, x1 a labeled sample of y1, x2 a
-        partner of y2, β ~ U[β_min, 1]; mean CE(head(β g(x1) + (1−β) g(x2)), y1)."""
-        K = self.K
+    def _mixup_job(self, B, beta_min, step):
+        """Alg. 2's draws of one step: B pairs (y1, y2) ~ P, x1 a labeled
+        sample of y1 (slots 0..B-1), x2 a partner of y2 (slots B..2B-1),
+        β ~ U[β_min, 1]."""
+        K, n = self.K, self.lab.n
         u = torch.rand((4, B), generator=self.gen, dtype=torch.float64)
         pair = draw_pairs(self.cum, u[0])
         y1, y2 = pair // K, pair % K
-        x1 = self.lab.gather(pick(self.lab_pool, y1, u[1]))
-        x2 = self._gather_partner(pick(self.partner_pool, y2, u[2]))
-        beta = (beta_min + (1 - beta_min) * u[3]).float().to(self.dev).view(B, 1)
+        r1, r2 = pick(self.lab_pool, y1, u[1]), pick(self.partner_pool, y2, u[2])
+        beta = (beta_min + (1 - beta_min) * u[3]).float().view(B, 1)
+        seeds = sample_seeds(self.run_seed, step, torch.arange(2 * B))
+        own = r2 < n
+        meta = (y1, beta)
+        if own.all():
+            return Job([(self.lab.train, torch.cat([r1, r2]), seeds)], meta=meta)
+        if not own.any():
+            return Job([(self.lab.train, r1, seeds[:B]), (self.unl.train, r2 - n, seeds[B:])], meta=meta)
+        # Labeled rows first, then unlabeled ones; order puts each back in its slot.
+        pos = torch.cat([torch.arange(B), B + own.nonzero().flatten(), B + (~own).nonzero().flatten()])
+        order = torch.empty_like(pos)
+        order[pos] = torch.arange(2 * B)
+        m = B + int(own.sum())
+        return Job([(self.lab.train, torch.cat([r1, r2[own]]), seeds[pos[:m]]), (self.unl.train, r2[~own] - n, seeds[pos[m:]])], order, meta)
+
+    def _mixup_loss(self, x, meta):
+        """Mean CE(head(β g(x1) + (1−β) g(x2)), y1), x1 and x2 through the
+        backbone in one batch."""
+        y1, beta = meta
+        B = len(y1)
+        beta = beta.to(self.dev)
         with self._autocast():
-            f = self.backbone(torch.cat([x1, x2]).to(self.dev))
+            f = self.fwd(x)
             f = beta * f[:B] + (1 - beta) * f[B:]
             return F.cross_entropy(self.head(f), y1.to(self.dev))
 
-    def _gather_partner(self, idx):
-        n = self.lab.n
-        own = idx < n
-        if own.all():
-            return self.lab.gather(idx)
-        xu = self.unl.gather(idx[~own] - n)
-        if not own.any():
-            return xu
-        xl = self.lab.gather(idx[own])
-        x = xl.new_empty((len(idx),) + tuple(xl.shape[1:]))
-        x[own], x[~own] = xl, xu
-        return x
-
-    def _ce_loss(self, B):
-        """Plain CE on B labeled samples drawn uniformly with replacement."""
+    def _ce_job(self, B, step):
+        """B labeled samples drawn uniformly with replacement."""
         u = torch.rand(B, generator=self.gen, dtype=torch.float64)
         idx = torch.minimum((u * self.lab.n).long(), torch.tensor(self.lab.n - 1))
-        with self._autocast():
-            return F.cross_entropy(self.head(self.backbone(self.lab.gather(idx).to(self.dev))), self.lab.y[idx].to(self.dev))
+        return Job([(self.lab.train, idx, sample_seeds(self.run_seed, step, torch.arange(B)))], meta=self.lab.y[idx])
 
-    def _soft_loss(self, B, sampling):
-        """Soft targets: B labeled samples, uniformly (instance) or a class
-        uniformly then a sample of it (class); mean over the batch of
-        −Σ_j T[y, j]·log softmax(logits + A)_j."""
+    def _ce_loss(self, x, y):
+        """Plain CE."""
+        with self._autocast():
+            return F.cross_entropy(self.head(self.fwd(x)), y.to(self.dev))
+
+    def _soft_job(self, B, sampling, step):
+        """B labeled samples, uniformly (instance) or a class uniformly then
+        a sample of it uniformly (class)."""
         if sampling == "class":
             u = torch.rand((2, B), generator=self.gen, dtype=torch.float64)
             classes = torch.minimum((u[0] * self.K).long(), torch.tensor(self.K - 1))
@@ -400,14 +478,17 @@ class Worker:
         else:
             u = torch.rand(B, generator=self.gen, dtype=torch.float64)
             idx = torch.minimum((u * self.lab.n).long(), torch.tensor(self.lab.n - 1))
-        y = self.lab.y[idx]
-        x = self.lab.gather(idx).to(self.dev)
+        return Job([(self.lab.train, idx, sample_seeds(self.run_seed, step, torch.arange(B)))], meta=self.lab.y[idx])
+
+    def _soft_loss(self, x, y):
+        """Soft targets: mean over the batch of −Σ_j T[y, j]·log
+        softmax(logits + A)_j."""
         with self._autocast():
             if self.frozen:
                 with torch.no_grad():
-                    f = self.backbone(x)
+                    f = self.fwd(x)
             else:
-                f = self.backbone(x)
+                f = self.fwd(x)
             logits = self.head(f).float() + self.A.float().to(self.dev)
         T = self.T.float().to(self.dev)[y.to(self.dev)]
         return -(T * F.log_softmax(logits, 1)).sum(1).mean()
@@ -459,23 +540,28 @@ class Worker:
             "cuda_rng": torch.cuda.get_rng_state_all() if self.dev.type == "cuda" else None,
             "scaler": {k: torch.tensor(v) for k, v in self.scaler.state_dict().items()} if self.scaler is not None else None,
             "pseudo": self.pseudo_labels, "P": self.P, "T": self.T, "A": self.A,
+            "step": self.step, "run_seed": self.run_seed,
         }
         buf = io.BytesIO()
         torch.save(state, buf)
         return {"format": FORMAT}, [("state", "u1", np.frombuffer(buf.getbuffer(), np.uint8))] + self._head_arrays()
 
     def load(self, req, arrays):
-        if req.get("format") != FORMAT:
-            raise RequestError(f"load: format {req.get('format')!r}, this worker reads {FORMAT!r}")
+        fmt = req.get("format")
+        if fmt not in READS:
+            raise RequestError(f"load: format {fmt!r}, this worker reads {' and '.join(map(repr, READS))}")
         raw = arrays.get("state")
         if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:
             raise RequestError("load: want one u1 array 'state'")
         try:
             s = torch.load(io.BytesIO(raw.tobytes()), map_location="cpu", weights_only=True)
         except Exception as e:
-            raise RequestError(f"load: the state is not a readable {FORMAT} checkpoint ({one_line(e)})") from None
-        if not isinstance(s, dict) or s.get("format") != FORMAT:
-            raise RequestError(f"load: the state is not a {FORMAT} checkpoint")
+            raise RequestError(f"load: the state is not a readable {fmt} checkpoint ({one_line(e)})") from None
+        if not isinstance(s, dict) or s.get("format") != fmt:
+            raise RequestError(f"load: the state is not a {fmt} checkpoint")
+        step = s.get("step", 0)  # /1 states had no step counter
+        if not isinstance(step, int) or step < 0:
+            raise RequestError(f"load: the state's step = {step!r}, want a count")
         if (s["k"], s["d"]) != (self.K, self.d):
             raise RequestError(f"load: the state is of a model with K={s['k']}, d={s['d']}; this one has K={self.K}, d={self.d}")
         pseudo, P, momentum, params = s["pseudo"], s["P"], s["momentum"], self._params()
@@ -499,7 +585,23 @@ class Worker:
         self._partners()
         self.P, self.cum = P, None if P is None else torch.cumsum(P.flatten(), 0)
         self.T, self.A = s.get("T"), s.get("A")  # absent from states saved before soft mode
+        self.step = step
+        self.run_seed = s.get("run_seed", self.run_seed)  # the per-sample seeds go on as in the saved run
         return {}, ()
+
+    def free_memory(self):
+        """Give back what a failed request left allocated: gradients, and
+        the device allocator's cache."""
+        if self.ready:
+            self.opt.zero_grad(set_to_none=True)
+        gc.collect()
+        if self.dev.type == "cuda":
+            torch.cuda.empty_cache()
+
+    def close(self):
+        """Stop the loader processes."""
+        if self.ready:
+            self.loader.close()
 
     def bye(self, req, arrays):
         return {}, ()
@@ -531,13 +633,26 @@ def serve(worker, inp, out):
             reply = {"ok": True, **reply, "seconds": time.perf_counter() - start}
         except Exception as e:
             traceback.print_exc(file=sys.stderr)
-            reply, arrs = {"ok": False, "error": one_line(e)}, ()
+            reply, arrs = error_reply(op if op in OPS else "request", e), ()
+        if reply.get("reason") == "out_of_memory":  # the exception and its frames are gone by now
+            worker.free_memory()
         try:
             write_frame(out, reply, arrs)
         except ValueError as e:  # a reply that cannot be framed; nothing was written
             write_frame(out, {"ok": False, "error": one_line(e)})
         if op == "bye" and reply["ok"]:
             return 0
+
+
+def count(text):
+    """argparse type: a non-negative integer."""
+    try:
+        n = int(text, 10)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: want a non-negative integer")
+    return n
 
 
 def parse_args(argv):
@@ -548,8 +663,13 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="selmix_worker.py", description="The selmix PyTorch worker (docs/worker-protocol.md).")
     p.add_argument("--recipe", required=True, metavar="NAME|PATH.py", help=f"built-in recipe ({', '.join(recipes.BUILTIN)}) or a recipe file")
     p.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda or cuda:N")
-    p.add_argument("--amp", action="store_true", help="mixed precision (autocast + GradScaler), CUDA only")
+    p.add_argument("--amp", action="store_true", help="mixed precision: bf16 autocast where the GPU has bf16, else fp16 with GradScaler; CUDA only")
+    p.add_argument("--channels-last", action="store_true", help="model and 4-D inputs in channels_last memory format")
+    p.add_argument("--compile", action="store_true", help="torch.compile the backbone (torch ≥ 2.0)")
+    p.add_argument("--deterministic", action="store_true", help="deterministic algorithms where torch has them, no cudnn.benchmark (CUDA)")
     p.add_argument("--eval-batch", type=int, default=1024, metavar="N", help="batch size of evaluate and pseudo (default 1024)")
+    p.add_argument("--loader-workers", type=count, default=default_workers(), metavar="N",
+                   help=f"loader processes reading map-style datasets; 0 reads them in the worker itself (default {default_workers()})")
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads of torch (default: torch's)")
     recipe = None
     if known.recipe is not None:
@@ -578,6 +698,8 @@ def parse_args(argv):
         p.error(f"--device {args.device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
     if args.amp and args.device.type != "cuda":
         p.error(f"--amp: mixed precision needs a CUDA device, and the device is {args.device}")
+    if args.compile and not hasattr(torch, "compile"):
+        p.error(f"--compile: torch.compile needs torch ≥ 2.0, and this is torch {torch.__version__}")
     return args, recipe
 
 
@@ -585,6 +707,15 @@ def main():
     args, recipe = parse_args(sys.argv[1:])
     if args.threads is not None:
         torch.set_num_threads(args.threads)
+    if args.deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's condition for determinism
+        # warn_only: ops with no deterministic CUDA kernel (adaptive average
+        # pooling's backward, in ResNets) warn on stderr instead of failing.
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+    elif args.device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
     # Frames own the real stdin and stdout; anything else that prints (a
     # recipe, a library) goes to stderr instead of breaking the framing.
     inp = os.fdopen(os.dup(0), "rb")
@@ -592,11 +723,14 @@ def main():
     os.dup2(2, 1)
     with open(os.devnull, "rb") as null:
         os.dup2(null.fileno(), 0)
+    worker = Worker(args, recipe)
     try:
-        return serve(Worker(args, recipe), inp, out)
+        return serve(worker, inp, out)
     except BrokenPipeError:
         log("selmix-torch: selmix closed the pipe")
         return 1
+    finally:
+        worker.close()
 
 
 if __name__ == "__main__":

@@ -30,12 +30,25 @@ The dict ``build`` returns:
     K strings.
 
 In each split, ``y`` is an integer tensor (or numpy array) [N] of labels in
-[0, K), and ``x`` is either a tensor [N, ...] or, for data that should not
-sit in memory as one tensor, a map-style dataset: ``len(x) == N`` and
-``x[i]`` is the input tensor of sample i, or a tuple whose first element is
-(as torchvision's datasets return ``(image, label)``). The worker reads a
-dataset one batch at a time, on the main process; its labels still come
-from ``y``, so that sampling by class needs no pass over the data.
+[0, K), and ``x`` is one of
+
+- a tensor [N, ...];
+- a *map-style dataset*: ``len(x) == N`` and ``x[i]`` is the input tensor of
+  sample i, or a tuple whose first element is (as torchvision's datasets
+  return ``(image, label)``). The worker reads it in its loader processes
+  (``--loader-workers``), seeding torch's, ``random``'s and numpy's global
+  generators with the sample's seed (``loader.sample_seeds``) right before
+  each ``x[i]``, so random transforms are reproducible;
+- a *batch dataset*: ``len(x) == N`` and ``x.batch(idx, seeds, device)``
+  returns the float batch of the rows idx (a CPU int64 tensor) already on
+  ``device``, augmented from the per-row int64 ``seeds`` when ``x`` is a
+  training view. The worker calls it in its main process and, if ``x`` has
+  a ``to`` method, calls ``x = x.to(device)`` once first.
+
+Any of the datasets may have ``eval_view()``, the same rows with
+evaluation transforms: the worker uses it for ``evaluate`` and ``pseudo``,
+and ``x`` itself for training draws. Labels always come from ``y``, so that
+sampling by class needs no pass over the data.
 """
 
 import importlib
@@ -47,7 +60,11 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from loader import Job, Loader, Source, kind, sample_seeds
+
 BUILTIN = ("features", "fmnist")
+# The worker reads batch datasets (x.batch(idx, seeds, device)).
+BATCH_DATASETS = True
 
 
 def log(*parts):
@@ -73,13 +90,17 @@ def load(spec):
 
 
 class Split:
-    """One split: inputs x (tensor or map-style dataset) and int64 labels y
-    on the CPU (-1 where unknown)."""
+    """One split: inputs x (tensor, map-style or batch dataset) and int64
+    labels y on the CPU (-1 where unknown). train is the Source training
+    draws read, evals the one evaluation reads (x.eval_view() where x has
+    one, else the same)."""
 
     def __init__(self, name, x, y, n_classes, unknown_ok=False):
         self.name, self.x = name, x
-        if not isinstance(x, torch.Tensor) and not (hasattr(x, "__getitem__") and hasattr(x, "__len__")):
-            raise ValueError(f"{name}: x is a {type(x).__name__}, want a tensor or a map-style dataset")
+        try:
+            kind(x)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
         self.n = len(x)
         if y is None:
             if not unknown_ok:
@@ -94,19 +115,26 @@ class Split:
         if len(bad):
             i = bad[0].item()
             raise ValueError(f"{name}: label {self.y[i].item()} at index {i} outside [{lo}, {n_classes})")
+        self.train = self.evals = None
 
-    def gather(self, idx):
-        """The inputs of the rows idx (a CPU int64 tensor) as one batch."""
-        if isinstance(self.x, torch.Tensor):
-            return self.x[idx]
-        items = [self.x[i] for i in idx.tolist()]
-        return torch.stack([it[0] if isinstance(it, (tuple, list)) else it for it in items])
+    def place(self, dev):
+        """Move a batch dataset to dev (once) and make the sources."""
+        if kind(self.x) == "batch" and callable(getattr(self.x, "to", None)):
+            moved = self.x.to(dev)
+            self.x = self.x if moved is None else moved
+        self.train = Source(self.name, self.x)
+        view = getattr(self.x, "eval_view", None)
+        self.evals = Source(f"{self.name} (eval)", view()) if callable(view) else self.train
+        if len(self.evals) != self.n:
+            raise ValueError(f"{self.name}: eval_view() has {len(self.evals)} rows, the split {self.n}")
+        return self
 
-    def batches(self, size):
-        """(x, y) batches of at most size rows, in order."""
+    def eval_jobs(self, size, run_seed):
+        """Jobs of evaluation batches of at most size rows, in order, meta
+        their labels: step -1, the row as the slot."""
         for lo in range(0, self.n, size):
             idx = torch.arange(lo, min(lo + size, self.n))
-            yield self.gather(idx), self.y[idx]
+            yield Job([(self.evals, idx, sample_seeds(run_seed, -1, idx))], meta=self.y[idx])
 
 
 def sgd_groups(head, backbone):
@@ -123,15 +151,19 @@ def sgd_groups(head, backbone):
     return [g for g in groups if g["params"]]
 
 
-def pretrain(backbone, head, x, y, *, epochs, seed, device, tau=0.0, lr=0.05, batch=128, momentum=0.9, weight_decay=5e-4, name="pretrain"):
+def pretrain(backbone, head, x, y, *, epochs, seed, device, tau=0.0, lr=0.05, batch=128, momentum=0.9, weight_decay=5e-4, name="pretrain",
+             loader_workers=0):
     """Train backbone and head on (x, y) with cross-entropy, logit-adjusted
     by tau·log(class prior) when tau > 0 (Menon et al.): shuffled epochs of
     whole batches, SGD with momentum, lr cosine to 0 over all steps,
-    weight decay on weights only. Progress goes to stderr."""
+    weight decay on weights only. A map-style x is read by loader_workers
+    loader processes (pass args.loader_workers), each sample seeded from
+    (seed, -2 - batch number, its row in the batch), so the result does
+    not depend on their number. Progress goes to stderr."""
     if epochs <= 0:
         return
     K = head.out_features
-    data = Split(name, x, y, K)
+    data = Split(name, x, y, K).place(device)
     counts = torch.bincount(data.y, minlength=K)
     adjust = torch.zeros(K)
     if tau > 0:
@@ -147,25 +179,36 @@ def pretrain(backbone, head, x, y, *, epochs, seed, device, tau=0.0, lr=0.05, ba
     per_epoch = data.n // batch
     total = epochs * per_epoch
     gen = torch.Generator().manual_seed(seed)
+    slots = torch.arange(batch)
+
+    def jobs():
+        for ep in range(epochs):
+            perm = torch.randperm(data.n, generator=gen)
+            for it in range(per_epoch):
+                idx = perm[it * batch:(it + 1) * batch]
+                step = ep * per_epoch + it
+                yield Job([(data.train, idx, sample_seeds(seed, -2 - step, slots))], meta=(ep, step, data.y[idx]))
+
+    loader = Loader([data.train], loader_workers, device)
     backbone.train()
     head.train()
-    step = 0
-    for ep in range(epochs):
-        perm = torch.randperm(data.n, generator=gen)
-        loss_sum = 0.0
-        for it in range(per_epoch):
-            idx = perm[it * batch:(it + 1) * batch]
-            xb, yb = data.gather(idx).to(device), data.y[idx].to(device)
+    loss_sum = 0.0
+    try:
+        for job, xb in loader.stream(jobs(), [data.train]):
+            ep, step, yb = job.meta
             for g in opt.param_groups:
                 g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * step / total))
-            loss = F.cross_entropy(head(backbone(xb)) + adjust, yb)
+            loss = F.cross_entropy(head(backbone(xb)) + adjust, yb.to(xb.device))
             if not torch.isfinite(loss):
                 raise ValueError(f"{name}: pre-training diverged at epoch {ep + 1} (loss {loss.item()})")
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             loss_sum += loss.item()
-            step += 1
-        log(f"{name}: pre-training epoch {ep + 1}/{epochs}: loss {loss_sum / per_epoch:.4f}")
-    backbone.eval()
-    head.eval()
+            if (step + 1) % per_epoch == 0:
+                log(f"{name}: pre-training epoch {ep + 1}/{epochs}: loss {loss_sum / per_epoch:.4f}")
+                loss_sum = 0.0
+    finally:
+        loader.close()
+        backbone.eval()
+        head.eval()

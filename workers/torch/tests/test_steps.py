@@ -13,10 +13,17 @@ import selmix_worker as sw
 torch.set_num_threads(1)
 
 
-def start(built, seed=11):
+def options(**over):
+    """The worker's options as parse_args gives them, on the CPU."""
+    opts = dict(device=torch.device("cpu"), amp=False, eval_batch=7, loader_workers=0, channels_last=False, compile=False)
+    opts.update(over)
+    return Namespace(**opts)
+
+
+def start(built, seed=11, **over):
     """A Worker serving built (a recipe's dict), after hello."""
     recipe = Namespace(build=lambda args: built)
-    w = sw.Worker(Namespace(device=torch.device("cpu"), amp=False, eval_batch=7), recipe)
+    w = sw.Worker(options(**over), recipe)
     w.hello({"op": "hello", "protocol": 1, "seed": seed}, {})
     return w
 

@@ -168,7 +168,7 @@ class Features(unittest.TestCase):
         _, _, state = self.session(3, [7, 13], save_at=7)
         w = self.start()
         w.ok(dict(HELLO, seed=99))  # a different seed: the state must bring back the generators
-        w.ok({"op": "load", "format": "selmix-torch/1"}, [("state", "u1", state)])
+        w.ok({"op": "load", "format": "selmix-torch/2"}, [("state", "u1", state)])
         # No P and no pseudo: both come from the state.
         w.ok(train_req(steps=13), [("lr", "f8", np.linspace(0.05, 0.01, 20)[7:])])
         r, _ = w.ok(train_req(mode="ce", steps=2), [("lr", "f8", [0.02, 0.01])])
@@ -193,7 +193,7 @@ class Features(unittest.TestCase):
             (train_req(batch=0), [("lr", "f8", [0.1])], "batch = 0"),
             (train_req(mode="cutmix"), [("lr", "f8", [0.1])], "mode = 'cutmix'"),
             ({"op": "load", "format": "selmix-torch/1"}, [("state", "u1", np.arange(100, dtype=np.uint8))], "not a readable selmix-torch/1 checkpoint"),
-            ({"op": "load", "format": "selmix-jax/1"}, [("state", "u1", np.zeros(1, np.uint8))], "this worker reads 'selmix-torch/1'"),
+            ({"op": "load", "format": "selmix-jax/1"}, [("state", "u1", np.zeros(1, np.uint8))], "this worker reads 'selmix-torch/1' and 'selmix-torch/2'"),
         ]
         for req, arrays, want in cases:
             r, _ = w.request(req, arrays)
@@ -335,7 +335,7 @@ class UserRecipe(unittest.TestCase):
             for _ in range(2):
                 r, _ = w.ok(train_req(steps=3, batch=16), [("lr", "f8", [0.1] * 3)])
                 runs.append((r["loss"], w.ok({"op": "evaluate", "split": "val", "centroids": True})[1]))
-                w.ok({"op": "load", "format": "selmix-torch/1"}, [("state", "u1", state)])
+                w.ok({"op": "load", "format": "selmix-torch/2"}, [("state", "u1", state)])
             self.assertEqual(runs[0][0], runs[1][0])
             for k in "CZWb":
                 np.testing.assert_array_equal(runs[0][1][k], runs[1][1][k], err_msg=k)

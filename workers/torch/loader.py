@@ -1,0 +1,304 @@
+"""The worker's data path: per-sample seeds, and batches read in loader
+processes.
+
+The worker's main process draws every index (docs/worker-protocol.md,
+``train``) and describes each batch it needs as a ``Job``: the rows of one
+or more sources with one seed per row. ``Loader.stream`` turns jobs into
+batches on the device, in order:
+
+- a tensor source is indexed in the main process;
+- a *batch dataset* (any object with ``batch(idx, seeds, device)``) builds
+  the batch itself, on the device, in the main process;
+- a *map-style dataset* (``len`` and ``x[i]``, as torchvision's) is read
+  sample by sample, each sample after seeding torch's, ``random``'s and
+  numpy's global generators with its seed, so random transforms depend on
+  the seed alone: in ``workers`` loader processes (a ``DataLoader`` kept
+  across requests, prefetching ahead of the step, pinned memory and
+  non-blocking copies on CUDA), or with ``workers`` = 0 in the main
+  process, where the global generators are put back afterwards so that
+  dropout's stream does not depend on the data path.
+
+So a batch is the same, bit for bit, whatever the number of loader
+processes, and what a request reads never depends on what an earlier one
+prefetched: every stream starts from its own jobs, and anything an
+abandoned stream had prefetched is thrown away.
+"""
+
+import collections
+import multiprocessing
+import os
+import random
+import signal
+
+import numpy as np
+import torch
+
+_M = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _mix(z):
+    """splitmix64's output function of z (numpy uint64 array or Python int
+    in [0, 2^64))."""
+    if isinstance(z, int):
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 & _M
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EB & _M
+        return z ^ (z >> 31)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def sample_seeds(run_seed, step, slots):
+    """One int64 seed per slot from (the run's seed, the step, the slot):
+
+        a = mix(run_seed + G), b = mix((a ^ step) + G), seed = mix((b ^ slot) + G)
+
+    with mix splitmix64's output function, G = 0x9E3779B97F4A7C15, all
+    modulo 2^64 (step may be negative: two's complement), the result read
+    as a signed int64. A sample's randomness thus depends on nothing but
+    these three numbers. Fine-tuning step t (the worker's global step
+    counter) puts x1 rows in slots 0..B-1 and x2 rows in B..2B-1;
+    evaluation and pseudo-labelling use step -1 and the row as the slot;
+    pre-training uses step -2 - (its batch number)."""
+    a = _mix((int(run_seed) + _GOLDEN) & _M)
+    b = _mix(((a ^ (int(step) & _M)) + _GOLDEN) & _M)
+    slots = torch.as_tensor(slots, dtype=torch.int64).cpu().numpy().astype(np.uint64)
+    with np.errstate(over="ignore"):
+        s = _mix((slots ^ np.uint64(b)) + np.uint64(_GOLDEN))
+    return torch.from_numpy(s.view(np.int64))
+
+
+def seed_globals(seed):
+    """Seed torch's, random's and numpy's global generators from one int64
+    sample seed."""
+    u = int(seed) & _M
+    # The CPU generator alone: torch.manual_seed would also queue a CUDA
+    # seeding, formatting a stack trace each time (a tenth of a JPEG's
+    # decoding), for generators the transforms do not use.
+    torch.default_generator.manual_seed(u)
+    random.seed(u)
+    np.random.seed((u ^ (u >> 32)) & 0xFFFFFFFF)  # numpy's legacy seed is 32 bits (an array seed costs 8 times more)
+
+
+def kind(x):
+    """How a split's inputs are read: "tensor", "batch" (a batch dataset)
+    or "map" (a map-style dataset)."""
+    if isinstance(x, torch.Tensor):
+        return "tensor"
+    if callable(getattr(x, "batch", None)) and hasattr(x, "__len__"):
+        return "batch"
+    if hasattr(x, "__getitem__") and hasattr(x, "__len__"):
+        return "map"
+    raise ValueError(f"x is a {type(x).__name__}, want a tensor, a batch dataset or a map-style dataset")
+
+
+def read_rows(name, x, rows, seeds):
+    """Samples rows of the map-style dataset x stacked into one CPU batch,
+    each read right after seed_globals(its seed). An error names the split
+    and the row."""
+    items = []
+    for r, s in zip(rows.tolist(), seeds.tolist()):
+        seed_globals(s)
+        try:
+            it = x[r]
+        except Exception as e:
+            raise ValueError(f"{name}: row {r}: {_line(e)}") from None
+        items.append(it[0] if isinstance(it, (tuple, list)) else it)
+    try:
+        return torch.stack(items)
+    except Exception as e:
+        raise ValueError(f"{name}: rows {rows[0].item()}..{rows[-1].item()} do not stack into one batch ({_line(e)})") from None
+
+
+def _line(e):
+    msg = " ".join(str(e).split()) or "(no message)"
+    return msg if isinstance(e, (ValueError, OSError)) else f"{type(e).__name__}: {msg}"
+
+
+class Source:
+    """One input set of a split: its name, its inputs x and how they are
+    read."""
+
+    def __init__(self, name, x):
+        self.name, self.x, self.kind = name, x, kind(x)
+
+    def __len__(self):
+        return len(self.x)
+
+    def local(self, rows, seeds, dev):
+        """The batch of rows read in this process, on dev. A map-style
+        read leaves the global generators as it found them."""
+        if self.kind == "tensor":
+            return self.x[rows].to(dev)
+        if self.kind == "batch":
+            out = self.x.batch(rows, seeds, dev)
+            if not isinstance(out, torch.Tensor) or len(out) != len(rows):
+                raise ValueError(f"{self.name}: batch returned {type(out).__name__} of {len(out) if hasattr(out, '__len__') else '?'} rows, want a tensor of {len(rows)}")
+            return out.to(dev)
+        state = random.getstate(), np.random.get_state()
+        with torch.random.fork_rng(devices=[]):
+            try:
+                return read_rows(self.name, self.x, rows, seeds).to(dev)
+            finally:
+                random.setstate(state[0])
+                np.random.set_state(state[1])
+
+
+class Job:
+    """One batch: parts (source, rows, seeds) concatenated in that order,
+    then, when order is given, row i of the batch is row order[i] of the
+    concatenation; meta is the caller's (labels, mixing weights...)."""
+
+    __slots__ = ("parts", "order", "meta")
+
+    def __init__(self, parts, order=None, meta=None):
+        self.parts, self.order, self.meta = parts, order, meta
+
+    def key(self):
+        """What a loader process needs to read this job: names and numpy
+        arrays (cheap to pickle, no shared-memory files)."""
+        return (tuple((src.name, rows.numpy(), seeds.numpy()) for src, rows, seeds in self.parts),
+                None if self.order is None else self.order.numpy())
+
+
+def assemble(outs, order):
+    x = outs[0] if len(outs) == 1 else torch.cat(outs)
+    return x if order is None else x[order]
+
+
+class _Reader(torch.utils.data.Dataset):
+    """A loader process's side: a job's key → its batch (CPU), or the one
+    line of an error as a string (so the main process gets the message,
+    not the loader's traceback)."""
+
+    def __init__(self, sources):
+        self.sources = sources
+
+    def __len__(self):
+        return 0  # indexed by job keys, never by position
+
+    def __getitem__(self, key):
+        parts, order = key
+        try:
+            outs = [read_rows(name, self.sources[name], torch.from_numpy(rows), torch.from_numpy(seeds)) for name, rows, seeds in parts]
+            return assemble(outs, None if order is None else torch.from_numpy(order))
+        except Exception as e:
+            return _line(e)
+
+
+def _keep(batch):
+    return batch
+
+
+class _Feed(torch.utils.data.Sampler):
+    """The DataLoader's sampler: the keys of the current stream's jobs,
+    drawn lazily as the loader asks for them; each job is queued for the
+    consumer as its key goes out."""
+
+    def __init__(self):
+        self.jobs, self.pending = iter(()), None
+
+    def __iter__(self):
+        for job in self.jobs:
+            self.pending.append(job)
+            yield job.key()
+
+
+class LoaderDied(Exception):
+    """A loader process died; the message says which."""
+
+
+class Loader:
+    """Batches of jobs, read by `workers` loader processes (started at the
+    first stream that needs them, kept until close) or in this process."""
+
+    def __init__(self, sources, workers, dev, channels_last=False):
+        self.sources = {s.name: s for s in sources}
+        self.workers, self.dev, self.channels_last = workers, dev, channels_last
+        self._dl = None
+        self._feed = None
+
+    def to_device(self, x, non_blocking=False):
+        """x on the device (channels_last when asked and 4-D)."""
+        if self.channels_last and x.dim() == 4:
+            return x.to(self.dev, non_blocking=non_blocking, memory_format=torch.channels_last)
+        return x.to(self.dev, non_blocking=non_blocking)
+
+    def stream(self, jobs, sources):
+        """(job, batch on the device) for each job of the iterable jobs, in
+        order; jobs is drawn lazily, at most a few batches ahead of what
+        has been consumed. sources are those the jobs read: loader
+        processes read them when there are some and every source is
+        map-style, else this process does."""
+        if self.workers > 0 and all(src.kind == "map" for src in sources):
+            yield from self._remote(iter(jobs))
+            return
+        for job in jobs:
+            outs = [src.local(rows, seeds, self.dev) for src, rows, seeds in job.parts]
+            order = None if job.order is None else job.order.to(self.dev)
+            yield job, self.to_device(assemble(outs, order))
+
+    def _remote(self, jobs):
+        if self._dl is None:
+            self._start()
+        self._feed.jobs, self._feed.pending = jobs, collections.deque()
+        pending = self._feed.pending
+        try:
+            it = self._iter()
+            for out in it:
+                job = pending.popleft()
+                if isinstance(out, str):
+                    raise ValueError(out)
+                yield job, self.to_device(out, non_blocking=True)
+        except RuntimeError as e:
+            if "DataLoader worker" not in str(e):
+                raise
+            self.close()
+            raise LoaderDied("loader process died: " + " ".join(str(e).split())) from None
+
+    def _start(self):
+        maps = {name: s.x for name, s in self.sources.items() if s.kind == "map"}
+        self._feed = _Feed()
+        pin = self.dev.type == "cuda"
+        # fork: the processes share the datasets as they are (no pickling of
+        # a recipe's classes), and Python 3.14 no longer defaults to it.
+        ctx = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+        # Their own generator: the DataLoader's base seed would otherwise
+        # come from torch's global one, which dropout uses.
+        self._dl = torch.utils.data.DataLoader(
+            _Reader(maps), sampler=self._feed, batch_size=None, collate_fn=_keep, num_workers=self.workers,
+            persistent_workers=True, pin_memory=pin, prefetch_factor=2, multiprocessing_context=ctx,
+            generator=torch.Generator().manual_seed(0))
+
+    def _iter(self):
+        # The DataLoader's SIGCHLD handler raises in the main thread when a
+        # loader process dies, whatever the worker is doing (reading the
+        # next request, say): put back the handler it replaces. A dead
+        # loader is still seen while a stream waits for its batches.
+        prev = signal.getsignal(signal.SIGCHLD)
+        try:
+            return iter(self._dl)
+        finally:
+            if prev is not None:
+                signal.signal(signal.SIGCHLD, prev)
+
+    def close(self):
+        """Stop the loader processes (a later stream starts new ones)."""
+        dl, self._dl = self._dl, None
+        it = getattr(dl, "_iterator", None)
+        if it is not None:
+            try:
+                it._shutdown_workers()
+            except Exception:
+                pass
+
+
+def default_workers():
+    """A share of this process's CPUs for loader processes: half of them,
+    1 to 8, leaving the rest to the main process."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return min(8, max(1, cpus // 2))
