@@ -47,7 +47,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-BUILTIN = ("features", "fmnist")
+BUILTIN = ("features", "fmnist", "cifar", "imagefolder")
 
 
 def log(*parts):
