@@ -80,7 +80,7 @@ class DeviceImagesTest(unittest.TestCase):
         self.assertFalse(ev.train)
         self.assertTrue(d.train, "eval_view leaves the training view as it was")
         got = ev.batch(self.rows, self.seeds, CPU)
-        np.testing.assert_array_equal(got.numpy(), oracle(self.x, self.rows.tolist(), None or [0] * 10, 4, True, False))
+        np.testing.assert_array_equal(got.numpy(), oracle(self.x, self.rows.tolist(), [0] * 10, 4, True, False))
         # Normalisation: a white pixel of channel c is (1 − mean_c)/std_c.
         white = DeviceImages(torch.full((1, 3, 2, 2), 255, dtype=torch.uint8), MEAN, STD, train=False).batch(torch.tensor([0]), None, CPU)
         for c in range(3):
