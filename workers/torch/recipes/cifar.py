@@ -147,8 +147,9 @@ def read(root):
         for f in lay[split]:
             path = os.path.join(root, f)
             rows = lay["rows"] if split == "train" else 10000
-            # The images, their labels and file names, generously.
-            x, y = _images(path, _read(path, rows * (IMAGE + 200) + (1 << 20)), K, lay["labels"], rows)
+            # The images, their labels and file names, generously: Python 3's
+            # pickle protocol 2 writes bytes as UTF-8 text, up to twice their size.
+            x, y = _images(path, _read(path, rows * (2 * IMAGE + 200) + (1 << 20)), K, lay["labels"], rows)
             xs.append(x)
             ys.append(y)
         parts[split] = (np.concatenate(xs), np.concatenate(ys))
