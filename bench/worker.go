@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"selmix/runs"
 	"selmix/runs/record"
@@ -257,8 +259,8 @@ func measureGroup(ctx context.Context, bin string, args ...string) (string, usag
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &tailBuffer{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = out, out
 	t := time.Now()
 	err := cmd.Run()
 	u := usage{wall: time.Since(t)}
@@ -273,9 +275,46 @@ func measureGroup(ctx context.Context, bin string, args ...string) (string, usag
 	return out.String(), u, err
 }
 
+// tail is the last n lines of s, made safe for a terminal.
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	return printable(strings.Join(lines[max(0, len(lines)-n):], "\n"))
+}
+
+// printable replaces control characters (but newlines and tabs) and
+// invalid UTF-8 in s by U+FFFD: a subprocess's output must not drive the
+// terminal.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || (r != utf8.RuneError && !unicode.IsControl(r)) {
+			return r
+		}
+		return utf8.RuneError
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// tailBuffer keeps the last max bytes written to it (a subprocess's
+// output: its last lines are the report or the error).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }
 
 // gpuSampler reads nvidia-smi's utilisation and memory of GPU 0 every

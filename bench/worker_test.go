@@ -48,3 +48,15 @@ func TestFinalTime(t *testing.T) {
 		t.Error("a log without a final event: no error")
 	}
 }
+
+func TestTailAndPrintable(t *testing.T) {
+	b := &tailBuffer{max: 8}
+	b.Write([]byte("0123456789"))
+	b.Write([]byte("ab"))
+	if got := b.String(); got != "456789ab" {
+		t.Errorf("tailBuffer kept %q, want %q", got, "456789ab")
+	}
+	if got, want := tail("one\ntwo\x1b[2J\nthree\xff\tend\n", 2), "two\uFFFD[2J\nthree\uFFFD\tend"; got != want {
+		t.Errorf("tail = %q, want %q", got, want)
+	}
+}
