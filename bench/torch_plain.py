@@ -137,7 +137,9 @@ def main():
     amp_dtype = None
     if getattr(args, "amp", False) and cuda:
         amp_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    scaler = torch.cuda.amp.GradScaler() if amp_dtype == torch.float16 else None
+    scaler = None
+    if amp_dtype == torch.float16:
+        scaler = torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler") else torch.cuda.amp.GradScaler()
 
     def autocast():
         return torch.autocast("cuda", dtype=amp_dtype) if amp_dtype is not None else contextlib.nullcontext()

@@ -330,6 +330,9 @@ class ImageFolderRecipe(unittest.TestCase):
         torch.manual_seed(2)
         self.assertTrue(torch.equal(c, ev[0][0]), "evaluation view is deterministic")
         self.assertTrue(torch.equal(built["val"][0][1][0], built["val"][0].eval_view()[1][0]), "val reads with evaluation transforms")
+        # Loader processes started with spawn get the dataset pickled.
+        again = pickle.loads(pickle.dumps(ev))
+        self.assertTrue(torch.equal(again[0][0], c))
         # Resize(32·8/7 = 37) + CenterCrop(32) of a 20-pixel image, normalised with ImageNet's statistics.
         from torchvision import transforms as T
         img = self.mod.load_image(x.samples[0][0])
