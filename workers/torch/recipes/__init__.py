@@ -62,7 +62,7 @@ import torch.nn.functional as F
 
 from loader import Job, Loader, Source, kind, sample_seeds
 
-BUILTIN = ("features", "fmnist")
+BUILTIN = ("features", "fmnist", "cifar", "imagefolder")
 # The worker reads batch datasets (x.batch(idx, seeds, device)).
 BATCH_DATASETS = True
 

@@ -279,7 +279,7 @@ class Process(unittest.TestCase):
     def test_command_line_errors_exit_2(self):
         cases = [
             (["--recipe", "features", "--amp", *self.files], "--amp: mixed precision needs a CUDA device"),
-            (["--recipe", "resnet", *self.files], "not a built-in (features, fmnist) and not a .py file"),
+            (["--recipe", "resnet", *self.files], "not a built-in (features, fmnist, cifar, imagefolder) and not a .py file"),
         ]
         for args, want in cases:
             w = Worker(*args)

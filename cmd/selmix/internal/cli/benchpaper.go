@@ -63,7 +63,7 @@ On a cluster, run the same spec with selmix sweep bench/paper.toml
 	fl.IntVar(&f.sweep.parallel, "parallel", 0, "members at once (default: CPUs / --threads)")
 	fl.IntVar(&f.sweep.threads, "threads", 0, "OPENBLAS_NUM_THREADS and GOMAXPROCS of each member (default 1, or CPUs / --parallel)")
 	addRunsFlag(paper, &f.sweep.runs)
-	cmd.AddCommand(paper, newBenchScaleCmd())
+	cmd.AddCommand(paper, newBenchScaleCmd(), newBenchWorkerCmd())
 	return cmd
 }
 
