@@ -13,9 +13,10 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 	"gonum.org/v1/plot/vg/vgtex"
+
+	"selmix/viz/internal/pdfcanvas"
 )
 
 var nan = math.NaN()
@@ -270,9 +271,9 @@ func (f *figure) render(draws func(c draw.Canvas)) ([]byte, error) {
 		// Embedded fonts: the SVG looks the same where Liberation is not installed.
 		cw = vgsvg.NewWith(vgsvg.UseWH(f.w, f.h), vgsvg.EmbedFonts(true))
 	case "pdf":
-		pc := vgpdf.New(f.w, f.h)
-		pc.EmbedFonts(true)
-		cw = pc
+		// Fonts embedded as UTF-8 subsets: gonum's vgpdf writes cp1252,
+		// which garbles ψ, α and ·.
+		cw = pdfcanvas.New(f.w, f.h)
 	case "tex":
 		cw = vgtex.New(f.w, f.h)
 	default:
