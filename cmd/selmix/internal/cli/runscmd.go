@@ -129,12 +129,15 @@ func listRuns(w io.Writer, root string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST (STEP)\tSTARTED")
+	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST ψ (STEP)\tSTARTED")
 	for _, r := range all {
 		m := r.Meta
 		best := "-"
 		if !r.Broken() && m.BestStep >= 0 {
 			best = fmt.Sprintf("%.4f (%d)", m.Best, m.BestStep)
+			if m.BestObjective != "" && m.BestObjective != m.Objective {
+				best = m.BestObjective + " " + best
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
 			r.EffectiveStatus(), m.Steps, best, strings.Replace(m.Created, "T", " ", 1))
@@ -153,6 +156,7 @@ type runJSON struct {
 	Steps      int         `json:"steps"`
 	Best       *record.Num `json:"best"`      // null before the first refresh
 	BestStep   *int        `json:"best_step"` // likewise
+	BestObj    string      `json:"best_objective,omitempty"`
 	Parent     string      `json:"parent"`
 	ParentStep int         `json:"parent_step"`
 	Format     int         `json:"format"`
@@ -170,7 +174,7 @@ func runRecord(r *runs.Run) runJSON {
 	}
 	if !r.Broken() && m.BestStep >= 0 {
 		best, step := record.Num(m.Best), m.BestStep
-		j.Best, j.BestStep = &best, &step
+		j.Best, j.BestStep, j.BestObj = &best, &step, m.BestObjective
 	}
 	return j
 }
@@ -238,9 +242,7 @@ func showRun(w io.Writer, root, id string) error {
 	if m.Parent != "" {
 		fmt.Fprintf(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
 	}
-	if m.BestStep >= 0 && len(h.Refreshes) > 0 {
-		fmt.Fprintf(w, "best      %s %.4f at step %d (validation)\n", m.Objective, m.Best, m.BestStep)
-	}
+	printBests(w, h.Bests())
 	ck, err := r.Checkpoints()
 	if err == nil {
 		fmt.Fprintf(w, "checkpoints %v\n", ck)
@@ -264,6 +266,24 @@ func showRun(w io.Writer, root, id string) error {
 		printSummary(w, h.Final)
 	}
 	return nil
+}
+
+// printBests writes the best validation ψ of every objective the run
+// optimized, each judged on its own objective and labelled with it; the
+// latest first.
+func printBests(w io.Writer, bs []record.Best) {
+	for i := len(bs) - 1; i >= 0; i-- {
+		b := bs[i]
+		head := "best      "
+		if i < len(bs)-1 {
+			head = "          "
+		}
+		span := ""
+		if len(bs) > 1 {
+			span = fmt.Sprintf(", optimized from step %d to %d", b.From, b.To)
+		}
+		fmt.Fprintf(w, "%sψ %s %.4f at step %d (validation%s)\n", head, b.Objective, b.Psi, b.Step, span)
+	}
 }
 
 func removeRuns(in io.Reader, w io.Writer, root string, ids []string, yes bool) error {
