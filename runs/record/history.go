@@ -59,6 +59,15 @@ var nan = math.NaN()
 // keeps them only every n-th refresh (and always at the last one).
 var ErrNoMatrices = errors.New("G and P of this refresh were not recorded (record.matrices_every)")
 
+// SessionStart is the step the last session began at: 0 for a run never
+// resumed, else the checkpoint step of the last resume.
+func (h *History) SessionStart() int {
+	if n := len(h.Starts); n > 0 {
+		return h.Starts[n-1].Step
+	}
+	return 0
+}
+
 // Best is the best validation ψ of one objective over the refreshes
 // during which it was the optimized one without a break (From to To).
 type Best struct {

@@ -113,7 +113,7 @@ func printRecordedSummary(w io.Writer, r *runs.Run) error {
 	if err != nil {
 		return err
 	}
-	printSummary(w, h.Final)
+	printSummary(w, h.Final, h.SessionStart())
 	fmt.Fprintf(w, "run %s: %s\n", r.Meta.ID, r.Dir)
 	return nil
 }

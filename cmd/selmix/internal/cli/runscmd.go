@@ -266,7 +266,7 @@ func showRun(w io.Writer, root, id string) error {
 	}
 	if h.Final != nil {
 		fmt.Fprintln(w)
-		printSummary(w, h.Final)
+		printSummary(w, h.Final, h.SessionStart())
 	}
 	return nil
 }
