@@ -21,6 +21,10 @@ type Info struct {
 	ClassNames  []string
 	TrainCounts []int
 	ReadOnly    bool // a finished run opened from the store
+	// Worker is the command of the worker process that trains the run
+	// (worker.command), "" for the in-process trainer, which writes no
+	// console lines.
+	Worker string
 }
 
 // Level grades an event-log entry.
