@@ -42,7 +42,7 @@ func newRunsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List, show, compare and remove recorded runs",
-		Args:  cobra.NoArgs,
+		Args:  withSuggestions(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return listRuns(cmd.OutOrStdout(), runs.Root(root))
 		},

@@ -42,7 +42,7 @@ func addKeysFlag(cmd *cobra.Command, path *string) {
 // experiment and adds the tui and open commands.
 func attachWorkbench(root *cobra.Command) {
 	var f tuiFlags
-	root.Args = cobra.NoArgs
+	root.Args = withSuggestions(cobra.NoArgs)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runWorkbench(cmd, f) }
 	f.add(root)
 	addKeysFlag(root, &f.keys)
