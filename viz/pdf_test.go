@@ -55,3 +55,23 @@ func TestPDFText(t *testing.T) {
 		t.Errorf("metrics.pdf starts %q", b[:min(len(b), 8)])
 	}
 }
+
+// The true worst recall and ψ min-recall carry different names and
+// titles; "min-recall", the worst recall's old name, still finds it.
+func TestWorstRecallIsNotPsi(t *testing.T) {
+	w, err := ParseMetric("worst-recall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := ParseMetric("min-recall")
+	if err != nil || old.Name != "worst-recall" {
+		t.Errorf("ParseMetric(min-recall) = %q, %v; want worst-recall", old.Name, err)
+	}
+	psi, err := ParseMetric("psi:min-recall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Title != "worst recall (min over classes)" || psi.Title != "ψ min-recall" {
+		t.Errorf("titles %q and %q, want worst recall (min over classes) and ψ min-recall", w.Title, psi.Title)
+	}
+}

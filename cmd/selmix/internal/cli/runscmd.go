@@ -28,7 +28,7 @@ var reported = []struct {
 	get  func(metric.Report) float64
 }{
 	{"mean recall", func(r metric.Report) float64 { return r.MeanRecall }},
-	{"min recall", func(r metric.Report) float64 { return r.MinRecall }},
+	{"worst recall", func(r metric.Report) float64 { return r.MinRecall }}, // the true minimum; ψ min-recall is its smoothed stand-in
 	{"H-mean", func(r metric.Report) float64 { return r.HMean }},
 	{"G-mean", func(r metric.Report) float64 { return r.GMean }},
 	{"min coverage", func(r metric.Report) float64 { return r.MinCoverage }},

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
+	"selmix/core/metric"
 	"selmix/core/train"
 )
 
@@ -55,5 +57,34 @@ func TestPrintSummarySteps(t *testing.T) {
 		if !strings.HasSuffix(b.String(), c.want) {
 			t.Errorf("from %d: ends %q, want %q", c.from, b.String()[max(0, b.Len()-100):], c.want)
 		}
+	}
+}
+
+// sliceSource hands out snapshots, then ends.
+type sliceSource []train.Snapshot
+
+func (s *sliceSource) Next(context.Context) (train.Snapshot, bool) {
+	if len(*s) == 0 {
+		return train.Snapshot{}, false
+	}
+	v := (*s)[0]
+	*s = (*s)[1:]
+	return v, true
+}
+
+// The headless line names ψ of the objective and the true worst recall
+// apart (issue 26: "min-recall 0.0111 … min-rec 0.0060").
+func TestProgressLineNamesBothNumbers(t *testing.T) {
+	h := train.DefaultHyper()
+	h.Objective = metric.MinRecall
+	rs := &train.RefreshStats{Step: 300, K: 2, Psi: 0.5643,
+		Report: metric.Report{K: 2, MeanRecall: 0.8016, MinRecall: 0.478, HMean: 0.7565, MinCoverage: 0.067, Accuracy: 0.8016},
+		P:      []float64{0.1, 0.6, 0.2, 0.1}}
+	src := sliceSource{{Kind: train.KindRefresh, Step: 300, Total: 2000, Hyper: h, Refresh: rs}}
+	var b bytes.Buffer
+	printProgress(context.Background(), &b, &src, false)
+	const want = "step   300/2000  ψ min-recall 0.5643  mean-rec 0.8016  worst-rec 0.4780  hmean 0.7565  min-cov 0.0670  acc 0.8016  P: 3.0 pairs, top (0,1) 0.60\n" // exp(entropy) = 2.97
+	if b.String() != want {
+		t.Errorf("progress line\n got %q\nwant %q", b.String(), want)
 	}
 }
