@@ -75,3 +75,27 @@ func TestWorstRecallIsNotPsi(t *testing.T) {
 		t.Errorf("titles %q and %q, want worst recall (min over classes) and ψ min-recall", w.Title, psi.Title)
 	}
 }
+
+// An SVG names its fonts rather than embedding them (an embedded
+// Liberation Serif made every SVG ~530 KB), with Times New Roman, whose
+// glyph widths Liberation Serif shares, as the fallback.
+func TestSVGSize(t *testing.T) {
+	dir := t.TempDir()
+	res, err := Export(fixture(t, "viz-selmix"), dir, Options{Format: "svg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 100<<10 {
+			t.Errorf("%s: %d KB, want ≤ 100 KB", f.Name, len(b)>>10)
+		}
+		s := string(b)
+		if strings.Contains(s, "@font-face") || !strings.Contains(s, `font-family:'Liberation Serif','Times New Roman',Times,serif;`) || strings.Contains(s, "font-family:Liberation Serif;") {
+			t.Errorf("%s: fonts embedded, or no fallback family", f.Name)
+		}
+	}
+}

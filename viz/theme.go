@@ -268,8 +268,9 @@ func (f *figure) render(draws func(c draw.Canvas)) ([]byte, error) {
 	case "png":
 		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(f.opts.DPI))}
 	case "svg":
-		// Embedded fonts: the SVG looks the same where Liberation is not installed.
-		cw = vgsvg.NewWith(vgsvg.UseWH(f.w, f.h), vgsvg.EmbedFonts(true))
+		// Fonts are named, not embedded: an embedded Liberation Serif is
+		// ~520 KB of base64 in every file. See svgFonts for the fallback.
+		cw = vgsvg.NewWith(vgsvg.UseWH(f.w, f.h))
 	case "pdf":
 		// Fonts embedded as UTF-8 subsets: gonum's vgpdf writes cp1252,
 		// which garbles ψ, α and ·.
@@ -290,8 +291,21 @@ func (f *figure) render(draws func(c draw.Canvas)) ([]byte, error) {
 	if _, err := cw.WriteTo(&buf); err != nil {
 		return nil, err
 	}
+	if f.opts.Format == "svg" {
+		return bytes.ReplaceAll(buf.Bytes(), svgFont, svgFamilies), nil
+	}
 	return buf.Bytes(), nil
 }
+
+// svgFont is the font family gonum/plot names in an SVG (its text is
+// measured in Liberation Serif), and svgFamilies is what replaces it:
+// Liberation Serif where installed, else Times New Roman, whose glyphs
+// have the same widths (Liberation Serif was drawn metric-compatible with
+// it), so labels keep their layout on a machine without Liberation.
+var (
+	svgFont     = []byte(`font-family:Liberation Serif;`)
+	svgFamilies = []byte(`font-family:'Liberation Serif','Times New Roman',Times,serif;`)
+)
 
 // drawSafely turns a panic inside gonum/plot (it panics on degenerate
 // input such as a colour bar of zero range) into an error, so one bad
