@@ -168,6 +168,8 @@ func (f *figure) newPlot(title, xlabel, ylabel string) *plot.Plot {
 	p.Title.Padding = 3
 	p.X.Label.Text = f.t(xlabel)
 	p.Y.Label.Text = f.t(ylabel)
+	p.X.Tick.Marker = niceTicks{want: 5}
+	p.Y.Tick.Marker = niceTicks{want: 4}
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font.Size = labelSize
 		a.Tick.Label.Font.Size = tickSize
