@@ -38,26 +38,30 @@ const Format = 2
 
 // Meta is the content of run.json.
 //
-// Best is stored as a JSON number when finite and as the string "NaN",
+// Best is the best validation ψ of BestObjective, the objective being
+// optimized when it was reached: an objective changed mid-run starts a
+// new best, judged on the new objective. BestObjective is "" in runs
+// written before it was recorded. Best is stored as a JSON number when finite and as the string "NaN",
 // "+Inf" or "-Inf" otherwise, so a diverged run can still be saved.
 // Pinned lists checkpoint steps exempt from retention (see
 // Writer.WriteFinalCheckpoint). Format is the run's format version
 // (absent in run.json means 1).
 type Meta struct {
-	Format     int
-	ID         string
-	Name       string
-	Created    string // RFC3339
-	Status     string
-	Parent     string // id of the run this one was forked from, or ""
-	ParentStep int    // step of the parent checkpoint it was forked at
-	Objective  string
-	Policy     string
-	Steps      int
-	Best       float64
-	BestStep   int
-	Extra      map[string]string
-	Pinned     []int
+	Format        int
+	ID            string
+	Name          string
+	Created       string // RFC3339
+	Status        string
+	Parent        string // id of the run this one was forked from, or ""
+	ParentStep    int    // step of the parent checkpoint it was forked at
+	Objective     string
+	Policy        string
+	Steps         int
+	Best          float64
+	BestStep      int
+	BestObjective string
+	Extra         map[string]string
+	Pinned        []int
 }
 
 // metaJSON is the on-disk shape of Meta.
@@ -74,6 +78,7 @@ type metaJSON struct {
 	Steps      int               `json:"steps"`
 	Best       json.RawMessage   `json:"best,omitempty"`
 	BestStep   int               `json:"best_step"`
+	BestObj    string            `json:"best_objective,omitempty"`
 	Extra      map[string]string `json:"extra,omitempty"`
 	Pinned     []int             `json:"pinned,omitempty"`
 }
@@ -98,7 +103,7 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 		Format: m.Format, ID: m.ID, Name: m.Name, Created: m.Created, Status: m.Status,
 		Parent: m.Parent, ParentStep: m.ParentStep,
 		Objective: m.Objective, Policy: m.Policy,
-		Steps: m.Steps, Best: best, BestStep: m.BestStep,
+		Steps: m.Steps, Best: best, BestStep: m.BestStep, BestObj: m.BestObjective,
 		Extra: m.Extra, Pinned: m.Pinned,
 	})
 }
@@ -135,7 +140,7 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 		Format: j.Format, ID: j.ID, Name: j.Name, Created: j.Created, Status: j.Status,
 		Parent: j.Parent, ParentStep: j.ParentStep,
 		Objective: j.Objective, Policy: j.Policy,
-		Steps: j.Steps, Best: best, BestStep: j.BestStep,
+		Steps: j.Steps, Best: best, BestStep: j.BestStep, BestObjective: j.BestObj,
 		Extra: j.Extra, Pinned: j.Pinned,
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"selmix/core/atomicfile"
+	"selmix/core/suggest"
 )
 
 // File names inside a run directory.
@@ -185,27 +186,64 @@ func resolve(root, query string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var cand []string
+	var cand []Run
 	for _, r := range all {
 		id := filepath.Base(r.Dir)
 		if strings.HasPrefix(id, query) || (!r.Broken() && r.Meta.Name == query) {
-			cand = append(cand, describe(r))
+			cand = append(cand, r)
 		}
 	}
 	switch len(cand) {
 	case 1:
-		return strings.Fields(cand[0])[0], nil
+		return filepath.Base(cand[0].Dir), nil
 	case 0:
-		var have []string
-		for _, r := range all {
-			have = append(have, describe(r))
-		}
-		if len(have) == 0 {
+		if len(all) == 0 {
 			return "", fmt.Errorf("no run %q in %s: it has no runs", query, root)
 		}
-		return "", fmt.Errorf("no run %q in %s; runs are:\n  %s", query, root, strings.Join(have, "\n  "))
+		return "", fmt.Errorf("no run %q in %s; nearest: %s", query, root, listed(nearest(query, all, maxListed), len(all)))
 	}
-	return "", fmt.Errorf("run %q is ambiguous in %s; it matches:\n  %s", query, root, strings.Join(cand, "\n  "))
+	return "", fmt.Errorf("run %q is ambiguous in %s; it matches %s", query, root, listed(cand[:min(len(cand), maxListed)], len(cand)))
+}
+
+// maxListed is how many runs an error about a run id names: a store of
+// hundreds must not print them all.
+const maxListed = 5
+
+// nearest returns at most n runs ordered by how close query is to their
+// id or name (edit distance; ties keep the store's order).
+func nearest(query string, all []Run, n int) []Run {
+	type scored struct {
+		r Run
+		d int
+	}
+	sc := make([]scored, len(all))
+	for i, r := range all {
+		d := suggest.Distance(query, filepath.Base(r.Dir))
+		if !r.Broken() && r.Meta.Name != "" {
+			d = min(d, suggest.Distance(query, r.Meta.Name))
+		}
+		sc[i] = scored{r, d}
+	}
+	slices.SortStableFunc(sc, func(a, b scored) int { return a.d - b.d })
+	out := make([]Run, 0, n)
+	for _, s := range sc[:min(n, len(sc))] {
+		out = append(out, s.r)
+	}
+	return out
+}
+
+// listed describes rs on one line, saying how many of total are not
+// shown.
+func listed(rs []Run, total int) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = describe(r)
+	}
+	s := strings.Join(parts, ", ")
+	if more := total - len(rs); more > 0 {
+		s += fmt.Sprintf(" (and %d more: selmix runs ls)", more)
+	}
+	return s
 }
 
 // describe is a one-line description of r starting with its id.

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,24 @@ func TestOpenResolve(t *testing.T) {
 				t.Errorf("Open(%q) = %s (%s), want %s", tt.query, r.Meta.ID, r.Dir, tt.wantID)
 			}
 		})
+	}
+	// Among many runs, an unknown id names the five nearest on one line.
+	many := t.TempDir()
+	for i := range 40 {
+		makeRun(t, many, fmt.Sprintf("20260201-%04d-abcd", i), fmt.Sprintf("run-%d", i))
+	}
+	_, err := Open(many, "20260201-0017-abce")
+	want := `no run "20260201-0017-abce" in ` + many + `; nearest: 20260201-0017-abcd ("run-17"), 20260201-0007-abcd ("run-7"), ` +
+		`20260201-0010-abcd ("run-10"), 20260201-0011-abcd ("run-11"), 20260201-0012-abcd ("run-12") (and 35 more: selmix runs ls)`
+	if err == nil || err.Error() != want {
+		t.Errorf("unknown id among 40 runs:\n got %v\nwant %s", err, want)
+	}
+	// A name is as good a guide as an id.
+	if _, err := Open(many, "run-3x"); err == nil || !strings.Contains(err.Error(), `nearest: 20260201-0003-abcd ("run-3")`) {
+		t.Errorf("unknown name: %v, want run-3 nearest", err)
+	}
+	if _, err := Open(many, "2026"); err == nil || strings.Count(err.Error(), "abcd") != 5 || !strings.Contains(err.Error(), "(and 35 more") {
+		t.Errorf("ambiguous among 40: %v, want 5 named and 35 more", err)
 	}
 	if _, err := Open(t.TempDir(), "x"); err == nil || !strings.Contains(err.Error(), "has no runs") {
 		t.Errorf("Open in an empty root = %v, want a has-no-runs error", err)

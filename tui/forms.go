@@ -228,6 +228,11 @@ func (m *Model) fullHelp() string {
 			{k.ZoomOut, "zoom out; clear the mark"}, {k.Worst, "worst class's row"}, {k.TopP, "the pair P samples most"},
 		}},
 	}
+	if m.ctl == nil {
+		// A recorded run: nothing to pause, step, change or fork here.
+		groups[0].name = "recorded run (read-only)"
+		groups[0].items = []item{{k.Quit, "quit"}}
+	}
 	render := func(gs ...int) []string {
 		var out []string
 		for n, gi := range gs {

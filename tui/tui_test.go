@@ -214,6 +214,28 @@ func TestReadOnlySendsNothing(t *testing.T) {
 	}
 }
 
+// The help of a read-only run lists no key that would change it (issue
+// 26: `selmix open` listed pause, step, s, objective and fork).
+func TestReadOnlyHelp(t *testing.T) {
+	m := New(Options{Info: fixture.Info(10)})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
+	for _, s := range fixture.Running(10, 3) {
+		m.Update(SnapshotMsg{s})
+	}
+	press(m, "?")
+	screen := m.Render()
+	for _, gone := range []string{"pause / resume", "step to the next refresh", "s × 1.25", "s ÷ 1.25", "pick the objective", "pick the policy", "edit hyperparameters", "fork the run here"} {
+		if strings.Contains(screen, gone) {
+			t.Errorf("read-only help lists %q:\n%s", gone, screen)
+		}
+	}
+	for _, want := range []string{"recorded run (read-only)", "quit", "next pane"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("read-only help lacks %q:\n%s", want, screen)
+		}
+	}
+}
+
 // Every size, including tiny ones, must fill the screen exactly.
 func TestResize(t *testing.T) {
 	m := newRunning(t, 10, 80, 24, &recorder{})

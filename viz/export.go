@@ -3,10 +3,12 @@ package viz
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"math"
 	"os"
 	"path/filepath"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -233,10 +235,6 @@ func compareFinal(f *figure, rs []*Run) (*drawing, error) {
 		ms = append([]Metric{dm}, ms...)
 	}
 	t := newTable("run", "metric", "value")
-	p := f.newPlot("final metrics ("+set+")", "", "value (fraction)")
-	g := gridLines()
-	g.Vertical.Color = nil // lines between groups would cut through bars
-	p.Add(g)
 	series := make([]struct {
 		label string
 		vals  []float64
@@ -275,43 +273,96 @@ func compareFinal(f *figure, rs []*Run) (*drawing, error) {
 			vals  []float64
 		}{r.Label(), vals})
 	}
-	n := len(series)
-	// The data area is the width less the y axis (about 1 in); each group
-	// fills 75% of its slot.
-	w := (f.w - vg.Inch) / vg.Length(len(ms)) * 0.75 / vg.Length(n)
-	var key []keyEntry
+	colors := make([]color.Color, len(series))
 	for i, s := range series {
 		for j, v := range s.vals {
 			t.add(v, s.label, ms[j].Name)
 		}
-		c := seriesColor(i)
+		colors[i] = seriesColor(i)
 		if s.label == "pre-trained" {
-			c = preColor
+			colors[i] = preColor
 		} else if series[0].label == "pre-trained" {
-			c = seriesColor(i - 1)
+			colors[i] = seriesColor(i - 1)
 		}
-		g := naGlyph()
-		g.Color = c
-		addBars(p, s.vals, w, (vg.Length(i)-vg.Length(n-1)/2)*w, c, g)
-		key = append(key, keyEntry{s.label, boxThumb{c}})
+	}
+	recall, coverage := byAxis(ms)
+	n := len(series)
+	// panel draws the metrics idx as grouped bars on a plot of width w.
+	panel := func(idx []int, ylabel string, w vg.Length) *plot.Plot {
+		p := f.newPlot("", "", ylabel)
+		g := gridLines()
+		g.Vertical.Color = nil // lines between groups would cut through bars
+		p.Add(g)
+		// The data area is the width less the y axis (about 0.6 in); each
+		// group fills 75% of its slot.
+		bw := (w - 0.6*vg.Inch) / vg.Length(len(idx)) * 0.75 / vg.Length(n)
+		for i, s := range series {
+			vals := make([]float64, len(idx))
+			for k, j := range idx {
+				vals[k] = s.vals[j]
+			}
+			gl := naGlyph()
+			gl.Color = colors[i]
+			addBars(p, vals, bw, (vg.Length(i)-vg.Length(n-1)/2)*bw, colors[i], gl)
+		}
+		names := make([]string, len(idx))
+		for k, j := range idx {
+			names[k] = f.t(ms[j].Title)
+		}
+		p.NominalX(names...)
+		rotateX(p, max(len(ms), 5)) // both panels' labels at one angle
+		p.X.Min, p.X.Max = -0.5, float64(len(idx))-0.5
+		p.Y.Min = math.Min(p.Y.Min, 0)
+		fixYRange(p)
+		return p
+	}
+	var key []keyEntry
+	for i, s := range series {
+		key = append(key, keyEntry{s.label, boxThumb{colors[i]}})
 	}
 	if t.dropped > 0 {
 		key = append(key, keyEntry{"not finite (see CSV)", glyphThumb{naGlyph()}})
 	}
-	names := make([]string, len(ms))
-	for j, m := range ms {
-		names[j] = f.t(m.Title)
-	}
-	p.NominalX(names...)
-	rotateX(p, len(ms))
-	p.X.Min, p.X.Max = -0.5, float64(len(ms))-0.5
-	p.Y.Max = math.Max(p.Y.Max, 1.02)
-	fixYRange(p)
+	title := f.t("final metrics (" + set + ")")
 	return &drawing{table: t, draw: func(c draw.Canvas) {
-		c, p := f.drawTitle(c, p)
+		sty := plot.New().Title.TextStyle
+		sty.Font.Size = titleSize
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y - 1}, title)
+		c.Max.Y -= sty.Rectangle(title).Size().Y + 4
 		c = f.drawKey(c, key)
-		p.Draw(c)
+		// Each panel's width follows its number of metrics, plus its y axis.
+		const axis = 0.6 * vg.Inch
+		width := c.Max.X - c.Min.X
+		if len(coverage) == 0 {
+			p := panel(recall, "value (fraction)", width)
+			p.Y.Max = math.Max(p.Y.Max, 1.02)
+			p.Draw(c)
+			return
+		}
+		per := (width - 2*axis) / vg.Length(len(ms))
+		split := c.Min.X + axis + per*vg.Length(len(recall))
+		left, right := c, c
+		left.Max.X, right.Min.X = split, split+4
+		lp := panel(recall, "recall, accuracy, ψ", split-c.Min.X)
+		lp.Y.Max = math.Max(lp.Y.Max, 1.02)
+		lp.Draw(left)
+		panel(coverage, "coverage", c.Max.X-split).Draw(right)
 	}}, nil
+}
+
+// byAxis splits metrics (by index) between the two axes of compare-final:
+// coverages (a few hundredths) get an axis of their own, on which their
+// bars are not slivers as on recall's 0–1 axis.
+func byAxis(ms []Metric) (recall, coverage []int) {
+	for j, m := range ms {
+		if m.Unit == "coverage" {
+			coverage = append(coverage, j)
+		} else {
+			recall = append(recall, j)
+		}
+	}
+	return recall, coverage
 }
 
 func sameReport(a, b metric.Report) bool {

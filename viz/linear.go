@@ -132,6 +132,7 @@ func linearFigure(f *figure, r *Run) (*drawing, error) {
 	f.addControls(bot, r, "")
 	setXRange(bot, xs)
 	bot.Y.Min, bot.Y.Max = math.Min(bot.Y.Min, -0.25), math.Max(bot.Y.Max, 1.25)
+	bot.Y.Tick.Marker = niceTicks{want: 4, refs: []float64{0, 1}} // 0 and the reference 1 always named
 
 	title := fmt.Sprintf("change of ψ %s per refresh interval: predicted by G·P (first order) and realised; wrong sign in %d of %d",
 		optimizedNames(r), wrong, have)

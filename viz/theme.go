@@ -13,9 +13,10 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 	"gonum.org/v1/plot/vg/vgtex"
+
+	"selmix/viz/internal/pdfcanvas"
 )
 
 var nan = math.NaN()
@@ -167,6 +168,8 @@ func (f *figure) newPlot(title, xlabel, ylabel string) *plot.Plot {
 	p.Title.Padding = 3
 	p.X.Label.Text = f.t(xlabel)
 	p.Y.Label.Text = f.t(ylabel)
+	p.X.Tick.Marker = niceTicks{want: 5}
+	p.Y.Tick.Marker = niceTicks{want: 4}
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font.Size = labelSize
 		a.Tick.Label.Font.Size = tickSize
@@ -267,12 +270,13 @@ func (f *figure) render(draws func(c draw.Canvas)) ([]byte, error) {
 	case "png":
 		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(f.opts.DPI))}
 	case "svg":
-		// Embedded fonts: the SVG looks the same where Liberation is not installed.
-		cw = vgsvg.NewWith(vgsvg.UseWH(f.w, f.h), vgsvg.EmbedFonts(true))
+		// Fonts are named, not embedded: an embedded Liberation Serif is
+		// ~520 KB of base64 in every file. See svgFonts for the fallback.
+		cw = vgsvg.NewWith(vgsvg.UseWH(f.w, f.h))
 	case "pdf":
-		pc := vgpdf.New(f.w, f.h)
-		pc.EmbedFonts(true)
-		cw = pc
+		// Fonts embedded as UTF-8 subsets: gonum's vgpdf writes cp1252,
+		// which garbles ψ, α and ·.
+		cw = pdfcanvas.New(f.w, f.h)
 	case "tex":
 		cw = vgtex.New(f.w, f.h)
 	default:
@@ -289,8 +293,21 @@ func (f *figure) render(draws func(c draw.Canvas)) ([]byte, error) {
 	if _, err := cw.WriteTo(&buf); err != nil {
 		return nil, err
 	}
+	if f.opts.Format == "svg" {
+		return bytes.ReplaceAll(buf.Bytes(), svgFont, svgFamilies), nil
+	}
 	return buf.Bytes(), nil
 }
+
+// svgFont is the font family gonum/plot names in an SVG (its text is
+// measured in Liberation Serif), and svgFamilies is what replaces it:
+// Liberation Serif where installed, else Times New Roman, whose glyphs
+// have the same widths (Liberation Serif was drawn metric-compatible with
+// it), so labels keep their layout on a machine without Liberation.
+var (
+	svgFont     = []byte(`font-family:Liberation Serif;`)
+	svgFamilies = []byte(`font-family:'Liberation Serif','Times New Roman',Times,serif;`)
+)
 
 // drawSafely turns a panic inside gonum/plot (it panics on degenerate
 // input such as a colour bar of zero range) into an error, so one bad

@@ -2,8 +2,11 @@ package experiment
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"strings"
 
 	"selmix/assets"
 	"selmix/core/data"
@@ -16,8 +19,11 @@ import (
 // researcher's head, if they gave one.
 func LoadData(c Config) (*data.Split, *data.Head, error) {
 	sp, head, err := loadSource(c)
-	if err != nil || c.Data.ClassNames == "" {
-		return sp, head, err
+	if err != nil {
+		return nil, nil, c.Data.keyed(err)
+	}
+	if c.Data.ClassNames == "" {
+		return sp, head, nil
 	}
 	names, err := data.ReadClassNames(c.Data.ClassNames, sp.K)
 	if err != nil {
@@ -25,6 +31,31 @@ func LoadData(c Config) (*data.Split, *data.Head, error) {
 	}
 	sp.ClassNames = names
 	return sp, head, nil
+}
+
+// keyed names the config key that pointed at the file err is about
+// ("data.train: open …/nope.npz: no such file or directory"), when it is
+// about one of d's files.
+func (d Data) keyed(err error) error {
+	files := []struct{ key, path string }{
+		{"data.train", d.Train}, {"data.train_y", d.TrainY}, {"data.unlabeled_x", d.UnlabeledX},
+		{"data.unlabeled_y", d.UnlabeledY}, {"data.val", d.Val}, {"data.val_y", d.ValY},
+		{"data.test", d.Test}, {"data.test_y", d.TestY}, {"data.head", d.Head},
+	}
+	if d.Source == "fashion-mnist" {
+		files = append(files, struct{ key, path string }{"data.dir", d.Dir})
+	}
+	var pe *fs.PathError
+	isPath := errors.As(err, &pe)
+	for _, f := range files {
+		if f.path == "" {
+			continue
+		}
+		if isPath && (pe.Path == f.path || strings.HasPrefix(pe.Path, f.path+string(os.PathSeparator))) || strings.HasPrefix(err.Error(), f.path+":") {
+			return fmt.Errorf("%s: %w", f.key, err)
+		}
+	}
+	return err
 }
 
 func loadSource(c Config) (*data.Split, *data.Head, error) {
@@ -81,7 +112,7 @@ func LoadModel(c Config, sp *data.Split, head *data.Head) (net *model.Net, needs
 	switch {
 	case c.Model.Checkpoint != "":
 		if ckpt, err = os.ReadFile(c.Model.Checkpoint); err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("model.checkpoint: %w", err)
 		}
 	case c.Data.Source == "builtin":
 		if ckpt, err = assets.DefaultCheckpoint(); err != nil {

@@ -67,3 +67,52 @@ func TestLoadDataClassNames(t *testing.T) {
 		}
 	}
 }
+
+// A file that cannot be read is named with the config key that pointed
+// at it (issue 26: "open …/nope.npz: no such file or directory" said
+// neither which key nor that it came from the config).
+func TestLoadErrorsNameTheKey(t *testing.T) {
+	dir := t.TempDir()
+	p := func(s string) string { return filepath.Join(dir, s) }
+	x := npy.Entry{Name: "x", Shape: []int{3, 2}, Data: []float32{1, 2, 3, 4, 5, 6}}
+	y := npy.Entry{Name: "y", Shape: []int{3}, Data: []int64{0, 1, 2}}
+	if err := npy.WriteNPZ(p("ok.npz"), x, y); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p("junk.npz"), []byte("not a zip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	features := func(train, val, test string) []string {
+		return []string{"data.source=features", "model.arch=identity", "data.train=" + train, "data.val=" + val, "data.test=" + test}
+	}
+	for _, c := range []struct {
+		name string
+		sets []string
+		want string
+	}{
+		{"missing train", features(p("nope.npz"), p("ok.npz"), p("ok.npz")), "data.train: open " + p("nope.npz") + ": no such file or directory"},
+		{"missing val", features(p("ok.npz"), p("nope.npz"), p("ok.npz")), "data.val: open " + p("nope.npz") + ": no such file or directory"},
+		{"missing test", features(p("ok.npz"), p("ok.npz"), p("gone.npz")), "data.test: open " + p("gone.npz")},
+		{"not an npz", features(p("ok.npz"), p("junk.npz"), p("ok.npz")), "data.val: " + p("junk.npz")},
+	} {
+		cfg, err := Load("", c.sets)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		_, _, err = LoadData(cfg)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to start %q", c.name, err, c.want)
+		}
+	}
+	cfg, err := Load("", []string{"model.checkpoint=" + p("nope.npz")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, head, err := LoadData(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadModel(cfg, sp, head); err == nil || !strings.HasPrefix(err.Error(), "model.checkpoint: open "+p("nope.npz")) {
+		t.Errorf("missing checkpoint: err = %v, want it to name model.checkpoint", err)
+	}
+}

@@ -5,11 +5,14 @@ package experiment
 import (
 	"fmt"
 	"os"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"selmix/core/suggest"
 	"selmix/core/train"
 )
 
@@ -156,13 +159,39 @@ func overlay(c *Config, text, name string) error {
 		return fmt.Errorf("%s: %v", name, err)
 	}
 	if u := md.Undecoded(); len(u) > 0 {
-		keys := make([]string, len(u))
-		for i, k := range u {
-			keys[i] = k.String()
-		}
-		return fmt.Errorf("%s: unknown key %s", name, strings.Join(keys, ", "))
+		return fmt.Errorf("%s: %s", name, unknownKey(u[0].String()))
 	}
 	return nil
+}
+
+// unknownKey says key is not one of the configuration's, and which it
+// may have meant.
+func unknownKey(key string) string {
+	return "unknown key " + key + suggest.DidYouMean(key, Keys())
+}
+
+// Keys lists every key of the configuration, "section.key" or "key", in
+// the order `selmix config` prints them.
+func Keys() []string {
+	var out []string
+	var walk func(prefix string, t reflect.Type)
+	walk = func(prefix string, t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous {
+				walk(prefix, f.Type)
+				continue
+			}
+			key := prefix + f.Tag.Get("toml")
+			if f.Type.Kind() == reflect.Struct {
+				walk(key+".", f.Type)
+				continue
+			}
+			out = append(out, key)
+		}
+	}
+	walk("", reflect.TypeOf(Config{}))
+	return out
 }
 
 // Set applies one "section.key=value" override. The value is read as a
@@ -173,6 +202,9 @@ func Set(c *Config, kv string) error {
 	key, val = strings.TrimSpace(key), strings.TrimSpace(val)
 	if !ok || key == "" {
 		return fmt.Errorf("--set %q: want section.key=value", kv)
+	}
+	if !slices.Contains(Keys(), key) {
+		return fmt.Errorf("--set: %s", unknownKey(key))
 	}
 	probe := *c
 	probe.Model.Hidden = append([]int(nil), c.Model.Hidden...)

@@ -27,7 +27,7 @@ func TestDefaultIsValid(t *testing.T) {
 func TestLoadOverlayAndSet(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "exp.toml")
 	os.WriteFile(path, []byte("seed = 7\n[finetune]\nobjective = \"hmean\"\nsteps = 300\n"), 0o644)
-	c, err := Load(path, []string{"finetune.s=20", "finetune.policy=uniform", "model.hidden=[64, 32]", "name=my run"})
+	c, err := Load(path, []string{"finetune.s=20", "finetune.policy=uniform", "model.hidden=[64, 32]", "name=my run", "finetune.objective=hmean"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +40,25 @@ func TestLoadOverlayAndSet(t *testing.T) {
 	}
 }
 
+// Keys lists every key `selmix config` prints, and only those.
+func TestKeys(t *testing.T) {
+	var want []string
+	section := ""
+	for _, l := range strings.Split(DefaultTOML(), "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "["):
+			section = strings.Trim(l, "[]") + "."
+		case l != "" && !strings.HasPrefix(l, "#"):
+			k, _, _ := strings.Cut(l, " = ")
+			want = append(want, section+k)
+		}
+	}
+	if got := Keys(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Keys:\n got %v\nwant %v", got, want)
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	cases := []struct {
 		name string
@@ -47,7 +66,7 @@ func TestConfigErrors(t *testing.T) {
 		sets []string
 		want string
 	}{
-		{"unknown key", "[finetune]\nsteep = 3\n", nil, "exp.toml: unknown key finetune.steep"},
+		{"unknown key", "[finetune]\nsteep = 3\n", nil, "exp.toml: unknown key finetune.steep (did you mean finetune.steps?)"},
 		{"unknown section", "[optim]\nlr = 3\n", nil, "unknown key optim"},
 		{"wrong type", "[finetune]\nsteps = \"many\"\n", nil, "exp.toml:"},
 		{"bad objective", "[finetune]\nobjective = \"best\"\n", nil, "finetune.objective"},
@@ -55,6 +74,9 @@ func TestConfigErrors(t *testing.T) {
 		{"features need files", "[data]\nsource = \"features\"\n", nil, "data.train: required"},
 		{"bad set", "", []string{"finetune.s"}, "want section.key=value"},
 		{"unknown set", "", []string{"finetune.bogus=1"}, "unknown key finetune.bogus"},
+		// A bare word is a string even under a mistyped key: the key is the
+		// mistake, and the error says so (issue 26: it was a TOML parse error).
+		{"unknown set, bare word", "", []string{"finetune.objectiv=hmean"}, "--set: unknown key finetune.objectiv (did you mean finetune.objective?)"},
 		{"bad alpha", "", []string{"finetune.alpha=2"}, "finetune.alpha"},
 		{"bad steps", "", []string{"finetune.steps=0"}, "finetune.steps"},
 		{"negative seed", "", []string{"seed=-1"}, "seed: want an integer ≥ 0, got -1"},

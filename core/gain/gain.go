@@ -20,6 +20,8 @@ import (
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"selmix/core/suggest"
 )
 
 // Form selects which variant of the gain formula is computed.
@@ -113,7 +115,7 @@ func ParsePolicy(s string) (Policy, error) {
 	for i, q := range policies {
 		names[i] = string(q)
 	}
-	return "", fmt.Errorf("gain: unknown policy %q (want %s)", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("gain: unknown policy %q%s (want %s)", s, suggest.DidYouMean(string(p), names), strings.Join(names, ", "))
 }
 
 // BetaBar returns β̄, the mean of U[betaMin, 1]. It panics unless

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -432,5 +433,16 @@ func TestBetaBar(t *testing.T) {
 			}()
 			BetaBar(bad)
 		}()
+	}
+}
+
+// A typo of a policy is named with the policy it is near.
+func TestParsePolicySuggests(t *testing.T) {
+	_, err := ParsePolicy("selmux")
+	if want := `gain: unknown policy "selmux" (did you mean selmix?) (want `; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ParsePolicy(selmux) = %v, want it to contain %q", err, want)
+	}
+	if _, err := ParsePolicy("SelMix"); err != nil {
+		t.Errorf("ParsePolicy(SelMix) = %v", err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"selmix/core/suggest"
 )
 
 // Objective names a non-decomposable objective ψ (docs/method.md).
@@ -118,7 +120,8 @@ func (o Objective) Title() string {
 	return string(o)
 }
 
-// ParseObjective returns the objective named s; the error lists the valid names.
+// ParseObjective returns the objective named s; the error lists the valid
+// names, and the nearest first when s looks like a typo of one.
 func ParseObjective(s string) (Objective, error) {
 	if _, ok := Objective(s).Spec(); ok {
 		return Objective(s), nil
@@ -127,7 +130,7 @@ func ParseObjective(s string) (Objective, error) {
 	for i, sp := range specs {
 		names[i] = string(sp.Name)
 	}
-	return "", fmt.Errorf("metric: unknown objective %q (valid: %s)", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("metric: unknown objective %q%s (valid: %s)", s, suggest.DidYouMean(s, names), strings.Join(names, ", "))
 }
 
 // An objective's multipliers are its aggregate's followed by its

@@ -251,3 +251,17 @@ func TestTailSplit(t *testing.T) {
 		}
 	}
 }
+
+// A typo of an objective is named with the objective it is near.
+func TestParseObjectiveSuggests(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"minrecall", `metric: unknown objective "minrecall" (did you mean min-recall?) (valid: `},
+		{"hmean@cv", `(did you mean hmean@cov?)`},
+		{"accuracy", `metric: unknown objective "accuracy" (valid: `},
+	} {
+		_, err := ParseObjective(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseObjective(%q) = %v, want it to contain %q", c.in, err, c.want)
+		}
+	}
+}

@@ -443,7 +443,8 @@ func (e *Engine) set(key, value string) error {
 	switch canonical(key) {
 	case "lr", "refresh", "batch":
 		return nil
-	case "objective", "omega", "alpha", "tau", "lambda_max":
+	}
+	if ChangesPsi(key) {
 		// ψ itself changed: this interval's prediction compares nothing.
 		e.iv.valid = false
 	}

@@ -177,6 +177,18 @@ func canonical(key string) string {
 	return key
 }
 
+// ChangesPsi reports whether setting key (or its alias) makes ψ another
+// function: the objective or a parameter of it. The change of ψ over the
+// interval in progress then compares nothing and is not predicted
+// (docs/method.md). The engine and the workbench both ask here.
+func ChangesPsi(key string) bool {
+	switch canonical(key) {
+	case "objective", "omega", "alpha", "tau", "lambda_max":
+		return true
+	}
+	return false
+}
+
 // HyperKeys lists the keys Set accepts (aliases aside), sorted.
 func HyperKeys() []string {
 	keys := make([]string, 0, len(params))

@@ -113,3 +113,18 @@ func TestHyperCSSTNeedsLinearObjective(t *testing.T) {
 		}
 	}
 }
+
+// ChangesPsi knows each key by its name and its alias, and only the keys
+// that make ψ another function.
+func TestChangesPsi(t *testing.T) {
+	for _, k := range []string{"objective", "omega", "alpha", "tau", "lambda_max", "lambda-max"} {
+		if !ChangesPsi(k) {
+			t.Errorf("ChangesPsi(%q) = false, want true", k)
+		}
+	}
+	for _, k := range []string{"s", "lr", "policy", "refresh", "batch", "beta_min", "beta-min", "gain_norm", "adapt", "form", "bogus"} {
+		if ChangesPsi(k) {
+			t.Errorf("ChangesPsi(%q) = true, want false", k)
+		}
+	}
+}

@@ -59,6 +59,45 @@ var nan = math.NaN()
 // keeps them only every n-th refresh (and always at the last one).
 var ErrNoMatrices = errors.New("G and P of this refresh were not recorded (record.matrices_every)")
 
+// SessionStart is the step the last session began at: 0 for a run never
+// resumed, else the checkpoint step of the last resume.
+func (h *History) SessionStart() int {
+	if n := len(h.Starts); n > 0 {
+		return h.Starts[n-1].Step
+	}
+	return 0
+}
+
+// Best is the best validation ψ of one objective over the refreshes
+// during which it was the optimized one without a break (From to To).
+type Best struct {
+	Objective string
+	Psi       float64
+	Step      int // the refresh that reached it
+	From, To  int // steps of the segment's first and last refresh
+}
+
+// Bests judges every refresh's ψ with the objective optimized at it: one
+// Best per stretch of refreshes under one objective, in order. A run
+// whose objective never changed has one.
+func (h *History) Bests() []Best {
+	var out []Best
+	for i := range h.Refreshes {
+		rf := &h.Refreshes[i]
+		obj, psi := string(rf.Hyper.Objective), rf.Stats.Psi
+		if n := len(out); n > 0 && out[n-1].Objective == obj {
+			b := &out[n-1]
+			b.To = rf.Step
+			if psi > b.Psi || math.IsNaN(b.Psi) {
+				b.Psi, b.Step = psi, rf.Step
+			}
+			continue
+		}
+		out = append(out, Best{Objective: obj, Psi: psi, Step: rf.Step, From: rf.Step, To: rf.Step})
+	}
+	return out
+}
+
 // HasMatrices reports whether G and P of refresh i can be had.
 func (h *History) HasMatrices(i int) bool {
 	rf := &h.Refreshes[i]

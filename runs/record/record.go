@@ -49,12 +49,13 @@ type ErrorData struct {
 // Recorder writes one run. Create it with New or Reopen, give the engine
 // its Checkpointer, Follow the engine's stream, then Close.
 type Recorder struct {
-	w      *runs.Writer
-	every  int // G and P are kept at every every-th refresh (and the last)
-	nref   int // refresh events in the log
-	mu     sync.Mutex
-	best   float64
-	bestAt int
+	w       *runs.Writer
+	every   int // G and P are kept at every every-th refresh (and the last)
+	nref    int // refresh events in the log
+	mu      sync.Mutex
+	best    float64
+	bestAt  int
+	bestObj string // the objective best is a value of
 	// seen holds the events already in the log when it was reopened, by
 	// kind, step and payload, with the records they refer to: a resumed
 	// engine reproduces them, and they are not written again.
@@ -156,7 +157,10 @@ func Reopen(root, id string) (*Recorder, error) {
 	}
 	m := w.Meta()
 	if m.BestStep >= 0 && m.Steps > 0 {
-		r.best, r.bestAt = m.Best, m.BestStep
+		r.best, r.bestAt, r.bestObj = m.Best, m.BestStep, m.BestObjective
+		if r.bestObj == "" {
+			r.bestObj = m.Objective // written before best_objective was
+		}
 	}
 	if err := w.SetMeta(func(m *runs.Meta) { m.Status = runs.StatusRunning }); err != nil {
 		return fail(err)
@@ -385,20 +389,21 @@ func (r *Recorder) flush(n int) {
 	}
 }
 
-// noteRefresh tracks the best value of the optimized objective.
+// noteRefresh tracks the best value of the optimized objective: ψ is
+// judged against the best of its own objective, so a refresh after an
+// objective change starts a new best.
 func (r *Recorder) noteRefresh(s train.Snapshot) error {
-	psi := s.Refresh.Psi
+	psi, obj := s.Refresh.Psi, string(s.Hyper.Objective)
 	r.mu.Lock()
-	improved := psi > r.best || r.bestAt < 0
-	if improved {
-		r.best, r.bestAt = psi, s.Step
+	if psi > r.best || r.bestAt < 0 || obj != r.bestObj {
+		r.best, r.bestAt, r.bestObj = psi, s.Step, obj
 	}
 	best, at := r.best, r.bestAt
 	r.mu.Unlock()
 	return r.w.SetMeta(func(m *runs.Meta) {
 		m.Steps = s.Step
-		m.Objective, m.Policy = string(s.Hyper.Objective), string(s.Hyper.Policy)
-		m.Best, m.BestStep = best, at
+		m.Objective, m.Policy = obj, string(s.Hyper.Policy)
+		m.Best, m.BestStep, m.BestObjective = best, at, obj
 		if m.Status != runs.StatusPaused {
 			m.Status = statusOf(s.State)
 		}

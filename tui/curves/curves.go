@@ -141,7 +141,7 @@ func (m *Model) table(w int) string {
 	opt := history.ObjIndex(r.Latest.Hyper.Objective)
 	sel := m.selected()
 	var b strings.Builder
-	b.WriteString(th.Render(th.Dim, fmt.Sprintf("  %-19s %7s %7s  %s", "objective (*=opt.)", "now", "Δ pre", "history")))
+	b.WriteString(th.Render(th.Dim, fmt.Sprintf("  %-19s %7s %7s  %s", "ψ of (*=optimized)", "now", "Δ pre", "history")))
 	sparkW := max(4, w-2-19-1-7-1-7-2)
 	for o, name := range metric.Objectives() {
 		b.WriteByte('\n')
@@ -208,7 +208,7 @@ func (m *Model) chart(w, h int) string {
 			c.set(layerEMA, px(r.Steps[i]), py(ema[i]))
 		}
 	}
-	name := string(metric.Objectives()[o])
+	name := "ψ " + string(metric.Objectives()[o])
 	if o == history.ObjIndex(r.Latest.Hyper.Objective) {
 		name += " (optimized)"
 	}

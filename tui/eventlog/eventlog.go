@@ -118,8 +118,11 @@ func (m *Model) View() string {
 	}
 	if len(log) == 0 {
 		empty := "no events yet"
-		if m.console {
-			empty = "no lines from a worker: its stderr shows here (an in-process trainer writes none)"
+		switch {
+		case m.console && m.Run.Info.Worker != "":
+			empty = "no lines from the worker yet: its stderr shows here"
+		case m.console:
+			empty = "the in-process trainer writes no lines; a worker's stderr (worker.command) shows here"
 		}
 		b.WriteString(th.Render(th.Dim, empty))
 		return pane.Fit(b.String(), m.W, m.H)

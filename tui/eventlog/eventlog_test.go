@@ -56,7 +56,16 @@ func TestConsole(t *testing.T) {
 		{Name: "worker-console-short", Run: fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), W: 60, H: 5, Keys: []string{"c"}},
 		{Name: "worker-console-back", Run: fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)), W: 90, H: 14, Keys: []string{"c", "k", "c"}},
 		{Name: "no-worker", Run: fixture.Run(10, 4), W: 90, H: 5, Keys: []string{"c"}},
+		// A worker that has written nothing yet is not "no worker".
+		{Name: "worker-quiet", Run: quietWorker(), W: 90, H: 5, Keys: []string{"c"}},
 	})
+}
+
+// quietWorker is a run trained by a worker that has written no line.
+func quietWorker() *history.Run {
+	r := fixture.Run(10, 4)
+	r.Info.Worker = "python3 workers/torch/selmix_worker.py"
+	return r
 }
 
 // A burst of worker lines keeps the log at its bound; a window the user

@@ -21,6 +21,10 @@ type Info struct {
 	ClassNames  []string
 	TrainCounts []int
 	ReadOnly    bool // a finished run opened from the store
+	// Worker is the command of the worker process that trains the run
+	// (worker.command), "" for the in-process trainer, which writes no
+	// console lines.
+	Worker string
 }
 
 // Level grades an event-log entry.
@@ -286,9 +290,11 @@ func (r *Run) addRefresh(s train.Snapshot) {
 	rep := rs.Report
 	worst := ""
 	if rep.K > 0 {
-		worst = fmt.Sprintf("  worst %s %.3f", r.ClassName(rep.Worst), rep.MinRecall)
+		worst = fmt.Sprintf("  worst recall %.3f (%s)", rep.MinRecall, r.ClassName(rep.Worst))
 	}
-	r.log(Entry{rs.Step, Routine, fmt.Sprintf("refresh %s %.4f%s", s.Hyper.Objective, rs.Psi, worst)})
+	// ψ of the objective (a smoothed minimum for min-recall) and the true
+	// worst-class recall carry different names (README, "Two numbers").
+	r.log(Entry{rs.Step, Routine, fmt.Sprintf("refresh ψ %s %.4f%s", s.Hyper.Objective, rs.Psi, worst)})
 }
 
 // LambdaHistory returns the history of multiplier i over the trailing

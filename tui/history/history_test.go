@@ -189,6 +189,10 @@ func TestIntervals(t *testing.T) {
 		withInterval(8, metric.MeanRecall, sm, f(-0.01), f(0.02)), // wrong sign the other way; the policy change above did not stop its prediction
 		withInterval(9, metric.MeanRecall, sm, nil, nil),          // no reason known
 		withInterval(10, metric.MeanRecall, sm, f(0.03), f(0.03)), // ratio 1
+		set(520, "lambda_max", "50"),                              // the engine's key (the workbench once knew only lambda-max)
+		withInterval(11, metric.MeanRecall, sm, nil, nil),         // objective changed
+		set(570, "lambda-max", "100"),                             // the old alias, too
+		withInterval(12, metric.MeanRecall, sm, nil, nil),         // objective changed
 	}
 	r := fixture.Apply(fixture.Info(10), snaps)
 	want := []history.Interval{
@@ -203,6 +207,8 @@ func TestIntervals(t *testing.T) {
 		{From: 350, Step: 400, OK: true, Predicted: -0.01, Realised: 0.02},
 		{From: 400, Step: 450, Why: history.WhyUnknown},
 		{From: 450, Step: 500, OK: true, Predicted: 0.03, Realised: 0.03},
+		{From: 500, Step: 550, Why: history.WhyChanged},
+		{From: 550, Step: 600, Why: history.WhyChanged},
 	}
 	if len(r.Intervals) != len(want) || len(r.Intervals) != len(r.Steps) {
 		t.Fatalf("%d intervals for %d refreshes, want %d", len(r.Intervals), len(r.Steps), len(want))

@@ -44,10 +44,6 @@ func (iv Interval) WrongSign() bool {
 	return iv.OK && (iv.Predicted > 0 && iv.Realised < 0 || iv.Predicted < 0 && iv.Realised > 0)
 }
 
-// changesPsi are the controls after which ψ is another function, so that
-// the interval's prediction compares nothing (the engine drops it).
-var changesPsi = map[string]bool{"objective": true, "omega": true, "alpha": true, "tau": true, "lambda-max": true}
-
 // noteControl records what an accepted control does to the interval in
 // progress.
 func (r *Run) noteControl(c train.Control) {
@@ -57,7 +53,8 @@ func (r *Run) noteControl(c train.Control) {
 	switch {
 	case c.Key == "policy" && c.Value == string(gain.None):
 		r.ivNoMixup = true
-	case changesPsi[c.Key]:
+	case train.ChangesPsi(c.Key):
+		// ψ is another function: the engine drops the prediction.
 		r.ivObjective = true
 	}
 }

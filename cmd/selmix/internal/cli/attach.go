@@ -48,7 +48,7 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 	if err != nil {
 		return err
 	}
-	info := history.Info{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir}
+	info := history.Info{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir, Worker: workerOf(r)}
 	if len(h.Starts) > 0 {
 		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
 	}
@@ -113,7 +113,7 @@ func printRecordedSummary(w io.Writer, r *runs.Run) error {
 	if err != nil {
 		return err
 	}
-	printSummary(w, h.Final)
+	printSummary(w, h.Final, h.SessionStart())
 	fmt.Fprintf(w, "run %s: %s\n", r.Meta.ID, r.Dir)
 	return nil
 }

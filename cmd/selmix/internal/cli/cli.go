@@ -95,6 +95,28 @@ G-mean, recall under coverage constraints — improves.`,
 	return root
 }
 
+// withSuggestions checks the arguments of a command that has
+// subcommands with base, and first names the subcommand a mistyped first
+// argument is close to: "unknown command "runz" for "selmix" (did you
+// mean run or runs?)". Cobra suggests only for a root without its own
+// Run; an argument that is an existing file (a sweep's spec) is left to
+// base.
+func withSuggestions(base cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 && cmd.HasAvailableSubCommands() {
+			if cmd.SuggestionsMinimumDistance <= 0 {
+				cmd.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not apply
+			}
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				if _, err := os.Stat(args[0]); err != nil {
+					return fmt.Errorf("unknown command %q for %q (did you mean %s?)", args[0], cmd.CommandPath(), strings.Join(s, " or "))
+				}
+			}
+		}
+		return base(cmd, args)
+	}
+}
+
 // isCobraUsage recognises the argument errors cobra raises itself (it has
 // no typed errors for them).
 func isCobraUsage(err error) bool {

@@ -57,11 +57,13 @@ func TestExportCommandFormatsAndDirs(t *testing.T) {
 
 func TestExportCompare(t *testing.T) {
 	out := t.TempDir()
+	// min-recall, the worst recall's old name, still finds it; the files
+	// are named for what they hold.
 	code, stdout, stderr := runCLI("export", "--compare", "--runs", vizRuns, "viz-selmix", "viz-uniform", "--metric", "min-recall", "--out", out, "--dpi", "30")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, name := range []string{"compare-min-recall.png", "compare-min-recall.csv", "compare-final.png", "compare-final.csv"} {
+	for _, name := range []string{"compare-worst-recall.png", "compare-worst-recall.csv", "compare-final.png", "compare-final.csv"} {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Errorf("missing %s (output %s)", name, stdout)
 		}

@@ -201,7 +201,7 @@ func printProgress(ctx context.Context, w io.Writer, st source, quiet bool) {
 		switch s.Kind {
 		case train.KindRefresh:
 			r := s.Refresh
-			fmt.Fprintf(w, "step %5d/%d  %s %.4f  mean-rec %.4f  min-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f%s\n",
+			fmt.Fprintf(w, "step %5d/%d  ψ %s %.4f  mean-rec %.4f  worst-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f%s\n",
 				s.Step, s.Total, s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
 				r.Report.MinCoverage, r.Report.Accuracy, pairsNote(r.P, r.K))
 		case train.KindControl:
@@ -219,7 +219,10 @@ func printProgress(ctx context.Context, w io.Writer, st source, quiet bool) {
 }
 
 // printSummary is the before/after table of every reported metric.
-func printSummary(w io.Writer, s *train.Summary) {
+// printSummary prints s, the summary of a session that began at step
+// from (0 for a run's first; a resume's checkpoint step otherwise): the
+// steps and seconds it reports are that session's.
+func printSummary(w io.Writer, s *train.Summary, from int) {
 	if s == nil {
 		return
 	}
@@ -236,6 +239,10 @@ func printSummary(w io.Writer, s *train.Summary) {
 		fmt.Fprintf(tw, "ψ %s%s\t\t\t%.4f\t%.4f\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i])
 	}
 	tw.Flush()
+	if from > 0 {
+		fmt.Fprintf(w, "* optimized objective; %d fine-tuning steps in this session (steps %d to %d) in %.1fs\n", s.Steps-from, from, s.Steps, s.Seconds)
+		return
+	}
 	fmt.Fprintf(w, "* optimized objective; %d fine-tuning steps in %.1fs\n", s.Steps, s.Seconds)
 }
 

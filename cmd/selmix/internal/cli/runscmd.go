@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
@@ -25,7 +28,7 @@ var reported = []struct {
 	get  func(metric.Report) float64
 }{
 	{"mean recall", func(r metric.Report) float64 { return r.MeanRecall }},
-	{"min recall", func(r metric.Report) float64 { return r.MinRecall }},
+	{"worst recall", func(r metric.Report) float64 { return r.MinRecall }}, // the true minimum; ψ min-recall is its smoothed stand-in
 	{"H-mean", func(r metric.Report) float64 { return r.HMean }},
 	{"G-mean", func(r metric.Report) float64 { return r.GMean }},
 	{"min coverage", func(r metric.Report) float64 { return r.MinCoverage }},
@@ -39,7 +42,7 @@ func newRunsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List, show, compare and remove recorded runs",
-		Args:  cobra.NoArgs,
+		Args:  withSuggestions(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return listRuns(cmd.OutOrStdout(), runs.Root(root))
 		},
@@ -88,7 +91,7 @@ the scalars of every refresh, its controls, stops and final summary
 	rm.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask")
 	compare := &cobra.Command{
 		Use:   "compare RUN...",
-		Short: "Side by side: the config keys that differ, and final/best/min/max of every metric",
+		Short: "Side by side, a column per run: the config keys that differ, every metric at the last and the best refresh, and on test",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return compareRuns(cmd.OutOrStdout(), runs.Root(root), args)
@@ -129,12 +132,15 @@ func listRuns(w io.Writer, root string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST (STEP)\tSTARTED")
+	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST ψ (STEP)\tSTARTED")
 	for _, r := range all {
 		m := r.Meta
 		best := "-"
 		if !r.Broken() && m.BestStep >= 0 {
 			best = fmt.Sprintf("%.4f (%d)", m.Best, m.BestStep)
+			if m.BestObjective != "" && m.BestObjective != m.Objective {
+				best = m.BestObjective + " " + best
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
 			r.EffectiveStatus(), m.Steps, best, strings.Replace(m.Created, "T", " ", 1))
@@ -153,6 +159,7 @@ type runJSON struct {
 	Steps      int         `json:"steps"`
 	Best       *record.Num `json:"best"`      // null before the first refresh
 	BestStep   *int        `json:"best_step"` // likewise
+	BestObj    string      `json:"best_objective,omitempty"`
 	Parent     string      `json:"parent"`
 	ParentStep int         `json:"parent_step"`
 	Format     int         `json:"format"`
@@ -170,7 +177,7 @@ func runRecord(r *runs.Run) runJSON {
 	}
 	if !r.Broken() && m.BestStep >= 0 {
 		best, step := record.Num(m.Best), m.BestStep
-		j.Best, j.BestStep = &best, &step
+		j.Best, j.BestStep, j.BestObj = &best, &step, m.BestObjective
 	}
 	return j
 }
@@ -238,9 +245,7 @@ func showRun(w io.Writer, root, id string) error {
 	if m.Parent != "" {
 		fmt.Fprintf(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
 	}
-	if m.BestStep >= 0 && len(h.Refreshes) > 0 {
-		fmt.Fprintf(w, "best      %s %.4f at step %d (validation)\n", m.Objective, m.Best, m.BestStep)
-	}
+	printBests(w, h.Bests())
 	ck, err := r.Checkpoints()
 	if err == nil {
 		fmt.Fprintf(w, "checkpoints %v\n", ck)
@@ -261,9 +266,27 @@ func showRun(w io.Writer, root, id string) error {
 	}
 	if h.Final != nil {
 		fmt.Fprintln(w)
-		printSummary(w, h.Final)
+		printSummary(w, h.Final, h.SessionStart())
 	}
 	return nil
+}
+
+// printBests writes the best validation ψ of every objective the run
+// optimized, each judged on its own objective and labelled with it; the
+// latest first.
+func printBests(w io.Writer, bs []record.Best) {
+	for i := len(bs) - 1; i >= 0; i-- {
+		b := bs[i]
+		head := "best      "
+		if i < len(bs)-1 {
+			head = "          "
+		}
+		span := ""
+		if len(bs) > 1 {
+			span = fmt.Sprintf(", optimized from step %d to %d", b.From, b.To)
+		}
+		fmt.Fprintf(w, "%sψ %s %.4f at step %d (validation%s)\n", head, b.Objective, b.Psi, b.Step, span)
+	}
 }
 
 func removeRuns(in io.Reader, w io.Writer, root string, ids []string, yes bool) error {
@@ -318,22 +341,80 @@ func flatConfig(r *runs.Run) (map[string]string, error) {
 	return out, nil
 }
 
-// series is one metric over a run's refreshes (validation).
-type series struct{ final, best, min, max float64 }
+// grid is a table printed with every column as wide as its widest cell
+// over the whole table, so a run's id stands over all of its values; a
+// row of one cell is a section heading and spans the line.
+type grid struct{ rows [][]string }
 
-func summarize(vals []float64) series {
-	s := series{math.NaN(), math.NaN(), math.Inf(1), math.Inf(-1)}
-	for _, v := range vals {
-		s.min, s.max = math.Min(s.min, v), math.Max(s.max, v)
+func (g *grid) row(cells ...string) { g.rows = append(g.rows, cells) }
+
+// maxCell is the widest a run's column gets; longer values (paths, long
+// names) lose their middle.
+const maxCell = 24
+
+func (g *grid) write(w io.Writer) error {
+	var width []int
+	for _, r := range g.rows {
+		if len(r) < 2 {
+			continue
+		}
+		for i, c := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
 	}
-	if n := len(vals); n > 0 {
-		s.final, s.best = vals[n-1], s.max
-	} else {
-		s.min, s.max = math.NaN(), math.NaN()
+	// The label column is aligned left, the runs' columns right (numbers
+	// line up on their decimal point).
+	var b strings.Builder
+	for _, r := range g.rows {
+		if len(r) < 2 {
+			b.WriteString(strings.Join(r, "") + "\n")
+			continue
+		}
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString("\n")
 	}
-	return s
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
+// cell makes an external string fit for a column: control characters
+// shown as '?', and at most maxCell runes, the middle elided.
+func cell(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
+	r := []rune(s)
+	if len(r) <= maxCell {
+		return s
+	}
+	h := (maxCell - 1) / 2
+	return string(r[:h]) + "…" + string(r[len(r)-(maxCell-1-h):])
+}
+
+func num4(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", v)
+}
+
+// compareRuns prints runs side by side, one column per run under its id
+// and one value per cell: the config keys that differ, every reported
+// metric and ψ at the last refresh and at its best over the refreshes
+// (validation), and on the test set before and after fine-tuning.
 func compareRuns(w io.Writer, root string, ids []string) error {
 	var rs []*runs.Run
 	var hs []*record.History
@@ -349,88 +430,102 @@ func compareRuns(w io.Writer, root string, ids []string) error {
 		}
 		rs, hs, cfgs = append(rs, r), append(hs, h), append(cfgs, c)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "run")
-	for _, r := range rs {
-		fmt.Fprintf(tw, "\t%s", r.Meta.ID)
+	var g grid
+	perRun := func(label string, f func(i int) string) {
+		cells := []string{label}
+		for i := range rs {
+			cells = append(cells, f(i))
+		}
+		g.row(cells...)
 	}
-	fmt.Fprint(tw, "\n")
-	fmt.Fprint(tw, "name")
-	for _, r := range rs {
-		fmt.Fprintf(tw, "\t%s", r.Meta.Name)
-	}
-	fmt.Fprint(tw, "\n\nconfig (keys that differ)\n")
+	perRun("run", func(i int) string { return cell(rs[i].Meta.ID) })
+	perRun("name", func(i int) string { return cell(rs[i].Meta.Name) })
+	perRun("objective", func(i int) string { return cell(rs[i].Meta.Objective) })
+	g.row("")
+	g.row("config (keys that differ)")
 	keys := map[string]bool{}
 	for _, c := range cfgs {
 		for k := range c {
 			keys[k] = true
 		}
 	}
-	var sorted []string
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
 	ndiff := 0
-	for _, k := range sorted {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if k == "name" {
+			continue // the name row above
+		}
 		same := true
 		for _, c := range cfgs[1:] {
-			if c[k] != cfgs[0][k] {
-				same = false
-			}
+			same = same && c[k] == cfgs[0][k]
 		}
 		if same {
 			continue
 		}
 		ndiff++
-		fmt.Fprint(tw, k)
-		for _, c := range cfgs {
-			v, ok := c[k]
-			if !ok {
-				v = "(unset)"
+		perRun(cell(k), func(i int) string {
+			if v, ok := cfgs[i][k]; ok {
+				return cell(v)
 			}
-			fmt.Fprintf(tw, "\t%s", v)
-		}
-		fmt.Fprint(tw, "\n")
-	}
-	if ndiff == 0 {
-		fmt.Fprint(tw, "(none)\n")
-	}
-	fmt.Fprint(tw, "\nvalidation metric: final / best / min / max over refreshes\n")
-	row := func(name string, get func(record.Refresh) float64) {
-		fmt.Fprint(tw, name)
-		for _, h := range hs {
-			vals := make([]float64, len(h.Refreshes))
-			for i, r := range h.Refreshes {
-				vals[i] = get(r)
-			}
-			s := summarize(vals)
-			fmt.Fprintf(tw, "\t%.4f / %.4f / %.4f / %.4f", s.final, s.best, s.min, s.max)
-		}
-		fmt.Fprint(tw, "\n")
-	}
-	for _, m := range reported {
-		row(m.name, func(r record.Refresh) float64 { return m.get(r.Stats.Report) })
-	}
-	for i, o := range metric.Objectives() {
-		row("ψ "+string(o), func(r record.Refresh) float64 {
-			if i < len(r.Stats.Objectives) {
-				return r.Stats.Objectives[i]
-			}
-			return math.NaN()
+			return "(unset)"
 		})
 	}
-	fmt.Fprint(tw, "\ntest metric: before → after\n")
-	for _, m := range reported {
-		fmt.Fprint(tw, m.name)
-		for _, h := range hs {
-			if h.Final == nil {
-				fmt.Fprint(tw, "\t(not finished)")
-				continue
-			}
-			fmt.Fprintf(tw, "\t%.4f → %.4f", m.get(h.Final.TestBefore), m.get(h.Final.TestAfter))
-		}
-		fmt.Fprint(tw, "\n")
+	if ndiff == 0 {
+		g.row("(none)")
 	}
-	return tw.Flush()
+	// each prints every reported metric and ψ of every objective, as
+	// value reads them from a report and from ψ by objective index.
+	each := func(heading string, value func(i int, rep func(metric.Report) float64, obj int) float64) {
+		g.row("")
+		g.row(heading)
+		for _, m := range reported {
+			perRun(m.name, func(i int) string { return num4(value(i, m.get, -1)) })
+		}
+		for k, o := range metric.Objectives() {
+			perRun("ψ "+string(o), func(i int) string { return num4(value(i, nil, k)) })
+		}
+	}
+	// stat is a statistic of one metric over a run's refreshes.
+	stat := func(pick func(vals []float64) float64) func(int, func(metric.Report) float64, int) float64 {
+		return func(i int, rep func(metric.Report) float64, obj int) float64 {
+			vals := make([]float64, 0, len(hs[i].Refreshes))
+			for _, r := range hs[i].Refreshes {
+				switch {
+				case rep != nil:
+					vals = append(vals, rep(r.Stats.Report))
+				case obj < len(r.Stats.Objectives):
+					vals = append(vals, r.Stats.Objectives[obj])
+				}
+			}
+			if len(vals) == 0 {
+				return math.NaN()
+			}
+			return pick(vals)
+		}
+	}
+	each("validation, last refresh", stat(func(v []float64) float64 { return v[len(v)-1] }))
+	each("validation, best over refreshes", stat(func(v []float64) float64 { return slices.Max(v) }))
+	test := func(after bool) func(int, func(metric.Report) float64, int) float64 {
+		return func(i int, rep func(metric.Report) float64, obj int) float64 {
+			f := hs[i].Final
+			if f == nil {
+				return math.NaN()
+			}
+			r, objs := f.TestBefore, f.TestObjBefore
+			if after {
+				r, objs = f.TestAfter, f.TestObjAfter
+			}
+			switch {
+			case rep != nil:
+				return rep(r)
+			case obj < len(objs):
+				return objs[obj]
+			}
+			return math.NaN()
+		}
+	}
+	each("test, before fine-tuning", test(false))
+	each("test, after fine-tuning", test(true))
+	g.row("")
+	g.row("- : not recorded (a run that has not finished has no test values)")
+	return g.write(w)
 }

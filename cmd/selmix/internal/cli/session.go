@@ -300,7 +300,7 @@ func execute(ctx context.Context, sig *signals, w io.Writer, o startOpts, eng *t
 		return runErr
 	}
 	interrupted = false
-	printSummary(w, sum)
+	printSummary(w, sum, startStep)
 	if wc, ok := eng.Trainer().(*worker.Client); ok {
 		d, b := time.Since(wall), wc.Busy()-busy0
 		fmt.Fprintf(w, "worker: %.2fs in its requests of %.2fs wall (%.0f%%; selmix and the protocol: %.0f%%)\n", b.Seconds(), d.Seconds(), 100*b.Seconds()/d.Seconds(), 100*(d-b).Seconds()/d.Seconds())

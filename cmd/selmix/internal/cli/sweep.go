@@ -86,7 +86,7 @@ index) with sbatch and returns; the default is slurm when the spec has a
   selmix sweep resume SWEEP             rerun what failed, was cancelled or crashed
   selmix sweep report SWEEP             mean ± std over seeds, as Markdown
   selmix sweep open SWEEP               the sweep in the terminal workbench`,
-		Args: cobra.ExactArgs(1),
+		Args: withSuggestions(cobra.ExactArgs(1)),
 		RunE: f.runE(startSweep),
 	}
 	f.add(cmd, "local or slurm (default: slurm if the spec has [slurm], else local)")

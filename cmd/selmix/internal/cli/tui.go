@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/BurntSushi/toml"
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
@@ -40,7 +42,7 @@ func addKeysFlag(cmd *cobra.Command, path *string) {
 // experiment and adds the tui and open commands.
 func attachWorkbench(root *cobra.Command) {
 	var f tuiFlags
-	root.Args = cobra.NoArgs
+	root.Args = withSuggestions(cobra.NoArgs)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runWorkbench(cmd, f) }
 	f.add(root)
 	addKeysFlag(root, &f.keys)
@@ -101,6 +103,25 @@ and measuring how fast a run opens.`,
 	return cmd
 }
 
+// workerOf is the worker command a recorded run was trained by
+// (worker.command in its config.toml), "" for the in-process trainer or
+// a config that does not say.
+func workerOf(r *runs.Run) string {
+	text, err := r.Config()
+	if err != nil {
+		return ""
+	}
+	var c struct {
+		Worker struct {
+			Command []string `toml:"command"`
+		} `toml:"worker"`
+	}
+	if _, err := toml.Decode(text, &c); err != nil {
+		return ""
+	}
+	return strings.Join(c.Worker.Command, " ")
+}
+
 // recorded loads run id of root as the read-only workbench shows it: its
 // history as snapshots, and how to load the last G and P.
 func recorded(root, id string, km *keys.Map, kpath string) (*tui.Model, []train.Snapshot, error) {
@@ -112,7 +133,7 @@ func recorded(root, id string, km *keys.Map, kpath string) (*tui.Model, []train.
 	if err != nil {
 		return nil, nil, err
 	}
-	info := history.Info{ID: run.Meta.ID, Name: run.Meta.Name, Dir: run.Dir, ReadOnly: true}
+	info := history.Info{ID: run.Meta.ID, Name: run.Meta.Name, Dir: run.Dir, ReadOnly: true, Worker: workerOf(run)}
 	if len(h.Starts) > 0 {
 		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
 	}
@@ -192,8 +213,9 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 		out.hold()
 		defer out.release()
 		m := tui.New(tui.Options{
-			Info: history.Info{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts},
-			Ctl:  eng, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "",
+			Info: history.Info{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts,
+				Worker: strings.Join(vi.Config.Worker.Command, " ")},
+			Ctl: eng, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "",
 			Fork: forkAction(filepath.Dir(vi.Dir), vi.ID), Export: exportAction(vi.Dir),
 		})
 		return showProgram(ctx, m, st)

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"selmix/runs/runstest"
+)
+
+// runs compare stands each run's id over its values, one value per cell,
+// and five runs fit in a sane width (issue 26: ids at columns ~6/26/46,
+// values at ~24/63/102, cells "final / best / min / max", 190 columns).
+func TestRunsCompareLayout(t *testing.T) {
+	root := t.TempDir()
+	srcs := []string{"20261123-1200-819c", "20261123-1201-c986"}
+	var ids []string
+	for i := range 5 {
+		src := srcs[i%2]
+		id := fmt.Sprintf("20261124-0900-000%d", i)
+		runstest.Copy(t, filepath.Join(vizRuns, src), filepath.Join(root, id), func(name string, b []byte) []byte {
+			return bytes.ReplaceAll(b, []byte(src), []byte(id))
+		})
+		ids = append(ids, id)
+	}
+	code, stdout, stderr := runCLI(append([]string{"runs", "compare", "--runs", root}, ids...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(stdout, "\n")
+	head := lines[0]
+	// Where each id's column ends on the header line.
+	var ends []int
+	for _, id := range ids {
+		i := strings.Index(head, id)
+		if i < 0 {
+			t.Fatalf("header lacks %s: %q", id, head)
+		}
+		ends = append(ends, utf8.RuneCountInString(head[:i])+len(id))
+	}
+	rows := 0
+	for _, l := range lines {
+		if w := utf8.RuneCountInString(l); w > 130 {
+			t.Errorf("line of %d columns: %q", w, l)
+		}
+		f := strings.Fields(l)
+		if len(f) < 6 || !strings.HasPrefix(l, "ψ ") && !strings.HasPrefix(l, "mean recall") {
+			continue
+		}
+		rows++
+		// The five values are the last five fields, each ending under its id.
+		rs := []rune(l)
+		for k, end := range ends {
+			if end > len(rs) || rs[end-1] == ' ' || end < len(rs) && rs[end] != ' ' {
+				t.Errorf("value %d of %q does not end at column %d under %s", k, l, end, ids[k])
+			}
+		}
+		for _, v := range f[len(f)-5:] {
+			if strings.Contains(v, "/") {
+				t.Errorf("a cell packs several values: %q", l)
+			}
+		}
+	}
+	if rows < 4*10 {
+		t.Errorf("%d metric rows, want mean recall and ψ of every objective in 4 sections:\n%s", rows, stdout)
+	}
+	for _, want := range []string{"validation, last refresh\n", "validation, best over refreshes\n", "test, before fine-tuning\n", "test, after fine-tuning\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no section %q", want)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package record
+
+import (
+	"reflect"
+	"testing"
+
+	"selmix/core/metric"
+	"selmix/core/train"
+)
+
+// withObjectives rewrites a synth run's refreshes: refresh i optimizes
+// objs[i] and its ψ is psis[i].
+func withObjectives(snaps []train.Snapshot, objs []metric.Objective, psis []float64) []train.Snapshot {
+	i := 0
+	for k := range snaps {
+		s := &snaps[k]
+		if s.Kind != train.KindRefresh {
+			continue
+		}
+		s.Hyper.Objective = objs[i]
+		rs := *s.Refresh
+		rs.Psi = psis[i]
+		s.Refresh = &rs
+		i++
+	}
+	return snaps
+}
+
+// After a mid-run objective change, the best is judged on the new
+// objective: min-recall's 0.56 at step 10 is not hmean@cov's best
+// (issue 26: runs show said "best hmean@cov 0.5643 at step 300").
+func TestBestAfterObjectiveChange(t *testing.T) {
+	mr, hc := metric.MinRecall, metric.HMeanCov
+	snaps := withObjectives(synth(3, 6, 10, 1),
+		[]metric.Objective{mr, mr, mr, hc, hc, hc},
+		[]float64{0.3, 0.56, 0.4, -0.05, 0.1, 0.05})
+	root := t.TempDir()
+	id := record(t, root, "", 3, snaps)
+	r, h := open(t, root, id)
+	if m := r.Meta; m.Best != 0.1 || m.BestStep != 40 || m.BestObjective != "hmean@cov" || m.Objective != "hmean@cov" {
+		t.Errorf("run.json: best %v at %d of %q (objective %q), want 0.1 at 40 of hmean@cov", m.Best, m.BestStep, m.BestObjective, m.Objective)
+	}
+	want := []Best{
+		{Objective: "min-recall", Psi: 0.56, Step: 10, From: 0, To: 20},
+		{Objective: "hmean@cov", Psi: 0.1, Step: 40, From: 30, To: 50},
+	}
+	if got := h.Bests(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Bests:\n got %+v\nwant %+v", got, want)
+	}
+}

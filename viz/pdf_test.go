@@ -1,0 +1,101 @@
+package viz
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A PDF figure's text reads as the figure says it: ψ, α and · survive
+// (gonum's vgpdf wrote them in cp1252, which pdftotext read as "Ïˆ",
+// "Î±" and "Â·"). pdftotext (Debian's poppler-utils) is installed by
+// .ci/run.
+func TestPDFText(t *testing.T) {
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Fatal("pdftotext not found: install poppler-utils (.ci/run does)")
+	}
+	dir := t.TempDir()
+	res, err := Export(fixture(t, "viz-selmix"), dir, Options{Format: "pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := map[string]string{}
+	for _, f := range res.Files {
+		out, err := exec.Command("pdftotext", "-enc", "UTF-8", filepath.Join(dir, f.Name), "-").Output()
+		if err != nil {
+			t.Fatalf("pdftotext %s: %v", f.Name, err)
+		}
+		text[f.Name] = string(out)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"metrics.pdf", "ψ min-recall (optimized)"},
+		{"per-class.pdf", "coverage target α/K"},
+		{"linear.pdf", "predicted by G·P"},
+		{"s.pdf", "softmax(s·G)"},
+	} {
+		if !strings.Contains(text[c.file], c.want) {
+			t.Errorf("%s: text lacks %q:\n%s", c.file, c.want, text[c.file])
+		}
+	}
+	for name, s := range text {
+		for _, bad := range []string{"Ïˆ", "Î±", "Â·"} {
+			if strings.Contains(s, bad) {
+				t.Errorf("%s: garbled %q in its text", name, bad)
+			}
+		}
+	}
+	// A real PDF, not an empty page.
+	b, err := os.ReadFile(filepath.Join(dir, "metrics.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), "%PDF-") {
+		t.Errorf("metrics.pdf starts %q", b[:min(len(b), 8)])
+	}
+}
+
+// The true worst recall and ψ min-recall carry different names and
+// titles; "min-recall", the worst recall's old name, still finds it.
+func TestWorstRecallIsNotPsi(t *testing.T) {
+	w, err := ParseMetric("worst-recall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := ParseMetric("min-recall")
+	if err != nil || old.Name != "worst-recall" {
+		t.Errorf("ParseMetric(min-recall) = %q, %v; want worst-recall", old.Name, err)
+	}
+	psi, err := ParseMetric("psi:min-recall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Title != "worst recall (min over classes)" || psi.Title != "ψ min-recall" {
+		t.Errorf("titles %q and %q, want worst recall (min over classes) and ψ min-recall", w.Title, psi.Title)
+	}
+}
+
+// An SVG names its fonts rather than embedding them (an embedded
+// Liberation Serif made every SVG ~530 KB), with Times New Roman, whose
+// glyph widths Liberation Serif shares, as the fallback.
+func TestSVGSize(t *testing.T) {
+	dir := t.TempDir()
+	res, err := Export(fixture(t, "viz-selmix"), dir, Options{Format: "svg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 100<<10 {
+			t.Errorf("%s: %d KB, want ≤ 100 KB", f.Name, len(b)>>10)
+		}
+		s := string(b)
+		if strings.Contains(s, "@font-face") || !strings.Contains(s, `font-family:'Liberation Serif','Times New Roman',Times,serif;`) || strings.Contains(s, "font-family:Liberation Serif;") {
+			t.Errorf("%s: fonts embedded, or no fallback family", f.Name)
+		}
+	}
+}
