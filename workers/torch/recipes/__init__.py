@@ -63,8 +63,6 @@ import torch.nn.functional as F
 from loader import Job, Loader, Source, kind, sample_seeds
 
 BUILTIN = ("features", "fmnist", "cifar", "imagefolder")
-# The worker reads batch datasets (x.batch(idx, seeds, device)).
-BATCH_DATASETS = True
 
 
 def log(*parts):

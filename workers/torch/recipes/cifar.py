@@ -37,7 +37,6 @@ import numpy as np
 import torch
 from torch import nn
 
-import recipes
 from recipes import log, pretrain
 from recipes.augment import DeviceImages
 from recipes.fmnist import _save_atomic, lt_counts
@@ -209,11 +208,7 @@ def build(args):
     if not trained and args.pretrain_epochs > 0:
         backbone.to(args.device)
         head.to(args.device)
-        xs, ys = parts["train"]
-        if not getattr(recipes, "BATCH_DATASETS", False):
-            # A worker whose pretrain reads map-style data only: unaugmented.
-            xs = xs.eval_view().batch(torch.arange(len(xs)), None, torch.device("cpu"))
-        pretrain(backbone, head, xs, ys, epochs=args.pretrain_epochs, tau=1.0, seed=args.build_seed, device=args.device, name="cifar")
+        pretrain(backbone, head, *parts["train"], epochs=args.pretrain_epochs, tau=1.0, seed=args.build_seed, device=args.device, name="cifar")
         if args.save_weights:
             _save_atomic(nn.ModuleDict({"backbone": backbone, "head": head}).state_dict(), args.save_weights)
             log(f"cifar: saved the pre-trained net to {args.save_weights}")

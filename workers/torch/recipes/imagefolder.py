@@ -181,7 +181,8 @@ def build(args):
         net.to(args.device)
         head.to(args.device)
         log(f"imagefolder: pre-training the {'head on the frozen backbone' if linear else 'whole net'} for {epochs} epochs")
-        pretrain(net, head, *parts["train"], epochs=epochs, seed=args.build_seed, device=args.device, name="imagefolder")
+        pretrain(net, head, *parts["train"], epochs=epochs, seed=args.build_seed, device=args.device, name="imagefolder",
+                 loader_workers=args.loader_workers)
         for p in backbone.parameters():
             p.requires_grad_(True)
         if args.save_weights:

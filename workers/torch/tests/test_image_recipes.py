@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 import client
-import recipes
 from client import Worker
+import selmix_worker as sw
 from recipes import cifar, nets
 from recipes.augment import DeviceImages
 from recipes.fmnist import lt_counts
@@ -292,7 +292,7 @@ def write_tree(root, splits, classes=("ant", "bee", "cat"), size=20, seed=0):
 
 def folder_args(root, **over):
     a = dict(root=root, net="resnet18", weights=None, save_weights=None, pretrain_epochs=0, pretrain="linear",
-             image_size=32, verify=64, build_seed=0, device=CPU)
+             image_size=32, verify=64, build_seed=0, device=CPU, loader_workers=0)
     a.update(over)
     return Namespace(**a)
 
@@ -437,7 +437,7 @@ class ImageFolderWorker(unittest.TestCase):
             w = Worker(*args)
             self.addCleanup(w.kill)
             w.ok(dict(HELLO, seed=99))
-            w.ok({"op": "load", "format": "selmix-torch/1"}, [("state", "u1", saved["state"])])
+            w.ok({"op": "load", "format": sw.FORMAT}, [("state", "u1", saved["state"])])
             w.ok(train_req(2, 3), lr)
             _, got = w.ok({"op": "evaluate", "split": "val", "centroids": True})
             for k in "CZWb":
@@ -451,7 +451,6 @@ class ImageFolderWorker(unittest.TestCase):
         self.assertEqual((r["ok"], r["error"]), (False, "--root /nonexistent/tree: no such folder"))
 
 
-@unittest.skipUnless(getattr(recipes, "BATCH_DATASETS", False), "the worker does not read batch datasets yet (recipes.BATCH_DATASETS)")
 class CifarWorker(unittest.TestCase):
     """The cifar recipe through the worker: DeviceImages read with per-sample seeds."""
 
@@ -487,7 +486,7 @@ class CifarWorker(unittest.TestCase):
             w = Worker(*args)
             self.addCleanup(w.kill)
             w.ok(dict(HELLO, seed=99))
-            w.ok({"op": "load", "format": "selmix-torch/1"}, [("state", "u1", state)])
+            w.ok({"op": "load", "format": sw.FORMAT}, [("state", "u1", state)])
             w.ok(train_req(2, 4), [("lr", "f8", [0.01] * 2)])
             _, got = w.ok({"op": "evaluate", "split": "val", "centroids": True})
             for k in "CZWb":
