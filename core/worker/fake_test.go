@@ -12,12 +12,13 @@ import (
 
 	"selmix/core/data"
 	"selmix/core/data/datatest"
+	"selmix/core/local"
 	"selmix/core/model"
 	"selmix/core/train"
 )
 
 // The test binary doubles as a fake worker: with SELMIX_FAKE_WORKER set it
-// serves the protocol on stdin/stdout over an in-process train.Local on a
+// serves the protocol on stdin/stdout over an in-process local.Local on a
 // toy problem, misbehaving as the variable says. A run through it must
 // equal the same run in process, bit for bit: every number crosses the
 // protocol exactly.
@@ -38,13 +39,13 @@ func toySplit(K, dim, n1, unl int, seed uint64) *data.Split {
 	return datatest.Blobs(dim, counts, 30, unl, seed)
 }
 
-func toyLocal(seed uint64, unl int) (*train.Local, error) {
+func toyLocal(seed uint64, unl int) (*local.Local, error) {
 	sp := toySplit(4, 6, 80, unl, 1)
 	net, err := model.New(model.Config{Arch: "mlp", In: 6, Hidden: []int{12, 8}, Classes: 4, Batch: 16, EvalBatch: 32, Seed: 3})
 	if err != nil {
 		return nil, err
 	}
-	return train.NewLocal(net, sp, seed)
+	return local.New(net, sp, seed)
 }
 
 // fakeWorker serves one session. Modes: ok, semi (with an unlabeled set),
@@ -62,7 +63,7 @@ func fakeWorker(mode string) int {
 		}
 		w.Flush()
 	}
-	var l *train.Local
+	var l *local.Local
 	var trains int
 	var P, T, A []float64 // the last mixup distribution, soft targets and adjustment received
 	for {
@@ -92,7 +93,7 @@ func fakeWorker(mode string) int {
 				"sizes":  map[string]any{"labeled": in.Labeled, "unlabeled": in.Unlabeled, "val": in.Val, "test": in.Test},
 				"device": "cpu"})
 		case "load":
-			s, err := train.LoadLocal(l.Split(), &train.Saved{Format: f.Header["format"].(string), State: f.Array("state").Data})
+			s, err := local.Load(l.Split(), &train.Saved{Format: f.Header["format"].(string), State: f.Array("state").Data})
 			if err != nil {
 				reply(map[string]any{"ok": false})
 				continue

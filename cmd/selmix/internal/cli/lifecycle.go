@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/core/experiment"
+	"selmix/core/local"
 	"selmix/core/npy"
 	"selmix/core/train"
 	"selmix/runs"
@@ -103,7 +104,7 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 		if step, state, err = r.LatestCheckpointAtOrBefore(math.MaxInt); err != nil {
 			return err
 		}
-		ckpt, err := train.ParseCheckpoint(state)
+		ckpt, err := local.ParseCheckpoint(state)
 		if err != nil {
 			return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, step, err)
 		}
@@ -384,7 +385,7 @@ func exportHead(w io.Writer, root, id string, step int, out string) error {
 	if err != nil {
 		return err
 	}
-	ck, err := train.ParseCheckpoint(state)
+	ck, err := local.ParseCheckpoint(state)
 	if err != nil {
 		return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, at, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"selmix/core/blas"
 	"selmix/core/experiment"
+	"selmix/core/local"
 	"selmix/core/train"
 	"selmix/core/worker"
 	"selmix/runs"
@@ -68,7 +69,7 @@ func prepare(ctx context.Context, w io.Writer, c experiment.Config, quiet bool) 
 	if err != nil {
 		return nil, usageError{err}
 	}
-	net, needsPretrain, err := experiment.LoadModel(c, sp, head)
+	net, needsPretrain, err := local.LoadModel(c, sp, head)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -88,7 +89,7 @@ func prepare(ctx context.Context, w io.Writer, c experiment.Config, quiet bool) 
 			return nil, err
 		}
 	}
-	tr, err := train.NewLocal(net, sp, uint64(c.Seed))
+	tr, err := local.New(net, sp, uint64(c.Seed))
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -121,7 +122,7 @@ func restore(w io.Writer, c experiment.Config, ck *train.Checkpoint, quiet bool)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	return train.LoadLocal(sp, ck.Trainer)
+	return local.Load(sp, ck.Trainer)
 }
 
 // startWorker starts c's worker process. Until the run exists, its stderr
@@ -172,7 +173,7 @@ func startRun(ctx context.Context, w io.Writer, c experiment.Config, o startOpts
 	tc := c.Train()
 	var eng *train.Engine
 	if o.state != nil {
-		ck, err := train.ParseCheckpoint(o.state)
+		ck, err := local.ParseCheckpoint(o.state)
 		if err != nil {
 			return err
 		}
