@@ -246,7 +246,7 @@ func (r *Run) Apply(s train.Snapshot) {
 	case train.KindFinal:
 		r.Summary = s.Summary
 		if sm := s.Summary; sm != nil && len(sm.TestObjBefore) > 0 {
-			i := objIndex(sm.Objective)
+			i := sm.Objective.Index()
 			r.log(Entry{s.Step, Note, fmt.Sprintf("%s after %d steps: test %s %.4f → %.4f",
 				s.State, sm.Steps, sm.Objective, sm.TestObjBefore[i], sm.TestObjAfter[i])})
 		} else {
@@ -313,18 +313,6 @@ func (r *Run) LambdaHistory(i, n int) []float64 {
 		out[a], out[b] = out[b], out[a]
 	}
 	return out
-}
-
-// ObjIndex is the position of o in metric.Objectives(), or -1.
-func ObjIndex(o metric.Objective) int { return objIndex(o) }
-
-func objIndex(o metric.Objective) int {
-	for i, x := range metric.Objectives() {
-		if x == o {
-			return i
-		}
-	}
-	return -1
 }
 
 // Phase is a short description of where the run is.
