@@ -329,49 +329,38 @@ func splitLabels(rs []paperResult, table string) (objs, variants []string) {
 // A value of a member's summary.
 type value func(r paperResult) float64
 
-func objValue(vals []float64, o metric.Objective) float64 {
-	if i := slices.Index(metric.Objectives(), o); i >= 0 && i < len(vals) {
-		return vals[i]
-	}
-	return math.NaN()
-}
-
 var (
-	optimized       value = func(r paperResult) float64 { return objValue(r.sum.TestObjAfter, r.sum.Objective) }
-	optimizedBefore value = func(r paperResult) float64 { return objValue(r.sum.TestObjBefore, r.sum.Objective) }
-	meanRecall      value = func(r paperResult) float64 { return r.sum.TestAfter.MeanRecall }
+	optimized       value = col(sweep.OptimizedColumn).after
+	optimizedBefore value = col(sweep.OptimizedColumn).before
+	meanRecall      value = paperColumns[0].after
 	seconds         value = func(r paperResult) float64 { return r.sum.Seconds }
 	lowestValMean   value = func(r paperResult) float64 { return r.minValMean }
 )
 
-// column is one observed quantity, after fine-tuning and before it (the
-// pre-trained model).
+// column is one of sweep's result columns over the suite's members: after
+// fine-tuning and before it (the pre-trained model).
 type column struct {
 	name          string
 	after, before value
 }
 
-func reportCol(name string, f func(metric.Report) float64) column {
-	return column{name,
-		func(r paperResult) float64 { return f(r.sum.TestAfter) },
-		func(r paperResult) float64 { return f(r.sum.TestBefore) }}
+func col(c sweep.ResultColumn) column {
+	return column{c.Short,
+		func(r paperResult) float64 { return c.After(r.sum) },
+		func(r paperResult) float64 { return c.Before(r.sum) }}
 }
 
-func objCol(o metric.Objective) column {
-	return column{"ψ " + string(o),
-		func(r paperResult) float64 { return objValue(r.sum.TestObjAfter, o) },
-		func(r paperResult) float64 { return objValue(r.sum.TestObjBefore, o) }}
-}
+func objCol(o metric.Objective) column { return col(sweep.ObjectiveColumn(o)) }
 
-var paperColumns = []column{
-	reportCol("mean rec", func(r metric.Report) float64 { return r.MeanRecall }),
-	reportCol("min rec", func(r metric.Report) float64 { return r.MinRecall }),
-	reportCol("H-mean", func(r metric.Report) float64 { return r.HMean }),
-	reportCol("G-mean", func(r metric.Report) float64 { return r.GMean }),
-	reportCol("min cov", func(r metric.Report) float64 { return r.MinCoverage }),
-	objCol(metric.MeanRecallCov),
-	objCol(metric.HMeanCov),
-}
+// paperColumns are the metrics of the paper's tables: sweep's
+// MetricColumns, then ψ of the two coverage-constrained objectives.
+var paperColumns = func() []column {
+	var cs []column
+	for _, c := range sweep.MetricColumns {
+		cs = append(cs, col(c))
+	}
+	return append(cs, objCol(metric.MeanRecallCov), objCol(metric.HMeanCov))
+}()
 
 // collect gathers v over the seeds of one row.
 func collect(rs []paperResult, table, label string, v value) []float64 {
