@@ -10,27 +10,18 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"selmix/core/data"
-	"selmix/core/data/datatest"
+	"selmix/core/local/localtest"
 	"selmix/core/metric"
 	"selmix/core/model"
 	"selmix/core/train"
 )
 
-// toySplit is a small long-tailed problem: K Gaussian blobs in dim
-// dimensions with labeled counts n1, n1/3, n1/9, ... (as the engine's tests
-// in core/train).
-func toySplit(K, dim, n1 int, seed uint64) *data.Split {
-	counts, p := make([]int, K), 1
-	for k := range counts {
-		counts[k] = max(2, n1/p)
-		p *= 3
-	}
-	return datatest.Blobs(dim, counts, 40, 0, seed)
-}
+// toySplit is the toy problem (localtest.Split).
+func toySplit(K, dim, n1 int, seed uint64) *data.Split { return localtest.Split(K, dim, n1, seed) }
 
 func toyNet(t *testing.T, sp *data.Split, batch int) *model.Net {
 	t.Helper()
-	net, err := model.New(model.Config{Arch: "mlp", In: sp.Labeled.Dim, Hidden: []int{16, 8}, Classes: sp.K, Batch: batch, EvalBatch: 64, Seed: 3})
+	net, err := localtest.Net(sp, batch)
 	if err != nil {
 		t.Fatal(err)
 	}
