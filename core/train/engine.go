@@ -218,7 +218,7 @@ type Halted struct {
 	Err  error
 }
 
-func (h *Halted) Error() string   { return fmt.Sprintf("stopped at step %d: %v", h.Step, h.Err) }
+func (h *Halted) Error() string   { return h.Err.Error() }
 func (h *Halted) Unwrap() []error { return []error{ErrStopped, h.Err} }
 
 // Run fine-tunes until the step budget is spent, a Stop arrives or ctx
