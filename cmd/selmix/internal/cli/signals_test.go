@@ -283,3 +283,100 @@ func waitFIFOOpen(pid int) bool {
 	}
 	return false
 }
+
+// A worker out of memory — its reply says so, or the kernel killed it
+// (SIGKILL) — ends the run with one line naming the cause, what bounds
+// memory and the fork to try; the run is stopped (exit 1), resumes to
+// exactly the uninterrupted result, and forks with a smaller batch.
+func TestWorkerOutOfMemoryStopsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	root := t.TempDir()
+	base := append(append([]string{"--runs", root}, fakeRun...), fakeWorker(t)...)
+	out, code := selmixtest.Code(t, fakeEnv("ok"), append([]string{"run", "--headless", "-q"}, base...)...)
+	if code != 0 {
+		t.Fatalf("the uninterrupted run: exit %d\n%s", code, out)
+	}
+	want := selmixtest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
+	for _, tc := range []struct {
+		mode string
+		want string
+	}{
+		{"oom=14", `worker ran out of memory in "train": CUDA out of memory. Tried to allocate 2.00 GiB; lower finetune.batch, and the worker's --eval-batch and --image-size`},
+		{"sigkill=14", `worker exited during "train" (killed by SIGKILL (out of memory?)); lower finetune.batch, and the worker's --eval-batch and --image-size`},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			out, code := selmixtest.Code(t, fakeEnv(tc.mode), append([]string{"run", "--headless", "-q"}, base...)...)
+			m := selmixtest.RunIDRe.FindStringSubmatch(out)
+			if code != 1 || m == nil {
+				t.Fatalf("exit %d, want 1\n%s", code, out)
+			}
+			id := m[1]
+			last := lastLines(out, 1)
+			if !strings.HasPrefix(last, "selmix: run "+id+" stopped at step ") || !strings.Contains(last, tc.want) ||
+				!strings.Contains(last, "`selmix fork "+id+" --set finetune.batch=8` continues it with half the batch") {
+				t.Errorf("last line %q lacks the cause, the knobs or the fork", last)
+			}
+			checkStatus(t, root, id, runs.StatusStopped)
+			fork, code := selmixtest.Code(t, fakeEnv("ok"), "fork", "-q", "--runs", root, id, "--set", "finetune.batch=8")
+			if code != 0 || !strings.Contains(fork, "run ") {
+				t.Fatalf("fork with a smaller batch: exit %d\n%s", code, fork)
+			}
+			fm := selmixtest.RunIDRe.FindStringSubmatch(fork)
+			checkStatus(t, root, fm[1], runs.StatusFinished)
+			res, code := selmixtest.Code(t, fakeEnv("ok"), "resume", "-q", "--runs", root, id)
+			if code != 0 {
+				t.Fatalf("resume: exit %d\n%s", code, res)
+			}
+			selmixtest.SameOutcome(t, tc.mode+", then resumed", selmixtest.ReadOutcome(t, root, id), want)
+		})
+	}
+}
+
+// Bad worker settings are input errors: one line naming the key, exit 2,
+// no run; --set worker.dir is honoured with --worker --.
+func TestWorkerSettingsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	root := t.TempDir()
+	run := func(args ...string) []string {
+		return append(append([]string{"run", "--headless", "-q", "--runs", root}, fakeRun...), args...)
+	}
+	self := fakeWorker(t)[2]
+	long := filepath.Join(t.TempDir(), strings.Repeat("r", 100))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{run("--set", "worker.dir=/nonexistent", "--worker", "--", self), `selmix: worker.dir "/nonexistent": no such directory`},
+		{run("--worker", "--", "/nonexistent/worker", "--flag"), `selmix: worker.command: starting /nonexistent/worker: no such file`},
+		{run("--worker", "--", "selmix-no-such-worker"), `selmix: worker.command: starting selmix-no-such-worker: not found in $PATH`},
+		{append([]string{"run", "--detach", "--runs", long}, fakeWorker(t)...), "selmix: --runs " + long + ": too long for a detached run's control socket"},
+	} {
+		out, code := selmixtest.Code(t, fakeEnv("ok"), tc.args...)
+		if code != 2 || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, tc.want) {
+			t.Errorf("selmix %s: exit %d\n%s\nwant exit 2 and one line %q…", strings.Join(tc.args, " "), code, out, tc.want)
+		}
+	}
+	if _, err := os.Stat(long); err == nil {
+		t.Errorf("run --detach created %s", long)
+	}
+	if rs, _ := runs.List(root); len(rs) != 0 {
+		t.Errorf("%d runs created", len(rs))
+	}
+	wd := t.TempDir()
+	out, code := selmixtest.Code(t, fakeEnv("ok"), run("--set", "worker.dir="+wd, "--worker", "--", self)...)
+	if code != 0 {
+		t.Fatalf("--set worker.dir: exit %d\n%s", code, out)
+	}
+	r, err := runs.Open(root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := runConfig(r)
+	if err != nil || c.Worker.Dir != wd {
+		t.Errorf("recorded worker.dir %q (%v), want %q", c.Worker.Dir, err, wd)
+	}
+}
