@@ -13,7 +13,7 @@ const (
 	KindStep    Kind = iota // after an SGD step; may be coalesced
 	KindRefresh             // validation evaluated, G and P recomputed
 	KindControl             // a control message took effect (or was refused)
-	KindFinal               // the run ended; Summary is set
+	KindFinal               // the run ended; Summary is set, except after a Trainer halted (ErrHalt)
 	KindError               // the run failed; Err is set
 	KindLog                 // a line the trainer wrote (a worker's stderr); Text is set. Live only: never recorded
 )

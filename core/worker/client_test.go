@@ -1,4 +1,4 @@
-package worker
+package worker_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"selmix/core/gain"
 	"selmix/core/train"
+	"selmix/core/worker"
+	"selmix/core/worker/workertest"
 )
 
 func toyConfig() train.Config {
@@ -104,7 +106,7 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		if mode == "semi" {
 			unl = 20
 		}
-		l, err := toyLocal(9, unl)
+		l, err := workertest.ToyLocal(9, unl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,21 +248,21 @@ func TestWorkerLogLines(t *testing.T) {
 
 func FuzzReadFrame(f *testing.F) {
 	var b bytes.Buffer
-	WriteFrame(&b, &Frame{Header: map[string]any{"ok": true, "loss": 0.5}, Arrays: []Array{F64("P", []float64{1, 0, 0, 0}, 2, 2), Bytes("state", []byte("abc"))}})
+	worker.WriteFrame(&b, &worker.Frame{Header: map[string]any{"ok": true, "loss": 0.5}, Arrays: []worker.Array{worker.F64("P", []float64{1, 0, 0, 0}, 2, 2), worker.Bytes("state", []byte("abc"))}})
 	f.Add(b.Bytes())
 	f.Add([]byte("\x02\x00\x00\x00{}\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add([]byte("\x10\x00\x00\x00{\"arrays\":[{}]}\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		fr, err := ReadFrame(bytes.NewReader(in))
+		fr, err := worker.ReadFrame(bytes.NewReader(in))
 		if err != nil {
 			return
 		}
 		// What was read writes back and reads again the same.
 		var out bytes.Buffer
-		if err := WriteFrame(&out, fr); err != nil {
+		if err := worker.WriteFrame(&out, fr); err != nil {
 			t.Fatalf("re-encoding a frame read: %v", err)
 		}
-		again, err := ReadFrame(&out)
+		again, err := worker.ReadFrame(&out)
 		if err != nil || len(again.Arrays) != len(fr.Arrays) {
 			t.Fatalf("round trip: %v", err)
 		}

@@ -267,3 +267,39 @@ func TestCategorize(t *testing.T) {
 		}
 	}
 }
+
+// A sweep whose sweep.json is damaged is named as damaged — by id, id
+// prefix, name or folder — not reported missing.
+func TestOpenDamaged(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		content func(good []byte) []byte
+		reason  string
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }, "unexpected end of JSON input"},
+		{"empty", func([]byte) []byte { return nil }, "unexpected end of JSON input"},
+		{"inconsistent", func([]byte) []byte { return []byte(`{"id": "x", "name": "small"}`) }, `bad id "x" or name "small"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSweep(t, smallSpec, ExecLocal)
+			path := filepath.Join(s.Dir, "sweep.json")
+			good, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, tc.content(good), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{s.ID, s.ID[:len("small-")+2], "small", s.Dir} {
+				_, err := Open(s.Root, q)
+				want := path + " is damaged: " + tc.reason
+				if err == nil || err.Error() != want {
+					t.Errorf("Open(%q): %v, want %q", q, err, want)
+				}
+			}
+			if _, err := Open(s.Root, "nope"); err == nil || !strings.HasPrefix(err.Error(), `no sweep "nope"`) {
+				t.Errorf("Open(nope): %v", err)
+			}
+		})
+	}
+}

@@ -52,8 +52,24 @@ func spawnForkDetached(root, id string, step int) (string, int, error) {
 	return spawnChild(root, []string{"fork", id, "--at", fmt.Sprint(step), "-q"})
 }
 
+// runIDLen is the length of a run id (runs.Create makes them).
+const runIDLen = len("20060102-1504-0000")
+
+// checkSocketPath refuses a runs root in which a run's control socket
+// path would be too long for a Unix socket: a detached run must serve one.
+func checkSocketPath(root string) error {
+	path := filepath.Join(runs.Root(root), strings.Repeat("x", runIDLen), live.SocketName)
+	if len(path) >= live.MaxSocketPath {
+		return badInput("--runs %s: too long for a detached run's control socket (its runs' sockets would be %d bytes, limit %d); use a shorter runs folder", runs.Root(root), len(path), live.MaxSocketPath-1)
+	}
+	return nil
+}
+
 // spawnChild starts `selmix ARGS --serve --handshake` in the background.
 func spawnChild(root string, args []string) (id string, pid int, err error) {
+	if err := checkSocketPath(root); err != nil {
+		return "", 0, err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return "", 0, err

@@ -90,9 +90,9 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 	if len(ck) == 0 {
 		// Crashed before its first checkpoint: start over; the events it
 		// logged are reproduced exactly and not written twice.
-		tr, err := prepare(ctx, w, c, o.quiet)
+		tr, err := prepare(sig.workerCtx, w, c, o.quiet)
 		if err != nil {
-			return err
+			return sig.interrupted(err)
 		}
 		if eng, err = train.New(tc, tr); err != nil {
 			tr.Close()
@@ -107,9 +107,9 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 		if err != nil {
 			return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, step, err)
 		}
-		tr, err := restore(w, c, ckpt, o.quiet)
+		tr, err := restore(sig.workerCtx, w, c, ckpt, o.quiet)
 		if err != nil {
-			return err
+			return sig.interrupted(err)
 		}
 		if eng, err = train.Resume(tc, tr, ckpt); err != nil {
 			tr.Close()

@@ -10,11 +10,19 @@ import (
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
+	"selmix/core/worker/workertest"
 	"selmix/runs"
 	"selmix/runs/record"
 )
 
-func TestMain(m *testing.M) { selmixtest.Main(m) }
+// The test binary doubles as a fake worker (workertest.Serve) for the
+// binary's worker runs.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(workertest.Env); mode != "" {
+		os.Exit(workertest.Serve(mode))
+	}
+	selmixtest.Main(m)
+}
 
 // startSelmix starts the real binary with args and returns it with a
 // scanner over its output (stdout and stderr together).

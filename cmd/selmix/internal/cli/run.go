@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -38,7 +39,7 @@ func (f *startFlags) add(cmd *cobra.Command) {
 // takeWorker adds the overrides of `--worker -- CMD ARGS...` (workerArgs)
 // to the --set ones.
 func (f *startFlags) takeWorker(cmd *cobra.Command, args []string) error {
-	ws, err := workerArgs(cmd, f.worker, args)
+	ws, err := workerArgs(cmd, f.worker, args, f.sets)
 	if err != nil {
 		return err
 	}
@@ -61,8 +62,9 @@ func addWorkerFlag(cmd *cobra.Command, worker *bool) {
 
 // workerArgs turns `--worker -- CMD ARGS...` into configuration overrides:
 // the command, and the directory it runs in (recorded, so resume and fork
-// find relative paths again).
-func workerArgs(cmd *cobra.Command, worker bool, args []string) ([]string, error) {
+// find relative paths again): this one, unless sets (the --set overrides)
+// name one.
+func workerArgs(cmd *cobra.Command, worker bool, args, sets []string) ([]string, error) {
 	if !worker {
 		if len(args) > 0 {
 			return nil, badInput("unexpected arguments %q (a worker command goes after --worker --)", args)
@@ -76,6 +78,12 @@ func workerArgs(cmd *cobra.Command, worker bool, args []string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
+	out := []string{"worker.command=" + string(js)}
+	for _, kv := range sets {
+		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "worker.dir" {
+			return out, nil
+		}
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, err
@@ -84,7 +92,7 @@ func workerArgs(cmd *cobra.Command, worker bool, args []string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	return []string{"worker.command=" + string(js), "worker.dir=" + string(dir)}, nil
+	return append(out, "worker.dir="+string(dir)), nil
 }
 
 func addConfigFlags(cmd *cobra.Command, config *string, sets *[]string) {
