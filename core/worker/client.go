@@ -46,6 +46,12 @@ type Options struct {
 // fault, not the run.
 var ErrStart = errors.New("the worker cannot be started")
 
+// ErrBadInput marks a worker that refused its own input in hello (reason
+// "bad_input": a missing data folder, a corrupt file, weights of another
+// architecture). Like ErrStart, the configuration is at fault, not the run:
+// nothing has been recorded yet.
+var ErrBadInput = errors.New("the worker refused its input")
+
 // ErrOutOfMemory marks a request that failed for lack of memory: the
 // worker's reply said so (reason "out_of_memory"), or the worker was killed
 // by SIGKILL, as the kernel's out-of-memory killer does. It comes wrapped
@@ -118,7 +124,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 					why = err.Error()
 				}
 			}
-			return nil, &haltError{msg: fmt.Sprintf("worker.dir %q: %s", o.Dir, why), errs: []error{ErrStart}}
+			return nil, &markedError{msg: fmt.Sprintf("worker.dir %q: %s", o.Dir, why), errs: []error{ErrStart}}
 		}
 	}
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
@@ -148,7 +154,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 		for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
 			f.Close()
 		}
-		return nil, &haltError{msg: fmt.Sprintf("worker.command: starting %s: %v", o.Command[0], startReason(err)), errs: []error{ErrStart, err}}
+		return nil, &markedError{msg: fmt.Sprintf("worker.command: starting %s: %v", o.Command[0], startReason(err)), errs: []error{ErrStart, err}}
 	}
 	inR.Close()
 	outW.Close()
@@ -196,15 +202,15 @@ func startReason(err error) string {
 	return err.Error()
 }
 
-// haltError is an error with its own message that wraps others (markers
-// such as train.ErrHalt and the cause).
-type haltError struct {
+// markedError is an error with its own message that wraps others (markers
+// such as train.ErrHalt, ErrStart and ErrBadInput, and the cause).
+type markedError struct {
 	msg  string
 	errs []error
 }
 
-func (e *haltError) Error() string   { return e.msg }
-func (e *haltError) Unwrap() []error { return e.errs }
+func (e *markedError) Error() string   { return e.msg }
+func (e *markedError) Unwrap() []error { return e.errs }
 
 // SetLog passes every stderr line of the worker, those already written
 // included, to f (in order, from another goroutine).
@@ -266,11 +272,14 @@ func (c *Client) callWithin(f *Frame, timeout time.Duration, knob string) (*Fram
 		if msg == "" {
 			msg = "the reply says neither ok nor why"
 		}
-		if reason, _ := rep.Header["reason"].(string); reason == "out_of_memory" {
-			return nil, &haltError{
+		switch reason, _ := rep.Header["reason"].(string); {
+		case reason == "out_of_memory":
+			return nil, &markedError{
 				msg:  fmt.Sprintf("worker ran out of memory in %q: %s; lower %s", op, oneLine(msg), MemoryKnobs),
 				errs: []error{train.ErrHalt, ErrOutOfMemory},
 			}
+		case reason == "bad_input" && op == "hello":
+			return nil, &markedError{msg: fmt.Sprintf("worker: %s: %s", op, oneLine(msg)), errs: []error{ErrBadInput}}
 		}
 		return nil, fmt.Errorf("worker: %s: %s", op, oneLine(msg))
 	}
@@ -367,7 +376,7 @@ func (c *Client) failure(op string, timeout time.Duration, knob string, err erro
 	if tail := c.log.tail(3); tail != "" {
 		why += "; its last words: " + tail
 	}
-	return &haltError{msg: "worker " + why, errs: marks}
+	return &markedError{msg: "worker " + why, errs: marks}
 }
 
 func (c *Client) isExited() bool {

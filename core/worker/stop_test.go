@@ -194,3 +194,18 @@ func TestWorkerCannotStart(t *testing.T) {
 		}
 	}
 }
+
+// A worker that refuses its own input in hello (reason "bad_input") is a
+// configuration error, like one that cannot start: ErrBadInput, in one line
+// naming what the worker named.
+func TestWorkerBadInput(t *testing.T) {
+	c, err := fake(t, "bad-input", 1, time.Minute)
+	if err == nil {
+		c.Close()
+		t.Fatal("a worker refusing its input started")
+	}
+	const want = "worker: hello: --root /data/x: no such folder"
+	if !errors.Is(err, worker.ErrBadInput) || err.Error() != want {
+		t.Errorf("Start: %v, want %q wrapping ErrBadInput", err, want)
+	}
+}

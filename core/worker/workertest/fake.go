@@ -60,6 +60,7 @@ func ToyLocal(seed uint64, unl int) (*train.Local, error) {
 //	protocol    speaks protocol 99
 //	fail        answers train with ok:false
 //	hang-hello  never answers hello
+//	bad-input   answers hello with ok:false, reason bad_input
 //	hang-train=N  never answers the Nth train
 //	oom=N       answers the Nth train with ok:false, reason out_of_memory
 //	sigkill=N   kills itself with SIGKILL in the Nth train
@@ -99,6 +100,9 @@ func Serve(mode string) int {
 			switch name {
 			case "hang-hello":
 				time.Sleep(time.Hour)
+			case "bad-input":
+				refuse(map[string]any{"error": "--root /data/x: no such folder", "reason": "bad_input"})
+				continue
 			case "longline":
 				os.Stderr.WriteString(strings.Repeat("x", 2<<20) + "\n")
 			}

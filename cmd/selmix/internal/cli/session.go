@@ -169,7 +169,7 @@ func startWorker(ctx context.Context, w io.Writer, c experiment.Config, quiet bo
 		o.Log = func(line string) { fmt.Fprintf(w, "worker: %s\n", line) }
 	}
 	wc, err := worker.Start(ctx, o)
-	if errors.Is(err, worker.ErrStart) {
+	if errors.Is(err, worker.ErrStart) || errors.Is(err, worker.ErrBadInput) {
 		return nil, usageError{err}
 	}
 	return wc, err

@@ -360,6 +360,12 @@ func TestWorkerSettingsRefused(t *testing.T) {
 			t.Errorf("selmix %s: exit %d\n%s\nwant exit 2 and one line %q…", strings.Join(tc.args, " "), code, out, tc.want)
 		}
 	}
+	// A worker refusing its own input in hello (the PyTorch worker's
+	// recipes: a missing --root, a corrupt image) is bad input too.
+	const bad = "selmix: worker: hello: --root /data/x: no such folder"
+	if out, code := selmixtest.Code(t, fakeEnv("bad-input"), run("--worker", "--", self)...); code != 2 || !strings.HasSuffix(out, bad+"\n") {
+		t.Errorf("a worker answering hello with bad_input: exit %d\n%s\nwant exit 2 ending in %q", code, out, bad)
+	}
 	if _, err := os.Stat(long); err == nil {
 		t.Errorf("run --detach created %s", long)
 	}
