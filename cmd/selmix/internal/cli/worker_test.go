@@ -85,18 +85,6 @@ func featureArgs(dir string) []string {
 
 var workerRun = []string{"--set", "finetune.steps=200", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=2", "--set", "record.plots=false"}
 
-// The PyTorch worker's own test suite (frames, steps against numpy
-// oracles, determinism, save/load, recipes, failures).
-func TestTorchWorkerSuite(t *testing.T) {
-	needTorch(t)
-	cmd := exec.Command(python, "-m", "unittest", "discover", "-s", filepath.Join(repoRoot(t), "workers", "torch", "tests"))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("workers/torch tests: %v\n%s", err, out)
-	}
-	t.Logf("%s", lastLines(string(out), 3))
-}
-
 func lastLines(s string, n int) string {
 	l := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
