@@ -118,6 +118,10 @@ func (m *Model) Entries() []Entry {
 	return out
 }
 
+// SetNote shows a one-off message under the list (e.g. why a run the
+// user chose could not be opened).
+func (m *Model) SetNote(s string) { m.note = Clean(s) }
+
 // SetSize sets the screen size.
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 

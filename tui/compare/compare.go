@@ -48,6 +48,7 @@ type Model struct {
 	paints []pane.Paint
 
 	metric   int
+	picked   bool // the user chose the metric (else it follows the first run's objective)
 	byTime   bool
 	smooth   float64
 	envelope bool
@@ -122,6 +123,14 @@ func (m *Model) data(msg DataMsg) tea.Cmd {
 		} else {
 			m.runs = msg.Runs
 		}
+		if !m.picked && len(m.runs) > 0 {
+			// First the ψ the first run optimizes.
+			for i, mt := range metrics {
+				if mt.Name == "ψ "+m.runs[0].Objective {
+					m.metric = i
+				}
+			}
+		}
 	}
 	var live []string
 	for _, r := range m.runs {
@@ -161,9 +170,9 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(kp, k.Quit), key.Matches(kp, k.Cancel):
 		return tea.Quit
 	case key.Matches(kp, k.Up):
-		m.metric = (m.metric + n - 1) % n
+		m.metric, m.picked = (m.metric+n-1)%n, true
 	case key.Matches(kp, k.Down):
-		m.metric = (m.metric + 1) % n
+		m.metric, m.picked = (m.metric+1)%n, true
 	case key.Matches(kp, k.SmoothMore):
 		m.smooth = math.Min(0.95, math.Round((m.smooth+0.05)*100)/100)
 	case key.Matches(kp, k.SmoothLess):

@@ -22,7 +22,7 @@ import (
 // ψ of every objective rises from base towards base+0.3 with seeded noise.
 func synth(id, policy, lr string, K, n int, base float64, seed uint64) *Run {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	r := &Run{ID: id, Name: id, Config: map[string]string{"finetune.policy": policy, "finetune.lr": lr, "seed": fmt.Sprint(seed)},
+	r := &Run{ID: id, Name: id, Objective: "min-recall", Config: map[string]string{"finetune.policy": policy, "finetune.lr": lr, "seed": fmt.Sprint(seed)},
 		Steps: make([]float64, n), Secs: make([]float64, n), Series: make([][]float64, len(metrics))}
 	for m := range metrics {
 		r.Series[m] = make([]float64, n)
@@ -83,7 +83,7 @@ func TestSmoothingFullResolution(t *testing.T) {
 	m.smooth = 0.9
 	traces, _ := m.traces(70)
 	for i, r := range rs {
-		want := EMA(nil, r.Series[0], 0.9)
+		want := EMA(nil, r.Series[m.metric], 0.9)
 		if len(traces[i].ys) != 2000 || !slices.Equal(traces[i].ys, want) {
 			t.Fatalf("run %d: trace has %d points, want the 2000 of its smoothed series", i, len(traces[i].ys))
 		}
@@ -152,6 +152,20 @@ func TestClassDiffs(t *testing.T) {
 		if math.Abs(ds[want.i].Delta-want.delta) > 1e-12 {
 			t.Errorf("class %d: Δ %v, want %v", ds[want.i].Class, ds[want.i].Delta, want.delta)
 		}
+	}
+}
+
+// The chart opens on ψ of the objective the first run optimizes; a
+// metric the user picked stays picked when fresh data comes.
+func TestDefaultMetric(t *testing.T) {
+	m := model(fourRuns(10, 5), 80, 24)
+	if got := metrics[m.metric].Name; got != "ψ min-recall" {
+		t.Fatalf("opens on %q, want ψ min-recall", got)
+	}
+	m.Update(fixture.Key("j"))
+	m.Update(DataMsg{Runs: fourRuns(10, 6)})
+	if got := metrics[m.metric].Name; got == "ψ min-recall" {
+		t.Errorf("fresh data moved the chart back to %q", got)
 	}
 }
 
@@ -248,6 +262,9 @@ func TestLoad(t *testing.T) {
 	r := rs[1]
 	if got, want := r.Steps, []float64{0, 10, 20, 30, 40, 50, 60}; !slices.Equal(got, want) {
 		t.Errorf("steps %v, want %v", got, want)
+	}
+	if r.Objective != "min-recall" { // the objective of its refreshes
+		t.Errorf("objective %q, want min-recall", r.Objective)
 	}
 	if got := r.Series[0][6]; math.Abs(got-0.56) > 1e-6 {
 		t.Errorf("ψ %s at the last refresh %v, want 0.56", metrics[0].Name, got)

@@ -18,8 +18,9 @@ import (
 // rest of its history is dropped once read, so a comparison of runs with
 // K = 1000 costs O(refreshes + K) per run.
 type Run struct {
-	ID, Name string
-	Live     bool
+	ID, Name  string
+	Objective string // the objective it optimizes (run.json)
+	Live      bool
 	Config   map[string]string // config.toml flattened ("finetune.policy" → "uniform")
 	Steps    []float64         // step of each refresh
 	Secs     []float64         // seconds since the first refresh (NaN where the log has no time)
@@ -130,7 +131,9 @@ func LoadRun(root, id string) (*Run, error) {
 	if text, err := rr.Config(); err == nil {
 		cfg = flatConfig(text)
 	}
-	return FromHistory(rr.Meta.ID, rr.Meta.Name, rr.Live, cfg, h, refreshTimes(rr)), nil
+	r := FromHistory(rr.Meta.ID, rr.Meta.Name, rr.Live, cfg, h, refreshTimes(rr))
+	r.Objective = rr.Meta.Objective
+	return r, nil
 }
 
 // refreshTimes are the times of the run's refresh events, in order.

@@ -84,8 +84,16 @@ func (m *Model) recallTable(w, h int) string {
 	if len(diffs) == 0 {
 		return pane.Fit(th.Render(th.Dim, "no per-class recall yet: no run has a refresh"), w, h)
 	}
-	const classW, colW = 16, 8
+	const classW = 16
+	colW := 8 // "1 " and the run's label, at most 14 wide
+	for _, r := range m.runs {
+		colW = max(colW, min(16, pane.Width(r.Label())+2))
+	}
 	nRuns := min(len(m.runs), max(1, (w-classW-colW-2)/(colW+1)))
+	if nRuns < len(m.runs) { // narrow: many runs before long labels
+		colW = 8
+		nRuns = min(len(m.runs), max(1, (w-classW-colW-2)/(colW+1)))
+	}
 	names := func(k int) string {
 		for _, r := range m.runs {
 			if k < len(r.Classes) && r.Classes[k] != "" {

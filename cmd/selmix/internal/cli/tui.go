@@ -261,10 +261,15 @@ func loadKeys(path string) (*keys.Map, string, error) {
 	return km, path, nil
 }
 
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
 // needTerminal refuses to draw the workbench into a pipe or a file.
 func needTerminal(w io.Writer) error {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(f.Fd()) {
+	if !isTerminal(w) {
 		return badInput("the workbench needs a terminal; use `selmix run --headless` in scripts")
 	}
 	return nil

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"selmix/tui/browser"
+	"selmix/tui/compare"
+	"selmix/tui/pane"
+)
+
+// browseRuns shows the runs browser over root. Enter opens the chosen
+// run in the workbench (attached while it runs, read-only once it has
+// ended), c compares the marked runs; quitting either comes back to the
+// list, with its filter, sort and marks as they were.
+func browseRuns(cmd *cobra.Command, root, keysPath string) error {
+	km, _, err := loadKeys(keysPath)
+	if err != nil {
+		return err
+	}
+	if err := needTerminal(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
+	defer cancel()
+	pc := &pane.Context{Theme: pane.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
+	m := browser.New(pc, root)
+	for {
+		if done, err := runProgram(ctx, m); done || err != nil {
+			return err
+		}
+		act, ids := m.Chosen()
+		switch act {
+		case browser.None:
+			return nil
+		case browser.Open:
+			err = openOrAttach(cmd, root, ids[0], keysPath)
+		case browser.Compare:
+			cm := compare.New(pc, ids, func(ids []string) ([]*compare.Run, error) { return compare.Load(root, ids) })
+			var done bool
+			if done, err = runProgram(ctx, cm); done {
+				return err
+			}
+		}
+		if err != nil {
+			// The list comes back and says what went wrong.
+			m.SetNote(err.Error())
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// runProgram runs one full-screen program over m; done says a signal
+// ended it (and so everything).
+func runProgram(ctx context.Context, m tea.Model) (done bool, err error) {
+	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return true, nil
+	}
+	return false, err
+}
+
+// openOrAttach shows run id in the workbench: attached while a process
+// runs it, read-only otherwise (selmix attach, selmix open).
+func openOrAttach(cmd *cobra.Command, root, id, keysPath string) error {
+	r, err := openRun(root, id)
+	if err != nil {
+		return err
+	}
+	if r.Live {
+		return attachWorkbenchTo(cmd, r, keysPath)
+	}
+	return openRecorded(cmd, root, id, keysPath)
+}
