@@ -21,12 +21,12 @@ type Run struct {
 	ID, Name  string
 	Objective string // the objective it optimizes (run.json)
 	Live      bool
-	Config   map[string]string // config.toml flattened ("finetune.policy" → "uniform")
-	Steps    []float64         // step of each refresh
-	Secs     []float64         // seconds since the first refresh (NaN where the log has no time)
-	Series   [][]float64       // Series[metric][refresh]; NaN where not measured
-	Recall   []float64         // per-class recall at the last refresh
-	Classes  []string          // class names ("" where unnamed)
+	Config    map[string]string // config.toml flattened ("finetune.policy" → "uniform")
+	Steps     []float64         // step of each refresh
+	Secs      []float64         // seconds since the first refresh (NaN where the log has no time)
+	Series    [][]float64       // Series[metric][refresh]; NaN where not measured
+	Recall    []float64         // per-class recall at the last refresh
+	Classes   []string          // class names ("" where unnamed)
 }
 
 // Label is the name shown for the run.
