@@ -11,6 +11,7 @@ package browser
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -26,19 +27,33 @@ import (
 type ListMsg struct {
 	Entries []Entry
 	Err     error
+	took    time.Duration // how long the read took
 }
+
+// ConfigMsg carries the config of runs by id (ReadConfigs).
+type ConfigMsg map[string]map[string]string
 
 // Load reads root off the UI goroutine.
 func Load(root string) tea.Cmd {
 	return func() tea.Msg {
+		t0 := time.Now()
 		es, err := Read(root)
-		return ListMsg{Entries: es, Err: err}
+		return ListMsg{Entries: es, Err: err, took: time.Since(t0)}
 	}
 }
 
-// refreshEvery is how often the list is read again, so live runs' steps
-// and statuses move.
-const refreshEvery = 2 * time.Second
+// readConfigs reads the configs of dirs (by id) off the UI goroutine.
+func readConfigs(dirs map[string]string) tea.Cmd {
+	return func() tea.Msg { return ConfigMsg(ReadConfigs(dirs)) }
+}
+
+// The list is read again every refreshEvery, so live runs' steps and
+// statuses move; a root so large that reading it takes long is read
+// less often, so the browser never keeps a core busy.
+const (
+	refreshEvery = 2 * time.Second
+	refreshDuty  = 10 // read at most 1/refreshDuty of the time
+)
 
 // Action is what the user chose to do with runs.
 type Action int
@@ -74,6 +89,7 @@ type Model struct {
 	reload  bool // re-read the root every refreshEvery
 	selID   string
 	compile Filter
+	configs map[string]map[string]string // config.toml of runs by id, read once
 }
 
 // Option sets up a Model.
@@ -87,7 +103,7 @@ func WithoutRefresh() Option { return func(m *Model) { m.reload = false } }
 
 // New returns the browser over root.
 func New(ctx *pane.Context, root string, opts ...Option) *Model {
-	m := &Model{ctx: ctx, root: root, now: time.Now, marked: map[string]bool{}, sortBy: ColAge, w: 80, h: 24, reload: true}
+	m := &Model{ctx: ctx, root: root, now: time.Now, marked: map[string]bool{}, configs: map[string]map[string]string{}, sortBy: ColAge, w: 80, h: 24, reload: true}
 	for _, o := range opts {
 		o(m)
 	}
@@ -137,27 +153,47 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.SetSize(msg.Width, msg.Height)
 	case ListMsg:
-		m.setList(msg)
-		if m.reload {
-			root := m.root
-			return m, tea.Tick(refreshEvery, func(time.Time) tea.Msg {
-				es, err := Read(root)
-				return ListMsg{Entries: es, Err: err}
-			})
+		var cmds []tea.Cmd
+		if dirs := m.setList(msg); len(dirs) > 0 {
+			cmds = append(cmds, readConfigs(dirs))
 		}
+		if m.reload {
+			load := Load(m.root)
+			cmds = append(cmds, tea.Tick(max(refreshEvery, refreshDuty*msg.took), func(time.Time) tea.Msg { return load() }))
+		}
+		return m, tea.Batch(cmds...)
+	case ConfigMsg:
+		maps.Copy(m.configs, msg)
+		for i := range m.all {
+			if c, ok := msg[m.all[i].ID]; ok {
+				m.all[i].Config = c
+			}
+		}
+		m.apply()
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
 	return m, nil
 }
 
-func (m *Model) setList(msg ListMsg) {
+// setList takes a fresh list; it returns the directories (by id) of the
+// runs whose config has not been read yet.
+func (m *Model) setList(msg ListMsg) map[string]string {
 	if msg.Err != nil {
 		m.err = msg.Err // the last list stays
-		return
+		return nil
 	}
 	m.err, m.loaded = nil, true
 	m.all = msg.Entries
+	dirs := map[string]string{}
+	for i := range m.all {
+		e := &m.all[i]
+		if c, ok := m.configs[e.ID]; ok {
+			e.Config = c
+		} else if e.Status != "broken" {
+			dirs[e.ID] = e.Dir
+		}
+	}
 	// Marks of runs that are gone are dropped.
 	ids := make(map[string]bool, len(m.all))
 	for i := range m.all {
@@ -169,6 +205,7 @@ func (m *Model) setList(msg ListMsg) {
 		}
 	}
 	m.apply()
+	return dirs
 }
 
 // apply recomputes the view from the filter and sort, keeping the

@@ -83,13 +83,31 @@ func newModel(root string) *Model {
 	return New(fixture.Plain(), root, WithClock(func() time.Time { return epoch }), WithoutRefresh())
 }
 
-// loaded is a model of root with the list read, sized w×h.
+// loaded is a model of root with the list and the configs read, sized
+// w×h.
 func loaded(t testing.TB, root string, w, h int) *Model {
 	t.Helper()
 	m := newModel(root)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	m.Update(m.Init()())
+	drain(m, m.Init())
 	return m
+}
+
+// drain runs cmd and what the messages it brings back ask for, as the
+// program would (the models under test never tick).
+func drain(m *Model, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			drain(m, c)
+		}
+	default:
+		_, next := m.Update(msg)
+		drain(m, next)
+	}
 }
 
 func typeText(m *Model, s string) {
@@ -122,8 +140,15 @@ func TestRead(t *testing.T) {
 	if a.Status != "finished" || a.Best != 0.7412 || a.Final != 0.7301 || a.Steps != 300 || !slices.Equal(a.Tags, []string{"paper"}) {
 		t.Errorf("finished run: got %+v", a)
 	}
-	if got := a.Config["finetune.lr"]; got != "0.01" {
+	if a.Config != nil {
+		t.Errorf("Read read config.toml: %v", a.Config)
+	}
+	cs := ReadConfigs(map[string]string{a.ID: a.Dir, "gone": filepath.Join(t.TempDir(), "gone")})
+	if got := cs[a.ID]["finetune.lr"]; got != "0.01" {
 		t.Errorf("config finetune.lr = %q, want 0.01", got)
+	}
+	if c, ok := cs["gone"]; !ok || len(c) != 0 {
+		t.Errorf("a run without config.toml: %v %v, want an empty config", c, ok)
 	}
 	c := byID["20261122-1100-cccc"]
 	if c.Status != "stopped" || !math.IsNaN(c.Final) {
@@ -218,7 +243,7 @@ func TestMarkOpenCompare(t *testing.T) {
 	}
 	// Coming back: Init forgets the choice, marks stay; Enter opens the
 	// selected run, the one after the last marked (space moves down).
-	m.Update(m.Init()())
+	drain(m, m.Init())
 	if a, _ := m.Chosen(); a != None {
 		t.Errorf("after Init the action is %v, want none", a)
 	}
@@ -311,7 +336,8 @@ func TestThousandRuns(t *testing.T) {
 }
 
 // BenchmarkFirstFrame is `selmix runs` opening on a root of 1,000 runs:
-// the list read and the first frame drawn (target ≤ 0.5 s).
+// the list read and the first frame drawn (target ≤ 0.5 s); the configs
+// follow in a second read.
 func BenchmarkFirstFrame(b *testing.B) {
 	root := thousand(b, 1000)
 	b.ResetTimer()
@@ -334,5 +360,25 @@ func BenchmarkFilterKey(b *testing.B) {
 		m.Update(fixture.Key("m"))
 		_ = m.Render()
 		m.Update(fixture.Key("backspace"))
+	}
+}
+
+// The list comes first and the configs after it: a filter on a config
+// key typed meanwhile applies as soon as they arrive.
+func TestConfigsArriveLater(t *testing.T) {
+	m := newModel(fiveRuns(t))
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	_, cmd := m.Update(m.Init()())
+	m.Update(fixture.Key("/"))
+	typeText(m, "lr=0.1")
+	if got := ids(m.Entries()); len(got) != 0 {
+		t.Fatalf("before the configs: %v shown, want none", got)
+	}
+	if cmd == nil {
+		t.Fatal("the list asked for no configs")
+	}
+	drain(m, cmd)
+	if got, want := ids(m.Entries()), []string{"20261122-1100-cccc"}; !slices.Equal(got, want) {
+		t.Errorf("after the configs: %v, want %v", got, want)
 	}
 }

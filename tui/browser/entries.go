@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -29,10 +30,12 @@ type Entry struct {
 	Best          float64 // best validation ψ (run.json); NaN before the first refresh
 	Created       time.Time
 	Tags          []string
-	// Config is config.toml flattened to "section.key" → value text.
+	// Config is config.toml flattened to "section.key" → value text; nil
+	// until ReadConfigs has read it.
 	Config map[string]string
 
-	hay string // lower-case text a bare filter word searches
+	fields map[string]string // run.json's fields by key-filter name
+	hay    string            // lower-case text a bare filter word searches
 }
 
 // Label is the name the list shows: the run's name, else its id.
@@ -52,19 +55,39 @@ const (
 	maxMeta    = 1 << 20
 )
 
-// Read lists every run under root as entries, oldest first. A run it
-// cannot read whole still appears, with what could be read.
+// Read lists every run under root as entries, oldest first, from their
+// run.json and summary.json (ReadConfigs adds config.toml, later, so the
+// list shows at once). A run it cannot read whole still appears, with
+// what could be read.
 func Read(root string) ([]Entry, error) {
 	all, err := runs.List(root)
 	if err != nil {
 		return nil, err
 	}
+	// The files are small and many: reading them is waiting on the disk,
+	// so a few readers at once finish sooner, even on one core.
 	out := make([]Entry, len(all))
-	for i := range all {
-		out[i] = entryOf(&all[i])
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(readers, len(all)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = entryOf(&all[i])
+			}
+		}()
 	}
+	for i := range all {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	return out, nil
 }
+
+// readers is how many runs Read reads at once.
+const readers = 8
 
 func entryOf(r *runs.Run) Entry {
 	m := r.Meta
@@ -89,16 +112,9 @@ func entryOf(r *runs.Run) Entry {
 	e.Created, _ = time.Parse(time.RFC3339, m.Created)
 	e.Tags = readTags(r.Dir)
 	e.Final = readFinal(r.Dir, m.Objective)
-	e.Config = readConfig(r.Dir)
-	if e.Config == nil {
-		e.Config = map[string]string{}
-	}
-	// The run.json fields answer key filters too, under their own names.
-	for k, v := range map[string]string{"name": e.Name, "id": e.ID, "status": e.Status, "objective": e.Objective, "policy": e.Policy} {
-		if _, ok := e.Config[k]; !ok || k == "status" || k == "id" {
-			e.Config[k] = v
-		}
-	}
+	// The run.json fields answer key filters under their own names; the
+	// config keys join them when ReadConfigs has read them.
+	e.fields = map[string]string{"name": e.Name, "id": e.ID, "status": e.Status, "objective": e.Objective, "policy": e.Policy}
 	e.hay = strings.ToLower(strings.Join(append([]string{e.ID, e.Name, e.Status, e.Objective, e.Policy}, e.Tags...), " "))
 	return e
 }
@@ -169,6 +185,20 @@ func readFinal(dir, objective string) float64 {
 		return math.NaN() // "NaN", "+Inf" or damaged
 	}
 	return v
+}
+
+// ReadConfigs reads the flattened config.toml of each run directory,
+// by run id; a run whose config cannot be read has an empty one.
+func ReadConfigs(dirs map[string]string) map[string]map[string]string {
+	out := make(map[string]map[string]string, len(dirs))
+	for id, dir := range dirs {
+		c := readConfig(dir)
+		if c == nil {
+			c = map[string]string{}
+		}
+		out[id] = c
+	}
+	return out
 }
 
 // readConfig flattens config.toml; nil if it cannot be read.

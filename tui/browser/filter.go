@@ -72,6 +72,9 @@ func (t term) match(e *Entry) bool {
 		}
 		return false
 	}
+	if v, ok := e.fields[t.key]; ok {
+		return test(v)
+	}
 	if v, ok := e.Config[t.key]; ok {
 		return test(v)
 	}
