@@ -48,6 +48,9 @@ func browseRuns(cmd *cobra.Command, root, keysPath string) error {
 				return err
 			}
 		}
+		if errors.Is(err, errBrowse) {
+			err = nil // the workbench was left for the list: here it is
+		}
 		if err != nil {
 			// The list comes back and says what went wrong.
 			m.SetNote(err.Error())
@@ -56,6 +59,19 @@ func browseRuns(cmd *cobra.Command, root, keysPath string) error {
 			return nil
 		}
 	}
+}
+
+// errBrowse says the user left the workbench for the runs browser
+// (tui.Model.Browse); the command that opened the workbench opens it.
+var errBrowse = errors.New("to the runs browser")
+
+// browseAfter opens the runs browser over root when err is errBrowse,
+// and passes any other result through.
+func browseAfter(cmd *cobra.Command, root, keysPath string, err error) error {
+	if errors.Is(err, errBrowse) {
+		return browseRuns(cmd, root, keysPath)
+	}
+	return err
 }
 
 // runProgram runs one full-screen program over m; done says a signal
