@@ -32,10 +32,11 @@ func browseRuns(cmd *cobra.Command, root, keysPath string) error {
 	pc := &pane.Context{Theme: pane.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
 	m := browser.New(pc, root)
 	for {
-		if done, err := runProgram(ctx, m); done || err != nil {
+		if err := runProgram(ctx, m); err != nil {
 			return err
 		}
 		act, ids := m.Chosen()
+		err = nil
 		switch act {
 		case browser.None:
 			return nil
@@ -43,10 +44,12 @@ func browseRuns(cmd *cobra.Command, root, keysPath string) error {
 			err = openOrAttach(cmd, root, ids[0], keysPath)
 		case browser.Compare:
 			cm := compare.New(pc, ids, func(ids []string) ([]*compare.Run, error) { return compare.Load(root, ids) })
-			var done bool
-			if done, err = runProgram(ctx, cm); done {
+			if err := runProgram(ctx, cm); err != nil {
 				return err
 			}
+		}
+		if ctx.Err() != nil {
+			return errTerminated
 		}
 		if errors.Is(err, errBrowse) {
 			err = nil // the workbench was left for the list: here it is
@@ -55,11 +58,14 @@ func browseRuns(cmd *cobra.Command, root, keysPath string) error {
 			// The list comes back and says what went wrong.
 			m.SetNote(err.Error())
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
 	}
 }
+
+// A signal ends the browser with the code a run stopped by it has.
+var (
+	errInterrupted = codeError{130, errors.New("interrupted")}
+	errTerminated  = codeError{143, errors.New("terminated")}
+)
 
 // errBrowse says the user left the workbench for the runs browser
 // (tui.Model.Browse); the command that opened the workbench opens it.
@@ -74,14 +80,17 @@ func browseAfter(cmd *cobra.Command, root, keysPath string, err error) error {
 	return err
 }
 
-// runProgram runs one full-screen program over m; done says a signal
-// ended it (and so everything).
-func runProgram(ctx context.Context, m tea.Model) (done bool, err error) {
-	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		return true, nil
+// runProgram runs one full-screen program over m; a signal that ended
+// it is errInterrupted (SIGINT) or errTerminated (SIGTERM).
+func runProgram(ctx context.Context, m tea.Model) error {
+	_, err := tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	switch {
+	case errors.Is(err, tea.ErrInterrupted):
+		return errInterrupted
+	case ctx.Err() != nil:
+		return errTerminated
 	}
-	return false, err
+	return err
 }
 
 // openOrAttach shows run id in the workbench: attached while a process
