@@ -114,6 +114,7 @@ type Model struct {
 	quit     bool    // the user quit (the caller stops the run unless detached)
 	attached bool    // the run lives in another process
 	detached bool    // the user quit leaving the run going
+	browse   bool    // the user quit to the runs browser
 	fork     func(step int) (string, error)
 	export   func() (string, error)
 	matrices func() MatricesMsg
@@ -148,6 +149,10 @@ func (m *Model) Quit() bool   { return m.quit }
 // Detached reports whether the user quit leaving the run going (attached
 // workbenches only).
 func (m *Model) Detached() bool { return m.detached }
+
+// Browse reports whether the user left for the runs browser (the run, if
+// attached, goes on).
+func (m *Model) Browse() bool { return m.browse }
 
 // Run is the accumulated run data (for tests and the caller's summary).
 func (m *Model) Run() *history.Run { return m.run }
@@ -337,6 +342,15 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 			return tea.Quit
 		}
 		m.overlay = quitOverlay
+	case key.Matches(kp, k.Runs):
+		// Only where leaving does not stop the run: a recorded run, or
+		// one living in another process.
+		if m.ctl != nil && !m.attached {
+			m.run.Note(history.Warn, "the runs browser opens from a recorded run or one in the background: quitting here stops this run")
+			break
+		}
+		m.quit, m.detached, m.browse = true, m.attached, true
+		return tea.Quit
 	case key.Matches(kp, k.Help):
 		m.overlay = helpOverlay
 	case key.Matches(kp, k.Next):

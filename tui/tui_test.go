@@ -294,6 +294,33 @@ func TestQuitAttached(t *testing.T) {
 	}
 }
 
+// R leaves for the runs browser where leaving does not stop the run: an
+// attached run goes on (detached), a recorded one just closes; in-process
+// it only says why not.
+func TestBrowseKey(t *testing.T) {
+	rec := &recorder{}
+	m := New(Options{Info: fixture.Info(10), Ctl: rec, Attached: true})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	for _, s := range fixture.Running(10, 3) {
+		m.Update(SnapshotMsg{s})
+	}
+	press(m, "R")
+	if !m.Quit() || !m.Detached() || !m.Browse() || len(rec.got) != 0 {
+		t.Errorf("attached: quit %v detached %v browse %v sent %v; want quit, detached, browse, nothing sent", m.Quit(), m.Detached(), m.Browse(), rec.got)
+	}
+	ro := New(Options{Info: fixture.Info(10)})
+	ro.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(ro, "R")
+	if !ro.Quit() || !ro.Browse() {
+		t.Errorf("read-only: quit %v browse %v, want both", ro.Quit(), ro.Browse())
+	}
+	in := newRunning(t, 10, 80, 24, &recorder{})
+	press(in, "R")
+	if in.Quit() || in.Browse() {
+		t.Error("R left an in-process workbench (that would stop its run)")
+	}
+}
+
 // f and x run the caller's fork and export off the UI loop (as commands)
 // and log what they report; the fork gets the step on screen.
 func TestForkAndExportKeys(t *testing.T) {

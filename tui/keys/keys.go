@@ -24,6 +24,7 @@ type Map struct {
 	Sort, Search, Zoom, ZoomOut, Worst, TopP                       key.Binding
 	Linear, Console                                                key.Binding
 	Accept, Cancel                                                 key.Binding
+	Runs                                                           key.Binding // the runs browser
 }
 
 // action names a binding in the keys file.
@@ -65,6 +66,7 @@ var actions = []action{
 	{"console", func(m *Map) *key.Binding { return &m.Console }},
 	{"accept", func(m *Map) *key.Binding { return &m.Accept }},
 	{"cancel", func(m *Map) *key.Binding { return &m.Cancel }},
+	{"runs", func(m *Map) *key.Binding { return &m.Runs }},
 }
 
 // Actions lists the action names a keys file may set.
@@ -114,6 +116,7 @@ func Default() *Map {
 		Console:    b("worker only", "c"),
 		Accept:     b("accept", "enter"),
 		Cancel:     b("cancel", "esc"),
+		Runs:       b("runs browser", "R"),
 	}
 	// Short names for the help bar where the key list is long.
 	m.SUp.SetHelp("+/-", "s")

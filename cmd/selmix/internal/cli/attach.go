@@ -64,6 +64,9 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 	w := cmd.OutOrStdout()
 	if m.Detached() || !m.Quit() {
 		fmt.Fprintf(w, "detached; run %s goes on (selmix attach %s · selmix stop %s)\n", r.Meta.ID, r.Meta.ID, r.Meta.ID)
+		if m.Browse() {
+			return errBrowse
+		}
 		return nil
 	}
 	if m.State() != tui.Finished && m.State() != tui.Failed {
@@ -201,7 +204,7 @@ the live run. Quitting asks whether to stop the run or detach from it.
 		if follow {
 			return followRun(cmd.Context(), cmd.OutOrStdout(), r)
 		}
-		return attachWorkbenchTo(cmd, r, keysPath)
+		return browseAfter(cmd, filepath.Dir(r.Dir), keysPath, attachWorkbenchTo(cmd, r, keysPath))
 	})
 	addKeysFlag(cmd, &keysPath)
 	cmd.Flags().BoolVar(&follow, "follow", false, "print progress lines instead of opening the workbench")

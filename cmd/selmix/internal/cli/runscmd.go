@@ -38,16 +38,25 @@ var reported = []struct {
 }
 
 func newRunsCmd() *cobra.Command {
-	var root string
+	var root, keysPath string
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show, compare and remove recorded runs",
-		Args:  withSuggestions(cobra.NoArgs),
+		Short: "Browse, list, show, compare and remove recorded runs",
+		Long: `On a terminal, runs alone opens the runs browser: every run of the runs
+root with its status, objective, policy, steps, ψ and tags; / filters
+(words, key=value, key~part), s sorts, space marks, Enter opens a run
+(attached while it runs), c compares the marked runs. Not on a terminal
+it prints the table of runs ls.`,
+		Args: withSuggestions(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if isTerminal(cmd.OutOrStdout()) {
+				return browseRuns(cmd, runs.Root(root), keysPath)
+			}
 			return listRuns(cmd.OutOrStdout(), runs.Root(root))
 		},
 	}
 	cmd.PersistentFlags().StringVar(&root, "runs", "", "runs root `DIR` (default $SELMIX_RUNS, else ./runs)")
+	addKeysFlag(cmd, &keysPath)
 	var asJSON bool
 	ls := &cobra.Command{
 		Use:   "ls [--json]",
