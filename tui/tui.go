@@ -17,6 +17,7 @@ import (
 	"selmix/core/train"
 	"selmix/tui/classes"
 	"selmix/tui/curves"
+	"selmix/tui/dialog"
 	"selmix/tui/eventlog"
 	"selmix/tui/header"
 	"selmix/tui/heatmap"
@@ -51,8 +52,9 @@ type Options struct {
 	Attached bool
 	// Fork and Export do the work behind f and x. They run as commands,
 	// off the UI loop, and return a line for the event log; nil means the
-	// key only says how to do it from a shell.
-	Fork   func(step int) (string, error)
+	// key only says how to do it from a shell. Fork gets the step and the
+	// configuration overrides (section.key=value) chosen in its form.
+	Fork   func(step int, sets []string) (string, error)
 	Export func() (string, error)
 	// LoadMatrices, if set, is called once, off the UI loop, when the
 	// workbench starts: snapshots replayed from a run's log come without
@@ -66,18 +68,6 @@ type NoteMsg struct {
 	Text string
 	Err  error
 }
-
-// overlay is what, if anything, is drawn over the panes and takes keys.
-type overlay int
-
-const (
-	noOverlay overlay = iota
-	helpOverlay
-	pickerOverlay
-	formOverlay
-	quitOverlay
-	errorOverlay
-)
 
 // Pane indices in focus order.
 const (
@@ -103,9 +93,7 @@ type Model struct {
 	w, h   int
 	wide   bool
 
-	overlay overlay
-	picker  picker
-	form    form
+	dialogs *dialog.Stack // overlays over the panes; the top one takes the keys
 	help    help.Model
 
 	keysPath string
@@ -114,7 +102,8 @@ type Model struct {
 	quit     bool    // the user quit (the caller stops the run unless detached)
 	attached bool    // the run lives in another process
 	detached bool    // the user quit leaving the run going
-	fork     func(step int) (string, error)
+	forkStep int     // the step the open fork form forks at
+	fork     func(step int, sets []string) (string, error)
 	export   func() (string, error)
 	matrices func() MatricesMsg
 }
@@ -128,7 +117,7 @@ func New(o Options) *Model {
 	}
 	ctx := &pane.Context{Theme: pane.NewTheme(o.Color), Keys: km}
 	run := history.New(o.Info)
-	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), help: help.New(), keysPath: o.KeysPath, attached: o.Attached, fork: o.Fork, export: o.Export, matrices: o.LoadMatrices}
+	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), dialogs: dialog.NewStack(ctx), help: help.New(), keysPath: o.KeysPath, attached: o.Attached, fork: o.Fork, export: o.Export, matrices: o.LoadMatrices}
 	if !o.Color {
 		m.help.Styles = help.Styles{}
 	}
@@ -204,8 +193,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) fail() {
 	m.state = Failed
-	if m.overlay == noOverlay {
-		m.overlay = errorOverlay
+	if m.dialogs.Len() == 0 {
+		msg := m.run.Err
+		if n := len(m.run.Log); msg == "" && n > 0 {
+			msg = m.run.Log[n-1].Text
+		}
+		m.dialogs.Push(dialog.NewError(m.ctx, msg))
 	}
 }
 
@@ -274,54 +267,8 @@ func (m *Model) send(c train.Control) {
 
 func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 	k := m.ctx.Keys
-	switch m.overlay {
-	case helpOverlay:
-		m.overlay = noOverlay // any key closes the help
-		return nil
-	case errorOverlay:
-		if key.Matches(kp, k.Quit) {
-			m.quit = true
-			return tea.Quit
-		}
-		if key.Matches(kp, k.Cancel, k.Accept) {
-			m.overlay = noOverlay
-		}
-		return nil
-	case quitOverlay:
-		switch kp.String() {
-		case "y", "enter":
-			m.quit = true
-			return tea.Quit
-		case "d":
-			if m.attached {
-				m.quit, m.detached = true, true
-				return tea.Quit
-			}
-		case "n", "esc":
-			m.overlay = noOverlay
-		}
-		if key.Matches(kp, k.Quit) && kp.String() == "ctrl+c" {
-			// A second ctrl+c leaves at once; an attached run is left going.
-			m.quit, m.detached = true, m.attached
-			return tea.Quit
-		}
-		return nil
-	case pickerOverlay:
-		if c, done := m.picker.update(k, kp); done {
-			m.overlay = noOverlay
-			if c != nil {
-				m.send(*c)
-			}
-		}
-		return nil
-	case formOverlay:
-		if cs, done := m.form.update(k, kp, m.run.Latest.Hyper); done {
-			m.overlay = noOverlay
-			for _, c := range cs {
-				m.send(c)
-			}
-		}
-		return nil
+	if m.dialogs.Len() > 0 {
+		return m.act(m.dialogs.Update(kp))
 	}
 
 	// A pane reading text (a search prompt) takes every key but a quit
@@ -336,9 +283,9 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 			m.quit = true
 			return tea.Quit
 		}
-		m.overlay = quitOverlay
+		m.dialogs.Push(dialog.NewQuit(m.ctx, m.attached, m.run.Info.Dir))
 	case key.Matches(kp, k.Help):
-		m.overlay = helpOverlay
+		m.dialogs.Push(m.helpDialog())
 	case key.Matches(kp, k.Next):
 		m.focus = (m.focus + 1) % nPanes
 	case key.Matches(kp, k.Prev):
@@ -359,27 +306,23 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 		m.scaleS(key.Matches(kp, k.SUp))
 	case key.Matches(kp, k.Objective):
 		if m.controllable() {
-			m.picker = newObjectivePicker(string(m.run.Latest.Hyper.Objective))
-			m.overlay = pickerOverlay
+			m.dialogs.Push(m.objectivePicker())
 		}
 	case key.Matches(kp, k.Policy):
 		if m.controllable() {
-			m.picker = newPolicyPicker(string(m.run.Latest.Hyper.Policy))
-			m.overlay = pickerOverlay
+			m.dialogs.Push(m.policyPicker())
 		}
 	case key.Matches(kp, k.Edit):
 		if m.controllable() {
-			m.form = newForm(m.run.Latest.Hyper)
-			m.overlay = formOverlay
+			m.dialogs.Push(m.editForm())
 		}
 	case key.Matches(kp, k.Fork):
 		if m.fork == nil {
 			m.run.Note(history.Warn, fmt.Sprintf("fork from a shell: selmix fork %s --at %d", m.idOr("RUN"), m.run.Latest.Step))
 			return nil
 		}
-		step, fork := m.run.Latest.Step, m.fork
-		m.run.Note(history.Note, fmt.Sprintf("forking at the checkpoint at or before step %d…", step))
-		return func() tea.Msg { t, err := fork(step); return NoteMsg{t, err} }
+		m.forkStep = m.run.Latest.Step
+		m.dialogs.Push(m.forkForm(m.forkStep))
 	case key.Matches(kp, k.Export):
 		if m.export == nil {
 			m.run.Note(history.Warn, fmt.Sprintf("plots are written when the run ends, or from a shell: selmix export %s", m.idOr("RUN")))
@@ -392,6 +335,32 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 		return m.panes[m.focus].Update(kp)
 	}
 	return nil
+}
+
+// act carries out what a dialog asked for.
+func (m *Model) act(a dialog.Action) tea.Cmd {
+	switch a := a.(type) {
+	case dialog.Quit:
+		m.quit, m.detached = true, a.Detach && m.attached
+		return tea.Quit
+	case dialog.Submit:
+		if a.ID == forkID {
+			step, sets, fork := m.forkStep, forkSets(a.Values), m.fork
+			m.run.Note(history.Note, fmt.Sprintf("forking at the checkpoint at or before step %d…", step))
+			return func() tea.Msg { t, err := fork(step, sets); return NoteMsg{t, err} }
+		}
+		for _, kv := range a.Values {
+			m.send(train.Control{Op: train.OpSet, Key: kv.Key, Value: kv.Value})
+		}
+	}
+	return nil
+}
+
+func (m *Model) nameOr(def string) string {
+	if m.run.Info.Name != "" {
+		return m.run.Info.Name
+	}
+	return def
 }
 
 func (m *Model) idOr(def string) string {
@@ -492,11 +461,7 @@ func (m *Model) Render() string {
 		parts = append(parts, m.tabs(), frame(m.focus), m.status())
 	}
 	parts = append(parts, m.helpBar())
-	screen := pane.Fit(strings.Join(parts, "\n"), m.w, m.h)
-	if box := m.overlayBox(); box != "" {
-		screen = pane.Overlay(screen, box, m.w)
-	}
-	return screen
+	return m.dialogs.Draw(pane.Fit(strings.Join(parts, "\n"), m.w, m.h), m.w, m.h)
 }
 
 func (m *Model) tabs() string {
@@ -555,71 +520,4 @@ func (m *Model) helpBar() string {
 	}
 	bs = append(bs, m.panes[m.focus].ShortHelp()...)
 	return m.help.ShortHelpView(bs)
-}
-
-func (m *Model) overlayBox() string {
-	th := m.ctx.Theme
-	var title, body string
-	switch m.overlay {
-	case helpOverlay:
-		title, body = "keys · any key closes", m.fullHelp()
-	case pickerOverlay:
-		title, body = m.picker.title, m.picker.view(th)
-	case formOverlay:
-		title, body = "edit hyperparameters", m.form.view(th)
-	case quitOverlay:
-		title = "quit"
-		if m.attached {
-			body = "The run lives in its own process: detach to leave it\ngoing (selmix attach comes back), or stop it."
-		} else {
-			body = "Quit stops the run."
-		}
-		if d := m.run.Info.Dir; d != "" {
-			body += "\nIt stays recorded in " + d + "."
-		}
-		body += "\n\n"
-		if m.attached {
-			body += th.Render(th.Bold, "d") + " detach    "
-		}
-		body += th.Render(th.Bold, "y") + " stop the run and quit    " + th.Render(th.Bold, "n/esc") + " keep watching"
-	case errorOverlay:
-		title = "error"
-		msg := m.run.Err
-		if n := len(m.run.Log); msg == "" && n > 0 {
-			msg = m.run.Log[n-1].Text
-		}
-		body = th.Render(th.Bad, wrap(msg, min(70, m.w-6))) + "\n\n" +
-			fmt.Sprintf("%s close    %s quit", m.ctx.Keys.Cancel.Help().Key, m.ctx.Keys.Quit.Help().Key)
-	default:
-		return ""
-	}
-	w := 0
-	for _, l := range strings.Split(body, "\n") {
-		w = max(w, pane.Width(l))
-	}
-	w = min(w+4, m.w)
-	h := min(strings.Count(body, "\n")+3, m.h)
-	return pane.Frame(th, title, body, w, h, true)
-}
-
-func wrap(s string, w int) string {
-	if w < 10 {
-		return s
-	}
-	var out []string
-	for _, para := range strings.Split(s, "\n") {
-		line := ""
-		for _, word := range strings.Fields(para) {
-			if line != "" && len([]rune(line))+1+len([]rune(word)) > w {
-				out = append(out, line)
-				line = ""
-			}
-			if line != "" {
-				line += " "
-			}
-			line += word
-		}
-		out = append(out, line)
-	}
-	return strings.Join(out, "\n")
 }

@@ -203,8 +203,8 @@ func TestReadOnlySendsNothing(t *testing.T) {
 		m.Update(SnapshotMsg{s})
 	}
 	press(m, "space", "+", "o", "e")
-	if m.overlay != noOverlay {
-		t.Errorf("read-only model opened overlay %d", m.overlay)
+	if m.dialogs.Len() != 0 {
+		t.Errorf("read-only model opened dialog %s", m.dialogs.Top().ID())
 	}
 	if last := m.Run().Log[len(m.Run().Log)-1].Text; !strings.Contains(last, "read-only") {
 		t.Errorf("last log line = %q, want a read-only note", last)
@@ -294,19 +294,26 @@ func TestQuitAttached(t *testing.T) {
 	}
 }
 
-// f and x run the caller's fork and export off the UI loop (as commands)
-// and log what they report; the fork gets the step on screen.
+// f opens the fork form and x exports; both run the caller's work off
+// the UI loop (as commands) and log what they report. The fork gets the
+// step on screen and no overrides when nothing in the form changed.
 func TestForkAndExportKeys(t *testing.T) {
-	var forkedAt = -1
+	forkedAt, forkSets := -1, []string{"unset"}
 	m := New(Options{Info: fixture.Info(10), Ctl: &recorder{},
-		Fork:   func(step int) (string, error) { forkedAt = step; return "forked as run X", nil },
+		Fork: func(step int, sets []string) (string, error) {
+			forkedAt, forkSets = step, sets
+			return "forked as run X", nil
+		},
 		Export: func() (string, error) { return "", errors.New("export: disk full") },
 	})
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	for _, s := range fixture.Running(10, 3) {
 		m.Update(SnapshotMsg{s})
 	}
-	for _, c := range []struct{ key, want string }{{"f", "forked as run X"}, {"x", "export: disk full"}} {
+	if _, cmd := m.Update(fixture.Key("f")); cmd != nil || m.dialogs.Top() == nil || m.dialogs.Top().ID() != forkID {
+		t.Fatalf("f did not open the fork form (cmd %v)", cmd)
+	}
+	for _, c := range []struct{ key, want string }{{"enter", "forked as run X"}, {"x", "export: disk full"}} {
 		_, cmd := m.Update(fixture.Key(c.key))
 		if cmd == nil {
 			t.Fatalf("%s returned no command", c.key)
@@ -316,8 +323,57 @@ func TestForkAndExportKeys(t *testing.T) {
 			t.Errorf("%s: last log line %q, want %q", c.key, last, c.want)
 		}
 	}
-	if forkedAt != m.run.Latest.Step {
-		t.Errorf("forked at step %d, want the current step %d", forkedAt, m.run.Latest.Step)
+	if forkedAt != m.run.Latest.Step || len(forkSets) != 0 {
+		t.Errorf("forked at step %d with %q, want the current step %d and no overrides", forkedAt, forkSets, m.run.Latest.Step)
+	}
+}
+
+// The fork form is prefilled with the run's settings; what is changed
+// becomes the fork's overrides, a bad value keeps the form open with its
+// error, and esc forks nothing (issue 26: f silently started a fork).
+func TestForkForm(t *testing.T) {
+	cases := []struct {
+		name string
+		keys []string
+		want []string // nil: no fork
+		open bool     // the form is still open
+	}{
+		{"esc cancels", []string{"f", "esc"}, nil, false},
+		{"name and objective", []string{"f", "t", "r", "y", "down", "ctrl+u", "h", "m", "e", "a", "n", "enter"},
+			[]string{"name=try", "finetune.objective=hmean"}, false},
+		{"s and steps", []string{"f", "down", "down", "down", "ctrl+u", "2", "0", "down", "down", "ctrl+u", "4", "0", "0", "0", "enter"},
+			[]string{"finetune.s=20", "finetune.steps=4000"}, false},
+		{"bad objective stays open", []string{"f", "down", "ctrl+u", "m", "i", "n", "enter"}, nil, true},
+		{"steps before the fork stay open", []string{"f", "down", "down", "down", "down", "down", "ctrl+u", "5", "enter"}, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			forked := false
+			ctl := &recorder{}
+			m := New(Options{Info: fixture.Info(10), Ctl: ctl, Fork: func(step int, sets []string) (string, error) {
+				forked, got = true, sets
+				return "ok", nil
+			}})
+			m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+			for _, s := range fixture.Running(10, 3) {
+				m.Update(SnapshotMsg{s})
+			}
+			for _, k := range c.keys {
+				if _, cmd := m.Update(fixture.Key(k)); cmd != nil {
+					m.Update(cmd())
+				}
+			}
+			if forked != (c.want != nil) || strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("forked %v with %q, want %q", forked, got, c.want)
+			}
+			if open := m.dialogs.Has(forkID); open != c.open {
+				t.Errorf("form open = %v, want %v:\n%s", open, c.open, m.Render())
+			}
+			if len(ctl.controls()) != 0 {
+				t.Errorf("the fork form sent controls to the running run: %v", ctl.controls())
+			}
+		})
 	}
 }
 
