@@ -7,6 +7,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -91,7 +92,7 @@ type Model struct {
 	panes  [nPanes]pane.Component
 	focus  int
 	w, h   int
-	wide   bool
+	layout layout
 
 	dialogs *dialog.Stack // overlays over the panes; the top one takes the keys
 	help    help.Model
@@ -395,9 +396,25 @@ func (m *Model) scaleS(up bool) {
 	m.ctl.Send(train.Control{Op: train.OpSet, Key: "s", Value: strconv.FormatFloat(m.pendingS, 'g', -1, 64)})
 }
 
+// layout is how the panes share the screen.
+type layout int
+
+const (
+	tabs   layout = iota // one pane at a time under a tab bar (below 120×36)
+	medium               // classes | G·P; s·λ or curves full width; events
+	grid                 // every pane at once (from 150×46)
+)
+
 func (m *Model) setSize(w, h int) {
 	m.w, m.h = max(w, 20), max(h, 8)
-	m.wide = m.w >= 140 && m.h >= 40
+	switch {
+	case m.w >= 150 && m.h >= 46:
+		m.layout = grid
+	case m.w >= 120 && m.h >= 36:
+		m.layout = medium
+	default:
+		m.layout = tabs
+	}
 	m.help.SetWidth(m.w)
 	m.header.SetSize(m.w, 2)
 	for i, r := range m.rects() {
@@ -407,10 +424,13 @@ func (m *Model) setSize(w, h int) {
 
 type rect struct{ w, h int }
 
-// rects sizes the panes: a grid when wide, else one pane at a time.
+// rects sizes the panes: a grid when there is room for all five, two
+// rows and a strip of events when there is room for the curves beside
+// their table (s·λ and the curves then share the middle row: the focused
+// one of the two is shown), else one pane at a time.
 func (m *Model) rects() [nPanes]rect {
 	var r [nPanes]rect
-	if !m.wide {
+	if m.layout == tabs {
 		ph := m.h - 5 // header 2, tabs 1, status 1, help 1
 		for i := range r {
 			r[i] = rect{m.w, ph}
@@ -424,12 +444,28 @@ func (m *Model) rects() [nPanes]rect {
 	if K := m.run.K(); K > 0 {
 		h1 = min(h1, max(K+7, 12))
 	}
-	h2 := (body - h1) * 55 / 100
-	h3 := body - h1 - h2
 	l1 := m.w * 45 / 100
-	l2 := m.w * 35 / 100
 	r[paneClasses] = rect{l1, h1}
 	r[paneHeatmap] = rect{m.w - l1, h1}
+	if m.layout == medium {
+		// Taller and evener top row than the grid's: K = 10 fits whole.
+		h1 = body * 55 / 100
+		if K := m.run.K(); K > 0 {
+			h1 = min(h1, max(K+7, 12))
+		}
+		l1 = m.w / 2
+		r[paneClasses] = rect{l1, h1}
+		r[paneHeatmap] = rect{m.w - l1, h1}
+		h3 := max(4, (body-h1)/4)
+		h2 := body - h1 - h3
+		r[paneMultipliers] = rect{m.w, h2}
+		r[paneCurves] = rect{m.w, h2}
+		r[paneLog] = rect{m.w, h3}
+		return r
+	}
+	h2 := (body - h1) * 55 / 100
+	h3 := body - h1 - h2
+	l2 := m.w * 35 / 100
 	r[paneMultipliers] = rect{l2, h2}
 	r[paneCurves] = rect{m.w - l2, h2}
 	r[paneLog] = rect{m.w, h3}
@@ -452,12 +488,19 @@ func (m *Model) Render() string {
 		p := m.panes[i]
 		return pane.Frame(th, p.Title(), p.View(), rs[i].w, rs[i].h, i == m.focus)
 	}
-	if m.wide {
+	switch m.layout {
+	case grid:
 		parts = append(parts,
 			pane.JoinH(frame(paneClasses), frame(paneHeatmap)),
 			pane.JoinH(frame(paneMultipliers), frame(paneCurves)),
 			frame(paneLog))
-	} else {
+	case medium:
+		mid := paneCurves
+		if m.focus == paneMultipliers {
+			mid = paneMultipliers
+		}
+		parts = append(parts, pane.JoinH(frame(paneClasses), frame(paneHeatmap)), frame(mid), frame(paneLog))
+	default:
 		parts = append(parts, m.tabs(), frame(m.focus), m.status())
 	}
 	parts = append(parts, m.helpBar())
@@ -506,18 +549,54 @@ func (m *Model) status() string {
 }
 
 func (m *Model) helpBar() string {
-	k := m.ctx.Keys
-	if c, ok := m.panes[m.focus].(pane.Capturer); ok && c.Capturing() {
-		return m.help.ShortHelpView(m.panes[m.focus].ShortHelp()) // global keys are text now
+	k, th := m.ctx.Keys, m.ctx.Theme
+	p := m.panes[m.focus]
+	if c, ok := p.(pane.Capturer); ok && c.Capturing() {
+		return m.help.ShortHelpView(p.ShortHelp()) // global keys are text now
 	}
-	// Most needed first: the bar is cut at the terminal's width.
-	bs := []key.Binding{k.Help, k.Quit, k.Pause, k.Step, k.SUp, k.Objective, k.Policy, k.Edit}
-	if m.wide {
-		bs = append(bs, k.Next) // the narrow layout says so in its tab bar
-	}
+	// Most needed first: the bar is cut at the terminal's width. The
+	// focused pane's keys stand under its name, between bars: they work
+	// in that pane only.
+	rest := []key.Binding{k.Pause, k.Step, k.SUp, k.Objective, k.Policy, k.Edit, k.Fork}
 	if m.ctl == nil {
-		bs = []key.Binding{k.Help, k.Quit, k.Next}
+		rest = nil
 	}
-	bs = append(bs, m.panes[m.focus].ShortHelp()...)
-	return m.help.ShortHelpView(bs)
+	if m.layout != tabs || m.ctl == nil {
+		rest = append(rest, k.Next) // the tabs say so in their bar
+	}
+	// Arrows scroll everywhere: the pane's own keys are the rest.
+	var own []key.Binding
+	for _, b := range p.ShortHelp() {
+		if !slices.ContainsFunc([]key.Binding{k.Up, k.Down, k.Left, k.Right}, func(a key.Binding) bool { return slices.Equal(a.Keys(), b.Keys()) }) {
+			own = append(own, b)
+		}
+	}
+	bar := m.help.ShortHelpView([]key.Binding{k.Help, k.Quit})
+	if len(own) > 0 {
+		bar += "  " + th.Render(th.Dim, "│ "+paneTabs[m.focus]+":") + " " + m.help.ShortHelpView(own) + " " + th.Render(th.Dim, "│")
+	}
+	var global []key.Binding
+	for _, b := range rest {
+		if !slices.ContainsFunc(own, func(o key.Binding) bool { return slices.Equal(o.Keys(), b.Keys()) }) {
+			global = append(global, b)
+		}
+	}
+	return bar + "  " + fitHelp(m.help, global, m.w-pane.Width(bar)-2)
+}
+
+// fitHelp is the short help of as many of bs as fit in w columns, with
+// " …" after the last whole key when some are left out (help.Model's own
+// cut lets an item overflow when the ellipsis does not fit).
+func fitHelp(h help.Model, bs []key.Binding, w int) string {
+	h.SetWidth(0)
+	for n := len(bs); n > 0; n-- {
+		v := h.ShortHelpView(bs[:n])
+		if n < len(bs) {
+			v += " …"
+		}
+		if pane.Width(v) <= w {
+			return v
+		}
+	}
+	return ""
 }

@@ -90,6 +90,10 @@ func TestScreen(t *testing.T) {
 		{"80x24", 10, 80, 24, nil, false},
 		{"80x24-heatmap-tab", 10, 80, 24, []string{"tab"}, false},
 		{"80x24-curves-tab", 10, 80, 24, []string{"shift+tab", "shift+tab"}, false},
+		{"120x36", 10, 120, 36, nil, false},
+		{"120x36-s-lambda", 10, 120, 36, []string{"tab", "tab"}, false},
+		{"120x40", 10, 120, 40, nil, false},
+		{"120x40-k1000", 1000, 120, 40, nil, false},
 		{"160x50", 10, 160, 50, nil, false},
 		{"200x60", 10, 200, 60, nil, false},
 		{"200x60-k100", 100, 200, 60, nil, false},
@@ -103,7 +107,7 @@ func TestScreen(t *testing.T) {
 		{"80x24-k1000", 1000, 80, 24, nil, false},
 		{"80x24-k1000-search", 1000, 80, 24, []string{"/", "4", "2"}, false},
 		{"80x24-k1000-heatmap", 1000, 80, 24, []string{"tab"}, false},
-		{"80x24-k1000-lambda-by-gain", 1000, 80, 24, []string{"tab", "tab", "s", "s", "s"}, false},
+		{"80x24-k1000-lambda-by-gain", 1000, 80, 24, []string{"tab", "tab", "r", "r", "r"}, false},
 	})
 }
 
@@ -428,5 +432,56 @@ func TestLoadMatrices(t *testing.T) {
 	}
 	if New(Options{Info: fixture.Info(10)}).Init() != nil {
 		t.Error("Init without a loader starts something")
+	}
+}
+
+// From 120×36 up every pane is on screen at once (s·λ and the curves
+// share a row: the focused one shows), nothing is cut at 160×50, and the
+// footer names the focused pane's own keys (issue 26: 120×40 fell back
+// to tabs; the curves legend read "pre-trained 0…").
+func TestLayout(t *testing.T) {
+	for _, sz := range [][2]int{{120, 36}, {120, 40}, {160, 50}} {
+		m := newRunning(t, 10, sz[0], sz[1], &recorder{})
+		screen := m.Render()
+		if strings.Contains(screen, "tab/shift+tab switch") {
+			t.Errorf("%dx%d: tabs, want the split layout:\n%s", sz[0], sz[1], screen)
+		}
+		for _, want := range []string{"recall & coverage", "gain G · mixup P", "objectives", "events", "⠉ pre-trained 0.6495", "│ classes: r sort  / find class │"} {
+			if !strings.Contains(screen, want) {
+				t.Errorf("%dx%d: no %q on screen:\n%s", sz[0], sz[1], want, screen)
+			}
+		}
+		press(m, "tab", "tab")
+		if screen := m.Render(); !strings.Contains(screen, "s and λ") || !strings.Contains(screen, "│ s·λ: +/- s  r sort") {
+			t.Errorf("%dx%d: focusing s·λ does not show it and its keys:\n%s", sz[0], sz[1], screen)
+		}
+		press(m, "tab")
+		if screen := m.Render(); !strings.Contains(screen, "│ curves: [ less smoothing  ] more smoothing  v predicted/realised │") {
+			t.Errorf("%dx%d: the curves' keys are not in the footer:\n%s", sz[0], sz[1], screen)
+		}
+	}
+	m := newRunning(t, 10, 160, 50, &recorder{})
+	for i := range nPanes {
+		for _, l := range strings.Split(m.Render(), "\n") {
+			// A cut line ends in "…" just inside its frame.
+			if strings.HasSuffix(strings.TrimRight(l, " "), "…│") || strings.Contains(l, "…││") {
+				t.Errorf("pane %d focused: a line is cut at 160x50: %q", i, l)
+			}
+		}
+		press(m, "tab")
+	}
+}
+
+// One key, one meaning: the footer never shows a key that is also the
+// name of a setting it changes (issue 26: "+/- s" beside "s sort").
+func TestFooterKeysDistinct(t *testing.T) {
+	m := newRunning(t, 10, 160, 50, &recorder{})
+	for range nPanes {
+		lines := strings.Split(m.Render(), "\n")
+		footer := lines[len(lines)-1]
+		if strings.Contains(footer, "+/- s") && strings.Contains(footer, "  s ") {
+			t.Errorf("the footer shows s as a key and as the setting +/- changes: %q", footer)
+		}
+		press(m, "tab")
 	}
 }
