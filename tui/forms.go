@@ -75,6 +75,9 @@ func (m *Model) forkForm(step int) dialog.Dialog {
 		Doc: fmt.Sprintf("empty: %s-fork (then -fork-2, …)", m.nameOr("RUN"))}
 	obj, pol := hyperField(h, "objective"), hyperField(h, "policy")
 	obj.Text, pol.Text = true, true
+	// train's docs list every choice, too long for a form line; a bad
+	// name is refused with the list.
+	obj.Doc, pol.Doc = "objective to optimize (a wrong name lists them)", "fine-tuning policy (a wrong name lists them)"
 	total := m.run.Latest.Total
 	steps := dialog.Field{Key: "steps", Label: "steps", Value: strconv.Itoa(total), Doc: "fine-tuning steps in all (the fork goes on from its step)"}
 	fields := []dialog.Field{name, obj, pol, hyperField(h, "s"), hyperField(h, "lr"), steps, hyperField(h, "refresh")}

@@ -485,3 +485,22 @@ func TestFooterKeysDistinct(t *testing.T) {
 		press(m, "tab")
 	}
 }
+
+// The fork form at 120×36 fits on screen: no line of it is cut.
+func TestForkFormFits(t *testing.T) {
+	m := New(Options{Info: fixture.Info(10), Ctl: &recorder{}, Fork: func(int, []string) (string, error) { return "", nil }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	for _, s := range fixture.Running(10, 3) {
+		m.Update(SnapshotMsg{s})
+	}
+	press(m, "f", "down", "ctrl+u", "x", "enter")
+	screen := m.Render()
+	if !strings.Contains(screen, "fork at the checkpoint at or before step") || !strings.Contains(screen, "✗ ") {
+		t.Fatalf("no fork form with the refusal of objective x:\n%s", screen)
+	}
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, "…│") {
+			t.Errorf("a line of the fork form is cut: %q", l)
+		}
+	}
+}

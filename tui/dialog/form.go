@@ -138,7 +138,15 @@ func (f *Form) View(w, h int) string {
 		}
 		b.WriteString(line + "\n")
 		if f.errs[i] != "" {
-			b.WriteString(strings.Repeat(" ", lw+3) + th.Render(th.Bad, "✗ "+f.errs[i]) + "\n")
+			// Wrapped to the screen: the refusal often lists the choices.
+			pad := strings.Repeat(" ", lw+3)
+			for n, l := range strings.Split(Wrap(f.errs[i], w-len(pad)-8), "\n") {
+				mark := "  "
+				if n == 0 {
+					mark = "✗ "
+				}
+				b.WriteString(pad + th.Render(th.Bad, mark+l) + "\n")
+			}
 		}
 	}
 	b.WriteString("\n" + th.Render(th.Dim, "↑/↓ field · type to edit · ctrl+u clear\n"+f.hint+" · esc cancels"))
