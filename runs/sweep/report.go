@@ -45,6 +45,7 @@ type group struct {
 	members []int
 	sums    []*train.Summary // of its finished members
 	first   *viz.Run         // its first finished member, for the figures
+	runs    []*viz.Run       // every finished member, for the spread over seeds
 }
 
 // ReportOptions says where the report's figures go.
@@ -105,8 +106,9 @@ func (s *Sweep) Report(o ReportOptions) (md string, notes []string, err error) {
 			continue
 		}
 		g.sums = append(g.sums, h.Final)
-		if g.first == nil {
-			if vr, err := viz.FromHistory(run.Dir, run.Meta, h); err == nil {
+		if vr, err := viz.FromHistory(run.Dir, run.Meta, h); err == nil {
+			g.runs = append(g.runs, vr)
+			if g.first == nil {
 				g.first = vr
 			}
 		}
@@ -160,6 +162,23 @@ func (s *Sweep) Report(o ReportOptions) (md string, notes []string, err error) {
 	if len(rs) == 0 {
 		notes = append(notes, "no finished member: no figures")
 		return b.String(), notes, nil
+	}
+	var sg []viz.SeedGroup
+	for _, g := range groups {
+		if len(g.runs) > 0 {
+			sg = append(sg, viz.SeedGroup{Label: g.runs[0].Name, Runs: g.runs})
+		}
+	}
+	sres, serr := viz.SweepCurves(sg, viz.DefaultCompareMetric(rs), o.FigDir, viz.Options{Format: o.Format})
+	if sres != nil && len(sres.Files) > 0 {
+		pf("\n## Spread over seeds (validation: mean line, ± one std band, pre-trained dashed)\n\n")
+		for _, f := range sres.Files {
+			pf("![%s](%s)\n", f.Name, filepath.ToSlash(filepath.Join(o.FigRel, f.Name)))
+		}
+		notes = append(notes, sres.Notes...)
+	}
+	if serr != nil {
+		notes = append(notes, "figures: "+serr.Error())
 	}
 	res, err := viz.Compare(rs, viz.DefaultCompareMetric(rs), o.FigDir, viz.Options{Format: o.Format})
 	if res != nil {

@@ -231,6 +231,22 @@ func TestStatusAndReport(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", r, md)
 		}
 	}
+	// The figures show the spread over seeds and the pre-trained model.
+	figs := t.TempDir()
+	md, notes, err = s.Report(ReportOptions{FigDir: figs, FigRel: "figs", Format: "svg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md, "## Spread over seeds") || !strings.Contains(md, "(figs/sweep-") {
+		t.Errorf("report has no spread figure (notes %v):\n%s", notes, md)
+	}
+	spread, _ := filepath.Glob(filepath.Join(figs, "sweep-*.csv"))
+	if len(spread) != 1 {
+		t.Fatalf("spread CSVs %v, want one", spread)
+	}
+	if b, err := os.ReadFile(spread[0]); err != nil || !strings.Contains(string(b), "policy=selmix,pre-trained,,3,") {
+		t.Errorf("spread CSV lacks the pre-trained row of 3 seeds (%v):\n%s", err, b)
+	}
 }
 
 func TestCategorize(t *testing.T) {

@@ -106,7 +106,7 @@ func Default() *Map {
 		SmoothMore: b("more smoothing", "]"),
 		SmoothLess: b("less smoothing", "["),
 		Toggle:     b("aggregate/scroll", "a"),
-		Sort:       b("sort", "s"),
+		Sort:       b("sort", "r"),
 		Search:     b("find class", "/"),
 		Zoom:       b("zoom in", "enter", "z"),
 		ZoomOut:    b("zoom out", "esc", "backspace"),

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -121,11 +122,16 @@ func printRecordedSummary(w io.Writer, r *runs.Run) error {
 	return nil
 }
 
-// forkAction forks run id of root at a step into a new background run:
-// what f does in the workbench.
-func forkAction(root, id string) func(step int) (string, error) {
-	return func(step int) (string, error) {
-		nid, _, err := spawnForkDetached(root, id, step)
+// forkAction forks run id of root at a step, with the overrides chosen
+// in the workbench's fork form, into a new background run: what f does
+// in the workbench. Forks start one at a time, so each new run's name is
+// chosen after the previous fork's run exists (forkRun picks a free one).
+func forkAction(root, id string) func(step int, sets []string) (string, error) {
+	var mu sync.Mutex
+	return func(step int, sets []string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		nid, _, err := spawnForkDetached(root, id, step, sets)
 		if err != nil {
 			return "", fmt.Errorf("fork: %v", err)
 		}

@@ -47,9 +47,14 @@ func spawnDetached(root, config string, sets []string) (id string, pid int, err 
 	return spawnChild(root, args)
 }
 
-// spawnForkDetached forks run id at step into a new background run.
-func spawnForkDetached(root, id string, step int) (string, int, error) {
-	return spawnChild(root, []string{"fork", id, "--at", fmt.Sprint(step), "-q"})
+// spawnForkDetached forks run id at step, with the configuration
+// overrides sets, into a new background run.
+func spawnForkDetached(root, id string, step int, sets []string) (string, int, error) {
+	args := []string{"fork", id, "--at", fmt.Sprint(step), "-q"}
+	for _, kv := range sets {
+		args = append(args, "--set", kv)
+	}
+	return spawnChild(root, args)
 }
 
 // runIDLen is the length of a run id (runs.Create makes them).

@@ -213,8 +213,15 @@ func forkRun(ctx context.Context, w io.Writer, root, id string, at int, sets []s
 	if err := c.Validate(); err != nil {
 		return usageError{err}
 	}
-	if c.Name == "" {
-		c.Name = parent.Meta.Name + "-fork"
+	base := c.Name
+	if base == "" {
+		base = parent.Meta.Name + "-fork"
+	}
+	if c.Name, err = freeName(root, base); err != nil {
+		return err
+	}
+	if c.Name != base {
+		fmt.Fprintf(w, "a run is named %s already: this fork is %s\n", base, c.Name)
 	}
 	step, state, err := checkpointAt(parent, at)
 	if err != nil {
@@ -228,6 +235,24 @@ func forkRun(ctx context.Context, w io.Writer, root, id string, at int, sets []s
 	o.controls = hyperControls(ptc.Hyper, tc.Hyper, step)
 	fmt.Fprintf(w, "forking run %s at step %d\n", parent.Meta.ID, step)
 	return startRun(ctx, w, c, o)
+}
+
+// freeName is base if no run under root has that name, else the first of
+// base-2, base-3, … that none has: two forks never share a name.
+func freeName(root, base string) (string, error) {
+	rs, err := runs.List(root)
+	if err != nil {
+		return "", err
+	}
+	taken := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		taken[r.Meta.Name] = true
+	}
+	name := base
+	for n := 2; taken[name]; n++ {
+		name = fmt.Sprintf("%s-%d", base, n)
+	}
+	return name, nil
 }
 
 func newReplayCmd() *cobra.Command {
