@@ -11,6 +11,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"selmix/core/boundedfile"
 )
 
 // arraysName is the binary sidecar of the event log (docs/run-format.md).
@@ -224,7 +226,7 @@ func (r *Run) OpenArrays() (*ArrayFile, error) {
 
 // OpenArrayFile opens a sidecar for reading.
 func OpenArrayFile(path string) (*ArrayFile, error) {
-	f, err := os.Open(path)
+	f, _, err := boundedfile.Open(path, boundedfile.Unbounded)
 	if err != nil {
 		return nil, err
 	}

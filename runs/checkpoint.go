@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"selmix/core/boundedfile"
 )
 
 // ErrNoCheckpoint is wrapped by the errors for a missing checkpoint.
@@ -56,7 +58,7 @@ func (r *Run) Checkpoints() ([]int, error) { return listCheckpoints(r.Dir) }
 
 // Checkpoint returns the checkpoint saved at step.
 func (r *Run) Checkpoint(step int) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(r.Dir, ckptDirName, ckptName(step)))
+	b, err := boundedfile.ReadFile(filepath.Join(r.Dir, ckptDirName, ckptName(step)), ckptFile)
 	if errors.Is(err, os.ErrNotExist) {
 		have, _ := r.Checkpoints()
 		return nil, fmt.Errorf("run %s: %w at step %d (have %v)", filepath.Base(r.Dir), ErrNoCheckpoint, step, have)

@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
+
+	"selmix/core/boundedfile"
 )
 
 // Event is one line of events.jsonl. Arrays lists the records of
@@ -45,7 +46,7 @@ func (e *LineError) Unwrap() error { return e.Err }
 // reported as a Warning and ignored; any other invalid line is a *LineError
 // naming the file and line.
 func ReadEvents(path string) ([]Event, []Warning, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, eventsFile)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"selmix/core/atomicfile"
+	"selmix/core/boundedfile"
 )
 
 // File names inside a run directory.
@@ -88,7 +89,7 @@ func (r *Run) Events() ([]Event, []Warning, error) {
 
 // Config returns config.toml.
 func (r *Run) Config() (string, error) {
-	b, err := os.ReadFile(filepath.Join(r.Dir, configName))
+	b, err := boundedfile.ReadFile(filepath.Join(r.Dir, configName), configFile)
 	return string(b), err
 }
 
@@ -96,7 +97,7 @@ func (r *Run) Config() (string, error) {
 // has none yet.
 func (r *Run) Summary() ([]byte, error) {
 	path := filepath.Join(r.Dir, summaryName)
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, summaryFile)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func (r *Run) Summary() ([]byte, error) {
 
 func readMeta(dir string) (Meta, error) {
 	path := filepath.Join(dir, metaName)
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, metaFile)
 	if err != nil {
 		return Meta{}, err
 	}

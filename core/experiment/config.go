@@ -4,12 +4,12 @@ package experiment
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"selmix/core/boundedfile"
 	"selmix/core/train"
 )
 
@@ -116,6 +116,10 @@ func Default() Config {
 	}
 }
 
+// ConfigFile bounds a configuration file (and every other small TOML file
+// selmix reads: sweep specs, keys.toml).
+var ConfigFile = boundedfile.Limit{What: "config file", Max: 4 << 20}
+
 // DefaultTOML is the documented default configuration.
 func DefaultTOML() string { return Default().Render() }
 
@@ -124,7 +128,7 @@ func DefaultTOML() string { return Default().Render() }
 func Load(path string, sets []string) (Config, error) {
 	c := Default()
 	if path != "" {
-		b, err := os.ReadFile(path)
+		b, err := boundedfile.ReadFile(path, ConfigFile)
 		if err != nil {
 			return c, err
 		}

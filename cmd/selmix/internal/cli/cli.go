@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"selmix/core/boundedfile"
 )
 
 // usageError marks input errors (bad flags, bad files): exit code 2.
@@ -66,7 +68,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		return stop.code
 	case errors.As(err, &ce):
 		return ce.code
-	case errors.As(err, &ue) || isCobraUsage(err):
+	case errors.As(err, &ue) || isCobraUsage(err) || errors.As(err, new(*boundedfile.Error)):
 		return 2
 	}
 	return 1
