@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
 	"selmix/core/boundedfile"
+	"selmix/core/safetext"
 	"selmix/core/train"
 )
 
@@ -198,6 +200,12 @@ func (c Config) Validate() error {
 	}
 	if c.Seed < 0 {
 		return bad("seed", "want an integer ≥ 0, got %d", c.Seed)
+	}
+	if i := safetext.Control(c.Name); i >= 0 {
+		return bad("name", "%q holds a control character at byte %d (a run name is shown in terminals)", c.Name, i)
+	}
+	if !utf8.ValidString(c.Name) {
+		return bad("name", "%q is not valid UTF-8", c.Name)
 	}
 	switch c.Data.Source {
 	case "builtin", "fashion-mnist", "features":

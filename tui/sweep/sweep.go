@@ -14,6 +14,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/safetext"
 	"selmix/runs/sweep"
 	"selmix/tui/internal/wait"
 	"selmix/tui/pane"
@@ -158,13 +159,13 @@ func (m *Model) Render() string {
 	status := ""
 	switch {
 	case m.err != nil:
-		status = th.Render(th.Bad, "error: "+m.err.Error())
+		status = th.Render(th.Bad, "error: "+safetext.Line(m.err.Error()))
 	case m.note != "":
 		status = th.Render(th.Warn, m.note)
 	case m.st != nil && m.sel < len(m.st.Members) && m.st.Members[m.sel].Err != "":
-		status = th.Render(th.Bad, fmt.Sprintf("member %d: %s", m.sel, m.st.Members[m.sel].Err))
+		status = th.Render(th.Bad, fmt.Sprintf("member %d: %s", m.sel, safetext.Line(m.st.Members[m.sel].Err)))
 	case m.st != nil && len(m.st.Notes) > 0:
-		status = th.Render(th.Warn, strings.Join(m.st.Notes, "; "))
+		status = th.Render(th.Warn, safetext.Line(strings.Join(m.st.Notes, "; ")))
 	case m.st != nil && m.st.Done():
 		status = th.Render(th.Good, "nothing running or queued")
 	}
@@ -186,7 +187,10 @@ func (m *Model) table(w, h int) string {
 	st := m.st
 	slurm := st.Slurm
 	// Column widths from content.
-	cols := append([]string{"#"}, sweep.ShortNames(st.Columns)...)
+	cols := []string{"#"}
+	for _, c := range sweep.ShortNames(st.Columns) {
+		cols = append(cols, safetext.Line(c))
+	}
 	cols = append(cols, "state")
 	if slurm {
 		cols = append(cols, "slurm")
@@ -200,6 +204,9 @@ func (m *Model) table(w, h int) string {
 			r = append(r, mem.SlurmText())
 		}
 		r = append(r, mem.StepText(), mem.PsiText(), mem.BestText())
+		for c := range r { // values of the spec, states read from runs
+			r[c] = safetext.Line(r[c])
+		}
 		rows[i] = r
 	}
 	widths := make([]int, len(cols))

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/core/boundedfile"
+	"selmix/core/safetext"
 )
 
 // usageError marks input errors (bad flags, bad files): exit code 2.
@@ -59,7 +60,13 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "selmix: %v\n", err)
+	// An error may quote what selmix read (a path, a name, a line of a
+	// file): each of its lines is made printable.
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = safetext.Line(l)
+	}
+	fmt.Fprintf(stderr, "selmix: %s\n", strings.Join(lines, "\n"))
 	var ue usageError
 	var stop *stoppedError
 	var ce codeError

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/core/metric"
+	"selmix/core/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -119,13 +120,25 @@ func openHistory(root, id string) (*runs.Run, *record.History, error) {
 	return r, h, nil
 }
 
+// printText is fmt.Fprintf for text output with strings selmix did not
+// write (names, paths, a run directory's contents): each string argument
+// is made safe to print in one cell of a row (safetext.Line).
+func printText(w io.Writer, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = safetext.Line(s)
+		}
+	}
+	fmt.Fprintf(w, format, args...)
+}
+
 func listRuns(w io.Writer, root string) error {
 	all, err := runs.List(root)
 	if err != nil {
 		return err
 	}
 	if len(all) == 0 {
-		fmt.Fprintf(w, "no runs in %s\n", root)
+		printText(w, "no runs in %s\n", root)
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -136,7 +149,7 @@ func listRuns(w io.Writer, root string) error {
 		if !r.Broken() && m.BestStep >= 0 {
 			best = fmt.Sprintf("%.4f (%d)", m.Best, m.BestStep)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
+		printText(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
 			r.EffectiveStatus(), m.Steps, best, strings.Replace(m.Created, "T", " ", 1))
 	}
 	return tw.Flush()
@@ -230,16 +243,16 @@ func showRun(w io.Writer, root, id string) error {
 		return err
 	}
 	m := r.Meta
-	fmt.Fprintf(w, "run       %s\nname      %s\ndir       %s\nstatus    %s\nobjective %s\npolicy    %s\nsteps     %d\ncreated   %s\n",
+	printText(w, "run       %s\nname      %s\ndir       %s\nstatus    %s\nobjective %s\npolicy    %s\nsteps     %d\ncreated   %s\n",
 		m.ID, m.Name, r.Dir, r.EffectiveStatus(), m.Objective, m.Policy, m.Steps, m.Created)
 	if r.Live {
 		fmt.Fprintf(w, "writer    pid %d (live)\n", r.Pid)
 	}
 	if m.Parent != "" {
-		fmt.Fprintf(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
+		printText(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
 	}
 	if m.BestStep >= 0 && len(h.Refreshes) > 0 {
-		fmt.Fprintf(w, "best      %s %.4f at step %d (validation)\n", m.Objective, m.Best, m.BestStep)
+		printText(w, "best      %s %.4f at step %d (validation)\n", m.Objective, m.Best, m.BestStep)
 	}
 	ck, err := r.Checkpoints()
 	if err == nil {
@@ -251,13 +264,13 @@ func showRun(w io.Writer, root, id string) error {
 		if a.Err != "" {
 			msg = " (refused: " + a.Err + ")"
 		}
-		fmt.Fprintf(w, "  step %6d  %s%s\n", a.Step, a.Control, msg)
+		printText(w, "  step %6d  %s%s\n", a.Step, a.Control, msg)
 	}
 	for _, e := range h.Errors {
-		fmt.Fprintf(w, "error     %s\n", e.Err)
+		printText(w, "error     %s\n", e.Err)
 	}
 	for _, wn := range h.Warnings {
-		fmt.Fprintf(w, "warning   %s\n", wn)
+		printText(w, "warning   %s\n", wn.String())
 	}
 	if h.Final != nil {
 		fmt.Fprintln(w)
@@ -274,7 +287,7 @@ func removeRuns(in io.Reader, w io.Writer, root string, ids []string, yes bool) 
 			return err
 		}
 		if !yes {
-			fmt.Fprintf(w, "remove run %s (%s, %s, %d steps)? [y/N] ", r.Meta.ID, r.Meta.Name, r.EffectiveStatus(), r.Meta.Steps)
+			printText(w, "remove run %s (%s, %s, %d steps)? [y/N] ", r.Meta.ID, r.Meta.Name, r.EffectiveStatus(), r.Meta.Steps)
 			line, _ := br.ReadString('\n')
 			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 				fmt.Fprintln(w, "kept")
@@ -352,12 +365,12 @@ func compareRuns(w io.Writer, root string, ids []string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "run")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "\t%s", r.Meta.ID)
+		printText(tw, "\t%s", r.Meta.ID)
 	}
 	fmt.Fprint(tw, "\n")
 	fmt.Fprint(tw, "name")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "\t%s", r.Meta.Name)
+		printText(tw, "\t%s", r.Meta.Name)
 	}
 	fmt.Fprint(tw, "\n\nconfig (keys that differ)\n")
 	keys := map[string]bool{}
@@ -383,13 +396,13 @@ func compareRuns(w io.Writer, root string, ids []string) error {
 			continue
 		}
 		ndiff++
-		fmt.Fprint(tw, k)
+		printText(tw, "%s", k)
 		for _, c := range cfgs {
 			v, ok := c[k]
 			if !ok {
 				v = "(unset)"
 			}
-			fmt.Fprintf(tw, "\t%s", v)
+			printText(tw, "\t%s", v)
 		}
 		fmt.Fprint(tw, "\n")
 	}

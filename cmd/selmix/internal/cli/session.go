@@ -14,6 +14,7 @@ import (
 
 	"selmix/core/blas"
 	"selmix/core/experiment"
+	"selmix/core/safetext"
 	"selmix/core/train"
 	"selmix/core/worker"
 	"selmix/runs"
@@ -124,6 +125,9 @@ func restore(w io.Writer, c experiment.Config, ck *train.Checkpoint, quiet bool)
 	return train.LoadLocal(sp, ck.Trainer)
 }
 
+// maxConsoleLine is the longest worker line printed here, in bytes.
+const maxConsoleLine = 64 << 10
+
 // startWorker starts c's worker process. Until the run exists, its stderr
 // goes to w (a worker may take a while: loading data, pre-training).
 func startWorker(w io.Writer, c experiment.Config, quiet bool) (*worker.Client, error) {
@@ -136,7 +140,7 @@ func startWorker(w io.Writer, c experiment.Config, quiet bool) (*worker.Client, 
 		return nil, err
 	}
 	if !quiet {
-		wc.SetLog(func(line string) { fmt.Fprintf(w, "worker: %s\n", line) })
+		wc.SetLog(func(line string) { fmt.Fprintf(w, "worker: %s\n", safetext.Console(line, maxConsoleLine)) })
 	}
 	return wc, nil
 }
