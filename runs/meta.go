@@ -154,10 +154,10 @@ func (m Meta) clone() Meta {
 func parseMeta(b []byte, file string) (Meta, error) {
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Meta{}, fmt.Errorf("%s: invalid run metadata: %w", file, err)
+		return Meta{}, Damaged(fmt.Errorf("%s: invalid run metadata: %w", file, err))
 	}
 	if err := checkMeta(m); err != nil {
-		return Meta{}, fmt.Errorf("%s: invalid run metadata: %w", file, err)
+		return Meta{}, Damaged(fmt.Errorf("%s: invalid run metadata: %w", file, err))
 	}
 	return m, nil
 }

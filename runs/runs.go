@@ -102,7 +102,7 @@ func (r *Run) Summary() ([]byte, error) {
 		return nil, err
 	}
 	if !json.Valid(b) {
-		return nil, fmt.Errorf("%s: not valid JSON", path)
+		return nil, Damaged(fmt.Errorf("%s: not valid JSON", path))
 	}
 	return b, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"selmix/core/boundedfile"
 	"selmix/core/safetext"
+	"selmix/runs"
 )
 
 // usageError marks input errors (bad flags, bad files): exit code 2.
@@ -75,7 +76,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		return stop.code
 	case errors.As(err, &ce):
 		return ce.code
-	case errors.As(err, &ue) || isCobraUsage(err) || errors.As(err, new(*boundedfile.Error)):
+	case errors.As(err, &ue) || isCobraUsage(err) || errors.As(err, new(*boundedfile.Error)) || errors.Is(err, runs.ErrDamaged):
 		return 2
 	}
 	return 1
