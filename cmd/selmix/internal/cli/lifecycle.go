@@ -74,6 +74,7 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 	if err != nil {
 		return err
 	}
+	useRunBLAS(w, r.Meta)
 	if h.Final != nil {
 		return badInput("run %s has finished; fork it to train further (selmix fork %s --set finetune.steps=N)", r.Meta.ID, r.Meta.ID)
 	}
@@ -266,6 +267,7 @@ func replayRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 		return err
 	}
 	c.Name = "replay-of-" + orig.Meta.ID
+	useRunBLAS(w, orig.Meta)
 	start := 0
 	if orig.Meta.Parent != "" {
 		parent, err := openRun(root, orig.Meta.Parent)

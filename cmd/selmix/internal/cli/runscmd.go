@@ -251,6 +251,9 @@ func showRun(w io.Writer, root, id string) error {
 	if m.Parent != "" {
 		printText(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
 	}
+	if m.BLASThreads > 0 {
+		printText(w, "blas      %s, %d thread(s)\n", m.BLAS, m.BLASThreads)
+	}
 	if m.BestStep >= 0 && len(h.Refreshes) > 0 {
 		printText(w, "best      %s %.4f at step %d (validation)\n", m.Objective, m.Best, m.BestStep)
 	}

@@ -205,7 +205,7 @@ func startRun(ctx context.Context, w io.Writer, c experiment.Config, o startOpts
 	}
 	rec, err := record.New(runs.Root(o.root), c.RunName(), resolved, runs.Meta{
 		Objective: string(c.Finetune.Objective), Policy: string(c.Finetune.Policy),
-		Parent: o.parent, ParentStep: o.parentStep,
+		Parent: o.parent, ParentStep: o.parentStep, BLAS: blas.Name, BLASThreads: blas.Threads(),
 	})
 	if err != nil {
 		return err
