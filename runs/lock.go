@@ -94,7 +94,7 @@ func readPid(path string) int {
 // writer's LOCK_EX makes that fail. It never creates or modifies a file.
 func IsLive(dir string) (bool, int) {
 	path := filepath.Join(dir, lockName)
-	f, err := os.Open(path)
+	f, _, err := boundedfile.Open(path, lockFile) // not a FIFO some user left there
 	if err != nil {
 		return false, 0
 	}
