@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"selmix/core/metric"
+	"selmix/core/safetext"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -561,7 +562,7 @@ func paperFigures(rs []paperResult, figDir, figRel string) (string, error) {
 		if len(group) < 2 {
 			continue
 		}
-		name := "policies-" + viz.SafeName(o)
+		name := "policies-" + safetext.FileName(o)
 		res, err := viz.Compare(group, viz.DefaultCompareMetric(group), filepath.Join(figDir, name), viz.Options{Format: "png", DPI: 150})
 		if err != nil {
 			errs = append(errs, err)

@@ -3,11 +3,14 @@ package runs
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"selmix/core/boundedfile"
 )
 
 // ErrNoCheckpoint is wrapped by the errors for a missing checkpoint.
@@ -56,12 +59,62 @@ func (r *Run) Checkpoints() ([]int, error) { return listCheckpoints(r.Dir) }
 
 // Checkpoint returns the checkpoint saved at step.
 func (r *Run) Checkpoint(step int) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(r.Dir, ckptDirName, ckptName(step)))
+	b, err := boundedfile.ReadFile(filepath.Join(r.Dir, ckptDirName, ckptName(step)), ckptFile)
 	if errors.Is(err, os.ErrNotExist) {
 		have, _ := r.Checkpoints()
 		return nil, fmt.Errorf("run %s: %w at step %d (have %v)", filepath.Base(r.Dir), ErrNoCheckpoint, step, have)
 	}
 	return b, err
+}
+
+// Skipped is a checkpoint a reader passed over because it is damaged.
+type Skipped struct {
+	Step int
+	Path string
+	Err  error
+}
+
+func (s Skipped) String() string { return fmt.Sprintf("%s (%v)", s.Path, s.Err) }
+
+// LatestValidCheckpoint returns the newest checkpoint at or before step
+// that check accepts, and the newer ones it did not (newest first), so a
+// damaged checkpoint costs the steps since the one before it rather than
+// the run. If none is accepted, the error names every file it tried and
+// wraps ErrDamaged; with none at all, ErrNoCheckpoint.
+func (r *Run) LatestValidCheckpoint(step int, check func([]byte) error) (int, []byte, []Skipped, error) {
+	steps, err := r.Checkpoints()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	var skipped []Skipped
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i] > step {
+			continue
+		}
+		b, err := r.Checkpoint(steps[i])
+		if err == nil {
+			err = check(b)
+		}
+		if err == nil {
+			return steps[i], b, skipped, nil
+		}
+		if errors.Is(err, os.ErrPermission) {
+			return 0, nil, skipped, err // not damage: unreadable by this user
+		}
+		skipped = append(skipped, Skipped{steps[i], filepath.Join(r.Dir, ckptDirName, ckptName(steps[i])), err})
+	}
+	if len(skipped) == 0 {
+		return 0, nil, nil, fmt.Errorf("run %s: %w at or before step %d (have %v)", filepath.Base(r.Dir), ErrNoCheckpoint, step, steps)
+	}
+	msgs := make([]string, len(skipped))
+	for i, s := range skipped {
+		msgs[i] = s.String()
+	}
+	where := ""
+	if step < math.MaxInt {
+		where = fmt.Sprintf(" at or before step %d", step)
+	}
+	return 0, nil, skipped, Damaged(fmt.Errorf("no valid checkpoint%s: %s", where, strings.Join(msgs, "; ")))
 }
 
 // LatestCheckpointAtOrBefore returns the last checkpoint at or before step.

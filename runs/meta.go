@@ -45,7 +45,9 @@ const Format = 2
 // "+Inf" or "-Inf" otherwise, so a diverged run can still be saved.
 // Pinned lists checkpoint steps exempt from retention (see
 // Writer.WriteFinalCheckpoint). Format is the run's format version
-// (absent in run.json means 1).
+// (absent in run.json means 1). BLAS and BLASThreads are the BLAS the
+// run was created with and the threads it split products over (absent
+// before they were recorded): a run re-executed bit for bit needs both.
 type Meta struct {
 	Format        int
 	ID            string
@@ -62,25 +64,29 @@ type Meta struct {
 	BestObjective string
 	Extra         map[string]string
 	Pinned        []int
+	BLAS          string
+	BLASThreads   int
 }
 
 // metaJSON is the on-disk shape of Meta.
 type metaJSON struct {
-	Format     int               `json:"format,omitempty"`
-	ID         string            `json:"id"`
-	Name       string            `json:"name"`
-	Created    string            `json:"created"`
-	Status     string            `json:"status"`
-	Parent     string            `json:"parent,omitempty"`
-	ParentStep int               `json:"parent_step,omitempty"`
-	Objective  string            `json:"objective,omitempty"`
-	Policy     string            `json:"policy,omitempty"`
-	Steps      int               `json:"steps"`
-	Best       json.RawMessage   `json:"best,omitempty"`
-	BestStep   int               `json:"best_step"`
-	BestObj    string            `json:"best_objective,omitempty"`
-	Extra      map[string]string `json:"extra,omitempty"`
-	Pinned     []int             `json:"pinned,omitempty"`
+	Format      int               `json:"format,omitempty"`
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Created     string            `json:"created"`
+	Status      string            `json:"status"`
+	Parent      string            `json:"parent,omitempty"`
+	ParentStep  int               `json:"parent_step,omitempty"`
+	Objective   string            `json:"objective,omitempty"`
+	Policy      string            `json:"policy,omitempty"`
+	Steps       int               `json:"steps"`
+	Best        json.RawMessage   `json:"best,omitempty"`
+	BestStep    int               `json:"best_step"`
+	BestObj     string            `json:"best_objective,omitempty"`
+	Extra       map[string]string `json:"extra,omitempty"`
+	Pinned      []int             `json:"pinned,omitempty"`
+	BLAS        string            `json:"blas,omitempty"`
+	BLASThreads int               `json:"blas_threads,omitempty"`
 }
 
 // MarshalJSON encodes m in the run.json format.
@@ -104,7 +110,7 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 		Parent: m.Parent, ParentStep: m.ParentStep,
 		Objective: m.Objective, Policy: m.Policy,
 		Steps: m.Steps, Best: best, BestStep: m.BestStep, BestObj: m.BestObjective,
-		Extra: m.Extra, Pinned: m.Pinned,
+		Extra: m.Extra, Pinned: m.Pinned, BLAS: m.BLAS, BLASThreads: m.BLASThreads,
 	})
 }
 
@@ -141,7 +147,7 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 		Parent: j.Parent, ParentStep: j.ParentStep,
 		Objective: j.Objective, Policy: j.Policy,
 		Steps: j.Steps, Best: best, BestStep: j.BestStep, BestObjective: j.BestObj,
-		Extra: j.Extra, Pinned: j.Pinned,
+		Extra: j.Extra, Pinned: j.Pinned, BLAS: j.BLAS, BLASThreads: j.BLASThreads,
 	}
 	return nil
 }
@@ -159,10 +165,10 @@ func (m Meta) clone() Meta {
 func parseMeta(b []byte, file string) (Meta, error) {
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Meta{}, fmt.Errorf("%s: invalid run metadata: %w", file, err)
+		return Meta{}, Damaged(fmt.Errorf("%s: invalid run metadata: %w", file, err))
 	}
 	if err := checkMeta(m); err != nil {
-		return Meta{}, fmt.Errorf("%s: invalid run metadata: %w", file, err)
+		return Meta{}, Damaged(fmt.Errorf("%s: invalid run metadata: %w", file, err))
 	}
 	return m, nil
 }
@@ -183,6 +189,9 @@ func checkMeta(m Meta) error {
 	}
 	if m.ParentStep < 0 {
 		return fmt.Errorf("parent_step %d is negative", m.ParentStep)
+	}
+	if m.BLASThreads < 0 {
+		return fmt.Errorf("blas_threads %d is negative", m.BLASThreads)
 	}
 	if m.Parent != "" {
 		if err := checkID(m.Parent); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"selmix/core/atomicfile"
+	"selmix/core/boundedfile"
 )
 
 // ErrClosed is returned by a Writer used after Close.
@@ -186,7 +187,7 @@ func openWriter(dir, id string, lock *os.File) (*Writer, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, eventsName)
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, eventsFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}

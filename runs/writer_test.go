@@ -232,8 +232,11 @@ func TestCorruptMiddleLine(t *testing.T) {
 	if !errors.As(err, &le) || le.File != path || le.Line != 2 {
 		t.Fatalf("Events error = %v, want a *LineError at %s:2", err, path)
 	}
-	if want := path + ":2: "; !strings.HasPrefix(err.Error(), want) {
+	if want := fmt.Sprintf("%s:2 (byte %d): ", path, len(lines[0])); !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q, want prefix %q", err, want)
+	}
+	if !errors.Is(err, ErrDamaged) {
+		t.Errorf("error %v does not wrap ErrDamaged", err)
 	}
 	if _, err := OpenWriter(root, w.ID()); !errors.As(err, &le) {
 		t.Errorf("OpenWriter error = %v, want the *LineError", err)

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"selmix/core/safetext"
 )
 
 // Group is the runs that share one value of a config key.
@@ -111,7 +113,7 @@ func CompareGroups(groups []Group, key string, m Metric, dir string, o Options) 
 	}
 	res := &Result{}
 	f := newFigure(o, colWidth, 2.8*vg.Inch)
-	name := "compare-" + SafeName(m.Name) + "-by-" + SafeName(key)
+	name := "compare-" + safetext.FileName(m.Name) + "-by-" + safetext.FileName(key)
 	if err := write(res, dir, name, f, func() (*drawing, error) { return groupCurves(f, groups, key, m) }); err != nil {
 		return res, fmt.Errorf("%s: %w", name, err)
 	}

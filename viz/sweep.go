@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"selmix/core/safetext"
 )
 
 // SeedGroup is one configuration of a sweep: a label for the legend and
@@ -36,7 +38,7 @@ func SweepCurves(gs []SeedGroup, m Metric, dir string, o Options) (*Result, erro
 	}
 	res := &Result{}
 	f := newFigure(o, colWidth, 2.8*vg.Inch)
-	name := "sweep-" + SafeName(m.Name)
+	name := "sweep-" + safetext.FileName(m.Name)
 	if err := write(res, dir, name, f, func() (*drawing, error) { return sweepCurves(f, gs, m) }); err != nil {
 		return res, fmt.Errorf("%s: %w", name, err)
 	}

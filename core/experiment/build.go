@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"selmix/assets"
+	"selmix/core/boundedfile"
 	"selmix/core/data"
 	"selmix/core/model"
 	"selmix/core/train"
@@ -87,12 +88,31 @@ func loadSource(c Config) (*data.Split, *data.Head, error) {
 		})
 		return sp, nil, err
 	case "features":
-		return data.LoadFeatures(data.FeatureFiles{
+		sp, head, err := data.LoadFeatures(data.FeatureFiles{
 			Train: d.Train, TrainY: d.TrainY, Unlabeled: d.UnlabeledX, UnlabeledY: d.UnlabeledY,
 			Val: d.Val, ValY: d.ValY, Test: d.Test, TestY: d.TestY, Head: d.Head,
 		})
+		return sp, head, nameKey(err, d)
 	}
 	return nil, nil, fmt.Errorf("data.source: unknown %q", d.Source)
+}
+
+// nameKey prefixes a file refused for its type or size with the data key
+// that named it.
+func nameKey(err error, d Data) error {
+	var be *boundedfile.Error
+	if !errors.As(err, &be) {
+		return err
+	}
+	for _, k := range []struct{ key, path string }{
+		{"train", d.Train}, {"train_y", d.TrainY}, {"unlabeled_x", d.UnlabeledX}, {"unlabeled_y", d.UnlabeledY},
+		{"val", d.Val}, {"val_y", d.ValY}, {"test", d.Test}, {"test_y", d.TestY}, {"head", d.Head},
+	} {
+		if k.path == be.Path {
+			return fmt.Errorf("data.%s: %w", k.key, err)
+		}
+	}
+	return err
 }
 
 // ModelConfig is the architecture c asks for on split sp.
@@ -111,7 +131,7 @@ func LoadModel(c Config, sp *data.Split, head *data.Head) (net *model.Net, needs
 	var ckpt []byte
 	switch {
 	case c.Model.Checkpoint != "":
-		if ckpt, err = os.ReadFile(c.Model.Checkpoint); err != nil {
+		if ckpt, err = boundedfile.ReadFile(c.Model.Checkpoint, model.CheckpointFile); err != nil {
 			return nil, false, fmt.Errorf("model.checkpoint: %w", err)
 		}
 	case c.Data.Source == "builtin":

@@ -4,14 +4,16 @@ package experiment
 
 import (
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
+	"selmix/core/boundedfile"
+	"selmix/core/safetext"
 	"selmix/core/suggest"
 	"selmix/core/train"
 )
@@ -119,6 +121,10 @@ func Default() Config {
 	}
 }
 
+// ConfigFile bounds a configuration file (and every other small TOML file
+// selmix reads: sweep specs, keys.toml).
+var ConfigFile = boundedfile.Limit{What: "config file", Max: 4 << 20}
+
 // DefaultTOML is the documented default configuration.
 func DefaultTOML() string { return Default().Render() }
 
@@ -127,7 +133,7 @@ func DefaultTOML() string { return Default().Render() }
 func Load(path string, sets []string) (Config, error) {
 	c := Default()
 	if path != "" {
-		b, err := os.ReadFile(path)
+		b, err := boundedfile.ReadFile(path, ConfigFile)
 		if err != nil {
 			return c, err
 		}
@@ -226,6 +232,12 @@ func (c Config) Validate() error {
 	}
 	if c.Seed < 0 {
 		return bad("seed", "want an integer ≥ 0, got %d", c.Seed)
+	}
+	if i := safetext.Control(c.Name); i >= 0 {
+		return bad("name", "%q holds a control character at byte %d (a run name is shown in terminals)", c.Name, i)
+	}
+	if !utf8.ValidString(c.Name) {
+		return bad("name", "%q is not valid UTF-8", c.Name)
 	}
 	switch c.Data.Source {
 	case "builtin", "fashion-mnist", "features":

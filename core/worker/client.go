@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 	"gonum.org/v1/gonum/mat"
 
+	"selmix/core/safetext"
 	"selmix/core/train"
 )
 
@@ -682,8 +683,11 @@ func parseHello(rep *Frame) (train.Info, error) {
 		if len(names) != K {
 			return bad("%d class_names for k = %d", len(names), K)
 		}
-		for _, v := range names {
+		for i, v := range names {
 			s, _ := v.(string)
+			if safetext.Control(s) >= 0 {
+				return bad("class_names[%d] = %q holds a control character", i, s)
+			}
 			info.ClassNames = append(info.ClassNames, s)
 		}
 	}
@@ -703,7 +707,7 @@ func parseHello(rep *Frame) (train.Info, error) {
 	}
 	dev, _ := h["device"].(string)
 	name, _ := h["worker"].(string)
-	info.Device = strings.TrimSpace(dev + " (" + name + ")")
+	info.Device = safetext.Line(strings.TrimSpace(dev + " (" + name + ")"))
 	return info, nil
 }
 
@@ -713,7 +717,8 @@ func parseSystem(v any) *train.System {
 		return nil
 	}
 	s := &train.System{}
-	s.Device, _ = m["device"].(string)
+	dev, _ := m["device"].(string)
+	s.Device = safetext.Line(dev)
 	num := func(k string) float64 {
 		f, _ := m[k].(float64)
 		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {

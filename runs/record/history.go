@@ -204,7 +204,24 @@ func Load(r *runs.Run) (*History, error) {
 	}
 	for _, ev := range evs {
 		if err := h.add(ev, read); err != nil {
-			return nil, fmt.Errorf("%s: event %d (%s at step %d): %w", filepath.Join(r.Dir, "events.jsonl"), ev.Seq, ev.Kind, ev.Step, err)
+			return nil, runs.Damaged(fmt.Errorf("%s: event %d (%s at step %d): %w", filepath.Join(r.Dir, "events.jsonl"), ev.Seq, ev.Kind, ev.Step, err))
+		}
+	}
+	// G and P are decoded when shown, but their damage is found here, once,
+	// so that every command says the same of the same run (a checksum pass,
+	// reading arrays.bin once).
+	var buf []byte
+	for _, rf := range h.Refreshes {
+		if rf.matrices == nil {
+			continue
+		}
+		if af == nil {
+			if af, err = r.OpenArrays(); err != nil {
+				return nil, runs.Damaged(err)
+			}
+		}
+		if buf, err = af.Check(*rf.matrices, buf); err != nil {
+			return nil, fmt.Errorf("G and P of the refresh at step %d: %w", rf.Step, err)
 		}
 	}
 	return h, nil

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"selmix/core/boundedfile"
 	"selmix/core/experiment"
 	"selmix/runs"
 )
@@ -121,7 +122,7 @@ func (s *Sweep) Create(spec *Spec, text []byte) error {
 	if spec.BaseConfig != "" {
 		// A copy: the members (and a requeue next week) must see the
 		// configuration the sweep was validated with.
-		b, err := os.ReadFile(spec.BaseConfig)
+		b, err := boundedfile.ReadFile(spec.BaseConfig, experiment.ConfigFile)
 		if err != nil {
 			return fail(err)
 		}
@@ -144,6 +145,9 @@ func (s *Sweep) Save() error {
 	return runs.WriteFile(filepath.Join(s.Dir, fileName), append(b, '\n'), 0o644)
 }
 
+// infoFile bounds sweep.json (a line per member, at most MaxMembers).
+var infoFile = boundedfile.Limit{What: "sweep.json", Max: 64 << 20}
+
 // Load reads the sweep in dir.
 func Load(dir string) (*Sweep, error) {
 	dir, err := filepath.Abs(dir)
@@ -151,7 +155,7 @@ func Load(dir string) (*Sweep, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, fileName)
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, infoFile)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"github.com/BurntSushi/toml"
+
+	"selmix/core/boundedfile"
 )
 
 // Map holds one binding per action. Panes read the bindings they use
@@ -168,17 +170,20 @@ func DefaultPath() string {
 	return filepath.Join(dir, "selmix", "keys.toml")
 }
 
+// keysFile bounds keys.toml.
+var keysFile = boundedfile.Limit{What: "keys file", Max: 1 << 20}
+
 // Load returns the default map with the bindings in the TOML file at path
 // applied, e.g.
 //
 //	pause = "p"
 //	quit  = ["q", "ctrl+c"]
 //
-// A missing file is not an error when optional is set. Every error names
+// A missing file (not a bad one) is not an error when optional is set. Every error names
 // the file and, where it has one, the key.
 func Load(path string, optional bool) (*Map, error) {
 	m := Default()
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, keysFile)
 	if err != nil {
 		if optional && os.IsNotExist(err) {
 			return m, nil

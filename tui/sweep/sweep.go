@@ -21,6 +21,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/safetext"
 	"selmix/runs/sweep"
 	"selmix/tui/dialog"
 	"selmix/tui/internal/wait"
@@ -206,13 +207,13 @@ func (m *Model) Render() string {
 	status := ""
 	switch {
 	case m.err != nil:
-		status = th.Render(th.Bad, "error: "+m.err.Error())
+		status = th.Render(th.Bad, "error: "+safetext.Line(m.err.Error()))
 	case m.note != "":
 		status = th.Render(th.Warn, m.note)
 	case m.st != nil && m.sel < len(m.st.Members) && m.st.Members[m.sel].Err != "":
-		status = th.Render(th.Bad, fmt.Sprintf("member %d: %s", m.sel, m.st.Members[m.sel].Err))
+		status = th.Render(th.Bad, fmt.Sprintf("member %d: %s", m.sel, safetext.Line(m.st.Members[m.sel].Err)))
 	case m.st != nil && len(m.st.Notes) > 0:
-		status = th.Render(th.Warn, strings.Join(m.st.Notes, "; "))
+		status = th.Render(th.Warn, safetext.Line(strings.Join(m.st.Notes, "; ")))
 	case m.st != nil && m.st.Done():
 		status = th.Render(th.Good, "nothing running or queued")
 	}
@@ -433,7 +434,7 @@ func (m *Model) table(w, h int) string {
 		for _, i := range g {
 			cells := make([]string, len(cols))
 			for c, col := range cols {
-				cells[c] = col.cell(st.Members[i])
+				cells[c] = safetext.Line(col.cell(st.Members[i])) // values of the spec, states read from runs
 				if len(g) > 1 && col.config {
 					cells[c] = "" // said on the group's row
 				}
@@ -443,7 +444,7 @@ func (m *Model) table(w, h int) string {
 	}
 	names := make([]string, len(cols))
 	for c, col := range cols {
-		names[c] = col.name
+		names[c] = safetext.Line(col.name)
 		if c == m.sortCol {
 			names[c] += map[bool]string{false: "↑", true: "↓"}[m.desc]
 		}

@@ -235,7 +235,7 @@ func listLive(w io.Writer, root string) error {
 		if r.Live {
 			pid = fmt.Sprint(r.Pid)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", pid, r.Meta.ID, r.Meta.Name, r.Meta.Steps, st)
+		printText(tw, "%s\t%s\t%s\t%d\t%s\n", pid, r.Meta.ID, r.Meta.Name, r.Meta.Steps, st)
 		n++
 	}
 	if n == 0 {

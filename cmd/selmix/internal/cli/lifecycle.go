@@ -42,7 +42,8 @@ func newResumeCmd() *cobra.Command {
 		Use:   "resume RUN",
 		Short: "Continue a stopped or crashed run from its last checkpoint",
 		Long: `resume continues RUN in place from its last checkpoint, re-applying the
-control changes logged after it. The result equals an uninterrupted run:
+control changes logged after it. A damaged checkpoint is named and passed
+over for the one before it (none left: the run starts over). The result equals an uninterrupted run:
 events already in the log are not written twice. Like run, it exits with 130
 or 143 when SIGINT, SIGTERM or selmix stop interrupts it again.`,
 		Args: cobra.ExactArgs(1),
@@ -73,6 +74,7 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 	if err != nil {
 		return err
 	}
+	useRunBLAS(w, r.Meta)
 	if h.Final != nil {
 		return badInput("run %s has finished; fork it to train further (selmix fork %s --set finetune.steps=N)", r.Meta.ID, r.Meta.ID)
 	}
@@ -81,15 +83,19 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 		return err
 	}
 	tc := c.Train()
-	ck, err := r.Checkpoints()
-	if err != nil {
+	step, state, err := checkpointAt(w, r, -1)
+	switch {
+	case errors.Is(err, runs.ErrNoCheckpoint):
+	case errors.Is(err, runs.ErrDamaged):
+		fmt.Fprintf(w, "%v: starting over from step 0\n", err)
+	case err != nil:
 		return err
 	}
-	var step int
 	var eng *train.Engine
-	if len(ck) == 0 {
-		// Crashed before its first checkpoint: start over; the events it
-		// logged are reproduced exactly and not written twice.
+	if state == nil {
+		// Crashed before its first (valid) checkpoint: start over; the
+		// events it logged are reproduced exactly and not written twice.
+		step = 0
 		tr, err := prepare(sig.workerCtx, w, c, o.quiet)
 		if err != nil {
 			return sig.interrupted(err)
@@ -99,10 +105,6 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 			return err
 		}
 	} else {
-		var state []byte
-		if step, state, err = r.LatestCheckpointAtOrBefore(math.MaxInt); err != nil {
-			return err
-		}
 		ckpt, err := train.ParseCheckpoint(state)
 		if err != nil {
 			return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, step, err)
@@ -152,7 +154,7 @@ func newForkCmd() *cobra.Command {
 		Use:   "fork RUN [--at STEP] [--set section.key=value ...]",
 		Short: "Start a new run from a checkpoint of RUN with changed settings",
 		Long: `fork starts a new run from RUN's checkpoint at or before STEP (default: the
-latest), with RUN's configuration overlaid by --set. Changed [finetune]
+latest; a damaged one is named and passed over for the one before it), with RUN's configuration overlaid by --set. Changed [finetune]
 hyperparameters take effect at the fork step and are logged as control
 changes; the new run's record names its parent.`,
 		Args: cobra.ExactArgs(1),
@@ -223,7 +225,7 @@ func forkRun(ctx context.Context, w io.Writer, root, id string, at int, sets []s
 	if c.Name != base {
 		fmt.Fprintf(w, "a run is named %s already: this fork is %s\n", base, c.Name)
 	}
-	step, state, err := checkpointAt(parent, at)
+	step, state, err := checkpointAt(w, parent, at)
 	if err != nil {
 		return err
 	}
@@ -290,6 +292,7 @@ func replayRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 		return err
 	}
 	c.Name = "replay-of-" + orig.Meta.ID
+	useRunBLAS(w, orig.Meta)
 	start := 0
 	if orig.Meta.Parent != "" {
 		parent, err := openRun(root, orig.Meta.Parent)
@@ -387,17 +390,33 @@ the pair FILE_W.npy and FILE_b.npy. In PyTorch:
 	return cmd
 }
 
-// checkpointAt is r's checkpoint at or before step (a negative step: the
-// latest); a run with none there is an input error.
-func checkpointAt(r *runs.Run, step int) (int, []byte, error) {
+// checkpointAt is r's newest valid checkpoint at or before step (a
+// negative step: the latest). Damaged newer ones are passed over, and w is
+// told so in one line naming each; a run with none there is an input
+// error (wrapping runs.ErrNoCheckpoint, or runs.ErrDamaged naming the
+// damaged files).
+func checkpointAt(w io.Writer, r *runs.Run, step int) (int, []byte, error) {
 	if step < 0 {
 		step = math.MaxInt
 	}
-	at, state, err := r.LatestCheckpointAtOrBefore(step)
+	at, state, skipped, err := r.LatestValidCheckpoint(step, func(b []byte) error {
+		_, err := train.ParseCheckpoint(b)
+		return err
+	})
 	if errors.Is(err, runs.ErrNoCheckpoint) {
 		return 0, nil, usageError{err}
 	}
-	return at, state, err
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(skipped) > 0 {
+		msgs := make([]string, len(skipped))
+		for i, s := range skipped {
+			msgs[i] = s.String()
+		}
+		fmt.Fprintf(w, "damaged checkpoint %s: using the one at step %d\n", strings.Join(msgs, "; "), at)
+	}
+	return at, state, nil
 }
 
 func exportHead(w io.Writer, root, id string, step int, out string) error {
@@ -405,7 +424,7 @@ func exportHead(w io.Writer, root, id string, step int, out string) error {
 	if err != nil {
 		return err
 	}
-	at, state, err := checkpointAt(r, step)
+	at, state, err := checkpointAt(w, r, step)
 	if err != nil {
 		return err
 	}

@@ -216,12 +216,12 @@ func printProgress(ctx context.Context, w io.Writer, st source, quiet bool) {
 			if s.Ack != nil {
 				fmt.Fprintf(w, "step %5d  control %s", s.Step, s.Ack.Control)
 				if s.Ack.Err != "" {
-					fmt.Fprintf(w, " refused: %s", s.Ack.Err)
+					printText(w, " refused: %s", s.Ack.Err)
 				}
 				fmt.Fprintln(w)
 			}
 		case train.KindError:
-			fmt.Fprintf(w, "step %5d  error: %s\n", s.Step, s.Err)
+			printText(w, "step %5d  error: %s\n", s.Step, s.Err)
 		}
 	}
 }

@@ -11,13 +11,13 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
 	"selmix/core/metric"
+	"selmix/core/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -131,13 +131,25 @@ func openHistory(root, id string) (*runs.Run, *record.History, error) {
 	return r, h, nil
 }
 
+// printText is fmt.Fprintf for text output with strings selmix did not
+// write (names, paths, a run directory's contents): each string argument
+// is made safe to print in one cell of a row (safetext.Line).
+func printText(w io.Writer, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = safetext.Line(s)
+		}
+	}
+	fmt.Fprintf(w, format, args...)
+}
+
 func listRuns(w io.Writer, root string) error {
 	all, err := runs.List(root)
 	if err != nil {
 		return err
 	}
 	if len(all) == 0 {
-		fmt.Fprintf(w, "no runs in %s\n", root)
+		printText(w, "no runs in %s\n", root)
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -151,7 +163,7 @@ func listRuns(w io.Writer, root string) error {
 				best = m.BestObjective + " " + best
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
+		printText(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
 			r.EffectiveStatus(), m.Steps, best, strings.Replace(m.Created, "T", " ", 1))
 	}
 	return tw.Flush()
@@ -246,13 +258,16 @@ func showRun(w io.Writer, root, id string) error {
 		return err
 	}
 	m := r.Meta
-	fmt.Fprintf(w, "run       %s\nname      %s\ndir       %s\nstatus    %s\nobjective %s\npolicy    %s\nsteps     %d\ncreated   %s\n",
+	printText(w, "run       %s\nname      %s\ndir       %s\nstatus    %s\nobjective %s\npolicy    %s\nsteps     %d\ncreated   %s\n",
 		m.ID, m.Name, r.Dir, r.EffectiveStatus(), m.Objective, m.Policy, m.Steps, m.Created)
 	if r.Live {
 		fmt.Fprintf(w, "writer    pid %d (live)\n", r.Pid)
 	}
 	if m.Parent != "" {
-		fmt.Fprintf(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
+		printText(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
+	}
+	if m.BLASThreads > 0 {
+		printText(w, "blas      %s, %d thread(s)\n", m.BLAS, m.BLASThreads)
 	}
 	printBests(w, h.Bests())
 	ck, err := r.Checkpoints()
@@ -265,13 +280,13 @@ func showRun(w io.Writer, root, id string) error {
 		if a.Err != "" {
 			msg = " (refused: " + a.Err + ")"
 		}
-		fmt.Fprintf(w, "  step %6d  %s%s\n", a.Step, a.Control, msg)
+		printText(w, "  step %6d  %s%s\n", a.Step, a.Control, msg)
 	}
 	for _, e := range h.Errors {
-		fmt.Fprintf(w, "error     %s\n", e.Err)
+		printText(w, "error     %s\n", e.Err)
 	}
 	for _, wn := range h.Warnings {
-		fmt.Fprintf(w, "warning   %s\n", wn)
+		printText(w, "warning   %s\n", wn.String())
 	}
 	if h.Final != nil {
 		fmt.Fprintln(w)
@@ -306,7 +321,7 @@ func removeRuns(in io.Reader, w io.Writer, root string, ids []string, yes bool) 
 			return err
 		}
 		if !yes {
-			fmt.Fprintf(w, "remove run %s (%s, %s, %d steps)? [y/N] ", r.Meta.ID, r.Meta.Name, r.EffectiveStatus(), r.Meta.Steps)
+			printText(w, "remove run %s (%s, %s, %d steps)? [y/N] ", r.Meta.ID, r.Meta.Name, r.EffectiveStatus(), r.Meta.Steps)
 			line, _ := br.ReadString('\n')
 			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 				fmt.Fprintln(w, "kept")
@@ -396,15 +411,10 @@ func (g *grid) write(w io.Writer) error {
 	return err
 }
 
-// cell makes an external string fit for a column: control characters
-// shown as '?', and at most maxCell runes, the middle elided.
+// cell makes an external string fit for a column: printable
+// (safetext.Line), and at most maxCell runes, the middle elided.
 func cell(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
+	s = safetext.Line(s)
 	r := []rune(s)
 	if len(r) <= maxCell {
 		return s

@@ -15,6 +15,7 @@ import (
 	"selmix/core/data"
 	"selmix/core/experiment"
 	"selmix/core/model"
+	"selmix/core/safetext"
 	"selmix/core/train"
 	"selmix/core/worker"
 	"selmix/runs"
@@ -155,6 +156,9 @@ func restore(ctx context.Context, w io.Writer, c experiment.Config, ck *train.Ch
 	return train.LoadLocal(sp, ck.Trainer)
 }
 
+// maxConsoleLine is the longest worker line printed here, in bytes.
+const maxConsoleLine = 64 << 10
+
 // startWorker starts c's worker process under ctx: when ctx ends, the
 // worker gets a moment to answer, then is stopped (worker.Options). Until
 // the run exists, its stderr goes to w as it comes (a worker may take a
@@ -166,7 +170,7 @@ func startWorker(ctx context.Context, w io.Writer, c experiment.Config, quiet bo
 		StartTimeout: time.Duration(c.Worker.StartTimeout * float64(time.Second)),
 	}
 	if !quiet {
-		o.Log = func(line string) { fmt.Fprintf(w, "worker: %s\n", line) }
+		o.Log = func(line string) { fmt.Fprintf(w, "worker: %s\n", safetext.Console(line, maxConsoleLine)) }
 	}
 	wc, err := worker.Start(ctx, o)
 	if errors.Is(err, worker.ErrStart) || errors.Is(err, worker.ErrBadInput) {
@@ -229,7 +233,7 @@ func startRun(ctx context.Context, w io.Writer, c experiment.Config, o startOpts
 	}
 	rec, err := record.New(runs.Root(o.root), c.RunName(), resolved, runs.Meta{
 		Objective: string(c.Finetune.Objective), Policy: string(c.Finetune.Policy),
-		Parent: o.parent, ParentStep: o.parentStep,
+		Parent: o.parent, ParentStep: o.parentStep, BLAS: blas.Name, BLASThreads: blas.Threads(),
 	})
 	if err != nil {
 		return err
