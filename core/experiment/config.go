@@ -210,7 +210,7 @@ func Set(c *Config, kv string) error {
 		return fmt.Errorf("--set %q: want section.key=value", kv)
 	}
 	if !slices.Contains(Keys(), key) {
-		return fmt.Errorf("--set: %s", unknownKey(key))
+		return fmt.Errorf("--set %s: %s", key, unknownKey(key))
 	}
 	probe := *c
 	probe.Model.Hidden = append([]int(nil), c.Model.Hidden...)

@@ -76,7 +76,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown set", "", []string{"finetune.bogus=1"}, "unknown key finetune.bogus"},
 		// A bare word is a string even under a mistyped key: the key is the
 		// mistake, and the error says so (issue 26: it was a TOML parse error).
-		{"unknown set, bare word", "", []string{"finetune.objectiv=hmean"}, "--set: unknown key finetune.objectiv (did you mean finetune.objective?)"},
+		{"unknown set, bare word", "", []string{"finetune.objectiv=hmean"}, "--set finetune.objectiv: unknown key finetune.objectiv (did you mean finetune.objective?)"},
 		{"bad alpha", "", []string{"finetune.alpha=2"}, "finetune.alpha"},
 		{"bad steps", "", []string{"finetune.steps=0"}, "finetune.steps"},
 		{"negative seed", "", []string{"seed=-1"}, "seed: want an integer ≥ 0, got -1"},
