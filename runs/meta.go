@@ -58,6 +58,11 @@ type Meta struct {
 	BestStep   int
 	Extra      map[string]string
 	Pinned     []int
+	// Tags and Note are what a person wrote about the run (selmix runs
+	// tag, untag, note; see Annotate). They belong to Annotate: a Writer
+	// keeps the ones on disk whatever its own copy says.
+	Tags []string
+	Note string
 }
 
 // metaJSON is the on-disk shape of Meta.
@@ -76,6 +81,8 @@ type metaJSON struct {
 	BestStep   int               `json:"best_step"`
 	Extra      map[string]string `json:"extra,omitempty"`
 	Pinned     []int             `json:"pinned,omitempty"`
+	Tags       []string          `json:"tags,omitempty"`
+	Note       string            `json:"note,omitempty"`
 }
 
 // MarshalJSON encodes m in the run.json format.
@@ -99,7 +106,7 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 		Parent: m.Parent, ParentStep: m.ParentStep,
 		Objective: m.Objective, Policy: m.Policy,
 		Steps: m.Steps, Best: best, BestStep: m.BestStep,
-		Extra: m.Extra, Pinned: m.Pinned,
+		Extra: m.Extra, Pinned: m.Pinned, Tags: m.Tags, Note: m.Note,
 	})
 }
 
@@ -136,7 +143,7 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 		Parent: j.Parent, ParentStep: j.ParentStep,
 		Objective: j.Objective, Policy: j.Policy,
 		Steps: j.Steps, Best: best, BestStep: j.BestStep,
-		Extra: j.Extra, Pinned: j.Pinned,
+		Extra: j.Extra, Pinned: j.Pinned, Tags: j.Tags, Note: j.Note,
 	}
 	return nil
 }
@@ -145,6 +152,7 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 func (m Meta) clone() Meta {
 	m.Extra = maps.Clone(m.Extra)
 	m.Pinned = slices.Clone(m.Pinned)
+	m.Tags = slices.Clone(m.Tags)
 	return m
 }
 
