@@ -41,25 +41,31 @@ func newRunsCmd() *cobra.Command {
 		Short: "List, show, compare and remove recorded runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return listRuns(cmd.OutOrStdout(), runs.Root(root))
+			return listRuns(cmd.OutOrStdout(), runs.Root(root), nil)
 		},
 	}
 	cmd.PersistentFlags().StringVar(&root, "runs", "", "runs root `DIR` (default $SELMIX_RUNS, else ./runs)")
 	var asJSON bool
+	var tags []string
 	ls := &cobra.Command{
-		Use:   "ls [--json]",
+		Use:   "ls [--tag T]... [--json]",
 		Short: "Table of every run: id, name, objective, policy, status, steps, best value, started",
 		Long: `ls lists every run of the runs root. With --json it prints a JSON array,
-one object per run (docs/run-format.md, "JSON listings").`,
+one object per run (docs/run-format.md, "JSON listings"). --tag T lists
+only the runs tagged T (repeat it: runs with every tag given).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if asJSON {
-				return listRunsJSON(cmd.OutOrStdout(), runs.Root(root))
+			if err := checkTagFlags(tags); err != nil {
+				return err
 			}
-			return listRuns(cmd.OutOrStdout(), runs.Root(root))
+			if asJSON {
+				return listRunsJSON(cmd.OutOrStdout(), runs.Root(root), tags)
+			}
+			return listRuns(cmd.OutOrStdout(), runs.Root(root), tags)
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	ls.Flags().StringArrayVar(&tags, "tag", nil, "only runs tagged `T` (repeatable: runs with every tag)")
 	show := &cobra.Command{
 		Use:   "show RUN [--json]",
 		Short: "Everything recorded about one run",
@@ -95,6 +101,7 @@ the scalars of every refresh, its controls, stops and final summary
 		},
 	}
 	cmd.AddCommand(ls, show, rm, compare)
+	cmd.AddCommand(newAnnotateCmds(&root)...)
 	return cmd
 }
 
@@ -119,7 +126,7 @@ func openHistory(root, id string) (*runs.Run, *record.History, error) {
 	return r, h, nil
 }
 
-func listRuns(w io.Writer, root string) error {
+func listRuns(w io.Writer, root string, tags []string) error {
 	all, err := runs.List(root)
 	if err != nil {
 		return err
@@ -128,16 +135,20 @@ func listRuns(w io.Writer, root string) error {
 		fmt.Fprintf(w, "no runs in %s\n", root)
 		return nil
 	}
+	if all = filterTagged(all, tags); len(all) == 0 {
+		fmt.Fprintf(w, "no run in %s is tagged %s\n", root, cleanLine(strings.Join(tags, " and "), 0))
+		return nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST (STEP)\tSTARTED")
+	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST (STEP)\tSTARTED\tTAGS")
 	for _, r := range all {
 		m := r.Meta
 		best := "-"
 		if !r.Broken() && m.BestStep >= 0 {
 			best = fmt.Sprintf("%.4f (%d)", m.Best, m.BestStep)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
-			r.EffectiveStatus(), m.Steps, best, strings.Replace(m.Created, "T", " ", 1))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
+			r.EffectiveStatus(), m.Steps, best, strings.Replace(m.Created, "T", " ", 1), tagsColumn(m))
 	}
 	return tw.Flush()
 }
@@ -159,6 +170,8 @@ type runJSON struct {
 	Dir        string      `json:"dir"`
 	Live       bool        `json:"live"`
 	Pid        int         `json:"pid,omitempty"`
+	Tags       []string    `json:"tags"`
+	Note       string      `json:"note"`
 }
 
 func runRecord(r *runs.Run) runJSON {
@@ -166,7 +179,10 @@ func runRecord(r *runs.Run) runJSON {
 	j := runJSON{
 		ID: filepath.Base(r.Dir), Name: m.Name, Status: r.EffectiveStatus(), Created: m.Created,
 		Objective: m.Objective, Policy: m.Policy, Steps: m.Steps, Parent: m.Parent, ParentStep: m.ParentStep,
-		Format: m.Format, Dir: r.Dir, Live: r.Live, Pid: r.Pid,
+		Format: m.Format, Dir: r.Dir, Live: r.Live, Pid: r.Pid, Tags: m.Tags, Note: m.Note,
+	}
+	if j.Tags == nil {
+		j.Tags = []string{}
 	}
 	if !r.Broken() && m.BestStep >= 0 {
 		best, step := record.Num(m.Best), m.BestStep
@@ -184,11 +200,12 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-func listRunsJSON(w io.Writer, root string) error {
+func listRunsJSON(w io.Writer, root string, tags []string) error {
 	all, err := runs.List(root)
 	if err != nil {
 		return err
 	}
+	all = filterTagged(all, tags)
 	out := make([]runJSON, 0, len(all))
 	for i := range all {
 		out = append(out, runRecord(&all[i]))
@@ -237,6 +254,18 @@ func showRun(w io.Writer, root, id string) error {
 	}
 	if m.Parent != "" {
 		fmt.Fprintf(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
+	}
+	if len(m.Tags) > 0 {
+		fmt.Fprintf(w, "tags      %s\n", cleanLine(strings.Join(m.Tags, " "), 0))
+	}
+	if m.Note != "" {
+		for i, l := range cleanLines(m.Note) {
+			head := "note      "
+			if i > 0 {
+				head = "          "
+			}
+			fmt.Fprintf(w, "%s%s\n", head, l)
+		}
 	}
 	if m.BestStep >= 0 && len(h.Refreshes) > 0 {
 		fmt.Fprintf(w, "best      %s %.4f at step %d (validation)\n", m.Objective, m.Best, m.BestStep)
