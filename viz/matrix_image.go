@@ -19,6 +19,10 @@ const matrixMinSide = 256
 // nanGrey draws the entries of a matrix that are not finite.
 var nanGrey = color.NRGBA{160, 160, 160, 255}
 
+// MatrixSide is the side in pixels of the MatrixPNG image of a K×K
+// matrix.
+func MatrixSide(K int) int { return K * max(1, (matrixMinSide+K-1)/K) }
+
 // MatrixPNG draws a K×K row-major matrix as a bare PNG heatmap, row i
 // top to bottom and column j left to right, each entry a square of
 // ⌈256/K⌉ pixels: the images of G and P that TensorBoard shows. A gain
@@ -51,7 +55,7 @@ func MatrixPNG(v []float64, K int, diverging bool) ([]byte, error) {
 		}
 		cmap = sequential(hi)
 	}
-	cell := max(1, (matrixMinSide+K-1)/K)
+	cell := MatrixSide(K) / K
 	img := image.NewNRGBA(image.Rect(0, 0, K*cell, K*cell))
 	for i := range K {
 		for j := range K {
