@@ -92,16 +92,31 @@ the scalars of every refresh, its controls, stops and final summary
 		},
 	}
 	rm.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask")
+	var compareCSV bool
 	compare := &cobra.Command{
-		Use:   "compare RUN...",
+		Use:   "compare RUN... [--json | --csv]",
 		Short: "Side by side: the config keys that differ, and final/best/min/max of every metric",
-		Args:  cobra.MinimumNArgs(2),
+		Long: `compare prints runs side by side: the config keys that differ, and for every
+metric its final, best, min and max over the refreshes (validation) and
+its value before and after fine-tuning (test). --json prints the same as
+one JSON object, --csv as one CSV table with a column per run
+(docs/run-format.md, "Tables").`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON || compareCSV {
+				if asJSON && compareCSV {
+					return badInput("runs compare: --json or --csv, not both")
+				}
+				return compareData(cmd.OutOrStdout(), runs.Root(root), args, asJSON)
+			}
 			return compareRuns(cmd.OutOrStdout(), runs.Root(root), args)
 		},
 	}
+	compare.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	compare.Flags().BoolVar(&compareCSV, "csv", false, "print one CSV table, a column per run")
 	cmd.AddCommand(ls, show, rm, compare)
 	cmd.AddCommand(newAnnotateCmds(&root)...)
+	cmd.AddCommand(newRunsExportCmd(&root))
 	return cmd
 }
 
