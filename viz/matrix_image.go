@@ -23,16 +23,17 @@ var nanGrey = color.NRGBA{160, 160, 160, 255}
 // matrix.
 func MatrixSide(K int) int { return K * max(1, (matrixMinSide+K-1)/K) }
 
-// MatrixPNG draws a K×K row-major matrix as a bare PNG heatmap, row i
-// top to bottom and column j left to right, each entry a square of
-// ⌈256/K⌉ pixels: the images of G and P that TensorBoard shows. A gain
-// matrix (diverging) is coloured blue (negative) through white (0) to red
-// (positive), symmetric about 0 like the gain figure; a distribution P
-// white (0) to dark blue (its largest entry). Entries that are not
+// MatrixImage draws a K×K row-major matrix as a bare heatmap, row i top
+// to bottom and column j left to right, each entry a square of
+// MatrixSide(K)/K pixels: the images of G and P that TensorBoard shows.
+// A gain matrix (diverging) is coloured blue (negative) through white (0)
+// to red (positive), symmetric about 0 like the gain figure; a
+// distribution P white (0) to dark blue (its largest entry). The colour
+// scale has 255 steps, as the figures' heatmaps do; entries that are not
 // finite are grey.
-func MatrixPNG(v []float64, K int, diverging bool) ([]byte, error) {
+func MatrixImage(v []float64, K int, diverging bool) *image.Paletted {
 	if K <= 0 || len(v) != K*K {
-		panic(fmt.Sprintf("viz: MatrixPNG of %d values with K = %d", len(v), K))
+		panic(fmt.Sprintf("viz: MatrixImage of %d values with K = %d", len(v), K))
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range v {
@@ -55,28 +56,41 @@ func MatrixPNG(v []float64, K int, diverging bool) ([]byte, error) {
 		}
 		cmap = sequential(hi)
 	}
+	const steps = 255
+	lo, span := cmap.Min(), cmap.Max()-cmap.Min()
+	pal := make(color.Palette, 0, steps+1)
+	for k := range steps {
+		c, err := cmap.At(min(lo+span*float64(k)/(steps-1), cmap.Max()))
+		if err != nil {
+			c = nanGrey // cannot happen: every step is in the map's range
+		}
+		pal = append(pal, c)
+	}
+	pal = append(pal, nanGrey)
 	cell := MatrixSide(K) / K
-	img := image.NewNRGBA(image.Rect(0, 0, K*cell, K*cell))
+	img := image.NewPaletted(image.Rect(0, 0, K*cell, K*cell), pal)
 	for i := range K {
 		for j := range K {
-			c := color.Color(nanGrey)
+			idx := uint8(steps) // NaN grey
 			if x := v[i*K+j]; finite(x) {
-				x = min(max(x, cmap.Min()), cmap.Max())
-				if cc, err := cmap.At(x); err == nil {
-					c = cc
-				}
+				f := min(max((x-lo)/span, 0), 1)
+				idx = uint8(math.Round(f * (steps - 1)))
 			}
-			nc := color.NRGBAModel.Convert(c).(color.NRGBA)
 			for y := i * cell; y < (i+1)*cell; y++ {
-				row := img.Pix[y*img.Stride+j*cell*4 : y*img.Stride+(j+1)*cell*4]
-				for x := 0; x < len(row); x += 4 {
-					row[x], row[x+1], row[x+2], row[x+3] = nc.R, nc.G, nc.B, nc.A
+				row := img.Pix[y*img.Stride+j*cell : y*img.Stride+(j+1)*cell]
+				for x := range row {
+					row[x] = idx
 				}
 			}
 		}
 	}
+	return img
+}
+
+// MatrixPNG is MatrixImage encoded as PNG.
+func MatrixPNG(v []float64, K int, diverging bool) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img); err != nil {
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, MatrixImage(v, K, diverging)); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
