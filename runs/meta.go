@@ -66,6 +66,11 @@ type Meta struct {
 	Pinned        []int
 	BLAS          string
 	BLASThreads   int
+	// Tags and Note are what a person wrote about the run (selmix runs
+	// tag, untag, note; see Annotate). They belong to Annotate: a Writer
+	// keeps the ones on disk whatever its own copy says.
+	Tags []string
+	Note string
 }
 
 // metaJSON is the on-disk shape of Meta.
@@ -87,6 +92,8 @@ type metaJSON struct {
 	Pinned      []int             `json:"pinned,omitempty"`
 	BLAS        string            `json:"blas,omitempty"`
 	BLASThreads int               `json:"blas_threads,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Note        string            `json:"note,omitempty"`
 }
 
 // MarshalJSON encodes m in the run.json format.
@@ -111,6 +118,7 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 		Objective: m.Objective, Policy: m.Policy,
 		Steps: m.Steps, Best: best, BestStep: m.BestStep, BestObj: m.BestObjective,
 		Extra: m.Extra, Pinned: m.Pinned, BLAS: m.BLAS, BLASThreads: m.BLASThreads,
+		Tags: m.Tags, Note: m.Note,
 	})
 }
 
@@ -148,6 +156,7 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 		Objective: j.Objective, Policy: j.Policy,
 		Steps: j.Steps, Best: best, BestStep: j.BestStep, BestObjective: j.BestObj,
 		Extra: j.Extra, Pinned: j.Pinned, BLAS: j.BLAS, BLASThreads: j.BLASThreads,
+		Tags: j.Tags, Note: j.Note,
 	}
 	return nil
 }
@@ -156,6 +165,7 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 func (m Meta) clone() Meta {
 	m.Extra = maps.Clone(m.Extra)
 	m.Pinned = slices.Clone(m.Pinned)
+	m.Tags = slices.Clone(m.Tags)
 	return m
 }
 

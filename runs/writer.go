@@ -448,8 +448,18 @@ func (w *Writer) SetMeta(fn func(*Meta)) error {
 }
 
 // writeMeta stores m and, on success, makes it current. Callers hold mu
-// (or own w exclusively).
+// (or own w exclusively). The tags and note are Annotate's: under the
+// metadata lock, those on disk replace m's, so an annotation made while
+// the run goes is never lost. If the lock cannot be had (another process
+// holds it past metaLockWait), run.json is written anyway: the run must go
+// on.
 func (w *Writer) writeMeta(m Meta) error {
+	if unlock, err := lockMeta(w.dir, metaLockWait); err == nil {
+		defer unlock()
+	}
+	if a, err := readAnnotation(w.dir); err == nil {
+		m.Tags, m.Note = slices.Clone(a.Tags), a.Note
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("run %s: encode metadata: %w", w.id, err)

@@ -69,7 +69,13 @@ band, with the pre-trained baseline.
 
 RUN is a run id, a unique id prefix or a run name in the runs root, or a
 run directory. Figures go to --out (default <run dir>/plots, or ./compare
-with --compare).`,
+with --compare).
+
+With --format tensorboard it writes TensorBoard event files of every RUN
+given instead, one directory per run under --out (default ./tensorboard):
+every refresh's numbers as scalars, G and P as images, the config as text
+and the HParams plugin's data (docs/run-format.md, "TensorBoard"). View
+them with: tensorboard --logdir DIR.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return badInput("export: give a run (id, id prefix, name or directory)")
@@ -80,7 +86,7 @@ with --compare).`,
 			return runExport(cmd.OutOrStdout(), f, args)
 		},
 	}
-	cmd.Flags().StringVar(&f.format, "format", "png", "figure format: png|svg|pdf|tex")
+	cmd.Flags().StringVar(&f.format, "format", "png", "figure format: png|svg|pdf|tex, or tensorboard: event files of every RUN for TensorBoard")
 	cmd.Flags().StringVar(&f.out, "out", "", "output `DIR`")
 	cmd.Flags().IntVar(&f.dpi, "dpi", 300, "png resolution in dots per inch")
 	cmd.Flags().StringVar(&f.size, "size", "", "size `WxH` of every figure, unit in (default)|cm|mm|pt|px, e.g. 3.5x2.5in; default: each figure's own (7 in or 3.5 in wide)")
@@ -92,8 +98,11 @@ with --compare).`,
 }
 
 func runExport(w io.Writer, f exportFlags, args []string) error {
+	if f.format == formatTensorBoard {
+		return exportTensorBoard(w, f, args)
+	}
 	if !slices.Contains(viz.Formats, f.format) {
-		return badInput("--format %q: want one of %s", f.format, strings.Join(viz.Formats, ", "))
+		return badInput("--format %q: want one of %s", f.format, strings.Join(slices.Concat(viz.Formats, []string{formatTensorBoard}), ", "))
 	}
 	if f.dpi < 10 || f.dpi > 2400 {
 		return badInput("--dpi %d: want 10 to 2400", f.dpi)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -343,6 +344,7 @@ func compareOutcome(a, b *record.History) []string {
 	}
 	la, lb := a.Refreshes[len(a.Refreshes)-1], b.Refreshes[len(b.Refreshes)-1]
 	la.Loss, lb.Loss = nil, nil
+	la.Time, lb.Time = time.Time{}, time.Time{}
 	// G and P stay on disk until asked for; the last refresh always has them.
 	var ea, eb error
 	la.Stats.G, la.Stats.P, ea = a.Matrices(len(a.Refreshes) - 1)

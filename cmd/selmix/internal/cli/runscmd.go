@@ -52,26 +52,32 @@ it prints the table of runs ls.`,
 			if isTerminal(cmd.OutOrStdout()) {
 				return browseRuns(cmd, runs.Root(root), keysPath)
 			}
-			return listRuns(cmd.OutOrStdout(), runs.Root(root))
+			return listRuns(cmd.OutOrStdout(), runs.Root(root), nil)
 		},
 	}
 	cmd.PersistentFlags().StringVar(&root, "runs", "", "runs root `DIR` (default $SELMIX_RUNS, else ./runs)")
 	addKeysFlag(cmd, &keysPath)
 	var asJSON bool
+	var tags []string
 	ls := &cobra.Command{
-		Use:   "ls [--json]",
+		Use:   "ls [--tag T]... [--json]",
 		Short: "Table of every run: id, name, objective, policy, status, steps, best value, started",
 		Long: `ls lists every run of the runs root. With --json it prints a JSON array,
-one object per run (docs/run-format.md, "JSON listings").`,
+one object per run (docs/run-format.md, "JSON listings"). --tag T lists
+only the runs tagged T (repeat it: runs with every tag given).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if asJSON {
-				return listRunsJSON(cmd.OutOrStdout(), runs.Root(root))
+			if err := checkTagFlags(tags); err != nil {
+				return err
 			}
-			return listRuns(cmd.OutOrStdout(), runs.Root(root))
+			if asJSON {
+				return listRunsJSON(cmd.OutOrStdout(), runs.Root(root), tags)
+			}
+			return listRuns(cmd.OutOrStdout(), runs.Root(root), tags)
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	ls.Flags().StringArrayVar(&tags, "tag", nil, "only runs tagged `T` (repeatable: runs with every tag)")
 	show := &cobra.Command{
 		Use:   "show RUN [--json]",
 		Short: "Everything recorded about one run",
@@ -98,15 +104,32 @@ the scalars of every refresh, its controls, stops and final summary
 		},
 	}
 	rm.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask")
+	var compareCSV bool
 	compare := &cobra.Command{
-		Use:   "compare RUN...",
+		Use:   "compare RUN... [--json | --csv]",
 		Short: "Side by side, a column per run: the config keys that differ, every metric at the last and the best refresh, and on test",
-		Args:  cobra.MinimumNArgs(2),
+		Long: `compare prints runs side by side, a column per run: the config keys that
+differ, and every metric at the last and the best refresh (validation) and
+before and after fine-tuning (test). --json prints one JSON object and
+--csv one CSV table with a column per run, holding each metric's final,
+best, min and max over the refreshes and its test values
+(docs/run-format.md, "Tables").`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON || compareCSV {
+				if asJSON && compareCSV {
+					return badInput("runs compare: --json or --csv, not both")
+				}
+				return compareData(cmd.OutOrStdout(), runs.Root(root), args, asJSON)
+			}
 			return compareRuns(cmd.OutOrStdout(), runs.Root(root), args)
 		},
 	}
+	compare.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	compare.Flags().BoolVar(&compareCSV, "csv", false, "print one CSV table, a column per run")
 	cmd.AddCommand(ls, show, rm, compare)
+	cmd.AddCommand(newAnnotateCmds(&root)...)
+	cmd.AddCommand(newRunsExportCmd(&root))
 	return cmd
 }
 
@@ -143,7 +166,7 @@ func printText(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, format, args...)
 }
 
-func listRuns(w io.Writer, root string) error {
+func listRuns(w io.Writer, root string, tags []string) error {
 	all, err := runs.List(root)
 	if err != nil {
 		return err
@@ -152,8 +175,12 @@ func listRuns(w io.Writer, root string) error {
 		printText(w, "no runs in %s\n", root)
 		return nil
 	}
+	if all = filterTagged(all, tags); len(all) == 0 {
+		fmt.Fprintf(w, "no run in %s is tagged %s\n", root, safetext.Line(strings.Join(tags, " and ")))
+		return nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST ψ (STEP)\tSTARTED")
+	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST ψ (STEP)\tSTARTED\tTAGS")
 	for _, r := range all {
 		m := r.Meta
 		best := "-"
@@ -163,8 +190,8 @@ func listRuns(w io.Writer, root string) error {
 				best = m.BestObjective + " " + best
 			}
 		}
-		printText(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
-			r.EffectiveStatus(), m.Steps, best, strings.Replace(m.Created, "T", " ", 1))
+		printText(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
+			r.EffectiveStatus(), m.Steps, best, strings.Replace(m.Created, "T", " ", 1), tagsColumn(m))
 	}
 	return tw.Flush()
 }
@@ -187,6 +214,8 @@ type runJSON struct {
 	Dir        string      `json:"dir"`
 	Live       bool        `json:"live"`
 	Pid        int         `json:"pid,omitempty"`
+	Tags       []string    `json:"tags"`
+	Note       string      `json:"note"`
 }
 
 func runRecord(r *runs.Run) runJSON {
@@ -194,7 +223,10 @@ func runRecord(r *runs.Run) runJSON {
 	j := runJSON{
 		ID: filepath.Base(r.Dir), Name: m.Name, Status: r.EffectiveStatus(), Created: m.Created,
 		Objective: m.Objective, Policy: m.Policy, Steps: m.Steps, Parent: m.Parent, ParentStep: m.ParentStep,
-		Format: m.Format, Dir: r.Dir, Live: r.Live, Pid: r.Pid,
+		Format: m.Format, Dir: r.Dir, Live: r.Live, Pid: r.Pid, Tags: m.Tags, Note: m.Note,
+	}
+	if j.Tags == nil {
+		j.Tags = []string{}
 	}
 	if !r.Broken() && m.BestStep >= 0 {
 		best, step := record.Num(m.Best), m.BestStep
@@ -212,11 +244,12 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-func listRunsJSON(w io.Writer, root string) error {
+func listRunsJSON(w io.Writer, root string, tags []string) error {
 	all, err := runs.List(root)
 	if err != nil {
 		return err
 	}
+	all = filterTagged(all, tags)
 	out := make([]runJSON, 0, len(all))
 	for i := range all {
 		out = append(out, runRecord(&all[i]))
@@ -268,6 +301,18 @@ func showRun(w io.Writer, root, id string) error {
 	}
 	if m.BLASThreads > 0 {
 		printText(w, "blas      %s, %d thread(s)\n", m.BLAS, m.BLASThreads)
+	}
+	if len(m.Tags) > 0 {
+		printText(w, "tags      %s\n", strings.Join(m.Tags, " "))
+	}
+	if m.Note != "" {
+		for i, l := range strings.Split(m.Note, "\n") {
+			head := "note      "
+			if i > 0 {
+				head = "          "
+			}
+			printText(w, "%s%s\n", head, l)
+		}
 	}
 	printBests(w, h.Bests())
 	ck, err := r.Checkpoints()
