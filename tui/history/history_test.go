@@ -3,6 +3,7 @@ package history_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,23 @@ func TestErrorAndFinal(t *testing.T) {
 	r2.Apply(fixture.Final(s))
 	if r2.Summary == nil || r2.Phase() != "done" {
 		t.Errorf("after final: summary %v phase %q", r2.Summary, r2.Phase())
+	}
+	// The best checkpoint's test metrics stand beside the final ones,
+	// each ψ labelled with its objective.
+	r3 := history.New(fixture.Info(10))
+	r3.Apply(s)
+	fin := fixture.Final(s)
+	sm := *fin.Summary
+	n := len(sm.TestObjAfter)
+	sm.Best = &train.Best{Step: 300, Objective: metric.HMean, Psi: 0.71, TestObj: make([]float64, n),
+		Test: metric.Report{MinRecall: 0.52}}
+	sm.Best.TestObj[slices.Index(metric.Objectives(), metric.HMean)] = 0.69
+	sm.TestAfter.MinRecall = 0.4
+	fin.Summary = &sm
+	r3.Apply(fin)
+	want := "best checkpoint at step 300 (validation hmean 0.7100): test hmean 0.6900, worst recall 0.5200 (at the end 0.4000)"
+	if got := r3.Log[len(r3.Log)-1].Text; got != want {
+		t.Errorf("last log line after a final with a best:\n got %q\nwant %q", got, want)
 	}
 }
 
