@@ -92,6 +92,7 @@ type Run struct {
 	// were filled in (see SetMatrices); matrices are those G and P.
 	cur      *train.RefreshStats
 	matrices *loaded
+	linear   train.LinearWatch // says when the linear step keeps failing
 }
 
 // loaded are G and P that arrived apart from their refresh.

@@ -376,3 +376,32 @@ func TestSystemHistory(t *testing.T) {
 		t.Errorf("console has %d lines, want 9", len(r.Console))
 	}
 }
+
+// When the linear step keeps failing, the event log says so once, in one
+// line, with what to try.
+func TestLinearFailingWarning(t *testing.T) {
+	r := history.New(fixture.Info(10))
+	mr, sm := metric.MinRecall, gain.SelMix
+	r.Apply(withInterval(0, mr, sm, nil, nil))
+	// Refreshes 1–7: wrong, wrong, right, wrong, wrong, wrong, wrong.
+	for i, wrong := range []bool{true, true, false, true, true, true, true} {
+		real := 0.01
+		if wrong {
+			real = -0.01
+		}
+		r.Apply(withInterval(i+1, mr, sm, f(0.02), f(real)))
+	}
+	var warns []string
+	for _, e := range r.Log {
+		if strings.Contains(e.Text, "linear step is failing") {
+			warns = append(warns, e.Text)
+			if e.Level != history.Warn {
+				t.Errorf("the warning is logged at level %v, want Warn", e.Level)
+			}
+		}
+	}
+	want := "the linear step is failing: 4 of the last 5 refreshes moved ψ the other way — try a smaller s (now 10), finetune.refresh 10 or finetune.adapt = lr"
+	if len(warns) != 1 || warns[0] != want {
+		t.Errorf("warnings = %q, want once %q", warns, want)
+	}
+}

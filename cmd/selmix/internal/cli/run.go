@@ -190,6 +190,7 @@ type source interface {
 }
 
 func printProgress(ctx context.Context, w io.Writer, st source, quiet bool) {
+	var linear train.LinearWatch
 	for {
 		s, ok := st.Next(ctx)
 		if !ok {
@@ -204,6 +205,9 @@ func printProgress(ctx context.Context, w io.Writer, st source, quiet bool) {
 			fmt.Fprintf(w, "step %5d/%d  ψ %s %.4f  mean-rec %.4f  worst-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f%s\n",
 				s.Step, s.Total, s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
 				r.Report.MinCoverage, r.Report.Accuracy, pairsNote(r.P, r.K))
+			if r.Predicted != nil && r.Realised != nil && linear.Add(*r.Predicted, *r.Realised) {
+				fmt.Fprintf(w, "step %5d  warning: %s\n", s.Step, linear.Advice(s.Hyper))
+			}
 		case train.KindControl:
 			if s.Ack != nil {
 				fmt.Fprintf(w, "step %5d  control %s", s.Step, s.Ack.Control)
