@@ -21,9 +21,17 @@ const DefaultKeep = 5
 
 func ckptName(step int) string { return fmt.Sprintf("step-%07d.ckpt", step) }
 
+// bestName is the file of the best checkpoint taken at step. Only the
+// latest is kept; its step is in the name so that a fork from it can be
+// replayed while it is still the parent's best.
+func bestName(step int) string { return fmt.Sprintf("best-%07d.ckpt", step) }
+
 // parseCkptName returns the step of a checkpoint file name.
-func parseCkptName(name string) (int, bool) {
-	digits, ok := strings.CutPrefix(name, "step-")
+func parseCkptName(name string) (int, bool) { return parseStepName(name, "step-") }
+
+// parseStepName returns the step of a file named prefix, digits, ".ckpt".
+func parseStepName(name, prefix string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return 0, false
 	}
@@ -40,14 +48,18 @@ func parseCkptName(name string) (int, bool) {
 }
 
 // listCheckpoints returns the checkpoint steps in dir, ascending.
-func listCheckpoints(dir string) ([]int, error) {
+func listCheckpoints(dir string) ([]int, error) { return listSteps(dir, "step-") }
+
+// listSteps returns the steps of the checkpoint files named prefix+step
+// in dir, ascending.
+func listSteps(dir, prefix string) ([]int, error) {
 	ents, err := readDir(filepath.Join(dir, ckptDirName))
 	if err != nil {
 		return nil, err
 	}
 	var steps []int
 	for _, e := range ents {
-		if step, ok := parseCkptName(e.Name()); ok && e.Type().IsRegular() {
+		if step, ok := parseStepName(e.Name(), prefix); ok && e.Type().IsRegular() {
 			steps = append(steps, step)
 		}
 	}
@@ -132,4 +144,35 @@ func (r *Run) LatestCheckpointAtOrBefore(step int) (int, []byte, error) {
 	}
 	b, err := r.Checkpoint(steps[i])
 	return steps[i], b, err
+}
+
+// ErrNoBest is wrapped by the errors for a run without a best checkpoint.
+var ErrNoBest = errors.New("no best checkpoint")
+
+// BestCheckpoint returns the best checkpoint (the model at the best
+// validation ψ of the optimized objective) and the step it was taken at.
+// Runs written before selmix kept one have none.
+func (r *Run) BestCheckpoint() (int, []byte, error) {
+	steps, err := listSteps(r.Dir, "best-")
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(steps) == 0 {
+		return 0, nil, fmt.Errorf("run %s: %w (runs written before selmix kept the best model have none)", filepath.Base(r.Dir), ErrNoBest)
+	}
+	// A crash between writing a new best and removing the old one leaves
+	// both: bests are taken in step order, so the last is the best.
+	step := steps[len(steps)-1]
+	b, err := os.ReadFile(filepath.Join(r.Dir, ckptDirName, bestName(step)))
+	return step, b, err
+}
+
+// BestCheckpointAt returns the best checkpoint taken at step, if it is
+// still the run's best (a fork from it is replayed from it).
+func (r *Run) BestCheckpointAt(step int) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(r.Dir, ckptDirName, bestName(step)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("run %s: %w at step %d (a later best replaced it)", filepath.Base(r.Dir), ErrNoBest, step)
+	}
+	return b, err
 }

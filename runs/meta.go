@@ -56,6 +56,7 @@ type Meta struct {
 	Status        string
 	Parent        string // id of the run this one was forked from, or ""
 	ParentStep    int    // step of the parent checkpoint it was forked at
+	ParentBest    bool   // forked from the parent's best checkpoint (at ParentStep)
 	Objective     string
 	Policy        string
 	Steps         int
@@ -82,6 +83,7 @@ type metaJSON struct {
 	Status      string            `json:"status"`
 	Parent      string            `json:"parent,omitempty"`
 	ParentStep  int               `json:"parent_step,omitempty"`
+	ParentCkpt  string            `json:"parent_checkpoint,omitempty"`
 	Objective   string            `json:"objective,omitempty"`
 	Policy      string            `json:"policy,omitempty"`
 	Steps       int               `json:"steps"`
@@ -114,7 +116,7 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(metaJSON{
 		Format: m.Format, ID: m.ID, Name: m.Name, Created: m.Created, Status: m.Status,
-		Parent: m.Parent, ParentStep: m.ParentStep,
+		Parent: m.Parent, ParentStep: m.ParentStep, ParentCkpt: parentCkpt(m.ParentBest),
 		Objective: m.Objective, Policy: m.Policy,
 		Steps: m.Steps, Best: best, BestStep: m.BestStep, BestObj: m.BestObjective,
 		Extra: m.Extra, Pinned: m.Pinned, BLAS: m.BLAS, BLASThreads: m.BLASThreads,
@@ -152,13 +154,24 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 	}
 	*m = Meta{
 		Format: j.Format, ID: j.ID, Name: j.Name, Created: j.Created, Status: j.Status,
-		Parent: j.Parent, ParentStep: j.ParentStep,
+		Parent: j.Parent, ParentStep: j.ParentStep, ParentBest: j.ParentCkpt == ParentCheckpointBest,
 		Objective: j.Objective, Policy: j.Policy,
 		Steps: j.Steps, Best: best, BestStep: j.BestStep, BestObjective: j.BestObj,
 		Extra: j.Extra, Pinned: j.Pinned, BLAS: j.BLAS, BLASThreads: j.BLASThreads,
 		Tags: j.Tags, Note: j.Note,
 	}
 	return nil
+}
+
+// ParentCheckpointBest is run.json's parent_checkpoint of a fork from its
+// parent's best checkpoint.
+const ParentCheckpointBest = "best"
+
+func parentCkpt(best bool) string {
+	if best {
+		return ParentCheckpointBest
+	}
+	return ""
 }
 
 // clone returns a deep copy of m.

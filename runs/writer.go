@@ -498,6 +498,44 @@ func (w *Writer) WriteFinalCheckpoint(step int, b []byte) error {
 	return w.writeCheckpoint(step, b)
 }
 
+// WriteBestCheckpoint stores the best checkpoint taken at step and
+// removes the one it replaces: a run keeps one best checkpoint, never
+// pruned by retention.
+func (w *Writer) WriteBestCheckpoint(step int, b []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.log == nil {
+		return ErrClosed
+	}
+	if step < 0 {
+		return fmt.Errorf("run %s: best checkpoint step %d is negative", w.id, step)
+	}
+	dir := filepath.Join(w.dir, ckptDirName)
+	if err := writeAtomic(filepath.Join(dir, bestName(step)), b, w.wrap); err != nil {
+		return err
+	}
+	steps, err := listSteps(w.dir, "best-")
+	if err != nil {
+		return fmt.Errorf("best checkpoint %d written; removing the one it replaces failed: %w", step, err)
+	}
+	removed := false
+	for _, s := range steps {
+		if s == step {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, bestName(s))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("best checkpoint %d written; removing the one it replaces failed: %w", step, err)
+		}
+		removed = true
+	}
+	if removed {
+		if err := atomicfile.SyncDir(dir); err != nil {
+			return fmt.Errorf("best checkpoint %d written; removing the one it replaces failed: %w", step, err)
+		}
+	}
+	return nil
+}
+
 func (w *Writer) writeCheckpoint(step int, b []byte) error {
 	if w.log == nil {
 		return ErrClosed

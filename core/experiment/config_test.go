@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"selmix/core/metric"
+	"selmix/core/train"
 )
 
 func TestDefaultIsValid(t *testing.T) {
@@ -161,5 +162,24 @@ func TestEveryKeyDocumented(t *testing.T) {
 		if !strings.Contains(l, " # ") {
 			t.Errorf("undocumented key: %s", l)
 		}
+	}
+}
+
+// The built-in experiment adapts the step (finetune.adapt = lr); the
+// paper's exact settings are one documented switch away:
+// configs/paper.toml gives back every fine-tuning default of the paper.
+func TestPaperPreset(t *testing.T) {
+	if got := Default().Finetune.Adapt; got != train.AdaptLR {
+		t.Errorf("built-in finetune.adapt = %q, want lr", got)
+	}
+	c, err := Load(filepath.Join("..", "..", "configs", "paper.toml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Finetune.Hyper, train.DefaultHyper(); got != want {
+		t.Errorf("configs/paper.toml hyperparameters\n got %+v\nwant the paper's %+v", got, want)
+	}
+	if got, want := c.Train(), train.DefaultConfig(); got != want {
+		t.Errorf("configs/paper.toml fine-tuning\n got %+v\nwant the paper's %+v", got, want)
 	}
 }

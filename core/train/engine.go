@@ -90,6 +90,8 @@ type Engine struct {
 	ad          adapter  // finetune.adapt's controller
 	pace        pacer
 	soft        *softLoss // the loss of a policy that does not mix; nil otherwise
+	best        *Best     // the best so far; nil before the first refresh
+	keep        func(step int, state []byte) error
 }
 
 // New returns an engine that fine-tunes what tr holds.
@@ -354,6 +356,7 @@ func (e *Engine) summary(valAfter metric.Report, start time.Time) (*Summary, err
 		ValBefore: e.valBefore, ValAfter: valAfter,
 		TestBefore: e.testBefore, TestAfter: testAfter,
 		TestObjBefore: e.testObjBef, TestObjAfter: testObjAfter,
+		Best:    e.best.clone(),
 		Seconds: time.Since(start).Seconds(),
 	}, nil
 }

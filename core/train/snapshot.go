@@ -89,5 +89,8 @@ type Summary struct {
 	TestBefore, TestAfter metric.Report
 	// Objective values (metric.Objectives() order) on test before/after.
 	TestObjBefore, TestObjAfter []float64
-	Seconds                     float64
+	// Best is the model kept at the best validation ψ of the optimized
+	// objective, with its test metrics; nil if no refresh took one.
+	Best    *Best
+	Seconds float64
 }

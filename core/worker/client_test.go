@@ -26,6 +26,7 @@ type outcome struct {
 	sum    *train.Summary
 	events []string
 	head   []float64
+	best   []string // each best checkpoint: its step and head
 }
 
 // run drives tr to the end (or to a stop at stopAt > 0) and returns what
@@ -38,11 +39,22 @@ func run(t *testing.T, e *train.Engine, stopAt int, ckpt *[]byte) outcome {
 		}
 		return nil
 	})
+	var best []string
+	e.KeepBest(func(step int, b []byte) error {
+		ck, err := train.ParseCheckpoint(b)
+		if err != nil {
+			return err
+		}
+		best = append(best, fmt.Sprintf("%d %v %v", step, ck.Trainer.W, ck.Trainer.B))
+		return nil
+	})
 	e.Send(train.Control{Op: train.OpSet, Key: "s", Value: "3", At: 25})
 	if stopAt > 0 {
 		e.Send(train.Control{Op: train.OpStop, At: stopAt})
 	}
-	return collect(t, e, stopAt)
+	o := collect(t, e, stopAt)
+	o.best = best
+	return o
 }
 
 // newEngine is the engine of cfg over tr.
@@ -86,7 +98,7 @@ func collect(t *testing.T, e *train.Engine, stopAt int) outcome {
 	if sum != nil {
 		sum.Seconds = 0
 	}
-	return outcome{sum, <-done, sv.W}
+	return outcome{sum: sum, events: <-done, head: sv.W}
 }
 
 // A run through the worker protocol equals the same run in process, bit
@@ -121,6 +133,11 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		}
 		got := run(t, newEngine(t, cfg, c), 0, nil)
 		c.Close()
+		// The worker saves its best checkpoints as the in-process trainer
+		// does: at the same refreshes, with the same head.
+		if len(want.best) == 0 || want.sum.Best == nil {
+			t.Fatalf("%s: the in-process run kept no best", mode)
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s/%s: worker run differs from the in-process run\n got %+v\nwant %+v", mode, tc.policy, got, want)
 		}

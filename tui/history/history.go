@@ -91,6 +91,7 @@ type Run struct {
 	// were filled in (see SetMatrices); matrices are those G and P.
 	cur      *train.RefreshStats
 	matrices *loaded
+	linear   train.LinearWatch // says when the linear step keeps failing
 }
 
 // loaded are G and P that arrived apart from their refresh.
@@ -222,6 +223,11 @@ func (r *Run) Apply(s train.Snapshot) {
 			i := objIndex(sm.Objective)
 			r.log(Entry{s.Step, Note, fmt.Sprintf("%s after %d steps: test %s %.4f → %.4f",
 				s.State, sm.Steps, sm.Objective, sm.TestObjBefore[i], sm.TestObjAfter[i])})
+			if b := sm.Best; b != nil && len(b.TestObj) == len(sm.TestObjAfter) {
+				j := objIndex(b.Objective)
+				r.log(Entry{s.Step, Note, fmt.Sprintf("best checkpoint at step %d (validation %s %.4f): test %s %.4f, worst recall %.4f (at the end %.4f)",
+					b.Step, b.Objective, b.Psi, b.Objective, b.TestObj[j], b.Test.MinRecall, sm.TestAfter.MinRecall)})
+			}
 		} else {
 			r.log(Entry{s.Step, Note, string(s.State)})
 		}

@@ -141,6 +141,35 @@ func openRun(root, id string) (*runs.Run, error) {
 	return r, nil
 }
 
+// testPsi is the test ψ of r's optimized objective at its end (or where
+// it stopped) and at its best checkpoint, from summary.json, each
+// labelled with its objective where it is not the OBJECTIVE column's;
+// "-" where the run has none (not yet ended, or written before selmix
+// kept the best model).
+func testPsi(r *runs.Run) (end, atBest string) {
+	end, atBest = "-", "-"
+	if r.Broken() || r.Meta.Format != runs.Format {
+		return end, atBest
+	}
+	s, err := record.LoadSummary(r)
+	if err != nil {
+		return end, atBest
+	}
+	label := func(obj metric.Objective, vals []float64) string {
+		i := slices.Index(metric.Objectives(), obj)
+		v := fmtAt(vals, i)
+		if v != "-" && string(obj) != r.Meta.Objective {
+			v = string(obj) + " " + v
+		}
+		return v
+	}
+	end = label(s.Objective, s.TestObjAfter)
+	if b := s.Best; b != nil {
+		atBest = fmt.Sprintf("%s (%d)", label(b.Objective, b.TestObj), b.Step)
+	}
+	return end, atBest
+}
+
 // openHistory opens a run and decodes its event log.
 func openHistory(root, id string) (*runs.Run, *record.History, error) {
 	r, err := openRun(root, id)
@@ -180,7 +209,7 @@ func listRuns(w io.Writer, root string, tags []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST ψ (STEP)\tSTARTED\tTAGS")
+	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST VAL ψ (STEP)\tTEST ψ END\tTEST ψ AT BEST\tSTARTED\tTAGS")
 	for _, r := range all {
 		m := r.Meta
 		best := "-"
@@ -190,8 +219,9 @@ func listRuns(w io.Writer, root string, tags []string) error {
 				best = m.BestObjective + " " + best
 			}
 		}
-		printText(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
-			r.EffectiveStatus(), m.Steps, best, strings.Replace(m.Created, "T", " ", 1), tagsColumn(m))
+		end, atBest := testPsi(&r)
+		printText(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
+			r.EffectiveStatus(), m.Steps, best, end, atBest, strings.Replace(m.Created, "T", " ", 1), tagsColumn(m))
 	}
 	return tw.Flush()
 }
@@ -318,6 +348,9 @@ func showRun(w io.Writer, root, id string) error {
 	ck, err := r.Checkpoints()
 	if err == nil {
 		fmt.Fprintf(w, "checkpoints %v\n", ck)
+	}
+	if step, _, err := r.BestCheckpoint(); err == nil {
+		fmt.Fprintf(w, "best ckpt step %d (the model at the best validation ψ: export-head --best, fork --at best)\n", step)
 	}
 	fmt.Fprintf(w, "events    %d refreshes, %d controls, %d starts\n", len(h.Refreshes), len(h.Controls), len(h.Starts))
 	for _, a := range h.Controls {

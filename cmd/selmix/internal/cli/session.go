@@ -29,6 +29,7 @@ type startOpts struct {
 	quiet      bool
 	parent     string          // fork: the parent run's id
 	parentStep int             // fork: the step forked at
+	parentBest bool            // fork: from the parent's best checkpoint
 	state      []byte          // fork: engine checkpoint to start from
 	controls   []train.Control // replay: controls to apply at their steps
 	view       Viewer          // nil: print progress lines
@@ -233,7 +234,7 @@ func startRun(ctx context.Context, w io.Writer, c experiment.Config, o startOpts
 	}
 	rec, err := record.New(runs.Root(o.root), c.RunName(), resolved, runs.Meta{
 		Objective: string(c.Finetune.Objective), Policy: string(c.Finetune.Policy),
-		Parent: o.parent, ParentStep: o.parentStep, BLAS: blas.Name, BLASThreads: blas.Threads(),
+		Parent: o.parent, ParentStep: o.parentStep, ParentBest: o.parentBest, BLAS: blas.Name, BLASThreads: blas.Threads(),
 	})
 	if err != nil {
 		return err
@@ -284,6 +285,7 @@ func execute(ctx context.Context, sig *signals, w io.Writer, o startOpts, eng *t
 	}
 	stream, view := eng.Subscribe(), eng.Subscribe()
 	eng.SetCheckpointer(c.Finetune.CheckpointEvery, rec.Checkpointer(stream))
+	eng.KeepBest(rec.BestKeeper(stream))
 	recErr := make(chan error, 1)
 	go func() {
 		// A failed write (a full disk) stops the run: what is on disk
