@@ -47,7 +47,9 @@ func TestPaperSpecOptions(t *testing.T) {
 	for _, s := range spec.Base {
 		base[s.Key] = s.Value
 	}
-	for k, v := range map[string]string{"finetune.steps": "60", "pretrain.epochs": "1", "pretrain.cache": `"/c"`, "finetune.lr": "0.001", "data.rho": "100"} {
+	// The paper's fixed step is pinned: the built-in default adapts it.
+	for k, v := range map[string]string{"finetune.steps": "60", "pretrain.epochs": "1", "pretrain.cache": `"/c"`, "finetune.lr": "0.001", "data.rho": "100",
+		"finetune.adapt": `"none"`, "finetune.refresh": "50"} {
 		if base[k] != v {
 			t.Errorf("base %s = %q, want %q", k, base[k], v)
 		}

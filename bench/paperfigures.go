@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"selmix/core/safetext"
 	"selmix/runs"
 	"selmix/viz"
 )
@@ -48,7 +49,7 @@ func paperFigures(rs []paperResult, figDir, figRel string) (string, error) {
 		if len(group) < 2 {
 			continue
 		}
-		name := "policies-" + viz.SafeName(o)
+		name := "policies-" + safetext.FileName(o)
 		res, err := viz.Compare(group, viz.DefaultCompareMetric(group), filepath.Join(figDir, name), viz.Options{Format: "png", DPI: 150})
 		if err != nil {
 			errs = append(errs, err)

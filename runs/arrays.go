@@ -11,6 +11,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"selmix/core/boundedfile"
 )
 
 // arraysName is the binary sidecar of the event log (docs/run-format.md).
@@ -150,16 +152,10 @@ func EncodeRecord(arrays []Array) ([]byte, error) {
 
 // DecodeRecord parses one whole record and checks its checksum.
 func DecodeRecord(b []byte) ([]Array, error) {
-	if len(b) < minRecord {
-		return nil, fmt.Errorf("%d bytes is shorter than any record (%d)", len(b), minRecord)
-	}
-	if !bytes.Equal(b[:4], recordMagic[:]) {
-		return nil, fmt.Errorf("bad magic %q, want %q", b[:4], recordMagic[:])
+	if err := checkRecord(b); err != nil {
+		return nil, err
 	}
 	body := b[:len(b)-4]
-	if got, want := crc32.ChecksumIEEE(body), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
-		return nil, fmt.Errorf("checksum mismatch (CRC-32 %08x, record says %08x)", got, want)
-	}
 	hlen := int64(binary.LittleEndian.Uint32(b[4:8]))
 	if hlen > int64(len(body)-8) {
 		return nil, fmt.Errorf("header length %d exceeds the record", hlen)
@@ -224,7 +220,7 @@ func (r *Run) OpenArrays() (*ArrayFile, error) {
 
 // OpenArrayFile opens a sidecar for reading.
 func OpenArrayFile(path string) (*ArrayFile, error) {
-	f, err := os.Open(path)
+	f, _, err := boundedfile.Open(path, boundedfile.Unbounded)
 	if err != nil {
 		return nil, err
 	}
@@ -237,31 +233,75 @@ func (a *ArrayFile) Close() error { return a.f.Close() }
 // Read reads and checks the record at ref. Every error is one line naming
 // the file, the offset and what is wrong.
 func (a *ArrayFile) Read(ref Ref) ([]Array, error) {
-	fail := func(format string, args ...any) ([]Array, error) {
-		return nil, fmt.Errorf("%s: record at offset %d: %s", a.path, ref.Offset, fmt.Sprintf(format, args...))
-	}
-	if ref.Offset < 0 || ref.Length < minRecord {
-		return fail("invalid reference (length %d)", ref.Length)
-	}
-	fi, err := a.f.Stat()
+	b, err := a.raw(ref, nil)
 	if err != nil {
-		return fail("%v", err)
-	}
-	if end := ref.Offset + ref.Length; end > fi.Size() || end < ref.Offset {
-		return fail("missing: the event says it ends at byte %d, the file has %d", ref.Offset+ref.Length, fi.Size())
-	}
-	b := make([]byte, ref.Length)
-	if n, err := a.f.ReadAt(b, ref.Offset); n < len(b) {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return fail("%v", err)
+		return nil, err
 	}
 	arrs, err := DecodeRecord(b)
 	if err != nil {
-		return fail("corrupt: %v", err)
+		return nil, a.damaged(ref, "corrupt: %v", err)
 	}
 	return arrs, nil
+}
+
+// Check reads the record at ref into buf (grown as needed, returned for
+// reuse) and checks its magic and checksum without decoding it: how a
+// reader finds damage to every record when it opens a run.
+func (a *ArrayFile) Check(ref Ref, buf []byte) ([]byte, error) {
+	b, err := a.raw(ref, buf)
+	if err != nil {
+		return buf, err
+	}
+	if err := checkRecord(b); err != nil {
+		return b, a.damaged(ref, "corrupt: %v", err)
+	}
+	return b, nil
+}
+
+// damaged is the one-line error for the record at ref.
+func (a *ArrayFile) damaged(ref Ref, format string, args ...any) error {
+	return Damaged(fmt.Errorf("%s: record at offset %d: %s", a.path, ref.Offset, fmt.Sprintf(format, args...)))
+}
+
+// raw reads the bytes of the record at ref, into buf if it is large
+// enough.
+func (a *ArrayFile) raw(ref Ref, buf []byte) ([]byte, error) {
+	if ref.Offset < 0 || ref.Length < minRecord {
+		return nil, a.damaged(ref, "invalid reference (length %d)", ref.Length)
+	}
+	fi, err := a.f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.path, err)
+	}
+	if end := ref.Offset + ref.Length; end > fi.Size() || end < ref.Offset {
+		return nil, a.damaged(ref, "missing: the event says it ends at byte %d, the file has %d", ref.Offset+ref.Length, fi.Size())
+	}
+	if int64(cap(buf)) < ref.Length {
+		buf = make([]byte, ref.Length)
+	}
+	b := buf[:ref.Length]
+	if n, err := a.f.ReadAt(b, ref.Offset); n < len(b) {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, a.damaged(ref, "%v", io.ErrUnexpectedEOF)
+		}
+		return nil, fmt.Errorf("%s: record at offset %d: %w", a.path, ref.Offset, err)
+	}
+	return b, nil
+}
+
+// checkRecord checks the length, magic and checksum of one record.
+func checkRecord(b []byte) error {
+	if len(b) < minRecord {
+		return fmt.Errorf("%d bytes is shorter than any record (%d)", len(b), minRecord)
+	}
+	if !bytes.Equal(b[:4], recordMagic[:]) {
+		return fmt.Errorf("bad magic %q, want %q", b[:4], recordMagic[:])
+	}
+	body := b[:len(b)-4]
+	if got, want := crc32.ChecksumIEEE(body), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
+		return fmt.Errorf("checksum mismatch (CRC-32 %08x, record says %08x)", got, want)
+	}
+	return nil
 }
 
 // ReadArrays reads one record of the run's sidecar (see ArrayFile.Read).

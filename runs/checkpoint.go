@@ -3,11 +3,14 @@ package runs
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"selmix/core/boundedfile"
 )
 
 // ErrNoCheckpoint is wrapped by the errors for a missing checkpoint.
@@ -18,9 +21,17 @@ const DefaultKeep = 5
 
 func ckptName(step int) string { return fmt.Sprintf("step-%07d.ckpt", step) }
 
+// bestName is the file of the best checkpoint taken at step. Only the
+// latest is kept; its step is in the name so that a fork from it can be
+// replayed while it is still the parent's best.
+func bestName(step int) string { return fmt.Sprintf("best-%07d.ckpt", step) }
+
 // parseCkptName returns the step of a checkpoint file name.
-func parseCkptName(name string) (int, bool) {
-	digits, ok := strings.CutPrefix(name, "step-")
+func parseCkptName(name string) (int, bool) { return parseStepName(name, "step-") }
+
+// parseStepName returns the step of a file named prefix, digits, ".ckpt".
+func parseStepName(name, prefix string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return 0, false
 	}
@@ -37,14 +48,18 @@ func parseCkptName(name string) (int, bool) {
 }
 
 // listCheckpoints returns the checkpoint steps in dir, ascending.
-func listCheckpoints(dir string) ([]int, error) {
+func listCheckpoints(dir string) ([]int, error) { return listSteps(dir, "step-") }
+
+// listSteps returns the steps of the checkpoint files named prefix+step
+// in dir, ascending.
+func listSteps(dir, prefix string) ([]int, error) {
 	ents, err := readDir(filepath.Join(dir, ckptDirName))
 	if err != nil {
 		return nil, err
 	}
 	var steps []int
 	for _, e := range ents {
-		if step, ok := parseCkptName(e.Name()); ok && e.Type().IsRegular() {
+		if step, ok := parseStepName(e.Name(), prefix); ok && e.Type().IsRegular() {
 			steps = append(steps, step)
 		}
 	}
@@ -56,12 +71,62 @@ func (r *Run) Checkpoints() ([]int, error) { return listCheckpoints(r.Dir) }
 
 // Checkpoint returns the checkpoint saved at step.
 func (r *Run) Checkpoint(step int) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(r.Dir, ckptDirName, ckptName(step)))
+	b, err := boundedfile.ReadFile(filepath.Join(r.Dir, ckptDirName, ckptName(step)), ckptFile)
 	if errors.Is(err, os.ErrNotExist) {
 		have, _ := r.Checkpoints()
 		return nil, fmt.Errorf("run %s: %w at step %d (have %v)", filepath.Base(r.Dir), ErrNoCheckpoint, step, have)
 	}
 	return b, err
+}
+
+// Skipped is a checkpoint a reader passed over because it is damaged.
+type Skipped struct {
+	Step int
+	Path string
+	Err  error
+}
+
+func (s Skipped) String() string { return fmt.Sprintf("%s (%v)", s.Path, s.Err) }
+
+// LatestValidCheckpoint returns the newest checkpoint at or before step
+// that check accepts, and the newer ones it did not (newest first), so a
+// damaged checkpoint costs the steps since the one before it rather than
+// the run. If none is accepted, the error names every file it tried and
+// wraps ErrDamaged; with none at all, ErrNoCheckpoint.
+func (r *Run) LatestValidCheckpoint(step int, check func([]byte) error) (int, []byte, []Skipped, error) {
+	steps, err := r.Checkpoints()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	var skipped []Skipped
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i] > step {
+			continue
+		}
+		b, err := r.Checkpoint(steps[i])
+		if err == nil {
+			err = check(b)
+		}
+		if err == nil {
+			return steps[i], b, skipped, nil
+		}
+		if errors.Is(err, os.ErrPermission) {
+			return 0, nil, skipped, err // not damage: unreadable by this user
+		}
+		skipped = append(skipped, Skipped{steps[i], filepath.Join(r.Dir, ckptDirName, ckptName(steps[i])), err})
+	}
+	if len(skipped) == 0 {
+		return 0, nil, nil, fmt.Errorf("run %s: %w at or before step %d (have %v)", filepath.Base(r.Dir), ErrNoCheckpoint, step, steps)
+	}
+	msgs := make([]string, len(skipped))
+	for i, s := range skipped {
+		msgs[i] = s.String()
+	}
+	where := ""
+	if step < math.MaxInt {
+		where = fmt.Sprintf(" at or before step %d", step)
+	}
+	return 0, nil, skipped, Damaged(fmt.Errorf("no valid checkpoint%s: %s", where, strings.Join(msgs, "; ")))
 }
 
 // LatestCheckpointAtOrBefore returns the last checkpoint at or before step.
@@ -79,4 +144,35 @@ func (r *Run) LatestCheckpointAtOrBefore(step int) (int, []byte, error) {
 	}
 	b, err := r.Checkpoint(steps[i])
 	return steps[i], b, err
+}
+
+// ErrNoBest is wrapped by the errors for a run without a best checkpoint.
+var ErrNoBest = errors.New("no best checkpoint")
+
+// BestCheckpoint returns the best checkpoint (the model at the best
+// validation ψ of the optimized objective) and the step it was taken at.
+// Runs written before selmix kept one have none.
+func (r *Run) BestCheckpoint() (int, []byte, error) {
+	steps, err := listSteps(r.Dir, "best-")
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(steps) == 0 {
+		return 0, nil, fmt.Errorf("run %s: %w (runs written before selmix kept the best model have none)", filepath.Base(r.Dir), ErrNoBest)
+	}
+	// A crash between writing a new best and removing the old one leaves
+	// both: bests are taken in step order, so the last is the best.
+	step := steps[len(steps)-1]
+	b, err := os.ReadFile(filepath.Join(r.Dir, ckptDirName, bestName(step)))
+	return step, b, err
+}
+
+// BestCheckpointAt returns the best checkpoint taken at step, if it is
+// still the run's best (a fork from it is replayed from it).
+func (r *Run) BestCheckpointAt(step int) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(r.Dir, ckptDirName, bestName(step)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("run %s: %w at step %d (a later best replaced it)", filepath.Base(r.Dir), ErrNoBest, step)
+	}
+	return b, err
 }

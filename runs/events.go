@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
+
+	"selmix/core/boundedfile"
 )
 
 // Event is one line of events.jsonl. Arrays lists the records of
@@ -21,6 +22,26 @@ type Event struct {
 	Data   json.RawMessage `json:"data,omitempty"`
 }
 
+// ErrDamaged is wrapped by every error that says a run's file is not what
+// selmix wrote (an invalid line, a corrupt or missing record, an event
+// inconsistent with the run): the command reading it exits 2, whichever
+// it is.
+var ErrDamaged = errors.New("damaged run file")
+
+// Damaged marks err as damage to a run's files (errors.Is(err,
+// ErrDamaged)); its message is err's.
+func Damaged(err error) error {
+	if err == nil || errors.Is(err, ErrDamaged) {
+		return err
+	}
+	return damaged{err}
+}
+
+type damaged struct{ err error }
+
+func (d damaged) Error() string   { return d.err.Error() }
+func (d damaged) Unwrap() []error { return []error{d.err, ErrDamaged} }
+
 // Warning is a problem a reader tolerated, such as a torn last line.
 type Warning struct {
 	File string
@@ -30,22 +51,26 @@ type Warning struct {
 
 func (w Warning) String() string { return fmt.Sprintf("%s:%d: %s", w.File, w.Line, w.Msg) }
 
-// LineError is a corrupt line that cannot be tolerated.
+// LineError is a corrupt line that cannot be tolerated; Offset is the
+// byte it starts at.
 type LineError struct {
-	File string
-	Line int
-	Err  error
+	File   string
+	Line   int
+	Offset int64
+	Err    error
 }
 
-func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
-func (e *LineError) Unwrap() error { return e.Err }
+func (e *LineError) Error() string {
+	return fmt.Sprintf("%s:%d (byte %d): %v", e.File, e.Line, e.Offset, e.Err)
+}
+func (e *LineError) Unwrap() []error { return []error{e.Err, ErrDamaged} }
 
 // ReadEvents reads an event log. Sequence numbers must run 1, 2, 3, ...
 // An invalid last line (a torn write, even if it ends in a newline) is
 // reported as a Warning and ignored; any other invalid line is a *LineError
 // naming the file and line.
 func ReadEvents(path string) ([]Event, []Warning, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, eventsFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -76,7 +101,7 @@ func parseEvents(b []byte, file string) (evs []Event, warns []Warning, good int,
 				warns = append(warns, Warning{File: file, Line: line, Msg: "ignored torn last line: " + perr.Error()})
 				return evs, warns, good, nil
 			}
-			return nil, nil, 0, &LineError{File: file, Line: line, Err: perr}
+			return nil, nil, 0, &LineError{File: file, Line: line, Offset: int64(off), Err: perr}
 		}
 		evs = append(evs, ev)
 		off = end + 1

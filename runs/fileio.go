@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"selmix/core/atomicfile"
+	"selmix/core/boundedfile"
 )
 
 // file is what the writer needs from an open file. Every file the writer
@@ -26,6 +27,18 @@ func writeAtomic(path string, b []byte, wrap func(file) file) error {
 	}
 	return o.WriteFile(path, b)
 }
+
+// Bounds of the files of a run (docs/run-format.md), checked before they
+// are read; arrays.bin is read record by record, each checked against the
+// file's size.
+var (
+	metaFile    = boundedfile.Limit{What: "run.json", Max: 1 << 20}
+	configFile  = boundedfile.Limit{What: "config.toml", Max: 4 << 20}
+	summaryFile = boundedfile.Limit{What: "summary.json", Max: 256 << 20}
+	eventsFile  = boundedfile.Limit{What: "events.jsonl", Max: 8 << 30}
+	ckptFile    = boundedfile.Limit{What: "checkpoint", Max: 16 << 30}
+	lockFile    = boundedfile.Limit{What: "lock file", Max: 64}
+)
 
 // readDir is os.ReadDir with a missing folder read as an empty one.
 func readDir(dir string) ([]os.DirEntry, error) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"selmix/core/boundedfile"
 )
 
 const lockName = "lock"
@@ -75,7 +77,7 @@ func releaseLock(f *os.File) error {
 
 // readPid reads the pid from a lock file; 0 if absent or unreadable.
 func readPid(path string) int {
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, lockFile)
 	if err != nil {
 		return 0
 	}
@@ -92,7 +94,7 @@ func readPid(path string) int {
 // writer's LOCK_EX makes that fail. It never creates or modifies a file.
 func IsLive(dir string) (bool, int) {
 	path := filepath.Join(dir, lockName)
-	f, err := os.Open(path)
+	f, _, err := boundedfile.Open(path, lockFile) // not a FIFO some user left there
 	if err != nil {
 		return false, 0
 	}

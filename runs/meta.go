@@ -45,7 +45,9 @@ const Format = 2
 // "+Inf" or "-Inf" otherwise, so a diverged run can still be saved.
 // Pinned lists checkpoint steps exempt from retention (see
 // Writer.WriteFinalCheckpoint). Format is the run's format version
-// (absent in run.json means 1).
+// (absent in run.json means 1). BLAS and BLASThreads are the BLAS the
+// run was created with and the threads it split products over (absent
+// before they were recorded): a run re-executed bit for bit needs both.
 type Meta struct {
 	Format        int
 	ID            string
@@ -54,6 +56,7 @@ type Meta struct {
 	Status        string
 	Parent        string // id of the run this one was forked from, or ""
 	ParentStep    int    // step of the parent checkpoint it was forked at
+	ParentBest    bool   // forked from the parent's best checkpoint (at ParentStep)
 	Objective     string
 	Policy        string
 	Steps         int
@@ -62,25 +65,37 @@ type Meta struct {
 	BestObjective string
 	Extra         map[string]string
 	Pinned        []int
+	BLAS          string
+	BLASThreads   int
+	// Tags and Note are what a person wrote about the run (selmix runs
+	// tag, untag, note; see Annotate). They belong to Annotate: a Writer
+	// keeps the ones on disk whatever its own copy says.
+	Tags []string
+	Note string
 }
 
 // metaJSON is the on-disk shape of Meta.
 type metaJSON struct {
-	Format     int               `json:"format,omitempty"`
-	ID         string            `json:"id"`
-	Name       string            `json:"name"`
-	Created    string            `json:"created"`
-	Status     string            `json:"status"`
-	Parent     string            `json:"parent,omitempty"`
-	ParentStep int               `json:"parent_step,omitempty"`
-	Objective  string            `json:"objective,omitempty"`
-	Policy     string            `json:"policy,omitempty"`
-	Steps      int               `json:"steps"`
-	Best       json.RawMessage   `json:"best,omitempty"`
-	BestStep   int               `json:"best_step"`
-	BestObj    string            `json:"best_objective,omitempty"`
-	Extra      map[string]string `json:"extra,omitempty"`
-	Pinned     []int             `json:"pinned,omitempty"`
+	Format      int               `json:"format,omitempty"`
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Created     string            `json:"created"`
+	Status      string            `json:"status"`
+	Parent      string            `json:"parent,omitempty"`
+	ParentStep  int               `json:"parent_step,omitempty"`
+	ParentCkpt  string            `json:"parent_checkpoint,omitempty"`
+	Objective   string            `json:"objective,omitempty"`
+	Policy      string            `json:"policy,omitempty"`
+	Steps       int               `json:"steps"`
+	Best        json.RawMessage   `json:"best,omitempty"`
+	BestStep    int               `json:"best_step"`
+	BestObj     string            `json:"best_objective,omitempty"`
+	Extra       map[string]string `json:"extra,omitempty"`
+	Pinned      []int             `json:"pinned,omitempty"`
+	BLAS        string            `json:"blas,omitempty"`
+	BLASThreads int               `json:"blas_threads,omitempty"`
+	Tags        []string          `json:"tags,omitempty"`
+	Note        string            `json:"note,omitempty"`
 }
 
 // MarshalJSON encodes m in the run.json format.
@@ -101,10 +116,11 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(metaJSON{
 		Format: m.Format, ID: m.ID, Name: m.Name, Created: m.Created, Status: m.Status,
-		Parent: m.Parent, ParentStep: m.ParentStep,
+		Parent: m.Parent, ParentStep: m.ParentStep, ParentCkpt: parentCkpt(m.ParentBest),
 		Objective: m.Objective, Policy: m.Policy,
 		Steps: m.Steps, Best: best, BestStep: m.BestStep, BestObj: m.BestObjective,
-		Extra: m.Extra, Pinned: m.Pinned,
+		Extra: m.Extra, Pinned: m.Pinned, BLAS: m.BLAS, BLASThreads: m.BLASThreads,
+		Tags: m.Tags, Note: m.Note,
 	})
 }
 
@@ -138,18 +154,31 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 	}
 	*m = Meta{
 		Format: j.Format, ID: j.ID, Name: j.Name, Created: j.Created, Status: j.Status,
-		Parent: j.Parent, ParentStep: j.ParentStep,
+		Parent: j.Parent, ParentStep: j.ParentStep, ParentBest: j.ParentCkpt == ParentCheckpointBest,
 		Objective: j.Objective, Policy: j.Policy,
 		Steps: j.Steps, Best: best, BestStep: j.BestStep, BestObjective: j.BestObj,
-		Extra: j.Extra, Pinned: j.Pinned,
+		Extra: j.Extra, Pinned: j.Pinned, BLAS: j.BLAS, BLASThreads: j.BLASThreads,
+		Tags: j.Tags, Note: j.Note,
 	}
 	return nil
+}
+
+// ParentCheckpointBest is run.json's parent_checkpoint of a fork from its
+// parent's best checkpoint.
+const ParentCheckpointBest = "best"
+
+func parentCkpt(best bool) string {
+	if best {
+		return ParentCheckpointBest
+	}
+	return ""
 }
 
 // clone returns a deep copy of m.
 func (m Meta) clone() Meta {
 	m.Extra = maps.Clone(m.Extra)
 	m.Pinned = slices.Clone(m.Pinned)
+	m.Tags = slices.Clone(m.Tags)
 	return m
 }
 
@@ -159,10 +188,10 @@ func (m Meta) clone() Meta {
 func parseMeta(b []byte, file string) (Meta, error) {
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Meta{}, fmt.Errorf("%s: invalid run metadata: %w", file, err)
+		return Meta{}, Damaged(fmt.Errorf("%s: invalid run metadata: %w", file, err))
 	}
 	if err := checkMeta(m); err != nil {
-		return Meta{}, fmt.Errorf("%s: invalid run metadata: %w", file, err)
+		return Meta{}, Damaged(fmt.Errorf("%s: invalid run metadata: %w", file, err))
 	}
 	return m, nil
 }
@@ -183,6 +212,9 @@ func checkMeta(m Meta) error {
 	}
 	if m.ParentStep < 0 {
 		return fmt.Errorf("parent_step %d is negative", m.ParentStep)
+	}
+	if m.BLASThreads < 0 {
+		return fmt.Errorf("blas_threads %d is negative", m.BLASThreads)
 	}
 	if m.Parent != "" {
 		if err := checkID(m.Parent); err != nil {

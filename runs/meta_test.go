@@ -42,6 +42,27 @@ func TestMetaBestRoundTrip(t *testing.T) {
 	}
 }
 
+// The BLAS a run was made with round-trips; a run.json from before it was
+// recorded still reads, with none.
+func TestMetaBLAS(t *testing.T) {
+	m := Meta{ID: "a", Created: "2026-01-01T00:00:00Z", Status: StatusFinished, BLAS: "openblas", BLASThreads: 1}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"blas":"openblas","blas_threads":1`) {
+		t.Errorf("run.json %s lacks the BLAS", b)
+	}
+	got, err := parseMeta(b, "run.json")
+	if err != nil || got.BLAS != "openblas" || got.BLASThreads != 1 {
+		t.Errorf("parseMeta = %q, %d, %v", got.BLAS, got.BLASThreads, err)
+	}
+	old, err := parseMeta([]byte(`{"format":2,"id":"a","created":"2026-01-01T00:00:00Z","status":"finished"}`), "run.json")
+	if err != nil || old.BLAS != "" || old.BLASThreads != 0 {
+		t.Errorf("an older run.json: %q, %d, %v", old.BLAS, old.BLASThreads, err)
+	}
+}
+
 func TestParseMetaErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -55,6 +76,7 @@ func TestParseMetaErrors(t *testing.T) {
 		{name: "bad created", in: `{"id":"a","created":"today","status":"running"}`, wantErr: "RFC3339"},
 		{name: "bad best", in: `{"id":"a","created":"2026-01-01T00:00:00Z","status":"running","best":"lots"}`, wantErr: "best"},
 		{name: "negative parent step", in: `{"id":"a","created":"2026-01-01T00:00:00Z","status":"running","parent":"b","parent_step":-1}`, wantErr: "parent_step"},
+		{name: "negative blas threads", in: `{"id":"a","created":"2026-01-01T00:00:00Z","status":"running","blas":"openblas","blas_threads":-2}`, wantErr: "blas_threads"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +97,7 @@ func FuzzMeta(f *testing.F) {
 	f.Add([]byte(`{"id":"20261122-0753-a3f9","name":"base","created":"2026-11-22T07:53:00+01:00","status":"running","steps":100,"best":0.5,"best_step":40}`))
 	f.Add([]byte(`{"id":"a","created":"2026-11-22T07:53:00Z","status":"finished","parent":"b","parent_step":30,"best":"NaN","extra":{"k":"v"},"pinned":[3,1]}`))
 	f.Add([]byte(`{"id":"a","created":"2026-11-22T07:53:00Z","status":"weird","best":"-Inf"}`))
+	f.Add([]byte(`{"id":"a","created":"2026-11-22T07:53:00Z","status":"finished","blas":"openblas","blas_threads":1}`))
 	f.Add([]byte(`{"id":"","status":""}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"selmix/core/atomicfile"
+	"selmix/core/boundedfile"
 	"selmix/core/suggest"
 )
 
@@ -89,7 +90,7 @@ func (r *Run) Events() ([]Event, []Warning, error) {
 
 // Config returns config.toml.
 func (r *Run) Config() (string, error) {
-	b, err := os.ReadFile(filepath.Join(r.Dir, configName))
+	b, err := boundedfile.ReadFile(filepath.Join(r.Dir, configName), configFile)
 	return string(b), err
 }
 
@@ -97,19 +98,19 @@ func (r *Run) Config() (string, error) {
 // has none yet.
 func (r *Run) Summary() ([]byte, error) {
 	path := filepath.Join(r.Dir, summaryName)
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, summaryFile)
 	if err != nil {
 		return nil, err
 	}
 	if !json.Valid(b) {
-		return nil, fmt.Errorf("%s: not valid JSON", path)
+		return nil, Damaged(fmt.Errorf("%s: not valid JSON", path))
 	}
 	return b, nil
 }
 
 func readMeta(dir string) (Meta, error) {
 	path := filepath.Join(dir, metaName)
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, metaFile)
 	if err != nil {
 		return Meta{}, err
 	}

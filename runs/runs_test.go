@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -187,5 +188,31 @@ func TestRemove(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "junk")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("broken run still there: %v", err)
+	}
+}
+
+// A FIFO in place of a run's lock (or run.json) does not block listing:
+// the run is shown, not live, and a FIFO run.json makes it broken.
+func TestListRefusesSpecialFiles(t *testing.T) {
+	root := t.TempDir()
+	w := mustCreate(t, root, "fifo", Meta{})
+	w.Close()
+	lock := filepath.Join(w.Dir(), lockName)
+	os.Remove(lock)
+	if err := syscall.Mkfifo(lock, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all, err := List(root)
+	if err != nil || len(all) != 1 || all[0].Live || all[0].Broken() {
+		t.Fatalf("List = %+v, %v; want the run, not live", all, err)
+	}
+	meta := filepath.Join(w.Dir(), metaName)
+	os.Remove(meta)
+	if err := syscall.Mkfifo(meta, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all, err = List(root)
+	if err != nil || len(all) != 1 || !strings.Contains(all[0].Meta.Status, "is not a regular file (a named pipe)") {
+		t.Fatalf("List = %+v, %v; want the run broken: not a regular file", all, err)
 	}
 }

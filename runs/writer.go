@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"selmix/core/atomicfile"
+	"selmix/core/boundedfile"
 )
 
 // ErrClosed is returned by a Writer used after Close.
@@ -186,7 +187,7 @@ func openWriter(dir, id string, lock *os.File) (*Writer, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, eventsName)
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, eventsFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -447,8 +448,18 @@ func (w *Writer) SetMeta(fn func(*Meta)) error {
 }
 
 // writeMeta stores m and, on success, makes it current. Callers hold mu
-// (or own w exclusively).
+// (or own w exclusively). The tags and note are Annotate's: under the
+// metadata lock, those on disk replace m's, so an annotation made while
+// the run goes is never lost. If the lock cannot be had (another process
+// holds it past metaLockWait), run.json is written anyway: the run must go
+// on.
 func (w *Writer) writeMeta(m Meta) error {
+	if unlock, err := lockMeta(w.dir, metaLockWait); err == nil {
+		defer unlock()
+	}
+	if a, err := readAnnotation(w.dir); err == nil {
+		m.Tags, m.Note = slices.Clone(a.Tags), a.Note
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("run %s: encode metadata: %w", w.id, err)
@@ -485,6 +496,44 @@ func (w *Writer) WriteFinalCheckpoint(step int, b []byte) error {
 		}
 	}
 	return w.writeCheckpoint(step, b)
+}
+
+// WriteBestCheckpoint stores the best checkpoint taken at step and
+// removes the one it replaces: a run keeps one best checkpoint, never
+// pruned by retention.
+func (w *Writer) WriteBestCheckpoint(step int, b []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.log == nil {
+		return ErrClosed
+	}
+	if step < 0 {
+		return fmt.Errorf("run %s: best checkpoint step %d is negative", w.id, step)
+	}
+	dir := filepath.Join(w.dir, ckptDirName)
+	if err := writeAtomic(filepath.Join(dir, bestName(step)), b, w.wrap); err != nil {
+		return err
+	}
+	steps, err := listSteps(w.dir, "best-")
+	if err != nil {
+		return fmt.Errorf("best checkpoint %d written; removing the one it replaces failed: %w", step, err)
+	}
+	removed := false
+	for _, s := range steps {
+		if s == step {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, bestName(s))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("best checkpoint %d written; removing the one it replaces failed: %w", step, err)
+		}
+		removed = true
+	}
+	if removed {
+		if err := atomicfile.SyncDir(dir); err != nil {
+			return fmt.Errorf("best checkpoint %d written; removing the one it replaces failed: %w", step, err)
+		}
+	}
+	return nil
 }
 
 func (w *Writer) writeCheckpoint(step int, b []byte) error {

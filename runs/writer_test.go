@@ -232,8 +232,11 @@ func TestCorruptMiddleLine(t *testing.T) {
 	if !errors.As(err, &le) || le.File != path || le.Line != 2 {
 		t.Fatalf("Events error = %v, want a *LineError at %s:2", err, path)
 	}
-	if want := path + ":2: "; !strings.HasPrefix(err.Error(), want) {
+	if want := fmt.Sprintf("%s:2 (byte %d): ", path, len(lines[0])); !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q, want prefix %q", err, want)
+	}
+	if !errors.Is(err, ErrDamaged) {
+		t.Errorf("error %v does not wrap ErrDamaged", err)
 	}
 	if _, err := OpenWriter(root, w.ID()); !errors.As(err, &le) {
 		t.Errorf("OpenWriter error = %v, want the *LineError", err)
@@ -638,5 +641,48 @@ func TestConcurrentAppend(t *testing.T) {
 	var data struct{ G int }
 	if err := json.Unmarshal(evs[0].Data, &data); err != nil {
 		t.Errorf("event data %s: %v", evs[0].Data, err)
+	}
+}
+
+// A run keeps one best checkpoint: each replaces the one before, outside
+// retention, and a fork can find it by its step while it is the best.
+func TestBestCheckpoint(t *testing.T) {
+	root := t.TempDir()
+	w := mustCreate(t, root, "best", Meta{})
+	defer w.Close()
+	w.SetKeep(1)
+	r := &Run{Dir: w.Dir()}
+	if _, _, err := r.BestCheckpoint(); !errors.Is(err, ErrNoBest) {
+		t.Fatalf("no best yet: err = %v, want ErrNoBest", err)
+	}
+	for _, step := range []int{0, 30, 120} {
+		if err := w.WriteBestCheckpoint(step, []byte(fmt.Sprintf("best at %d", step))); err != nil {
+			t.Fatal(err)
+		}
+		// Ordinary checkpoints and their retention leave it alone.
+		if err := w.WriteCheckpoint(step+10, []byte("ckpt")); err != nil {
+			t.Fatal(err)
+		}
+		got, b, err := r.BestCheckpoint()
+		if err != nil || got != step || string(b) != fmt.Sprintf("best at %d", step) {
+			t.Errorf("after best %d: BestCheckpoint() = %d, %q, %v", step, got, b, err)
+		}
+		if steps, _ := r.Checkpoints(); !reflect.DeepEqual(steps, []int{step + 10}) {
+			t.Errorf("after best %d: Checkpoints() = %v, want [%d]", step, steps, step+10)
+		}
+	}
+	if b, err := r.BestCheckpointAt(120); err != nil || string(b) != "best at 120" {
+		t.Errorf("BestCheckpointAt(120) = %q, %v", b, err)
+	}
+	if _, err := r.BestCheckpointAt(30); !errors.Is(err, ErrNoBest) || !strings.Contains(err.Error(), "a later best replaced it") {
+		t.Errorf("BestCheckpointAt(30) after a later best: err = %v", err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(w.Dir(), ckptDirName))
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{"best-0000120.ckpt", "step-0000130.ckpt"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("checkpoints/ holds %v, want %v", names, want)
 	}
 }

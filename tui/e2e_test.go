@@ -139,7 +139,7 @@ func TestE2ESortJumpZoom(t *testing.T) {
 	for _, s := range fixture.Running(1000, 3) {
 		tm.Send(SnapshotMsg{s})
 	}
-	for _, k := range []string{"s", "/", "q", "space", "n", "p", "backspace", "backspace", "backspace", "backspace", "1", "2", "3", "enter",
+	for _, k := range []string{"r", "/", "q", "space", "n", "p", "backspace", "backspace", "backspace", "backspace", "1", "2", "3", "enter",
 		"tab", "w"} {
 		tm.Send(fixture.Key(k))
 	}

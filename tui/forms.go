@@ -2,277 +2,164 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
-
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 
 	"selmix/core/gain"
 	"selmix/core/metric"
 	"selmix/core/train"
-	"selmix/tui/keys"
-	"selmix/tui/pane"
+	"selmix/tui/dialog"
 )
 
-// picker chooses one value of a hyperparameter from a list.
-type picker struct {
-	title, key string
-	options    []string
-	current    string
-	cursor     int
-}
+// Dialog IDs the root model acts on.
+const (
+	editID = "edit"
+	forkID = "fork"
+)
 
-func newObjectivePicker(cur string) picker {
+func (m *Model) objectivePicker() dialog.Dialog {
 	var opts []string
 	for _, o := range metric.Objectives() {
 		opts = append(opts, string(o))
 	}
-	return newPicker("objective", "objective", opts, cur)
+	return dialog.NewPicker(m.ctx, "objective", "objective", opts, string(m.run.Latest.Hyper.Objective))
 }
 
-func newPolicyPicker(cur string) picker {
+func (m *Model) policyPicker() dialog.Dialog {
 	var opts []string
 	for _, p := range gain.Policies() {
 		opts = append(opts, string(p))
 	}
-	return newPicker("policy", "policy", opts, cur)
+	return dialog.NewPicker(m.ctx, "policy", "policy", opts, string(m.run.Latest.Hyper.Policy))
 }
 
-func newPicker(title, k string, opts []string, cur string) picker {
-	p := picker{title: title, key: k, options: opts, current: cur}
-	for i, o := range opts {
-		if o == cur {
-			p.cursor = i
-		}
-	}
-	return p
-}
-
-// update handles a key; done closes the picker, with the control to send
-// if a new value was chosen.
-func (p *picker) update(k *keys.Map, kp tea.KeyPressMsg) (c *train.Control, done bool) {
-	switch {
-	case key.Matches(kp, k.Up):
-		p.cursor = (p.cursor + len(p.options) - 1) % len(p.options)
-	case key.Matches(kp, k.Down):
-		p.cursor = (p.cursor + 1) % len(p.options)
-	case key.Matches(kp, k.Accept):
-		v := p.options[p.cursor]
-		if v == p.current {
-			return nil, true
-		}
-		return &train.Control{Op: train.OpSet, Key: p.key, Value: v}, true
-	case key.Matches(kp, k.Cancel, k.Quit):
-		return nil, true
-	}
-	return nil, false
-}
-
-func (p *picker) view(th *pane.Theme) string {
-	var b strings.Builder
-	for i, o := range p.options {
-		mark := "  "
-		if o == p.current {
-			mark = "● "
-		}
-		line := " " + mark + o
-		if i == p.cursor {
-			line = "▸" + mark + o
-			line = th.Render(th.Selected, pane.PadRight(line, 24))
-		}
-		b.WriteString(line + "\n")
-	}
-	b.WriteString("\n" + th.Render(th.Dim, "↑/↓ choose · enter apply · esc cancel · ● current"))
-	return b.String()
-}
-
-// formFields are the hyperparameters the edit form offers (s, ω, λ_max,
+// editKeys are the hyperparameters the edit form offers (s, ω, λ_max,
 // τ, α, η, β_min, refresh); their labels and docs are train's.
-var formFields = func() []struct{ key, label string } {
-	var out []struct{ key, label string }
-	for _, k := range []string{"s", "omega", "lambda_max", "tau", "alpha", "lr", "beta_min", "refresh"} {
-		out = append(out, struct{ key, label string }{k, train.HyperLabel(k)})
-	}
-	return out
-}()
+var editKeys = []string{"s", "omega", "lambda_max", "tau", "alpha", "lr", "beta_min", "refresh"}
 
-// form edits several hyperparameters at once. Each value is checked with
-// Hyper.Set on a copy before anything is sent, so the engine only ever
-// receives values it will accept.
-type form struct {
-	values, orig, errs []string
-	cursor             int
+func hyperField(h train.Hyper, k string) dialog.Field {
+	v, _ := h.Get(k)
+	return dialog.Field{Key: k, Label: train.HyperLabel(k), Doc: train.HyperDoc(k), Value: v}
 }
 
-func newForm(h train.Hyper) form {
-	f := form{values: make([]string, len(formFields)), orig: make([]string, len(formFields)), errs: make([]string, len(formFields))}
-	for i, fl := range formFields {
-		v, _ := h.Get(fl.key)
-		f.values[i], f.orig[i] = v, v
+// checkHyper validates changed hyperparameters with Hyper.Set on a copy
+// of h, in order, so each check sees the earlier edits.
+func checkHyper(h train.Hyper, changed []dialog.KV) map[string]string {
+	errs := map[string]string{}
+	for _, kv := range changed {
+		if err := h.Set(kv.Key, kv.Value); err != nil {
+			errs[kv.Key] = strings.TrimPrefix(err.Error(), kv.Key+": ")
+		}
 	}
-	return f
+	return errs
 }
 
-func (f *form) update(k *keys.Map, kp tea.KeyPressMsg, h train.Hyper) (cs []train.Control, done bool) {
-	switch {
-	case kp.String() == "esc" || key.Matches(kp, k.Cancel):
-		return nil, true
-	case kp.String() == "enter" || key.Matches(kp, k.Accept):
-		return f.submit(h)
-	case kp.String() == "up" || kp.String() == "shift+tab":
-		f.cursor = (f.cursor + len(f.values) - 1) % len(f.values)
-	case kp.String() == "down" || kp.String() == "tab":
-		f.cursor = (f.cursor + 1) % len(f.values)
-	case kp.String() == "backspace":
-		if v := []rune(f.values[f.cursor]); len(v) > 0 {
-			f.values[f.cursor] = string(v[:len(v)-1])
-		}
-		f.errs[f.cursor] = ""
-	case kp.String() == "ctrl+u":
-		f.values[f.cursor] = ""
-		f.errs[f.cursor] = ""
-	default:
-		// Typed characters go into the field: only what a number needs.
-		if t := kp.Key().Text; t != "" && strings.Trim(t, "0123456789.eE+-") == "" {
-			f.values[f.cursor] += t
-			f.errs[f.cursor] = ""
-		}
+// editForm edits several hyperparameters of the live run at once; only
+// values the engine will accept are sent.
+func (m *Model) editForm() dialog.Dialog {
+	h := m.run.Latest.Hyper
+	fields := make([]dialog.Field, len(editKeys))
+	for i, k := range editKeys {
+		fields[i] = hyperField(h, k)
 	}
-	return nil, false
+	return dialog.NewForm(m.ctx, editID, "edit hyperparameters", "enter applies all changes", fields,
+		func(c []dialog.KV) map[string]string { return checkHyper(h, c) })
 }
 
-// submit validates every changed field on a copy of h, in order, so the
-// checks see earlier edits; any error keeps the form open.
-func (f *form) submit(h train.Hyper) ([]train.Control, bool) {
-	probe := h
-	var cs []train.Control
-	bad := false
-	for i, fl := range formFields {
-		f.errs[i] = ""
-		v := strings.TrimSpace(f.values[i])
-		if v == f.orig[i] {
-			continue
+// forkForm asks for the settings of a fork at step, prefilled with the
+// run's values: the new run's name ("" picks a free one), objective,
+// policy, s, η, steps and refresh.
+func (m *Model) forkForm(step int) dialog.Dialog {
+	h := m.run.Latest.Hyper
+	name := dialog.Field{Key: "name", Label: "name", Text: true,
+		Doc: fmt.Sprintf("empty: %s-fork (then -fork-2, …)", m.nameOr("RUN"))}
+	obj, pol := hyperField(h, "objective"), hyperField(h, "policy")
+	obj.Text, pol.Text = true, true
+	// train's docs list every choice, too long for a form line; a bad
+	// name is refused with the list.
+	obj.Doc, pol.Doc = "objective to optimize (a wrong name lists them)", "fine-tuning policy (a wrong name lists them)"
+	total := m.run.Latest.Total
+	steps := dialog.Field{Key: "steps", Label: "steps", Value: strconv.Itoa(total), Doc: "fine-tuning steps in all (the fork goes on from its step)"}
+	fields := []dialog.Field{name, obj, pol, hyperField(h, "s"), hyperField(h, "lr"), steps, hyperField(h, "refresh")}
+	check := func(changed []dialog.KV) map[string]string {
+		var hyper []dialog.KV
+		errs := map[string]string{}
+		for _, kv := range changed {
+			switch kv.Key {
+			case "name":
+			case "steps":
+				if n, err := strconv.Atoi(kv.Value); err != nil || n <= step {
+					errs["steps"] = fmt.Sprintf("want an integer > the fork's step %d, got %q", step, kv.Value)
+				}
+			default:
+				hyper = append(hyper, kv)
+			}
 		}
-		if err := probe.Set(fl.key, v); err != nil {
-			f.errs[i] = strings.TrimPrefix(err.Error(), fl.key+": ")
-			bad = true
-			continue
+		for k, e := range checkHyper(h, hyper) {
+			errs[k] = e
 		}
-		cs = append(cs, train.Control{Op: train.OpSet, Key: fl.key, Value: v})
+		return errs
 	}
-	if bad {
-		return nil, false
-	}
-	return cs, true
+	return dialog.NewForm(m.ctx, forkID, fmt.Sprintf("fork at the checkpoint at or before step %d", step), "enter forks", fields, check)
 }
 
-func (f *form) view(th *pane.Theme) string {
-	var b strings.Builder
-	for i, fl := range formFields {
-		v := f.values[i]
-		cur := "  "
-		if i == f.cursor {
-			cur = "▸ "
-			v += "▏"
-		}
-		line := fmt.Sprintf("%s%-8s %-14s %s", cur, fl.label, v, th.Render(th.Dim, train.HyperDoc(fl.key)))
-		if f.values[i] != f.orig[i] {
-			line += th.Render(th.Warn, "  (was "+f.orig[i]+")")
-		}
-		b.WriteString(line + "\n")
-		if f.errs[i] != "" {
-			b.WriteString("           " + th.Render(th.Bad, "✗ "+f.errs[i]) + "\n")
+// forkSets turns a fork form's changes into the run's configuration
+// overrides (section.key=value).
+func forkSets(changed []dialog.KV) []string {
+	var sets []string
+	for _, kv := range changed {
+		switch kv.Key {
+		case "name":
+			if kv.Value != "" {
+				sets = append(sets, "name="+kv.Value)
+			}
+		default:
+			sets = append(sets, "finetune."+kv.Key+"="+kv.Value)
 		}
 	}
-	b.WriteString("\n" + th.Render(th.Dim, "↑/↓ field · type to edit · ctrl+u clear\nenter applies all changes · esc cancels"))
-	return b.String()
+	return sets
 }
 
-// fullHelp lists every key for the ? overlay, in two columns when the
-// screen is too short for one.
-func (m *Model) fullHelp() string {
+// helpDialog lists every key for the ? overlay.
+func (m *Model) helpDialog() dialog.Dialog {
 	k := m.ctx.Keys
-	th := m.ctx.Theme
-	type item struct {
-		b    key.Binding
-		desc string
-	}
-	groups := []struct {
-		name  string
-		items []item
-	}{
-		{"run", []item{
-			{k.Pause, "pause / resume"}, {k.Step, "step to the next refresh"},
-			{k.SUp, "s × 1.25"}, {k.SDown, "s ÷ 1.25"}, {k.Objective, "pick the objective"},
-			{k.Policy, "pick the policy"}, {k.Edit, "edit hyperparameters"},
-			{k.Fork, "fork the run here"}, {k.Export, "export plots"}, {k.Quit, "quit (asks: stop or detach)"},
+	type item = dialog.Item
+	groups := []dialog.Group{
+		{Name: "run", Items: []item{
+			{B: k.Pause, Desc: "pause / resume"}, {B: k.Step, Desc: "step to the next refresh"},
+			{B: k.SUp, Desc: "s × 1.25"}, {B: k.SDown, Desc: "s ÷ 1.25"}, {B: k.Objective, Desc: "pick the objective"},
+			{B: k.Policy, Desc: "pick the policy"}, {B: k.Edit, Desc: "edit hyperparameters"},
+			{B: k.Fork, Desc: "fork the run here"}, {B: k.Export, Desc: "export plots"}, {B: k.Quit, Desc: "quit (asks: stop or detach)"},
 		}},
-		{"view", []item{
-			{k.Help, "this help"}, {k.Next, "next pane"}, {k.Prev, "previous pane"},
-			{k.Up, "scroll / select up"}, {k.Down, "scroll / select down"},
-			{k.Left, "scroll left (G·P)"}, {k.Right, "scroll right (G·P)"},
-			{k.Top, "top; curves: follow ψ"}, {k.Bottom, "bottom; log: follow"},
+		{Name: "view", Items: []item{
+			{B: k.Help, Desc: "this help"}, {B: k.Next, Desc: "next pane"}, {B: k.Prev, Desc: "previous pane"},
+			{B: k.Up, Desc: "scroll / select up"}, {B: k.Down, Desc: "scroll / select down"},
+			{B: k.Left, Desc: "scroll left (G·P)"}, {B: k.Right, Desc: "scroll right (G·P)"},
+			{B: k.Top, Desc: "top; curves: follow ψ"}, {B: k.Bottom, Desc: "bottom; log: follow"},
 		}},
-		{"curves, events", []item{
-			{k.SmoothLess, "less smoothing"}, {k.SmoothMore, "more smoothing"},
-			{k.Linear, "Δψ predicted/realised"}, {k.Console, "worker's lines only"},
+		{Name: "curves, events", Items: []item{
+			{B: k.SmoothLess, Desc: "less smoothing"}, {B: k.SmoothMore, Desc: "more smoothing"},
+			{B: k.Linear, Desc: "Δψ predicted/realised"}, {B: k.Console, Desc: "worker's lines only"},
 		}},
-		{"forms, search", []item{
-			{k.Accept, "apply; jump to the match"}, {k.Cancel, "cancel"},
+		{Name: "forms, search", Items: []item{
+			{B: k.Accept, Desc: "apply; jump to the match"}, {B: k.Cancel, Desc: "cancel"},
 		}},
-		{"classes, s·λ", []item{
-			{k.Sort, "cycle the sort order"}, {k.Search, "find a class (name/index)"},
+		{Name: "classes, s·λ", Items: []item{
+			{B: k.Sort, Desc: "cycle the sort order"}, {B: k.Search, Desc: "find a class (name/index)"},
 		}},
-		{"G·P", []item{
-			{k.Toggle, "aggregate / scroll"}, {k.Zoom, "zoom into the block"},
-			{k.ZoomOut, "zoom out; clear the mark"}, {k.Worst, "worst class's row"}, {k.TopP, "the pair P samples most"},
+		{Name: "G·P", Items: []item{
+			{B: k.Toggle, Desc: "aggregate / scroll"}, {B: k.Zoom, Desc: "zoom into the block"},
+			{B: k.ZoomOut, Desc: "zoom out; clear the mark"}, {B: k.Worst, Desc: "worst class's row"}, {B: k.TopP, Desc: "the pair P samples most"},
 		}},
 	}
 	if m.ctl == nil {
 		// A recorded run: nothing to pause, step, change or fork here.
-		groups[0].name = "recorded run (read-only)"
-		groups[0].items = []item{{k.Quit, "quit"}}
-	}
-	render := func(gs ...int) []string {
-		var out []string
-		for n, gi := range gs {
-			if n > 0 {
-				out = append(out, "")
-			}
-			g := groups[gi]
-			out = append(out, th.Render(th.Bold, g.name))
-			for _, it := range g.items {
-				ks := strings.ReplaceAll(strings.Join(it.b.Keys(), " "), "backspace", "bksp")
-				out = append(out, fmt.Sprintf("  %-10s %s", ks, it.desc))
-			}
-		}
-		return out
+		groups[0].Name = "recorded run (read-only)"
+		groups[0].Items = []item{{B: k.Quit, Desc: "quit"}}
 	}
 	where := "--keys FILE"
 	if m.keysPath != "" {
 		where = m.keysPath + " or --keys FILE"
 	}
-	footer := []string{"", th.Render(th.Dim, "keys are remappable: "+where)}
-	one := render(0, 1, 4, 5, 2, 3)
-	if len(one)+len(footer)+2 <= m.h {
-		return strings.Join(append(one, footer...), "\n")
-	}
-	// Two columns; at 80×24 the blank line before the footer goes.
-	left, right := render(0, 2, 3), render(1, 4, 5)
-	if max(len(left), len(right))+len(footer)+2 > m.h {
-		footer = footer[1:]
-	}
-	const colW = 38
-	var lines []string
-	for i := range max(len(left), len(right)) {
-		l, r := "", ""
-		if i < len(left) {
-			l = left[i]
-		}
-		if i < len(right) {
-			r = right[i]
-		}
-		lines = append(lines, pane.PadRight(l, colW)+r)
-	}
-	return strings.Join(append(lines, footer...), "\n")
+	return dialog.NewHelp(m.ctx, groups, "keys are remappable: "+where, []int{0, 1, 4, 5, 2, 3}, []int{0, 2, 3}, []int{1, 4, 5})
 }

@@ -7,6 +7,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 	"selmix/core/train"
 	"selmix/tui/classes"
 	"selmix/tui/curves"
+	"selmix/tui/dialog"
 	"selmix/tui/eventlog"
 	"selmix/tui/header"
 	"selmix/tui/heatmap"
@@ -51,8 +53,9 @@ type Options struct {
 	Attached bool
 	// Fork and Export do the work behind f and x. They run as commands,
 	// off the UI loop, and return a line for the event log; nil means the
-	// key only says how to do it from a shell.
-	Fork   func(step int) (string, error)
+	// key only says how to do it from a shell. Fork gets the step and the
+	// configuration overrides (section.key=value) chosen in its form.
+	Fork   func(step int, sets []string) (string, error)
 	Export func() (string, error)
 	// LoadMatrices, if set, is called once, off the UI loop, when the
 	// workbench starts: snapshots replayed from a run's log come without
@@ -66,18 +69,6 @@ type NoteMsg struct {
 	Text string
 	Err  error
 }
-
-// overlay is what, if anything, is drawn over the panes and takes keys.
-type overlay int
-
-const (
-	noOverlay overlay = iota
-	helpOverlay
-	pickerOverlay
-	formOverlay
-	quitOverlay
-	errorOverlay
-)
 
 // Pane indices in focus order.
 const (
@@ -101,11 +92,9 @@ type Model struct {
 	panes  [nPanes]pane.Component
 	focus  int
 	w, h   int
-	wide   bool
+	layout layout
 
-	overlay overlay
-	picker  picker
-	form    form
+	dialogs *dialog.Stack // overlays over the panes; the top one takes the keys
 	help    help.Model
 
 	keysPath string
@@ -114,7 +103,9 @@ type Model struct {
 	quit     bool    // the user quit (the caller stops the run unless detached)
 	attached bool    // the run lives in another process
 	detached bool    // the user quit leaving the run going
-	fork     func(step int) (string, error)
+	browse   bool    // the user quit to the runs browser
+	forkStep int     // the step the open fork form forks at
+	fork     func(step int, sets []string) (string, error)
 	export   func() (string, error)
 	matrices func() MatricesMsg
 }
@@ -128,7 +119,7 @@ func New(o Options) *Model {
 	}
 	ctx := &pane.Context{Theme: pane.NewTheme(o.Color), Keys: km}
 	run := history.New(o.Info)
-	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), help: help.New(), keysPath: o.KeysPath, attached: o.Attached, fork: o.Fork, export: o.Export, matrices: o.LoadMatrices}
+	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), dialogs: dialog.NewStack(ctx), help: help.New(), keysPath: o.KeysPath, attached: o.Attached, fork: o.Fork, export: o.Export, matrices: o.LoadMatrices}
 	if !o.Color {
 		m.help.Styles = help.Styles{}
 	}
@@ -148,6 +139,10 @@ func (m *Model) Quit() bool   { return m.quit }
 // Detached reports whether the user quit leaving the run going (attached
 // workbenches only).
 func (m *Model) Detached() bool { return m.detached }
+
+// Browse reports whether the user left for the runs browser (the run, if
+// attached, goes on).
+func (m *Model) Browse() bool { return m.browse }
 
 // Run is the accumulated run data (for tests and the caller's summary).
 func (m *Model) Run() *history.Run { return m.run }
@@ -204,8 +199,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) fail() {
 	m.state = Failed
-	if m.overlay == noOverlay {
-		m.overlay = errorOverlay
+	if m.dialogs.Len() == 0 {
+		msg := m.run.Err
+		if n := len(m.run.Log); msg == "" && n > 0 {
+			msg = m.run.Log[n-1].Text
+		}
+		m.dialogs.Push(dialog.NewError(m.ctx, msg))
 	}
 }
 
@@ -274,54 +273,8 @@ func (m *Model) send(c train.Control) {
 
 func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 	k := m.ctx.Keys
-	switch m.overlay {
-	case helpOverlay:
-		m.overlay = noOverlay // any key closes the help
-		return nil
-	case errorOverlay:
-		if key.Matches(kp, k.Quit) {
-			m.quit = true
-			return tea.Quit
-		}
-		if key.Matches(kp, k.Cancel, k.Accept) {
-			m.overlay = noOverlay
-		}
-		return nil
-	case quitOverlay:
-		switch kp.String() {
-		case "y", "enter":
-			m.quit = true
-			return tea.Quit
-		case "d":
-			if m.attached {
-				m.quit, m.detached = true, true
-				return tea.Quit
-			}
-		case "n", "esc":
-			m.overlay = noOverlay
-		}
-		if key.Matches(kp, k.Quit) && kp.String() == "ctrl+c" {
-			// A second ctrl+c leaves at once; an attached run is left going.
-			m.quit, m.detached = true, m.attached
-			return tea.Quit
-		}
-		return nil
-	case pickerOverlay:
-		if c, done := m.picker.update(k, kp); done {
-			m.overlay = noOverlay
-			if c != nil {
-				m.send(*c)
-			}
-		}
-		return nil
-	case formOverlay:
-		if cs, done := m.form.update(k, kp, m.run.Latest.Hyper); done {
-			m.overlay = noOverlay
-			for _, c := range cs {
-				m.send(c)
-			}
-		}
-		return nil
+	if m.dialogs.Len() > 0 {
+		return m.act(m.dialogs.Update(kp))
 	}
 
 	// A pane reading text (a search prompt) takes every key but a quit
@@ -336,9 +289,18 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 			m.quit = true
 			return tea.Quit
 		}
-		m.overlay = quitOverlay
+		m.dialogs.Push(dialog.NewQuit(m.ctx, m.attached, m.run.Info.Dir))
+	case key.Matches(kp, k.Runs):
+		// Only where leaving does not stop the run: a recorded run, or
+		// one living in another process.
+		if m.ctl != nil && !m.attached {
+			m.run.Note(history.Warn, "the runs browser opens from a recorded run or one in the background: quitting here stops this run")
+			break
+		}
+		m.quit, m.detached, m.browse = true, m.attached, true
+		return tea.Quit
 	case key.Matches(kp, k.Help):
-		m.overlay = helpOverlay
+		m.dialogs.Push(m.helpDialog())
 	case key.Matches(kp, k.Next):
 		m.focus = (m.focus + 1) % nPanes
 	case key.Matches(kp, k.Prev):
@@ -359,27 +321,23 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 		m.scaleS(key.Matches(kp, k.SUp))
 	case key.Matches(kp, k.Objective):
 		if m.controllable() {
-			m.picker = newObjectivePicker(string(m.run.Latest.Hyper.Objective))
-			m.overlay = pickerOverlay
+			m.dialogs.Push(m.objectivePicker())
 		}
 	case key.Matches(kp, k.Policy):
 		if m.controllable() {
-			m.picker = newPolicyPicker(string(m.run.Latest.Hyper.Policy))
-			m.overlay = pickerOverlay
+			m.dialogs.Push(m.policyPicker())
 		}
 	case key.Matches(kp, k.Edit):
 		if m.controllable() {
-			m.form = newForm(m.run.Latest.Hyper)
-			m.overlay = formOverlay
+			m.dialogs.Push(m.editForm())
 		}
 	case key.Matches(kp, k.Fork):
 		if m.fork == nil {
 			m.run.Note(history.Warn, fmt.Sprintf("fork from a shell: selmix fork %s --at %d", m.idOr("RUN"), m.run.Latest.Step))
 			return nil
 		}
-		step, fork := m.run.Latest.Step, m.fork
-		m.run.Note(history.Note, fmt.Sprintf("forking at the checkpoint at or before step %d…", step))
-		return func() tea.Msg { t, err := fork(step); return NoteMsg{t, err} }
+		m.forkStep = m.run.Latest.Step
+		m.dialogs.Push(m.forkForm(m.forkStep))
 	case key.Matches(kp, k.Export):
 		if m.export == nil {
 			m.run.Note(history.Warn, fmt.Sprintf("plots are written when the run ends, or from a shell: selmix export %s", m.idOr("RUN")))
@@ -392,6 +350,32 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 		return m.panes[m.focus].Update(kp)
 	}
 	return nil
+}
+
+// act carries out what a dialog asked for.
+func (m *Model) act(a dialog.Action) tea.Cmd {
+	switch a := a.(type) {
+	case dialog.Quit:
+		m.quit, m.detached = true, a.Detach && m.attached
+		return tea.Quit
+	case dialog.Submit:
+		if a.ID == forkID {
+			step, sets, fork := m.forkStep, forkSets(a.Values), m.fork
+			m.run.Note(history.Note, fmt.Sprintf("forking at the checkpoint at or before step %d…", step))
+			return func() tea.Msg { t, err := fork(step, sets); return NoteMsg{t, err} }
+		}
+		for _, kv := range a.Values {
+			m.send(train.Control{Op: train.OpSet, Key: kv.Key, Value: kv.Value})
+		}
+	}
+	return nil
+}
+
+func (m *Model) nameOr(def string) string {
+	if m.run.Info.Name != "" {
+		return m.run.Info.Name
+	}
+	return def
 }
 
 func (m *Model) idOr(def string) string {
@@ -426,9 +410,25 @@ func (m *Model) scaleS(up bool) {
 	m.ctl.Send(train.Control{Op: train.OpSet, Key: "s", Value: strconv.FormatFloat(m.pendingS, 'g', -1, 64)})
 }
 
+// layout is how the panes share the screen.
+type layout int
+
+const (
+	tabs   layout = iota // one pane at a time under a tab bar (below 120×36)
+	medium               // classes | G·P; s·λ or curves full width; events
+	grid                 // every pane at once (from 150×46)
+)
+
 func (m *Model) setSize(w, h int) {
 	m.w, m.h = max(w, 20), max(h, 8)
-	m.wide = m.w >= 140 && m.h >= 40
+	switch {
+	case m.w >= 150 && m.h >= 46:
+		m.layout = grid
+	case m.w >= 120 && m.h >= 36:
+		m.layout = medium
+	default:
+		m.layout = tabs
+	}
 	m.help.SetWidth(m.w)
 	m.header.SetSize(m.w, 2)
 	for i, r := range m.rects() {
@@ -438,10 +438,13 @@ func (m *Model) setSize(w, h int) {
 
 type rect struct{ w, h int }
 
-// rects sizes the panes: a grid when wide, else one pane at a time.
+// rects sizes the panes: a grid when there is room for all five, two
+// rows and a strip of events when there is room for the curves beside
+// their table (s·λ and the curves then share the middle row: the focused
+// one of the two is shown), else one pane at a time.
 func (m *Model) rects() [nPanes]rect {
 	var r [nPanes]rect
-	if !m.wide {
+	if m.layout == tabs {
 		ph := m.h - 5 // header 2, tabs 1, status 1, help 1
 		for i := range r {
 			r[i] = rect{m.w, ph}
@@ -455,12 +458,28 @@ func (m *Model) rects() [nPanes]rect {
 	if K := m.run.K(); K > 0 {
 		h1 = min(h1, max(K+7, 12))
 	}
-	h2 := (body - h1) * 55 / 100
-	h3 := body - h1 - h2
 	l1 := m.w * 45 / 100
-	l2 := m.w * 35 / 100
 	r[paneClasses] = rect{l1, h1}
 	r[paneHeatmap] = rect{m.w - l1, h1}
+	if m.layout == medium {
+		// Taller and evener top row than the grid's: K = 10 fits whole.
+		h1 = body * 55 / 100
+		if K := m.run.K(); K > 0 {
+			h1 = min(h1, max(K+7, 12))
+		}
+		l1 = m.w / 2
+		r[paneClasses] = rect{l1, h1}
+		r[paneHeatmap] = rect{m.w - l1, h1}
+		h3 := max(4, (body-h1)/4)
+		h2 := body - h1 - h3
+		r[paneMultipliers] = rect{m.w, h2}
+		r[paneCurves] = rect{m.w, h2}
+		r[paneLog] = rect{m.w, h3}
+		return r
+	}
+	h2 := (body - h1) * 55 / 100
+	h3 := body - h1 - h2
+	l2 := m.w * 35 / 100
 	r[paneMultipliers] = rect{l2, h2}
 	r[paneCurves] = rect{m.w - l2, h2}
 	r[paneLog] = rect{m.w, h3}
@@ -483,20 +502,23 @@ func (m *Model) Render() string {
 		p := m.panes[i]
 		return pane.Frame(th, p.Title(), p.View(), rs[i].w, rs[i].h, i == m.focus)
 	}
-	if m.wide {
+	switch m.layout {
+	case grid:
 		parts = append(parts,
 			pane.JoinH(frame(paneClasses), frame(paneHeatmap)),
 			pane.JoinH(frame(paneMultipliers), frame(paneCurves)),
 			frame(paneLog))
-	} else {
+	case medium:
+		mid := paneCurves
+		if m.focus == paneMultipliers {
+			mid = paneMultipliers
+		}
+		parts = append(parts, pane.JoinH(frame(paneClasses), frame(paneHeatmap)), frame(mid), frame(paneLog))
+	default:
 		parts = append(parts, m.tabs(), frame(m.focus), m.status())
 	}
 	parts = append(parts, m.helpBar())
-	screen := pane.Fit(strings.Join(parts, "\n"), m.w, m.h)
-	if box := m.overlayBox(); box != "" {
-		screen = pane.Overlay(screen, box, m.w)
-	}
-	return screen
+	return m.dialogs.Draw(pane.Fit(strings.Join(parts, "\n"), m.w, m.h), m.w, m.h)
 }
 
 func (m *Model) tabs() string {
@@ -541,85 +563,54 @@ func (m *Model) status() string {
 }
 
 func (m *Model) helpBar() string {
-	k := m.ctx.Keys
-	if c, ok := m.panes[m.focus].(pane.Capturer); ok && c.Capturing() {
-		return m.help.ShortHelpView(m.panes[m.focus].ShortHelp()) // global keys are text now
+	k, th := m.ctx.Keys, m.ctx.Theme
+	p := m.panes[m.focus]
+	if c, ok := p.(pane.Capturer); ok && c.Capturing() {
+		return m.help.ShortHelpView(p.ShortHelp()) // global keys are text now
 	}
-	// Most needed first: the bar is cut at the terminal's width.
-	bs := []key.Binding{k.Help, k.Quit, k.Pause, k.Step, k.SUp, k.Objective, k.Policy, k.Edit}
-	if m.wide {
-		bs = append(bs, k.Next) // the narrow layout says so in its tab bar
-	}
+	// Most needed first: the bar is cut at the terminal's width. The
+	// focused pane's keys stand under its name, between bars: they work
+	// in that pane only.
+	rest := []key.Binding{k.Pause, k.Step, k.SUp, k.Objective, k.Policy, k.Edit, k.Fork}
 	if m.ctl == nil {
-		bs = []key.Binding{k.Help, k.Quit, k.Next}
+		rest = nil
 	}
-	bs = append(bs, m.panes[m.focus].ShortHelp()...)
-	return m.help.ShortHelpView(bs)
+	if m.layout != tabs || m.ctl == nil {
+		rest = append(rest, k.Next) // the tabs say so in their bar
+	}
+	// Arrows scroll everywhere: the pane's own keys are the rest.
+	var own []key.Binding
+	for _, b := range p.ShortHelp() {
+		if !slices.ContainsFunc([]key.Binding{k.Up, k.Down, k.Left, k.Right}, func(a key.Binding) bool { return slices.Equal(a.Keys(), b.Keys()) }) {
+			own = append(own, b)
+		}
+	}
+	bar := m.help.ShortHelpView([]key.Binding{k.Help, k.Quit})
+	if len(own) > 0 {
+		bar += "  " + th.Render(th.Dim, "│ "+paneTabs[m.focus]+":") + " " + m.help.ShortHelpView(own) + " " + th.Render(th.Dim, "│")
+	}
+	var global []key.Binding
+	for _, b := range rest {
+		if !slices.ContainsFunc(own, func(o key.Binding) bool { return slices.Equal(o.Keys(), b.Keys()) }) {
+			global = append(global, b)
+		}
+	}
+	return bar + "  " + fitHelp(m.help, global, m.w-pane.Width(bar)-2)
 }
 
-func (m *Model) overlayBox() string {
-	th := m.ctx.Theme
-	var title, body string
-	switch m.overlay {
-	case helpOverlay:
-		title, body = "keys · any key closes", m.fullHelp()
-	case pickerOverlay:
-		title, body = m.picker.title, m.picker.view(th)
-	case formOverlay:
-		title, body = "edit hyperparameters", m.form.view(th)
-	case quitOverlay:
-		title = "quit"
-		if m.attached {
-			body = "The run lives in its own process: detach to leave it\ngoing (selmix attach comes back), or stop it."
-		} else {
-			body = "Quit stops the run."
+// fitHelp is the short help of as many of bs as fit in w columns, with
+// " …" after the last whole key when some are left out (help.Model's own
+// cut lets an item overflow when the ellipsis does not fit).
+func fitHelp(h help.Model, bs []key.Binding, w int) string {
+	h.SetWidth(0)
+	for n := len(bs); n > 0; n-- {
+		v := h.ShortHelpView(bs[:n])
+		if n < len(bs) {
+			v += " …"
 		}
-		if d := m.run.Info.Dir; d != "" {
-			body += "\nIt stays recorded in " + d + "."
+		if pane.Width(v) <= w {
+			return v
 		}
-		body += "\n\n"
-		if m.attached {
-			body += th.Render(th.Bold, "d") + " detach    "
-		}
-		body += th.Render(th.Bold, "y") + " stop the run and quit    " + th.Render(th.Bold, "n/esc") + " keep watching"
-	case errorOverlay:
-		title = "error"
-		msg := m.run.Err
-		if n := len(m.run.Log); msg == "" && n > 0 {
-			msg = m.run.Log[n-1].Text
-		}
-		body = th.Render(th.Bad, wrap(msg, min(70, m.w-6))) + "\n\n" +
-			fmt.Sprintf("%s close    %s quit", m.ctx.Keys.Cancel.Help().Key, m.ctx.Keys.Quit.Help().Key)
-	default:
-		return ""
 	}
-	w := 0
-	for _, l := range strings.Split(body, "\n") {
-		w = max(w, pane.Width(l))
-	}
-	w = min(w+4, m.w)
-	h := min(strings.Count(body, "\n")+3, m.h)
-	return pane.Frame(th, title, body, w, h, true)
-}
-
-func wrap(s string, w int) string {
-	if w < 10 {
-		return s
-	}
-	var out []string
-	for _, para := range strings.Split(s, "\n") {
-		line := ""
-		for _, word := range strings.Fields(para) {
-			if line != "" && len([]rune(line))+1+len([]rune(word)) > w {
-				out = append(out, line)
-				line = ""
-			}
-			if line != "" {
-				line += " "
-			}
-			line += word
-		}
-		out = append(out, line)
-	}
-	return strings.Join(out, "\n")
+	return ""
 }

@@ -90,6 +90,10 @@ func TestScreen(t *testing.T) {
 		{"80x24", 10, 80, 24, nil, false},
 		{"80x24-heatmap-tab", 10, 80, 24, []string{"tab"}, false},
 		{"80x24-curves-tab", 10, 80, 24, []string{"shift+tab", "shift+tab"}, false},
+		{"120x36", 10, 120, 36, nil, false},
+		{"120x36-s-lambda", 10, 120, 36, []string{"tab", "tab"}, false},
+		{"120x40", 10, 120, 40, nil, false},
+		{"120x40-k1000", 1000, 120, 40, nil, false},
 		{"160x50", 10, 160, 50, nil, false},
 		{"200x60", 10, 200, 60, nil, false},
 		{"200x60-k100", 100, 200, 60, nil, false},
@@ -103,7 +107,7 @@ func TestScreen(t *testing.T) {
 		{"80x24-k1000", 1000, 80, 24, nil, false},
 		{"80x24-k1000-search", 1000, 80, 24, []string{"/", "4", "2"}, false},
 		{"80x24-k1000-heatmap", 1000, 80, 24, []string{"tab"}, false},
-		{"80x24-k1000-lambda-by-gain", 1000, 80, 24, []string{"tab", "tab", "s", "s", "s"}, false},
+		{"80x24-k1000-lambda-by-gain", 1000, 80, 24, []string{"tab", "tab", "r", "r", "r"}, false},
 	})
 }
 
@@ -203,8 +207,8 @@ func TestReadOnlySendsNothing(t *testing.T) {
 		m.Update(SnapshotMsg{s})
 	}
 	press(m, "space", "+", "o", "e")
-	if m.overlay != noOverlay {
-		t.Errorf("read-only model opened overlay %d", m.overlay)
+	if m.dialogs.Len() != 0 {
+		t.Errorf("read-only model opened dialog %s", m.dialogs.Top().ID())
 	}
 	if last := m.Run().Log[len(m.Run().Log)-1].Text; !strings.Contains(last, "read-only") {
 		t.Errorf("last log line = %q, want a read-only note", last)
@@ -294,19 +298,53 @@ func TestQuitAttached(t *testing.T) {
 	}
 }
 
-// f and x run the caller's fork and export off the UI loop (as commands)
-// and log what they report; the fork gets the step on screen.
+// R leaves for the runs browser where leaving does not stop the run: an
+// attached run goes on (detached), a recorded one just closes; in-process
+// it only says why not.
+func TestBrowseKey(t *testing.T) {
+	rec := &recorder{}
+	m := New(Options{Info: fixture.Info(10), Ctl: rec, Attached: true})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	for _, s := range fixture.Running(10, 3) {
+		m.Update(SnapshotMsg{s})
+	}
+	press(m, "R")
+	if !m.Quit() || !m.Detached() || !m.Browse() || len(rec.got) != 0 {
+		t.Errorf("attached: quit %v detached %v browse %v sent %v; want quit, detached, browse, nothing sent", m.Quit(), m.Detached(), m.Browse(), rec.got)
+	}
+	ro := New(Options{Info: fixture.Info(10)})
+	ro.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(ro, "R")
+	if !ro.Quit() || !ro.Browse() {
+		t.Errorf("read-only: quit %v browse %v, want both", ro.Quit(), ro.Browse())
+	}
+	in := newRunning(t, 10, 80, 24, &recorder{})
+	press(in, "R")
+	if in.Quit() || in.Browse() {
+		t.Error("R left an in-process workbench (that would stop its run)")
+	}
+}
+
+// f opens the fork form and x exports; both run the caller's work off
+// the UI loop (as commands) and log what they report. The fork gets the
+// step on screen and no overrides when nothing in the form changed.
 func TestForkAndExportKeys(t *testing.T) {
-	var forkedAt = -1
+	forkedAt, forkSets := -1, []string{"unset"}
 	m := New(Options{Info: fixture.Info(10), Ctl: &recorder{},
-		Fork:   func(step int) (string, error) { forkedAt = step; return "forked as run X", nil },
+		Fork: func(step int, sets []string) (string, error) {
+			forkedAt, forkSets = step, sets
+			return "forked as run X", nil
+		},
 		Export: func() (string, error) { return "", errors.New("export: disk full") },
 	})
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	for _, s := range fixture.Running(10, 3) {
 		m.Update(SnapshotMsg{s})
 	}
-	for _, c := range []struct{ key, want string }{{"f", "forked as run X"}, {"x", "export: disk full"}} {
+	if _, cmd := m.Update(fixture.Key("f")); cmd != nil || m.dialogs.Top() == nil || m.dialogs.Top().ID() != forkID {
+		t.Fatalf("f did not open the fork form (cmd %v)", cmd)
+	}
+	for _, c := range []struct{ key, want string }{{"enter", "forked as run X"}, {"x", "export: disk full"}} {
 		_, cmd := m.Update(fixture.Key(c.key))
 		if cmd == nil {
 			t.Fatalf("%s returned no command", c.key)
@@ -316,8 +354,57 @@ func TestForkAndExportKeys(t *testing.T) {
 			t.Errorf("%s: last log line %q, want %q", c.key, last, c.want)
 		}
 	}
-	if forkedAt != m.run.Latest.Step {
-		t.Errorf("forked at step %d, want the current step %d", forkedAt, m.run.Latest.Step)
+	if forkedAt != m.run.Latest.Step || len(forkSets) != 0 {
+		t.Errorf("forked at step %d with %q, want the current step %d and no overrides", forkedAt, forkSets, m.run.Latest.Step)
+	}
+}
+
+// The fork form is prefilled with the run's settings; what is changed
+// becomes the fork's overrides, a bad value keeps the form open with its
+// error, and esc forks nothing (issue 26: f silently started a fork).
+func TestForkForm(t *testing.T) {
+	cases := []struct {
+		name string
+		keys []string
+		want []string // nil: no fork
+		open bool     // the form is still open
+	}{
+		{"esc cancels", []string{"f", "esc"}, nil, false},
+		{"name and objective", []string{"f", "t", "r", "y", "down", "ctrl+u", "h", "m", "e", "a", "n", "enter"},
+			[]string{"name=try", "finetune.objective=hmean"}, false},
+		{"s and steps", []string{"f", "down", "down", "down", "ctrl+u", "2", "0", "down", "down", "ctrl+u", "4", "0", "0", "0", "enter"},
+			[]string{"finetune.s=20", "finetune.steps=4000"}, false},
+		{"bad objective stays open", []string{"f", "down", "ctrl+u", "m", "i", "n", "enter"}, nil, true},
+		{"steps before the fork stay open", []string{"f", "down", "down", "down", "down", "down", "ctrl+u", "5", "enter"}, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			forked := false
+			ctl := &recorder{}
+			m := New(Options{Info: fixture.Info(10), Ctl: ctl, Fork: func(step int, sets []string) (string, error) {
+				forked, got = true, sets
+				return "ok", nil
+			}})
+			m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+			for _, s := range fixture.Running(10, 3) {
+				m.Update(SnapshotMsg{s})
+			}
+			for _, k := range c.keys {
+				if _, cmd := m.Update(fixture.Key(k)); cmd != nil {
+					m.Update(cmd())
+				}
+			}
+			if forked != (c.want != nil) || strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("forked %v with %q, want %q", forked, got, c.want)
+			}
+			if open := m.dialogs.Has(forkID); open != c.open {
+				t.Errorf("form open = %v, want %v:\n%s", open, c.open, m.Render())
+			}
+			if len(ctl.controls()) != 0 {
+				t.Errorf("the fork form sent controls to the running run: %v", ctl.controls())
+			}
+		})
 	}
 }
 
@@ -372,5 +459,75 @@ func TestLoadMatrices(t *testing.T) {
 	}
 	if New(Options{Info: fixture.Info(10)}).Init() != nil {
 		t.Error("Init without a loader starts something")
+	}
+}
+
+// From 120×36 up every pane is on screen at once (s·λ and the curves
+// share a row: the focused one shows), nothing is cut at 160×50, and the
+// footer names the focused pane's own keys (issue 26: 120×40 fell back
+// to tabs; the curves legend read "pre-trained 0…").
+func TestLayout(t *testing.T) {
+	for _, sz := range [][2]int{{120, 36}, {120, 40}, {160, 50}} {
+		m := newRunning(t, 10, sz[0], sz[1], &recorder{})
+		screen := m.Render()
+		if strings.Contains(screen, "tab/shift+tab switch") {
+			t.Errorf("%dx%d: tabs, want the split layout:\n%s", sz[0], sz[1], screen)
+		}
+		for _, want := range []string{"recall & coverage", "gain G · mixup P", "objectives", "events", "⠉ pre-trained 0.6495", "│ classes: r sort  / find class │"} {
+			if !strings.Contains(screen, want) {
+				t.Errorf("%dx%d: no %q on screen:\n%s", sz[0], sz[1], want, screen)
+			}
+		}
+		press(m, "tab", "tab")
+		if screen := m.Render(); !strings.Contains(screen, "s and λ") || !strings.Contains(screen, "│ s·λ: +/- s  r sort") {
+			t.Errorf("%dx%d: focusing s·λ does not show it and its keys:\n%s", sz[0], sz[1], screen)
+		}
+		press(m, "tab")
+		if screen := m.Render(); !strings.Contains(screen, "│ curves: [ less smoothing  ] more smoothing  v predicted/realised │") {
+			t.Errorf("%dx%d: the curves' keys are not in the footer:\n%s", sz[0], sz[1], screen)
+		}
+	}
+	m := newRunning(t, 10, 160, 50, &recorder{})
+	for i := range nPanes {
+		for _, l := range strings.Split(m.Render(), "\n") {
+			// A cut line ends in "…" just inside its frame.
+			if strings.HasSuffix(strings.TrimRight(l, " "), "…│") || strings.Contains(l, "…││") {
+				t.Errorf("pane %d focused: a line is cut at 160x50: %q", i, l)
+			}
+		}
+		press(m, "tab")
+	}
+}
+
+// One key, one meaning: the footer never shows a key that is also the
+// name of a setting it changes (issue 26: "+/- s" beside "s sort").
+func TestFooterKeysDistinct(t *testing.T) {
+	m := newRunning(t, 10, 160, 50, &recorder{})
+	for range nPanes {
+		lines := strings.Split(m.Render(), "\n")
+		footer := lines[len(lines)-1]
+		if strings.Contains(footer, "+/- s") && strings.Contains(footer, "  s ") {
+			t.Errorf("the footer shows s as a key and as the setting +/- changes: %q", footer)
+		}
+		press(m, "tab")
+	}
+}
+
+// The fork form at 120×36 fits on screen: no line of it is cut.
+func TestForkFormFits(t *testing.T) {
+	m := New(Options{Info: fixture.Info(10), Ctl: &recorder{}, Fork: func(int, []string) (string, error) { return "", nil }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	for _, s := range fixture.Running(10, 3) {
+		m.Update(SnapshotMsg{s})
+	}
+	press(m, "f", "down", "ctrl+u", "x", "enter")
+	screen := m.Render()
+	if !strings.Contains(screen, "fork at the checkpoint at or before step") || !strings.Contains(screen, "✗ ") {
+		t.Fatalf("no fork form with the refusal of objective x:\n%s", screen)
+	}
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, "…│") {
+			t.Errorf("a line of the fork form is cut: %q", l)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"selmix/core/atomicfile"
 	"selmix/core/metric"
+	"selmix/core/safetext"
 )
 
 // File is one written figure.
@@ -153,7 +154,7 @@ func Compare(rs []*Run, m Metric, dir string, o Options) (*Result, error) {
 	res := &Result{}
 	var errs []error
 	f := newFigure(o, colWidth, 2.8*vg.Inch)
-	name := "compare-" + SafeName(m.Name)
+	name := "compare-" + safetext.FileName(m.Name)
 	if err := write(res, dir, name, f, func() (*drawing, error) { return compareCurves(f, rs, m) }); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", name, err))
 	}
@@ -171,18 +172,6 @@ func prepare(o Options, dir string) (Options, error) {
 		return o, err
 	}
 	return o, os.MkdirAll(dir, 0o755)
-}
-
-// SafeName makes s usable as a file name on any system: every rune other
-// than an ASCII letter, digit, '-', '_' or '.' becomes one '_'.
-func SafeName(s string) string {
-	b := []rune(s)
-	for i, r := range b {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }
 
 func compareCurves(f *figure, rs []*Run, m Metric) (*drawing, error) {

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"selmix/core/train"
 )
 
 // The ratio panel's axis stops here: one interval whose prediction was
@@ -21,11 +23,6 @@ var (
 	wrongColor = color.NRGBA{213, 94, 0, 255}  // Okabe–Ito vermillion
 	predColor  = color.NRGBA{0, 158, 115, 255} // Okabe–Ito bluish green
 )
-
-// wrongSign reports a realised change of ψ of the opposite sign to the
-// predicted one: the step left the region where the first-order expansion
-// holds (the workbench's linear view marks the same intervals).
-func wrongSign(pred, real float64) bool { return pred > 0 && real < 0 || pred < 0 && real > 0 }
 
 // linearFigure: per refresh interval, the change of ψ that the previous
 // refresh's G and P predicted for the steps taken and the change that
@@ -63,7 +60,7 @@ func linearFigure(f *figure, r *Run) (*drawing, error) {
 		}
 		ratio[i] = q / p
 		note := ""
-		if wrongSign(p, q) {
+		if train.WrongSign(p, q) {
 			wrong++
 			note = "wrong sign"
 			if finite(q) {
@@ -82,11 +79,11 @@ func linearFigure(f *figure, r *Run) (*drawing, error) {
 		}
 		pt := plotter.XY{X: xs[i], Y: math.Max(-ratioLimit, math.Min(ratioLimit, ratio[i]))}
 		switch {
-		case math.Abs(ratio[i]) > ratioLimit && wrongSign(p, q):
+		case math.Abs(ratio[i]) > ratioLimit && train.WrongSign(p, q):
 			clippedBad = append(clippedBad, pt)
 		case math.Abs(ratio[i]) > ratioLimit:
 			clipped = append(clipped, pt)
-		case wrongSign(p, q):
+		case train.WrongSign(p, q):
 			bad = append(bad, pt)
 		default:
 			ok = append(ok, pt)

@@ -232,22 +232,6 @@ func TestParseMetric(t *testing.T) {
 	}
 }
 
-func TestSafeName(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"psi:min-recall", "psi_min-recall"},
-		{"mean-recall@cov", "mean-recall_cov"},
-		{"a_b.c-D9", "a_b.c-D9"}, // '_' is kept
-		{"run 1/ψ", "run_1__"},   // one '_' per rune, not per byte
-		{"../etc", ".._etc"},     // no path separator survives
-		{"", ""},
-	}
-	for _, c := range cases {
-		if got := SafeName(c.in); got != c.want {
-			t.Errorf("SafeName(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 // A figure size set by the caller applies to every figure.
 func TestSizeOverride(t *testing.T) {
 	r := fixture(t, "viz-selmix")

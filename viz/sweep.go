@@ -1,85 +1,187 @@
 package viz
 
 import (
+	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strings"
+	"image/color"
+	"math"
 
-	"selmix/runs/sweep"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"selmix/core/safetext"
 )
 
-// SweepOptions says where a sweep report's figures go.
-type SweepOptions struct {
-	FigDir string // folder for the comparison figures ("" for none)
-	FigRel string // FigDir as the Markdown links it (relative to the report)
-	Format string // png, svg, pdf or tex; "" = png
+// SeedGroup is one configuration of a sweep: a label for the legend and
+// the runs of its seeds.
+type SeedGroup struct {
+	Label string
+	Runs  []*Run
 }
 
-// SweepReport is a sweep's results as a Markdown table: members grouped by
-// every column but seed, the mean ± sample standard deviation over a
-// group's finished members of the test metrics of their final summaries
-// (sweep.ReportColumns), and the comparison figures `selmix export
-// --compare` draws (one run per group: its first finished member). Notes
-// say what was left out.
-func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
-	notes = slices.Clone(r.Notes)
-	var b strings.Builder
-	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	pf("# Sweep %s\n\n", r.ID)
-	pf("%d members, %d finished. Test set after fine-tuning, mean ± sample standard deviation over seeds (finished members only). `selmix sweep status %s` lists the members.\n\n", r.Members, r.Finished(), r.ID)
-	head := slices.Clone(r.Keys)
-	head = append(head, "n")
-	for _, c := range sweep.ReportColumns {
-		head = append(head, c.Name)
+// SweepCurves writes sweep-<m>: per group, the mean of m over its seeds
+// at every refresh as a line inside a band of ± one sample standard
+// deviation, and the pre-trained model's value (the refresh at step 0,
+// averaged over the seeds) as a dashed line: one grey line when every
+// group starts from the same value, else one per group in its colour.
+// Seeds are aligned by refresh; a group's curve ends where its shortest
+// seed ends.
+func SweepCurves(gs []SeedGroup, m Metric, dir string, o Options) (*Result, error) {
+	if len(gs) == 0 {
+		return nil, errors.New("sweep curves: no groups")
 	}
-	pf("| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
-	for _, g := range r.Groups {
-		row := slices.Clone(g.Key)
-		row = append(row, fmt.Sprintf("%d/%d", len(g.Summaries), g.Members))
-		for _, c := range sweep.ReportColumns {
-			xs := make([]float64, len(g.Summaries))
-			for k, sum := range g.Summaries {
-				xs[k] = c.After(sum)
-			}
-			row = append(row, sweep.MeanStd(xs))
-		}
-		for k := range row {
-			row[k] = strings.ReplaceAll(row[k], "|", `\|`)
-		}
-		pf("| %s |\n", strings.Join(row, " | "))
-	}
-	if o.FigDir == "" {
-		return b.String(), notes
-	}
-	var rs []*Run
-	for _, g := range r.Groups {
-		if g.First == nil {
-			continue
-		}
-		vr, err := FromHistory(g.First.Dir, g.First.Meta, g.History)
-		if err != nil {
-			continue
-		}
-		if len(g.Key) > 0 {
-			vr.Name = g.Label
-		}
-		rs = append(rs, vr)
-	}
-	if len(rs) == 0 {
-		notes = append(notes, "no finished member: no figures")
-		return b.String(), notes
-	}
-	res, err := Compare(rs, DefaultCompareMetric(rs), o.FigDir, Options{Format: o.Format})
-	if res != nil {
-		pf("\n## Figures (`selmix export --compare`, one run per row: its first finished seed)\n\n")
-		for _, f := range res.Files {
-			pf("![%s](%s)\n", f.Name, filepath.ToSlash(filepath.Join(o.FigRel, f.Name)))
-		}
-		notes = append(notes, res.Notes...)
-	}
+	o, err := prepare(o, dir)
 	if err != nil {
-		notes = append(notes, "figures: "+err.Error())
+		return nil, err
 	}
-	return b.String(), notes
+	res := &Result{}
+	f := newFigure(o, colWidth, 2.8*vg.Inch)
+	name := "sweep-" + safetext.FileName(m.Name)
+	if err := write(res, dir, name, f, func() (*drawing, error) { return sweepCurves(f, gs, m) }); err != nil {
+		return res, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, nil
+}
+
+// seedStats is a group's mean and sample std of m at each refresh its
+// seeds all have, and of their pre-trained values.
+type seedStats struct {
+	xs, mean, std []float64
+	n             int
+	base          float64
+}
+
+func groupStats(g SeedGroup, m Metric) seedStats {
+	var st seedStats
+	var runs []*Run
+	for _, r := range g.Runs {
+		if r != nil && len(r.Hist.Refreshes) > 0 {
+			runs = append(runs, r)
+		}
+	}
+	st.n = len(runs)
+	if st.n == 0 {
+		st.base = nan
+		return st
+	}
+	n := len(runs[0].Hist.Refreshes)
+	for _, r := range runs[1:] {
+		n = min(n, len(r.Hist.Refreshes))
+	}
+	vals := make([]float64, 0, len(runs))
+	meanStd := func(k int) (float64, float64) {
+		vals = vals[:0]
+		for _, r := range runs {
+			if v := m.get(&r.Hist.Refreshes[k]); finite(v) {
+				vals = append(vals, v)
+			}
+		}
+		switch len(vals) {
+		case 0:
+			return nan, nan
+		case 1:
+			return vals[0], 0
+		}
+		return stat.MeanStdDev(vals, nil)
+	}
+	xs := steps(runs[0])
+	for k := range n {
+		mu, sd := meanStd(k)
+		st.xs = append(st.xs, xs[k])
+		st.mean = append(st.mean, mu)
+		st.std = append(st.std, sd)
+	}
+	st.base = nan
+	if runs[0].Hist.Refreshes[0].Step == 0 {
+		st.base = st.mean[0]
+	}
+	return st
+}
+
+func sweepCurves(f *figure, gs []SeedGroup, m Metric) (*drawing, error) {
+	t := newTable("group", "step", "std", "seeds", "mean")
+	p := f.newPlot(m.Title+" (validation, mean ± std over seeds)", "step (SGD iterations)", m.Unit)
+	p.Add(gridLines())
+	var key []keyEntry
+	var all []float64
+	stats := make([]seedStats, len(gs))
+	same := true
+	for i, g := range gs {
+		stats[i] = groupStats(g, m)
+		if stats[i].n == 0 {
+			continue
+		}
+		if b0 := stats[0].base; i > 0 && !(stats[i].base == b0 || math.Abs(stats[i].base-b0) < 1e-12) {
+			same = false
+		}
+	}
+	drawn := 0
+	for i, g := range gs {
+		st := stats[i]
+		if st.n == 0 {
+			continue
+		}
+		c := seriesColor(i)
+		if band := bandPolygon(st.xs, st.mean, st.std, c); band != nil {
+			p.Add(band)
+		}
+		t.add(st.base, g.Label, "pre-trained", "", itoa(st.n))
+		for k := range st.xs {
+			t.add(st.mean[k], g.Label, itoa(int(st.xs[k])), formatValue(st.std[k]), itoa(st.n))
+		}
+		label := fmt.Sprintf("%s (%d seed%s)", g.Label, st.n, map[bool]string{true: "", false: "s"}[st.n == 1])
+		key = append(key, keyEntry{label, series(p, st.xs, st.mean, lineStyle(c, 1.2), false)})
+		if !same && finite(st.base) {
+			p.Add(hline{st.base, lineStyle(c, 0.8, 3, 2)})
+		}
+		all = append(all, st.xs...)
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, errSkip{"no group has a refresh"}
+	}
+	switch {
+	case same && finite(stats[0].base):
+		p.Add(hline{stats[0].base, lineStyle(grey, 0.8, 3, 2)})
+		key = append(key, keyEntry{fmt.Sprintf("pre-trained %.4f", stats[0].base), hline{style: lineStyle(grey, 0.8, 3, 2)}})
+	case !same:
+		key = append(key, keyEntry{"pre-trained (dashed, per group)", hline{style: lineStyle(grey, 0.8, 3, 2)}})
+	}
+	setXRange(p, all)
+	return &drawing{table: t, draw: func(c draw.Canvas) {
+		c, p := f.drawTitle(c, p)
+		c = f.drawKey(c, key)
+		p.Draw(c)
+	}}, nil
+}
+
+// bandPolygon is the area between mean−std and mean+std, translucent in
+// c; nil when fewer than two points are finite. A gap in the mean ends
+// the band there.
+func bandPolygon(xs, mean, std []float64, c color.Color) *plotter.Polygon {
+	var upper, lower plotter.XYs
+	for k := range xs {
+		if !finite(mean[k]) || !finite(std[k]) {
+			break
+		}
+		upper = append(upper, plotter.XY{X: xs[k], Y: mean[k] + std[k]})
+		lower = append(lower, plotter.XY{X: xs[k], Y: mean[k] - std[k]})
+	}
+	if len(upper) < 2 {
+		return nil
+	}
+	ring := append(plotter.XYs(nil), upper...)
+	for k := len(lower) - 1; k >= 0; k-- {
+		ring = append(ring, lower[k])
+	}
+	poly, err := plotter.NewPolygon(ring)
+	if err != nil {
+		return nil
+	}
+	r, g, b, _ := c.RGBA()
+	poly.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 60}
+	poly.LineStyle.Width = 0
+	return poly
 }

@@ -1,92 +1,82 @@
 package viz
 
 import (
-	"os"
+	"math"
 	"path/filepath"
-	"reflect"
-	"strings"
+	"slices"
+	"strconv"
 	"testing"
 
 	"selmix/core/metric"
-	"selmix/core/train"
-	"selmix/runs"
-	"selmix/runs/record"
-	"selmix/runs/sweep"
 )
 
-// sweepSummary is a finished member's summary whose every metric is x and
-// whose optimized objective (min recall) is 2x.
-func sweepSummary(x float64) *train.Summary {
-	objs := make([]float64, len(metric.Objectives()))
-	objs[metric.MinRecall.Index()] = 2 * x
-	r := metric.Report{MeanRecall: x, MinRecall: x, HMean: x, GMean: x, MinCoverage: x}
-	return &train.Summary{Steps: 100, Objective: metric.MinRecall, TestAfter: r, TestObjAfter: objs}
-}
-
-// A sweep report is a table of the groups' mean ± sample std over seeds
-// and, with a figure folder, the comparison figures of each group's first
-// finished member, linked from the Markdown.
-func TestSweepReport(t *testing.T) {
-	first := func(name string) (*runs.Run, *record.History) {
-		t.Helper()
-		run, err := runs.Open(filepath.Join("testdata", "run"), name)
-		if err != nil {
-			t.Fatal(err)
+// A sweep's figure averages each configuration over its seeds: the CSV
+// beside it holds, per group and refresh, the mean, the sample std and
+// the number of seeds, and each group's pre-trained value (step 0).
+func TestSweepCurves(t *testing.T) {
+	obj := slices.Index(metric.Objectives(), "min-recall")
+	seeds := func(offsets []float64, slope float64) []*Run {
+		var rs []*Run
+		for _, off := range offsets {
+			r := synthRun(t, 4, 3, false)
+			for k := range r.Hist.Refreshes {
+				v := 0.5 + slope*float64(k)
+				if k > 0 {
+					v += off
+				}
+				r.Hist.Refreshes[k].Stats.Objectives[obj] = v
+			}
+			rs = append(rs, r)
 		}
-		h, err := record.Load(run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return run, h
+		return rs
 	}
-	sel, selH := first("viz-selmix")
-	uni, uniH := first("viz-uniform")
-	res := &sweep.Results{ID: "sw1", Members: 7, Keys: []string{"policy"}, Notes: []string{"member 6: unreadable"}, Groups: []*sweep.Group{
-		{Key: []string{"selmix"}, Label: "policy=selmix", Members: 3, Summaries: []*train.Summary{sweepSummary(0.2), sweepSummary(0.4), sweepSummary(0.6)}, First: sel, History: selH},
-		{Key: []string{"uniform"}, Label: "policy=uniform", Members: 3, Summaries: []*train.Summary{sweepSummary(0.5)}, First: uni, History: uniH},
-		{Key: []string{"a|b"}, Label: "policy=a|b", Members: 1},
-	}}
-	md, notes := SweepReport(res, SweepOptions{})
-	// selmix: values 0.2, 0.4, 0.6 → mean 0.4, sample std 0.2; ψ is 2x.
-	for _, r := range []string{
-		"# Sweep sw1\n",
-		"7 members, 4 finished.",
-		"| policy | n | ψ (optimized) | mean recall | min recall | H-mean | G-mean | min coverage |",
-		"| selmix | 3/3 | 0.8000 ± 0.4000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 |",
-		"| uniform | 1/3 | 1.0000 | 0.5000 | 0.5000 | 0.5000 | 0.5000 | 0.5000 |",
-		`| a\|b | 0/1 | – | – | – | – | – | – |`,
-	} {
-		if !strings.Contains(md, r) {
-			t.Errorf("report lacks %q:\n%s", r, md)
-		}
+	gs := []SeedGroup{
+		{Label: "policy=selmix", Runs: seeds([]float64{-0.01, 0, 0.01}, 0.1)},
+		{Label: "policy=uniform", Runs: seeds([]float64{-0.02, 0.02}, 0.05)},
 	}
-	if strings.Contains(md, "## Figures") {
-		t.Errorf("figures without a figure folder:\n%s", md)
-	}
-	if !reflect.DeepEqual(notes, []string{"member 6: unreadable"}) {
-		t.Errorf("notes %v, want the results' own", notes)
-	}
-
-	dir := filepath.Join(t.TempDir(), "report-figures")
-	md, _ = SweepReport(res, SweepOptions{FigDir: dir, FigRel: "report-figures", Format: "png"})
-	for _, name := range []string{"compare-psi_min-recall.png", "compare-final.png"} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			t.Errorf("figure %s: %v", name, err)
-		}
-		if link := "](report-figures/" + name + ")"; !strings.Contains(md, link) {
-			t.Errorf("report does not link %s:\n%s", name, md)
-		}
-	}
-	csv, err := os.ReadFile(filepath.Join(dir, "compare-final.csv"))
+	dir := t.TempDir()
+	res, err := SweepCurves(gs, ObjectiveMetric("min-recall"), dir, Options{Format: "svg"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(csv), "policy=selmix") || !strings.Contains(string(csv), "policy=uniform") {
-		t.Errorf("the figures do not name the runs by their group:\n%s", csv)
+	if len(res.Files) != 1 || res.Files[0].Name != "sweep-psi_min-recall.svg" {
+		t.Fatalf("files %+v", res.Files)
 	}
-
-	res.Groups = res.Groups[2:]
-	if _, notes := SweepReport(res, SweepOptions{FigDir: dir}); !reflect.DeepEqual(notes, []string{"member 6: unreadable", "no finished member: no figures"}) {
-		t.Errorf("no finished member: notes %v", notes)
+	type row struct {
+		group, step string
+		std         float64 // NaN: none (the pre-trained row)
+		seeds       string
+		mean        float64
+	}
+	want := []row{
+		{"policy=selmix", "pre-trained", nan, "3", 0.5},
+		{"policy=selmix", "0", 0, "3", 0.5},
+		{"policy=selmix", "50", 0.01, "3", 0.6},
+		{"policy=selmix", "100", 0.01, "3", 0.7},
+		{"policy=uniform", "pre-trained", nan, "2", 0.5},
+		{"policy=uniform", "0", 0, "2", 0.5},
+		{"policy=uniform", "50", 0.02 * math.Sqrt2, "2", 0.55},
+		{"policy=uniform", "100", 0.02 * math.Sqrt2, "2", 0.6},
+	}
+	rows := readCSV(t, filepath.Join(dir, res.Files[0].CSV))
+	if len(rows) != len(want) {
+		t.Fatalf("%d CSV rows, want %d: %v", len(rows), len(want), rows)
+	}
+	num := func(s string) float64 {
+		if s == "" {
+			return nan
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	close := func(a, b float64) bool { return math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) < 1e-12 }
+	for i, w := range want {
+		r := rows[i]
+		if r[0] != w.group || r[1] != w.step || r[3] != w.seeds || !close(num(r[2]), w.std) || !close(num(r[4]), w.mean) {
+			t.Errorf("row %d = %v, want %+v", i, r, w)
+		}
 	}
 }

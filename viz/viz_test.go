@@ -226,3 +226,49 @@ func roundValues(t *testing.T, b []byte) []byte {
 	}
 	return []byte(strings.Join(lines, "\n"))
 }
+
+func TestGroupStats(t *testing.T) {
+	a, b := fixture(t, "viz-selmix"), fixture(t, "viz-uniform")
+	m := DefaultCompareMetric([]*Run{a, b})
+	st := Group{"both", []*Run{a, b}}.Stats(m)
+	if len(st.Steps) == 0 {
+		t.Fatal("no steps")
+	}
+	for k, x := range st.Steps {
+		var vals []float64
+		for _, r := range []*Run{a, b} {
+			for i := range r.Hist.Refreshes {
+				if float64(r.Hist.Refreshes[i].Step) == x {
+					vals = append(vals, m.get(&r.Hist.Refreshes[i]))
+				}
+			}
+		}
+		if len(vals) != 2 {
+			continue // a step only one run refreshed at: the other is interpolated
+		}
+		mu, sd := (vals[0]+vals[1])/2, math.Abs(vals[0]-vals[1])/math.Sqrt2
+		if st.N[k] != 2 || math.Abs(st.Mean[k]-mu) > 1e-12 || math.Abs(st.Std[k]-sd) > 1e-12 {
+			t.Errorf("step %v: mean %v std %v over %d, want %v %v over 2", x, st.Mean[k], st.Std[k], st.N[k], mu, sd)
+		}
+	}
+	one := Group{"one", []*Run{a}}.Stats(m)
+	for k := range one.Steps {
+		if one.Std[k] != 0 || one.N[k] != 1 || one.Mean[k] != m.get(&a.Hist.Refreshes[k]) {
+			t.Fatalf("one member at step %v: mean %v std %v n %d, want its own value, 0, 1", one.Steps[k], one.Mean[k], one.Std[k], one.N[k])
+		}
+	}
+}
+
+func TestGoldenCompareGroups(t *testing.T) {
+	a, b := fixture(t, "viz-selmix"), fixture(t, "viz-uniform")
+	dir := t.TempDir()
+	groups := []Group{{"both", []*Run{a, b}}, {"selmix", []*Run{a}}}
+	res, err := CompareGroups(groups, "finetune.policy", DefaultCompareMetric([]*Run{a, b}), dir, goldenOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 1 || res.Files[0].Name != "compare-psi_min-recall-by-finetune.policy.png" {
+		t.Fatalf("wrote %v, want compare-psi_min-recall-by-finetune.policy.png", res.Files)
+	}
+	checkGolden(t, dir, "TestGoldenCompareGroups", res.Files[0])
+}

@@ -11,9 +11,23 @@ var Name = "gonum"
 // OpenBLAS reports whether the matrix products run on OpenBLAS.
 func OpenBLAS() bool { return Name == "openblas" }
 
-var threads = func() int { return 1 }
+var (
+	threads    = func() int { return 1 }
+	setThreads = func(int) {}
+)
 
 // Threads is how many threads the BLAS splits a product over. OpenBLAS's
 // results can depend on it (its partitions change the order of sums), so
 // a result that must be reproduced bit for bit records it.
 func Threads() int { return threads() }
+
+// SetThreads makes the BLAS split products over n ≥ 1 threads from now on
+// (OpenBLAS: openblas_set_num_threads, which caps n at the machine's
+// CPUs), as a run that recorded Threads must be re-run to get the same
+// bits. Gonum's pure-Go BLAS gives the same result whatever the number of
+// threads, so for it this does nothing.
+func SetThreads(n int) {
+	if n >= 1 {
+		setThreads(n)
+	}
+}

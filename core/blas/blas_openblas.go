@@ -4,6 +4,7 @@ package blas
 
 // #cgo LDFLAGS: -lopenblas
 // int openblas_get_num_threads(void);
+// void openblas_set_num_threads(int);
 import "C"
 
 import (
@@ -17,4 +18,5 @@ func init() {
 	blas64.Use(netlib.Implementation{})
 	Name = "openblas"
 	threads = func() int { return int(C.openblas_get_num_threads()) }
+	setThreads = func(n int) { C.openblas_set_num_threads(C.int(n)) }
 }

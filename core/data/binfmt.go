@@ -8,9 +8,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
 
 	"selmix/core/atomicfile"
+	"selmix/core/boundedfile"
 )
 
 // Set stream layout (little endian), version 1:
@@ -258,9 +258,12 @@ func SaveSplit(path string, sp *Split) error {
 	return atomicfile.WriteFile(path, b)
 }
 
+// splitFile bounds a split file.
+var splitFile = boundedfile.Limit{What: "split file", Max: 16 << 30}
+
 // LoadSplit reads a split file written by SaveSplit; errors name the file.
 func LoadSplit(path string) (*Split, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, splitFile)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"selmix/core/boundedfile"
 )
 
 // DefaultFashionMNISTDir is where Debian's dataset-fashion-mnist package
@@ -223,7 +225,7 @@ func loadIDXPair(dir, prefix string, K int) (Set, error) {
 // openEither opens dir/name.gz, falling back to dir/name.
 func openEither(dir, name string) (string, *os.File, error) {
 	gz := filepath.Join(dir, name+".gz")
-	f, err := os.Open(gz)
+	f, _, err := boundedfile.Open(gz, boundedfile.Unbounded)
 	if err == nil {
 		return gz, f, nil
 	}
@@ -231,7 +233,7 @@ func openEither(dir, name string) (string, *os.File, error) {
 		return gz, nil, err
 	}
 	plain := filepath.Join(dir, name)
-	f, err2 := os.Open(plain)
+	f, _, err2 := boundedfile.Open(plain, boundedfile.Unbounded)
 	if err2 == nil {
 		return plain, f, nil
 	}

@@ -3,17 +3,17 @@ package data
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"selmix/core/boundedfile"
 	"selmix/core/npy"
 )
 
-// maxNamesFile bounds a class-names file (K ≤ maxClasses names of
+// namesFile bounds a class-names file (K ≤ maxClasses names of
 // reasonable length).
-const maxNamesFile = 64 << 20
+var namesFile = boundedfile.Limit{What: "class-names file", Max: 64 << 20}
 
 // checkClassName returns why name cannot name a class, or "".
 func checkClassName(name string) string {
@@ -34,14 +34,7 @@ func checkClassName(name string) string {
 // error naming the file and line. Names may repeat (ImageNet-1k has two
 // "crane" classes).
 func ReadClassNames(path string, K int) ([]string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxNamesFile {
-		return nil, fmt.Errorf("%s: %d bytes is too large for a class-names file", path, fi.Size())
-	}
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, namesFile)
 	if err != nil {
 		return nil, err
 	}

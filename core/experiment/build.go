@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"selmix/assets"
+	"selmix/core/boundedfile"
 	"selmix/core/data"
 )
 
@@ -84,10 +85,29 @@ func loadSource(c Config) (*data.Split, *data.Head, error) {
 		})
 		return sp, nil, err
 	case "features":
-		return data.LoadFeatures(data.FeatureFiles{
+		sp, head, err := data.LoadFeatures(data.FeatureFiles{
 			Train: d.Train, TrainY: d.TrainY, Unlabeled: d.UnlabeledX, UnlabeledY: d.UnlabeledY,
 			Val: d.Val, ValY: d.ValY, Test: d.Test, TestY: d.TestY, Head: d.Head,
 		})
+		return sp, head, nameKey(err, d)
 	}
 	return nil, nil, fmt.Errorf("data.source: unknown %q", d.Source)
+}
+
+// nameKey prefixes a file refused for its type or size with the data key
+// that named it.
+func nameKey(err error, d Data) error {
+	var be *boundedfile.Error
+	if !errors.As(err, &be) {
+		return err
+	}
+	for _, k := range []struct{ key, path string }{
+		{"train", d.Train}, {"train_y", d.TrainY}, {"unlabeled_x", d.UnlabeledX}, {"unlabeled_y", d.UnlabeledY},
+		{"val", d.Val}, {"val_y", d.ValY}, {"test", d.Test}, {"test_y", d.TestY}, {"head", d.Head},
+	} {
+		if k.path == be.Path {
+			return fmt.Errorf("data.%s: %w", k.key, err)
+		}
+	}
+	return err
 }

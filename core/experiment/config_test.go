@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"selmix/core/metric"
+	"selmix/core/train"
 )
 
 func TestDefaultIsValid(t *testing.T) {
@@ -76,7 +77,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown set", "", []string{"finetune.bogus=1"}, "unknown key finetune.bogus"},
 		// A bare word is a string even under a mistyped key: the key is the
 		// mistake, and the error says so (issue 26: it was a TOML parse error).
-		{"unknown set, bare word", "", []string{"finetune.objectiv=hmean"}, "--set: unknown key finetune.objectiv (did you mean finetune.objective?)"},
+		{"unknown set, bare word", "", []string{"finetune.objectiv=hmean"}, "--set finetune.objectiv: unknown key finetune.objectiv (did you mean finetune.objective?)"},
 		{"bad alpha", "", []string{"finetune.alpha=2"}, "finetune.alpha"},
 		{"bad steps", "", []string{"finetune.steps=0"}, "finetune.steps"},
 		{"negative seed", "", []string{"seed=-1"}, "seed: want an integer ≥ 0, got -1"},
@@ -161,5 +162,24 @@ func TestEveryKeyDocumented(t *testing.T) {
 		if !strings.Contains(l, " # ") {
 			t.Errorf("undocumented key: %s", l)
 		}
+	}
+}
+
+// The built-in experiment adapts the step (finetune.adapt = lr); the
+// paper's exact settings are one documented switch away:
+// configs/paper.toml gives back every fine-tuning default of the paper.
+func TestPaperPreset(t *testing.T) {
+	if got := Default().Finetune.Adapt; got != train.AdaptLR {
+		t.Errorf("built-in finetune.adapt = %q, want lr", got)
+	}
+	c, err := Load(filepath.Join("..", "..", "configs", "paper.toml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Finetune.Hyper, train.DefaultHyper(); got != want {
+		t.Errorf("configs/paper.toml hyperparameters\n got %+v\nwant the paper's %+v", got, want)
+	}
+	if got, want := c.Train(), train.DefaultConfig(); got != want {
+		t.Errorf("configs/paper.toml fine-tuning\n got %+v\nwant the paper's %+v", got, want)
 	}
 }

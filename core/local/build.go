@@ -3,9 +3,9 @@ package local
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"selmix/assets"
+	"selmix/core/boundedfile"
 	"selmix/core/data"
 	"selmix/core/experiment"
 	"selmix/core/model"
@@ -27,7 +27,7 @@ func LoadModel(c experiment.Config, sp *data.Split, head *data.Head) (net *model
 	var ckpt []byte
 	switch {
 	case c.Model.Checkpoint != "":
-		if ckpt, err = os.ReadFile(c.Model.Checkpoint); err != nil {
+		if ckpt, err = boundedfile.ReadFile(c.Model.Checkpoint, model.CheckpointFile); err != nil {
 			return nil, false, fmt.Errorf("model.checkpoint: %w", err)
 		}
 	case c.Data.Source == "builtin":

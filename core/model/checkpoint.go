@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"selmix/core/boundedfile"
 	"selmix/core/npy"
 
 	"gorgonia.org/tensor"
@@ -22,6 +23,10 @@ const (
 	paramPfx    = "param/"
 	momentumPfx = "momentum/"
 )
+
+// CheckpointFile bounds a model checkpoint file (its arrays are checked
+// against their headers as they are read).
+var CheckpointFile = boundedfile.Limit{What: "model checkpoint", Max: 4 << 30}
 
 // Save writes the configuration, weights and momentum buffers as an .npz
 // archive. Load(Save(n)) continues training bit-identically.

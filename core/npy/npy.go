@@ -30,6 +30,8 @@ import (
 	"io"
 	"os"
 	"strconv"
+
+	"selmix/core/boundedfile"
 )
 
 // Array is one array whose header has been read and checked against the
@@ -194,15 +196,12 @@ func guard(where string, err *error) {
 // succeeds.
 func openWith[T any](path string, read func(f *os.File, size int64) (T, error)) (T, *os.File, error) {
 	var v T
-	f, err := os.Open(path)
+	f, size, err := boundedfile.Open(path, boundedfile.Unbounded)
 	if err != nil {
 		return v, nil, err
 	}
-	st, err := f.Stat()
-	if err == nil {
-		if v, err = read(f, st.Size()); err == nil {
-			return v, f, nil
-		}
+	if v, err = read(f, size); err == nil {
+		return v, f, nil
 	}
 	f.Close()
 	return v, nil, err

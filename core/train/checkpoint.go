@@ -67,6 +67,9 @@ type engineState struct {
 	Adapter   adapter       `json:"adapter"`
 	Predicted *float64      `json:"predicted,omitempty"`
 	Realised  *float64      `json:"realised,omitempty"`
+	// The best so far (absent before the first refresh, and in
+	// checkpoints written before selmix kept one).
+	Best *Best `json:"best,omitempty"`
 }
 
 // checkpoint writes a checkpoint if one is due: every ckptEvery refreshes
@@ -105,7 +108,7 @@ func (e *Engine) MarshalState() ([]byte, error) {
 		Loss: loss, Hyper: e.hyper, Pending: e.pending,
 		ValBefore: e.valBefore, TestBefore: e.testBefore, TestObjBefore: e.testObjBef,
 		K: e.K, D: e.d, Eval: e.last != nil, Trainer: sv.Format, TrainerLen: len(sv.State),
-		Interval: e.iv.state(), Adapter: e.ad,
+		Interval: e.iv.state(), Adapter: e.ad, Best: e.best,
 	}
 	if e.last != nil {
 		st.Predicted, st.Realised = e.last.Predicted, e.last.Realised
@@ -302,6 +305,7 @@ func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 		e.last.Predicted, e.last.Realised = st.Predicted, st.Realised
 	}
 	e.iv.restore(st.Interval)
+	e.best = st.Best.clone()
 	if st.Version == 2 {
 		e.ad = st.Adapter
 	}

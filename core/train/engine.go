@@ -65,6 +65,8 @@ type Engine struct {
 	subs  []*Stream
 	ended bool // Run has returned; guarded by mu
 	wake  chan struct{}
+	// stopping is closed when a Stop for now arrives; guarded by mu.
+	stopping chan struct{}
 
 	// Owned by Run's goroutine.
 	lastRefresh int     // step of the last refresh
@@ -88,6 +90,8 @@ type Engine struct {
 	ad          adapter  // finetune.adapt's controller
 	pace        pacer
 	soft        *softLoss // the loss of a policy that does not mix; nil otherwise
+	best        *Best     // the best so far; nil before the first refresh
+	keep        func(step int, state []byte) error
 }
 
 // New returns an engine that fine-tunes what tr holds.
@@ -108,12 +112,13 @@ func New(cfg Config, tr Trainer) (*Engine, error) {
 	}
 	return &Engine{
 		cfg: cfg, tr: tr, info: info, K: info.K, d: info.D, hyper: cfg.Hyper,
-		tail:    metric.TailSplit(counts),
-		ad:      newAdapter(cfg.Hyper),
-		wake:    make(chan struct{}, 1),
-		state:   Running,
-		pauseAt: -1,
-		loss:    math.NaN(),
+		tail:     metric.TailSplit(counts),
+		ad:       newAdapter(cfg.Hyper),
+		wake:     make(chan struct{}, 1),
+		stopping: make(chan struct{}),
+		state:    Running,
+		pauseAt:  -1,
+		loss:     math.NaN(),
 	}, nil
 }
 
@@ -152,12 +157,24 @@ func (e *Engine) Unsubscribe(st *Stream) {
 func (e *Engine) Send(c Control) {
 	e.mu.Lock()
 	e.inbox = append(e.inbox, c)
+	if c.Op == OpStop && c.At == 0 {
+		select {
+		case <-e.stopping:
+		default:
+			close(e.stopping)
+		}
+	}
 	e.mu.Unlock()
 	select {
 	case e.wake <- struct{}{}:
 	default:
 	}
 }
+
+// Stopping is closed once a Stop for now has been sent: a Trainer whose
+// request may hang (a worker) can be told to give up, so that the stop
+// does not wait on it (its error then wraps ErrHalt).
+func (e *Engine) Stopping() <-chan struct{} { return e.stopping }
 
 // Note publishes a line from the trainer (a worker's stderr) to viewers.
 // It may be called from any goroutine.
@@ -187,6 +204,24 @@ func (e *Engine) snapshot(k Kind) Snapshot {
 // the run early. The run is resumable from the checkpoint it wrote; the
 // summary describes the model where it stopped.
 var ErrStopped = errors.New("run stopped")
+
+// ErrHalt marks a Trainer error after which the run is stopped rather
+// than failed: nothing is wrong with the run, only the Trainer cannot go
+// on now (it was interrupted while it worked, or ran out of memory). Run
+// then ends at once with a *Halted, asking the Trainer for nothing more.
+var ErrHalt = errors.New("trainer halted")
+
+// Halted is Run's error when a Trainer error wrapping ErrHalt ended the
+// run: it is stopped, with no summary and no checkpoint of its own, and
+// resumes from its last checkpoint exactly. It wraps ErrStopped and the
+// Trainer's error.
+type Halted struct {
+	Step int // the step the run stood at
+	Err  error
+}
+
+func (h *Halted) Error() string   { return h.Err.Error() }
+func (h *Halted) Unwrap() []error { return []error{ErrStopped, h.Err} }
 
 // Run fine-tunes until the step budget is spent, a Stop arrives or ctx
 // ends. It returns the summary of what was reached.
@@ -296,8 +331,14 @@ func (e *Engine) end(state State, sum *Summary) (*Summary, error) {
 	return sum, nil
 }
 
-// fail publishes the error that ends the run.
+// fail publishes the error that ends the run, or, for a Trainer that
+// halted, the stop.
 func (e *Engine) fail(err error) (*Summary, error) {
+	if errors.Is(err, ErrHalt) {
+		e.state = Stopped
+		e.publish(e.snapshot(KindFinal))
+		return nil, &Halted{Step: e.step, Err: err}
+	}
 	e.state = Failed
 	s := e.snapshot(KindError)
 	s.Err = err.Error()
@@ -315,6 +356,7 @@ func (e *Engine) summary(valAfter metric.Report, start time.Time) (*Summary, err
 		ValBefore: e.valBefore, ValAfter: valAfter,
 		TestBefore: e.testBefore, TestAfter: testAfter,
 		TestObjBefore: e.testObjBef, TestObjAfter: testObjAfter,
+		Best:    e.best.clone(),
 		Seconds: time.Since(start).Seconds(),
 	}, nil
 }

@@ -13,3 +13,12 @@ func Refresh(e *Engine) error { return e.refresh() }
 // LRFloor is the lowest learning rate adaptation reaches, as a fraction of
 // the researcher's.
 const LRFloor = lrFloor
+
+// Tail is the engine's tail split of the classes.
+func Tail(e *Engine) []bool { return e.tail }
+
+// StepOf is the step the engine stands at.
+func StepOf(e *Engine) int { return e.step }
+
+// LastRefresh is the step of the engine's last refresh.
+func LastRefresh(e *Engine) int { return e.lastRefresh }

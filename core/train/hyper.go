@@ -32,7 +32,7 @@ type Hyper struct {
 	Refresh   int              `toml:"refresh" json:"refresh" doc:"steps between refreshes of G and P"`
 	Batch     int              `toml:"batch" json:"batch" doc:"pairs per SGD step"`
 	GainNorm  gain.Norm        `toml:"gain_norm" json:"gain_norm" doc:"none: P = softmax(s·G) | max: G/max|G| first (|G| ≤ 1 as the paper's analysis assumes)"`
-	Adapt     Adapt            `toml:"adapt" json:"adapt" doc:"none (the paper) | refresh | lr: keep each interval's predicted change of ψ where it holds, by a shorter interval or a smaller step (docs/method.md)"`
+	Adapt     Adapt            `toml:"adapt" json:"adapt" doc:"none (the paper; configs/paper.toml) | refresh | lr (the built-in default): keep each interval's predicted change of ψ where it holds, by a shorter interval or a smaller step (docs/method.md)"`
 	LASHead   float64          `toml:"las_head" json:"las_head" doc:"policy mislas2: label smoothing ε_1 of the most frequent class (MiSLAS: 0.3 on CIFAR-10-LT and ImageNet-LT, 0.4 on CIFAR-100-LT)"`
 	LASTail   float64          `toml:"las_tail" json:"las_tail" doc:"policy mislas2: label smoothing ε_K of the rarest class (MiSLAS: 0.0 on CIFAR-10-LT and ImageNet-LT, 0.1 on CIFAR-100-LT)"`
 }

@@ -98,6 +98,7 @@ func (e *Engine) refresh() error {
 		return err
 	}
 	e.last.Predicted, e.last.Realised = e.closeInterval(e.last.Psi)
+	obj, psi, val := e.hyper.Objective, e.last.Psi, e.last.Report
 	auto := e.adapt()
 	e.openInterval()
 	s := e.snapshot(KindRefresh)
@@ -113,7 +114,9 @@ func (e *Engine) refresh() error {
 		cs.Ack = ack
 		e.publish(cs)
 	}
-	return nil
+	// Judged on what this refresh published; kept after its automatic
+	// changes, so the best checkpoint continues as the run did.
+	return e.judgeBest(obj, psi, val)
 }
 
 // recompute derives the multipliers, D, G and P from the last evaluation

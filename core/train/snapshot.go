@@ -13,7 +13,7 @@ const (
 	KindStep    Kind = iota // after an SGD step; may be coalesced
 	KindRefresh             // validation evaluated, G and P recomputed
 	KindControl             // a control message took effect (or was refused)
-	KindFinal               // the run ended; Summary is set
+	KindFinal               // the run ended; Summary is set, except after a Trainer halted (ErrHalt)
 	KindError               // the run failed; Err is set
 	KindLog                 // a line the trainer wrote (a worker's stderr); Text is set. Live only: never recorded
 )
@@ -89,5 +89,8 @@ type Summary struct {
 	TestBefore, TestAfter metric.Report
 	// Objective values (metric.Objectives() order) on test before/after.
 	TestObjBefore, TestObjAfter []float64
-	Seconds                     float64
+	// Best is the model kept at the best validation ψ of the optimized
+	// objective, with its test metrics; nil if no refresh took one.
+	Best    *Best
+	Seconds float64
 }

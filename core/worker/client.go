@@ -2,9 +2,11 @@ package worker
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -12,9 +14,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
+	"golang.org/x/sys/unix"
 	"gonum.org/v1/gonum/mat"
 
+	"selmix/core/safetext"
 	"selmix/core/train"
 )
 
@@ -27,7 +32,36 @@ type Options struct {
 	// StartTimeout bounds the wait for the worker's first reply, while it
 	// loads its data and model (and perhaps pre-trains); 0 = 30 min.
 	StartTimeout time.Duration
+	// StopGrace is how long the worker has to answer a request once the
+	// context has ended (SIGINT, SIGTERM, a stop): one in flight then, or
+	// one made after. A worker that does not is stopped, and the request
+	// fails with an error wrapping train.ErrHalt. 0 = 1 s.
+	StopGrace time.Duration
+	// Log, if set, receives every stderr line from the start, in order,
+	// from another goroutine (SetLog replaces it).
+	Log func(line string)
 }
+
+// ErrStart marks a worker that could not be started at all: no such
+// command, no such directory, not executable. The configuration is at
+// fault, not the run.
+var ErrStart = errors.New("the worker cannot be started")
+
+// ErrBadInput marks a worker that refused its own input in hello (reason
+// "bad_input": a missing data folder, a corrupt file, weights of another
+// architecture). Like ErrStart, the configuration is at fault, not the run:
+// nothing has been recorded yet.
+var ErrBadInput = errors.New("the worker refused its input")
+
+// ErrOutOfMemory marks a request that failed for lack of memory: the
+// worker's reply said so (reason "out_of_memory"), or the worker was killed
+// by SIGKILL, as the kernel's out-of-memory killer does. It comes wrapped
+// with train.ErrHalt: the run is stopped, and resumes (or forks with a
+// smaller batch) from its last checkpoint.
+var ErrOutOfMemory = errors.New("the worker ran out of memory")
+
+// MemoryKnobs names what bounds a worker's memory, for messages.
+const MemoryKnobs = "finetune.batch, and the worker's --eval-batch and --image-size"
 
 // Client is a train.Trainer whose steps a worker process takes. It is used
 // from one goroutine (the engine's), except SetLog.
@@ -37,10 +71,15 @@ type Client struct {
 	r       *bufio.Reader
 	w       *bufio.Writer
 	timeout time.Duration
+	grace   time.Duration // StopGrace
+	ctx     context.Context
 	info    train.Info
 	log     *lines
 	exited  chan struct{} // closed when the process has been reaped
 	exitErr error         // what Wait said; read after exited is closed
+
+	mu    sync.Mutex
+	cause error // why the session was ended from outside a request: errExited or ctx's error
 
 	sentP  []float64     // the P the worker has
 	sentT  []float64     // the soft targets the worker has
@@ -50,17 +89,44 @@ type Client struct {
 	closed sync.Once
 }
 
+// request is one request in flight, as its watcher sees it.
+type request struct {
+	done     chan struct{} // closed when the reply (or an error) is in
+	finished bool          // guarded by Client.mu: the watcher must not act
+}
+
+// errExited is the cause of a request cut short because the worker process
+// exited (whatever it left running may still hold its pipes open).
+var errExited = errors.New("worker exited")
+
 // Start launches the worker and says hello. Its stderr lines are kept for
-// error messages and passed to the function SetLog installs.
-func Start(o Options) (*Client, error) {
+// error messages and passed to o.Log, or to the function SetLog installs.
+// When ctx ends, requests get o.StopGrace to be answered (see Options);
+// the hello too, so an interrupted start ends promptly.
+func Start(ctx context.Context, o Options) (*Client, error) {
 	if len(o.Command) == 0 || o.Command[0] == "" {
-		return nil, errors.New("worker: no command given")
+		return nil, fmt.Errorf("worker.command: no command given: %w", ErrStart)
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 300 * time.Second
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 30 * time.Minute
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = time.Second
+	}
+	if o.Dir != "" {
+		if fi, err := os.Stat(o.Dir); err != nil || !fi.IsDir() {
+			why := "not a directory"
+			if err != nil {
+				why = "no such directory"
+				if !errors.Is(err, fs.ErrNotExist) {
+					why = err.Error()
+				}
+			}
+			return nil, &markedError{msg: fmt.Sprintf("worker.dir %q: %s", o.Dir, why), errs: []error{ErrStart}}
+		}
 	}
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
 	cmd.Dir = o.Dir
@@ -89,21 +155,26 @@ func Start(o Options) (*Client, error) {
 		for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
 			f.Close()
 		}
-		return nil, fmt.Errorf("worker: starting %s: %w", o.Command[0], err)
+		return nil, &markedError{msg: fmt.Sprintf("worker.command: starting %s: %v", o.Command[0], startReason(err)), errs: []error{ErrStart, err}}
 	}
 	inR.Close()
 	outW.Close()
 	errW.Close()
 	c := &Client{
 		cmd: cmd, in: inW, out: outR, r: bufio.NewReaderSize(outR, 1<<16), w: bufio.NewWriterSize(inW, 1<<16),
-		timeout: o.Timeout, log: newLines(), exited: make(chan struct{}),
+		timeout: o.Timeout, grace: o.StopGrace, ctx: ctx, log: newLines(), exited: make(chan struct{}),
+	}
+	if o.Log != nil {
+		c.log.setSink(o.Log)
 	}
 	go c.log.read(errR)
 	go func() {
+		// Wait returns when the process exits, not when its pipes close:
+		// we hand it our files, so it copies nothing.
 		c.exitErr = cmd.Wait()
 		close(c.exited)
 	}()
-	rep, err := c.callWithin(&Frame{Header: map[string]any{"op": "hello", "protocol": Protocol, "seed": o.Seed}}, o.StartTimeout)
+	rep, err := c.callWithin(&Frame{Header: map[string]any{"op": "hello", "protocol": Protocol, "seed": o.Seed}}, o.StartTimeout, "worker.start_timeout")
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -116,6 +187,32 @@ func Start(o Options) (*Client, error) {
 	return c, nil
 }
 
+// startReason is why exec could not start a command, without Go's
+// wrapping ("fork/exec /x: ").
+func startReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, fs.ErrNotExist) {
+			return "no such file"
+		}
+		return pe.Err.Error()
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return "not found in $PATH"
+	}
+	return err.Error()
+}
+
+// markedError is an error with its own message that wraps others (markers
+// such as train.ErrHalt, ErrStart and ErrBadInput, and the cause).
+type markedError struct {
+	msg  string
+	errs []error
+}
+
+func (e *markedError) Error() string   { return e.msg }
+func (e *markedError) Unwrap() []error { return e.errs }
+
 // SetLog passes every stderr line of the worker, those already written
 // included, to f (in order, from another goroutine).
 func (c *Client) SetLog(f func(line string)) { c.log.setSink(f) }
@@ -126,28 +223,47 @@ func (c *Client) Busy() time.Duration { return c.busy }
 func (c *Client) Info() train.Info { return c.info }
 
 // call sends a request and returns the worker's reply.
-func (c *Client) call(f *Frame) (*Frame, error) { return c.callWithin(f, c.timeout) }
+func (c *Client) call(f *Frame) (*Frame, error) { return c.callWithin(f, c.timeout, "worker.timeout") }
 
-func (c *Client) callWithin(f *Frame, timeout time.Duration) (*Frame, error) {
+// callWithin sends a request and waits for the reply at most timeout
+// (the configuration key knob), less once ctx has ended. A watcher ends
+// the wait early when the process exits or the grace after ctx runs out.
+func (c *Client) callWithin(f *Frame, timeout time.Duration, knob string) (*Frame, error) {
 	if c.broken != nil {
 		return nil, c.broken
 	}
 	op, _ := f.Header["op"].(string)
+	if c.ended() != nil {
+		c.broken = c.failure(op, timeout, knob, os.ErrClosed)
+		return nil, c.broken
+	}
 	deadline := time.Now().Add(timeout)
 	c.in.SetWriteDeadline(deadline)
+	c.out.SetReadDeadline(deadline)
+	req := &request{done: make(chan struct{})}
+	go c.watch(req)
 	err := WriteFrame(c.w, f)
 	if err == nil {
 		err = c.w.Flush()
 	}
 	var rep *Frame
 	if err == nil {
-		c.out.SetReadDeadline(deadline)
 		rep, err = ReadFrame(c.r)
 	}
+	c.mu.Lock()
+	req.finished = true
+	cause := c.cause
+	c.mu.Unlock()
+	close(req.done)
 	if err != nil {
-		c.broken = c.failure(op, timeout, err)
+		c.broken = c.failure(op, timeout, knob, err)
 		c.kill()
 		return nil, c.broken
+	}
+	if cause != nil {
+		// The reply came as the worker was being stopped: take it, but
+		// the session is over.
+		c.broken = c.failure(op, timeout, knob, os.ErrClosed)
 	}
 	if s, ok := rep.Header["seconds"].(float64); ok && s > 0 && !math.IsInf(s, 0) {
 		c.busy += time.Duration(s * float64(time.Second))
@@ -157,22 +273,94 @@ func (c *Client) callWithin(f *Frame, timeout time.Duration) (*Frame, error) {
 		if msg == "" {
 			msg = "the reply says neither ok nor why"
 		}
+		switch reason, _ := rep.Header["reason"].(string); {
+		case reason == "out_of_memory":
+			return nil, &markedError{
+				msg:  fmt.Sprintf("worker ran out of memory in %q: %s; lower %s", op, oneLine(msg), MemoryKnobs),
+				errs: []error{train.ErrHalt, ErrOutOfMemory},
+			}
+		case reason == "bad_input" && op == "hello":
+			return nil, &markedError{msg: fmt.Sprintf("worker: %s: %s", op, oneLine(msg)), errs: []error{ErrBadInput}}
+		}
 		return nil, fmt.Errorf("worker: %s: %s", op, oneLine(msg))
 	}
 	return rep, nil
 }
 
+// watch ends req's wait early: at once when the worker process exits (a
+// child it left may hold its pipes open, so end of file would not come),
+// and StopGrace after ctx ends.
+func (c *Client) watch(req *request) {
+	var grace <-chan time.Time
+	ctxDone := c.ctx.Done()
+	for {
+		select {
+		case <-req.done:
+			return
+		case <-c.exited:
+			// What it wrote before it exited is in the pipe: give the
+			// reader a moment for it (and for end of file, once the group
+			// is gone), then cut the wait.
+			c.kill()
+			select {
+			case <-req.done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			c.abort(req, errExited)
+			return
+		case <-ctxDone:
+			ctxDone = nil
+			t := time.NewTimer(c.grace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			c.abort(req, context.Cause(c.ctx))
+			return
+		}
+	}
+}
+
+// abort ends the session from outside the request: it records why, stops
+// the worker's process group and unblocks the request's reads and writes.
+func (c *Client) abort(req *request, cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if req.finished {
+		return
+	}
+	if c.cause == nil {
+		c.cause = cause
+	}
+	c.kill()
+	c.in.SetWriteDeadline(time.Now())
+	c.out.SetReadDeadline(time.Now())
+}
+
+// ended is why the session was ended from outside a request, or nil.
+func (c *Client) ended() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cause
+}
+
 // failure describes why a request got no reply, with the worker's last
 // words.
-func (c *Client) failure(op string, timeout time.Duration, err error) error {
+func (c *Client) failure(op string, timeout time.Duration, knob string, err error) error {
 	var why string
+	var marks []error
+	cause := c.ended()
 	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		why = fmt.Sprintf("did not answer %q within %v (worker.timeout); stopped it", op, timeout)
-	case errors.Is(err, ErrFrame):
+	case cause != nil && cause != errExited:
+		// Interrupted: the run stops, and resumes from its checkpoint.
+		why = fmt.Sprintf("did not answer %q within %v of the stop; stopped it", op, c.grace)
+		marks = []error{train.ErrHalt, cause}
+	case cause == nil && errors.Is(err, os.ErrDeadlineExceeded):
+		why = fmt.Sprintf("did not answer %q within %v (%s); stopped it", op, timeout, knob)
+	case cause == nil && errors.Is(err, ErrFrame):
 		why = fmt.Sprintf("sent a malformed reply to %q: %v", op, err)
 	default:
-		// The pipe broke: the process is gone. Say how it ended.
+		// The pipe broke or the process is gone. Say how it ended.
 		select {
 		case <-c.exited:
 		case <-time.After(2 * time.Second):
@@ -180,12 +368,16 @@ func (c *Client) failure(op string, timeout time.Duration, err error) error {
 		why = fmt.Sprintf("ended during %q", op)
 		if c.isExited() {
 			why = fmt.Sprintf("exited during %q (%s)", op, exitString(c.exitErr))
+			if killedBy(c.exitErr) == syscall.SIGKILL {
+				why += "; lower " + MemoryKnobs
+				marks = []error{train.ErrHalt, ErrOutOfMemory}
+			}
 		}
 	}
 	if tail := c.log.tail(3); tail != "" {
 		why += "; its last words: " + tail
 	}
-	return errors.New("worker " + why)
+	return &markedError{msg: "worker " + why, errs: marks}
 }
 
 func (c *Client) isExited() bool {
@@ -197,12 +389,30 @@ func (c *Client) isExited() bool {
 	}
 }
 
-func exitString(err error) string {
+// killedBy is the signal that killed the process Wait reported on, or 0.
+func killedBy(err error) syscall.Signal {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "killed by " + ws.Signal().String()
+			return ws.Signal()
 		}
+	}
+	return 0
+}
+
+func exitString(err error) string {
+	if sig := killedBy(err); sig != 0 {
+		name := unix.SignalName(sig)
+		if name == "" {
+			name = fmt.Sprintf("signal %d", int(sig))
+		}
+		if sig == syscall.SIGKILL {
+			name += " (out of memory?)"
+		}
+		return "killed by " + name
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		return fmt.Sprintf("exit status %d", ee.ExitCode())
 	}
 	if err == nil {
@@ -223,7 +433,7 @@ func (c *Client) kill() {
 func (c *Client) Close() error {
 	c.closed.Do(func() {
 		if c.broken == nil {
-			c.callWithin(&Frame{Header: map[string]any{"op": "bye"}}, 5*time.Second)
+			c.callWithin(&Frame{Header: map[string]any{"op": "bye"}}, 5*time.Second, "the wait for bye")
 			c.broken = errors.New("worker: closed")
 		}
 		c.in.Close()
@@ -473,8 +683,11 @@ func parseHello(rep *Frame) (train.Info, error) {
 		if len(names) != K {
 			return bad("%d class_names for k = %d", len(names), K)
 		}
-		for _, v := range names {
+		for i, v := range names {
 			s, _ := v.(string)
+			if safetext.Control(s) >= 0 {
+				return bad("class_names[%d] = %q holds a control character", i, s)
+			}
 			info.ClassNames = append(info.ClassNames, s)
 		}
 	}
@@ -494,7 +707,7 @@ func parseHello(rep *Frame) (train.Info, error) {
 	}
 	dev, _ := h["device"].(string)
 	name, _ := h["worker"].(string)
-	info.Device = strings.TrimSpace(dev + " (" + name + ")")
+	info.Device = safetext.Line(strings.TrimSpace(dev + " (" + name + ")"))
 	return info, nil
 }
 
@@ -504,7 +717,8 @@ func parseSystem(v any) *train.System {
 		return nil
 	}
 	s := &train.System{}
-	s.Device, _ = m["device"].(string)
+	dev, _ := m["device"].(string)
+	s.Device = safetext.Line(dev)
 	num := func(k string) float64 {
 		f, _ := m[k].(float64)
 		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
@@ -518,18 +732,27 @@ func parseSystem(v any) *train.System {
 }
 
 // lines collects a worker's stderr: the last few for error messages, and
-// every one for the sink once there is one.
+// every one for the sink once there is one. It reads to the end whatever
+// the worker writes — a line too long is cut, never fatal — so the worker
+// never blocks on, or breaks, its stderr.
 type lines struct {
 	mu      sync.Mutex
 	last    []string
 	pending []string
+	pendB   int // bytes in pending
+	dropped int // lines dropped from pending
 	sink    func(string)
 	done    chan struct{}
 }
 
 const (
-	keepLast    = 20
-	keepPending = 10000
+	keepLast = 20
+	// MaxLine is the longest stderr line kept; the rest of a longer one is
+	// cut and counted.
+	MaxLine = 64 << 10
+	// keepPending bounds the bytes of the lines kept until there is a
+	// sink (a worker may write a lot while it pre-trains); the oldest go.
+	keepPending = 1 << 20
 )
 
 func newLines() *lines { return &lines{done: make(chan struct{})} }
@@ -537,33 +760,81 @@ func newLines() *lines { return &lines{done: make(chan struct{})} }
 func (l *lines) read(r io.ReadCloser) {
 	defer close(l.done)
 	defer r.Close()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
-		l.mu.Lock()
-		l.last = append(l.last, line)
-		if len(l.last) > keepLast {
-			l.last = l.last[len(l.last)-keepLast:]
+	br := bufio.NewReaderSize(r, 1<<16)
+	var line []byte
+	cut := 0
+	for {
+		frag, err := br.ReadSlice('\n')
+		eol := err == nil
+		if eol {
+			frag = frag[:len(frag)-1]
 		}
-		// The sink runs under the lock so lines reach it in order; it
-		// must be quick (a file append, a stream publish).
-		if l.sink != nil {
-			l.sink(line)
-		} else if len(l.pending) < keepPending {
-			l.pending = append(l.pending, line)
+		take := min(len(frag), MaxLine-len(line))
+		line = append(line, frag[:take]...)
+		cut += len(frag) - take
+		if err == bufio.ErrBufferFull {
+			continue
 		}
-		l.mu.Unlock()
+		if eol || len(line) > 0 || cut > 0 {
+			l.add(cutLine(line, cut))
+		}
+		if err != nil {
+			return
+		}
+		line, cut = line[:0], 0
+	}
+}
+
+// cutLine is a stderr line as kept: without its carriage return, and, if
+// it was cut, ending on a whole character and saying how much was cut.
+func cutLine(b []byte, cut int) string {
+	if cut == 0 {
+		return strings.TrimRight(string(b), "\r")
+	}
+	for n := 0; n < utf8.UTFMax && len(b) > 0; n++ {
+		if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size != 1 {
+			break
+		}
+		b = b[:len(b)-1]
+		cut++
+	}
+	return fmt.Sprintf("%s … [cut %d bytes]", b, cut)
+}
+
+func (l *lines) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = append(l.last, line)
+	if len(l.last) > keepLast {
+		l.last = l.last[len(l.last)-keepLast:]
+	}
+	// The sink runs under the lock so lines reach it in order; it must be
+	// quick (a file append, a stream publish).
+	if l.sink != nil {
+		l.sink(line)
+		return
+	}
+	l.pending = append(l.pending, line)
+	l.pendB += len(line) + 1
+	for l.pendB > keepPending {
+		l.pendB -= len(l.pending[0]) + 1
+		l.pending[0] = ""
+		l.pending = l.pending[1:]
+		l.dropped++
 	}
 }
 
 func (l *lines) setSink(f func(string)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.dropped > 0 {
+		f(fmt.Sprintf("[selmix: %d earlier lines of the worker's stderr were dropped: only the last %d KiB before this point are kept]", l.dropped, keepPending>>10))
+		l.dropped = 0
+	}
 	for _, line := range l.pending {
 		f(line)
 	}
-	l.pending = nil
+	l.pending, l.pendB = nil, 0
 	l.sink = f
 }
 

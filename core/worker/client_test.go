@@ -1,4 +1,4 @@
-package worker
+package worker_test
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"selmix/core/gain"
+	"selmix/core/local/workertest"
 	"selmix/core/train"
+	"selmix/core/worker"
 )
 
 func toyConfig() train.Config {
@@ -24,6 +26,7 @@ type outcome struct {
 	sum    *train.Summary
 	events []string
 	head   []float64
+	best   []string // each best checkpoint: its step and head
 }
 
 // run drives tr to the end (or to a stop at stopAt > 0) and returns what
@@ -36,11 +39,22 @@ func run(t *testing.T, e *train.Engine, stopAt int, ckpt *[]byte) outcome {
 		}
 		return nil
 	})
+	var best []string
+	e.KeepBest(func(step int, b []byte) error {
+		ck, err := train.ParseCheckpoint(b)
+		if err != nil {
+			return err
+		}
+		best = append(best, fmt.Sprintf("%d %v %v", step, ck.Trainer.W, ck.Trainer.B))
+		return nil
+	})
 	e.Send(train.Control{Op: train.OpSet, Key: "s", Value: "3", At: 25})
 	if stopAt > 0 {
 		e.Send(train.Control{Op: train.OpStop, At: stopAt})
 	}
-	return collect(t, e, stopAt)
+	o := collect(t, e, stopAt)
+	o.best = best
+	return o
 }
 
 // newEngine is the engine of cfg over tr.
@@ -84,7 +98,7 @@ func collect(t *testing.T, e *train.Engine, stopAt int) outcome {
 	if sum != nil {
 		sum.Seconds = 0
 	}
-	return outcome{sum, <-done, sv.W}
+	return outcome{sum: sum, events: <-done, head: sv.W}
 }
 
 // A run through the worker protocol equals the same run in process, bit
@@ -104,7 +118,7 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		if mode == "semi" {
 			unl = 20
 		}
-		l, err := toyLocal(9, unl)
+		l, err := workertest.ToyLocal(9, unl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,6 +133,11 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 		}
 		got := run(t, newEngine(t, cfg, c), 0, nil)
 		c.Close()
+		// The worker saves its best checkpoints as the in-process trainer
+		// does: at the same refreshes, with the same head.
+		if len(want.best) == 0 || want.sum.Best == nil {
+			t.Fatalf("%s: the in-process run kept no best", mode)
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s/%s: worker run differs from the in-process run\n got %+v\nwant %+v", mode, tc.policy, got, want)
 		}
@@ -246,21 +265,21 @@ func TestWorkerLogLines(t *testing.T) {
 
 func FuzzReadFrame(f *testing.F) {
 	var b bytes.Buffer
-	WriteFrame(&b, &Frame{Header: map[string]any{"ok": true, "loss": 0.5}, Arrays: []Array{F64("P", []float64{1, 0, 0, 0}, 2, 2), Bytes("state", []byte("abc"))}})
+	worker.WriteFrame(&b, &worker.Frame{Header: map[string]any{"ok": true, "loss": 0.5}, Arrays: []worker.Array{worker.F64("P", []float64{1, 0, 0, 0}, 2, 2), worker.Bytes("state", []byte("abc"))}})
 	f.Add(b.Bytes())
 	f.Add([]byte("\x02\x00\x00\x00{}\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add([]byte("\x10\x00\x00\x00{\"arrays\":[{}]}\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		fr, err := ReadFrame(bytes.NewReader(in))
+		fr, err := worker.ReadFrame(bytes.NewReader(in))
 		if err != nil {
 			return
 		}
 		// What was read writes back and reads again the same.
 		var out bytes.Buffer
-		if err := WriteFrame(&out, fr); err != nil {
+		if err := worker.WriteFrame(&out, fr); err != nil {
 			t.Fatalf("re-encoding a frame read: %v", err)
 		}
-		again, err := ReadFrame(&out)
+		again, err := worker.ReadFrame(&out)
 		if err != nil || len(again.Arrays) != len(fr.Arrays) {
 			t.Fatalf("round trip: %v", err)
 		}

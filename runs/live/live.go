@@ -71,11 +71,15 @@ type Server struct {
 	done chan struct{}
 }
 
+// MaxSocketPath bounds a socket's path: sun_path is 108 bytes, the last
+// one NUL.
+const MaxSocketPath = 108
+
 // Serve listens on dir/control.sock. A stale socket left by a crashed
 // process is replaced; the socket is created with mode 0600.
 func Serve(dir string, eng Engine) (*Server, error) {
 	path := filepath.Join(dir, SocketName)
-	if len(path) >= 108 {
+	if len(path) >= MaxSocketPath {
 		// sun_path is 108 bytes: bind through a relative path instead.
 		return nil, fmt.Errorf("%s: path too long for a Unix socket (%d bytes, limit 107); use a shorter --runs directory", path, len(path))
 	}

@@ -298,7 +298,42 @@ type SummaryData struct {
 	TestAfter            ReportData `json:"test_after"`
 	TestObjectivesBefore Objectives `json:"test_objectives_before"`
 	TestObjectivesAfter  Objectives `json:"test_objectives_after"`
-	Seconds              Num        `json:"seconds"`
+	// Best is the model kept at the best validation ψ of the optimized
+	// objective; absent in runs written before selmix kept one.
+	Best    *BestData `json:"best,omitempty"`
+	Seconds Num       `json:"seconds"`
+}
+
+// BestData is a summary's best: where the best checkpoint was taken, the
+// objective it was judged on and its ψ, and the model's metrics there.
+type BestData struct {
+	Step           int        `json:"step"`
+	Objective      string     `json:"objective"`
+	Psi            Num        `json:"psi"`
+	Val            ReportData `json:"val"`
+	Test           ReportData `json:"test"`
+	TestObjectives Objectives `json:"test_objectives"`
+}
+
+func bestData(b *train.Best, vectors bool) *BestData {
+	if b == nil {
+		return nil
+	}
+	return &BestData{
+		Step: b.Step, Objective: string(b.Objective), Psi: Num(b.Psi),
+		Val: reportData(b.Val, vectors), Test: reportData(b.Test, vectors),
+		TestObjectives: objectivesOf(b.TestObj),
+	}
+}
+
+func (d *BestData) best() *train.Best {
+	if d == nil {
+		return nil
+	}
+	return &train.Best{
+		Step: d.Step, Objective: metric.Objective(d.Objective), Psi: float64(d.Psi),
+		Val: d.Val.report(), Test: d.Test.report(), TestObj: d.TestObjectives.values(),
+	}
 }
 
 func summaryData(s *train.Summary, vectors bool) SummaryData {
@@ -307,6 +342,7 @@ func summaryData(s *train.Summary, vectors bool) SummaryData {
 		ValBefore: reportData(s.ValBefore, vectors), ValAfter: reportData(s.ValAfter, vectors),
 		TestBefore: reportData(s.TestBefore, vectors), TestAfter: reportData(s.TestAfter, vectors),
 		TestObjectivesBefore: objectivesOf(s.TestObjBefore), TestObjectivesAfter: objectivesOf(s.TestObjAfter),
+		Best:    bestData(s.Best, vectors),
 		Seconds: Num(s.Seconds),
 	}
 }
@@ -317,6 +353,22 @@ func (d SummaryData) summary() train.Summary {
 		ValBefore: d.ValBefore.report(), ValAfter: d.ValAfter.report(),
 		TestBefore: d.TestBefore.report(), TestAfter: d.TestAfter.report(),
 		TestObjBefore: d.TestObjectivesBefore.values(), TestObjAfter: d.TestObjectivesAfter.values(),
+		Best:    d.Best.best(),
 		Seconds: float64(d.Seconds),
 	}
+}
+
+// LoadSummary reads a run's summary.json: the summary of its end, or of
+// where it stopped. The error wraps os.ErrNotExist for a run without one.
+func LoadSummary(r *runs.Run) (*train.Summary, error) {
+	b, err := r.Summary()
+	if err != nil {
+		return nil, err
+	}
+	var d SummaryData
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("%s/summary.json: %w", r.Dir, err)
+	}
+	s := d.summary()
+	return &s, nil
 }

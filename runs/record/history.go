@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"time"
 
 	"selmix/core/train"
 	"selmix/runs"
@@ -21,6 +22,7 @@ type History struct {
 	Refreshes []Refresh
 	Controls  []train.Ack
 	Final     *train.Summary
+	FinalTime time.Time // when the final event was written; zero if unknown
 	// Stops are the sessions that stopped early, in order; their reports
 	// carry scalars only.
 	Stops    []train.Summary
@@ -39,6 +41,7 @@ type Refresh struct {
 	Hyper       train.Hyper
 	Loss        *float64 // last training loss; nil before the first step
 	Stats       train.RefreshStats
+	Time        time.Time // when the event was written; zero if unknown
 
 	matrices *runs.Ref // where G and P are in arrays.bin; nil if not kept
 }
@@ -204,7 +207,24 @@ func Load(r *runs.Run) (*History, error) {
 	}
 	for _, ev := range evs {
 		if err := h.add(ev, read); err != nil {
-			return nil, fmt.Errorf("%s: event %d (%s at step %d): %w", filepath.Join(r.Dir, "events.jsonl"), ev.Seq, ev.Kind, ev.Step, err)
+			return nil, runs.Damaged(fmt.Errorf("%s: event %d (%s at step %d): %w", filepath.Join(r.Dir, "events.jsonl"), ev.Seq, ev.Kind, ev.Step, err))
+		}
+	}
+	// G and P are decoded when shown, but their damage is found here, once,
+	// so that every command says the same of the same run (a checksum pass,
+	// reading arrays.bin once).
+	var buf []byte
+	for _, rf := range h.Refreshes {
+		if rf.matrices == nil {
+			continue
+		}
+		if af == nil {
+			if af, err = r.OpenArrays(); err != nil {
+				return nil, runs.Damaged(err)
+			}
+		}
+		if buf, err = af.Check(*rf.matrices, buf); err != nil {
+			return nil, fmt.Errorf("G and P of the refresh at step %d: %w", rf.Step, err)
 		}
 	}
 	return h, nil
@@ -248,6 +268,7 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 		if err != nil {
 			return err
 		}
+		rf.Time = eventTime(ev)
 		h.Refreshes = append(h.Refreshes, rf)
 	case KindControl:
 		d, err := decodeData(ev.Data, v1, decodeV1Control)
@@ -266,7 +287,7 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 		}
 		s := d.summary()
 		if ev.Kind == KindFinal {
-			h.Final = &s
+			h.Final, h.FinalTime = &s, eventTime(ev)
 		} else {
 			h.Stops = append(h.Stops, s)
 			h.stopped = true
@@ -281,6 +302,15 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 		return fmt.Errorf("unknown event kind %q", ev.Kind)
 	}
 	return nil
+}
+
+// eventTime is when ev was written; zero if its time does not parse.
+func eventTime(ev runs.Event) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, ev.Time)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // decodeData reads an event's payload: a format-1 run's by its own

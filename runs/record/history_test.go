@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"selmix/core/metric"
 	"selmix/core/train"
@@ -284,5 +285,38 @@ func TestReplayableSkipsAuto(t *testing.T) {
 	got := h.Replayable(-1, true)
 	if len(got) != 1 || got[0].Key != "s" || got[0].At != 10 {
 		t.Errorf("Replayable = %+v, want only the researcher's s=3 at step 10", got)
+	}
+}
+
+// Each refresh, and the final summary, carries the time its event was
+// written.
+func TestEventTimes(t *testing.T) {
+	for _, c := range []struct{ root, id string }{{filepath.Join("testdata", "v1run"), "20261123-1013-2bd9"}, {filepath.Join("..", "..", "viz", "testdata", "run"), "20261123-1200-819c"}} {
+		r, h := open(t, c.root, c.id)
+		evs, _, err := r.Events()
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for _, ev := range evs {
+			want, err := time.Parse(time.RFC3339Nano, ev.Time)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch ev.Kind {
+			case KindRefresh:
+				if got := h.Refreshes[i].Time; !got.Equal(want) || got.IsZero() {
+					t.Errorf("refresh %d at %v, event says %v", i, got, want)
+				}
+				i++
+			case KindFinal:
+				if !h.FinalTime.Equal(want) {
+					t.Errorf("final at %v, event says %v", h.FinalTime, want)
+				}
+			}
+		}
+		if i != len(h.Refreshes) || i == 0 {
+			t.Errorf("%d refresh events, %d refreshes", i, len(h.Refreshes))
+		}
 	}
 }

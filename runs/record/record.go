@@ -15,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
 )
@@ -191,6 +192,16 @@ func (r *Recorder) Checkpointer(st *train.Stream) train.Checkpointer {
 			return r.w.WriteFinalCheckpoint(step, state)
 		}
 		return r.w.WriteCheckpoint(step, state)
+	}
+}
+
+// BestKeeper writes the engine's best checkpoints into the run (see
+// train.Engine.KeepBest); like Checkpointer, it first waits until Follow
+// has written every event the state has seen.
+func (r *Recorder) BestKeeper(st *train.Stream) func(step int, state []byte) error {
+	return func(step int, state []byte) error {
+		r.flush(st.Events())
+		return r.w.WriteBestCheckpoint(step, state)
 	}
 }
 
@@ -393,17 +404,24 @@ func (r *Recorder) flush(n int) {
 // judged against the best of its own objective, so a refresh after an
 // objective change starts a new best.
 func (r *Recorder) noteRefresh(s train.Snapshot) error {
-	psi, obj := s.Refresh.Psi, string(s.Hyper.Objective)
+	psi, obj := s.Refresh.Psi, s.Hyper.Objective
 	r.mu.Lock()
-	if psi > r.best || r.bestAt < 0 || obj != r.bestObj {
-		r.best, r.bestAt, r.bestObj = psi, s.Step, obj
+	var have *metric.Objective
+	if r.bestAt >= 0 {
+		o := metric.Objective(r.bestObj)
+		have = &o
 	}
-	best, at := r.best, r.bestAt
+	if train.NewBest(have, r.best, obj, psi) {
+		r.best, r.bestAt, r.bestObj = psi, s.Step, string(obj)
+	}
+	best, at, bestObj := r.best, r.bestAt, r.bestObj
 	r.mu.Unlock()
 	return r.w.SetMeta(func(m *runs.Meta) {
 		m.Steps = s.Step
-		m.Objective, m.Policy = obj, string(s.Hyper.Policy)
-		m.Best, m.BestStep, m.BestObjective = best, at, obj
+		m.Objective, m.Policy = string(obj), string(s.Hyper.Policy)
+		if at >= 0 {
+			m.Best, m.BestStep, m.BestObjective = best, at, bestObj
+		}
 		if m.Status != runs.StatusPaused {
 			m.Status = statusOf(s.State)
 		}

@@ -77,6 +77,10 @@ type Group struct {
 	// History that log, for the figures; nil if none.
 	First   *runs.Run
 	History *record.History
+	// Runs are its finished members and Histories their logs, in member
+	// order, for the spread over seeds.
+	Runs      []*runs.Run
+	Histories []*record.History
 }
 
 // Finished is how many members have finished.
@@ -138,6 +142,7 @@ func (s *Sweep) Results() (*Results, error) {
 			continue
 		}
 		g.Summaries = append(g.Summaries, h.Final)
+		g.Runs, g.Histories = append(g.Runs, run), append(g.Histories, h)
 		if g.First == nil && len(h.Refreshes) > 0 {
 			g.First, g.History = run, h
 		}

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"selmix/core/boundedfile"
 	"selmix/core/experiment"
 )
 
@@ -86,7 +86,7 @@ var reservedKeys = map[string]string{
 
 // ReadSpec reads and parses the spec at path.
 func ReadSpec(path string) (*Spec, []byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, experiment.ConfigFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,9 +278,11 @@ func (s *Spec) Members(id string) ([]Member, error) {
 		return nil, fmt.Errorf("%s: %d members; at most %d per sweep", s.File, n, MaxMembers)
 	}
 	if s.BaseConfig != "" {
-		if _, err := os.Stat(s.BaseConfig); err != nil {
+		f, _, err := boundedfile.Open(s.BaseConfig, experiment.ConfigFile)
+		if err != nil {
 			return nil, fmt.Errorf("%s: base_config: %v", s.File, err)
 		}
+		f.Close()
 	}
 	cols := s.Columns()
 	rows := s.Rows

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"selmix/core/boundedfile"
 	"selmix/core/experiment"
 	"selmix/runs"
 )
@@ -121,7 +122,7 @@ func (s *Sweep) Create(spec *Spec, text []byte) error {
 	if spec.BaseConfig != "" {
 		// A copy: the members (and a requeue next week) must see the
 		// configuration the sweep was validated with.
-		b, err := os.ReadFile(spec.BaseConfig)
+		b, err := boundedfile.ReadFile(spec.BaseConfig, experiment.ConfigFile)
 		if err != nil {
 			return fail(err)
 		}
@@ -144,6 +145,9 @@ func (s *Sweep) Save() error {
 	return runs.WriteFile(filepath.Join(s.Dir, fileName), append(b, '\n'), 0o644)
 }
 
+// infoFile bounds sweep.json (a line per member, at most MaxMembers).
+var infoFile = boundedfile.Limit{What: "sweep.json", Max: 64 << 20}
+
 // Load reads the sweep in dir.
 func Load(dir string) (*Sweep, error) {
 	dir, err := filepath.Abs(dir)
@@ -151,16 +155,16 @@ func Load(dir string) (*Sweep, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, fileName)
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, infoFile)
 	if err != nil {
 		return nil, err
 	}
 	s := &Sweep{Dir: dir}
 	if err := json.Unmarshal(b, &s.Info); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s is damaged: %v", path, err)
 	}
 	if err := s.check(); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s is damaged: %v", path, err)
 	}
 	return s, nil
 }
@@ -186,6 +190,21 @@ func (s *Sweep) check() error {
 // List returns the sweeps under a runs root, oldest first; folders that
 // do not read as sweeps are listed with their error.
 func List(root string) ([]*Sweep, []error, error) {
+	out, bad, err := list(root)
+	errs := make([]error, len(bad))
+	for i, b := range bad {
+		errs[i] = b.err
+	}
+	return out, errs, err
+}
+
+// unreadable is a folder of the sweeps root that does not read as a sweep.
+type unreadable struct {
+	id  string // the folder's name: a sweep's id, if it is one
+	err error
+}
+
+func list(root string) ([]*Sweep, []unreadable, error) {
 	ents, err := os.ReadDir(Root(root))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -194,14 +213,14 @@ func List(root string) ([]*Sweep, []error, error) {
 		return nil, nil, err
 	}
 	var out []*Sweep
-	var bad []error
+	var bad []unreadable
 	for _, e := range ents {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		s, err := Load(filepath.Join(Root(root), e.Name()))
 		if err != nil {
-			bad = append(bad, err)
+			bad = append(bad, unreadable{e.Name(), err})
 			continue
 		}
 		out = append(out, s)
@@ -219,7 +238,7 @@ func Open(root, query string) (*Sweep, error) {
 	if _, err := os.Stat(filepath.Join(query, fileName)); err == nil {
 		return Load(query)
 	}
-	all, _, err := List(root)
+	all, bad, err := list(root)
 	if err != nil {
 		return nil, err
 	}
@@ -236,6 +255,13 @@ func Open(root, query string) (*Sweep, error) {
 	case 1:
 		return cand[0], nil
 	case 0:
+		// A sweep whose sweep.json is damaged is still the one asked for
+		// (an id, its prefix, or its name: ids are NAME-suffix): say so.
+		for _, b := range bad {
+			if strings.HasPrefix(b.id, query) {
+				return nil, b.err
+			}
+		}
 		var ids []string
 		for _, s := range all {
 			ids = append(ids, s.ID)

@@ -246,6 +246,18 @@ func TestStatusAndReport(t *testing.T) {
 	if g := res.Groups[0]; g.First == nil || g.First.Meta.Name != s.Members[0].Run || g.History == nil || len(g.History.Refreshes) != 3 {
 		t.Errorf("selmix's first finished member is not member 0 with its log")
 	}
+	// Every finished member, with its log, for the spread over seeds.
+	for i, want := range []int{3, 0} {
+		g := res.Groups[i]
+		if len(g.Runs) != want || len(g.Histories) != want {
+			t.Errorf("group %d: %d runs and %d logs, want %d finished members", i, len(g.Runs), len(g.Histories), want)
+		}
+		for k, run := range g.Runs {
+			if run.Meta.Name != s.Members[k].Run || g.Histories[k].Final == nil {
+				t.Errorf("group %d run %d: %s, want member %d finished", i, k, run.Meta.Name, k)
+			}
+		}
+	}
 }
 
 func TestCategorize(t *testing.T) {
@@ -280,5 +292,41 @@ func TestCategorize(t *testing.T) {
 		if cat != c.cat || active != c.active {
 			t.Errorf("%s: %v active=%v, want %v active=%v", c.name, cat, active, c.cat, c.active)
 		}
+	}
+}
+
+// A sweep whose sweep.json is damaged is named as damaged — by id, id
+// prefix, name or folder — not reported missing.
+func TestOpenDamaged(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		content func(good []byte) []byte
+		reason  string
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }, "unexpected end of JSON input"},
+		{"empty", func([]byte) []byte { return nil }, "unexpected end of JSON input"},
+		{"inconsistent", func([]byte) []byte { return []byte(`{"id": "x", "name": "small"}`) }, `bad id "x" or name "small"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSweep(t, smallSpec, ExecLocal)
+			path := filepath.Join(s.Dir, "sweep.json")
+			good, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, tc.content(good), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{s.ID, s.ID[:len("small-")+2], "small", s.Dir} {
+				_, err := Open(s.Root, q)
+				want := path + " is damaged: " + tc.reason
+				if err == nil || err.Error() != want {
+					t.Errorf("Open(%q): %v, want %q", q, err, want)
+				}
+			}
+			if _, err := Open(s.Root, "nope"); err == nil || !strings.HasPrefix(err.Error(), `no sweep "nope"`) {
+				t.Errorf("Open(nope): %v", err)
+			}
+		})
 	}
 }

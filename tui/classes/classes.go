@@ -146,10 +146,13 @@ func (m *Model) View() string {
 	if m.Nav.Searching() {
 		b.WriteString(m.Nav.Prompt(m.Ctx))
 	} else {
-		fmt.Fprintf(&b, "%s %s  %s %s %.3g  %s",
+		head := fmt.Sprintf("%s %s  %s %s %.3g",
 			th.Render(th.Worst, "▶"), "worst: "+r.ClassName(rep.Worst),
-			th.Render(th.Dim, "│ = α/K ="), pane.Trimmed(alpha)+"/"+fmt.Sprint(K), target,
-			th.Render(th.Dim, "! = below α/K"))
+			th.Render(th.Dim, "│ = α/K ="), pane.Trimmed(alpha)+"/"+fmt.Sprint(K), target)
+		if key := "  " + th.Render(th.Dim, "! = below α/K"); pane.Width(head+key) <= m.W {
+			head += key // the key goes before a cut would
+		}
+		b.WriteString(head)
 	}
 	b.WriteByte('\n')
 	hd := cd
@@ -165,8 +168,15 @@ func (m *Model) View() string {
 	if gainW > 0 {
 		gainHead = "max G"
 	}
+	recHead := "recall 0–1"
+	if pane.Width(recHead) > recW+1 {
+		recHead = "recall" // narrow: the bars are 0–1 all the same
+	}
+	if 2+nameW+countW+gainW+1+recW+1+13+2+pane.Width(covHead) > m.W {
+		covHead = fmt.Sprintf("cov 0–%.*f", hd, covScale)
+	}
 	b.WriteString(th.Render(th.Dim, pane.PadRight("", 2+nameW)+pane.PadLeft(countHead, countW)+pane.PadLeft(gainHead, gainW)+" "+
-		pane.PadRight("recall 0–1", recW+1)+pane.PadRight("", 13)+"│ "+covHead))
+		pane.PadRight(recHead, recW+1)+pane.PadRight("", 13)+"│ "+covHead))
 	lo, hi := m.Scroll.Window(K, m.Rows())
 	for _, k := range m.Nav.Order[lo:hi] {
 		b.WriteByte('\n')

@@ -41,11 +41,11 @@ func TestViewK1000(t *testing.T) {
 	run := fixture.Run(1000, 3)
 	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
 		{Name: "worst-first", Run: run, W: 100, H: 14},
-		{Name: "by-count-narrow", Run: run, W: 78, H: 12, Keys: []string{"s", "s"}},
-		{Name: "by-gain", Run: run, W: 100, H: 12, Keys: []string{"s", "s", "s"}},
+		{Name: "by-count-narrow", Run: run, W: 78, H: 12, Keys: []string{"r", "r"}},
+		{Name: "by-gain", Run: run, W: 100, H: 12, Keys: []string{"r", "r", "r"}},
 		{Name: "prompt", Run: run, W: 78, H: 8, Keys: []string{"/", "c", "l", "a", "s", "s", " ", "1", "2"}},
 		{Name: "found", Run: run, W: 78, H: 8, Keys: []string{"/", "1", "2", "enter"}},
-		{Name: "found-near-the-end", Run: run, W: 78, H: 8, Keys: []string{"s", "s", "s", "s", "s", "/", "9", "9", "8", "enter"}},
+		{Name: "found-near-the-end", Run: run, W: 78, H: 8, Keys: []string{"r", "r", "r", "r", "r", "/", "9", "9", "8", "enter"}},
 	})
 }
 
@@ -103,7 +103,7 @@ func TestSortAndJump(t *testing.T) {
 func TestGainBeforeG(t *testing.T) {
 	run, full := fixture.GLoading(100)
 	m := New(fixture.Plain(), run)
-	v := fixture.View(t, m, 78, 8, "s", "s")
+	v := fixture.View(t, m, 78, 8, "r", "r")
 	if !strings.Contains(m.Title(), "by gain ↓ (G loading…)") || !strings.Contains(v, "     —") {
 		t.Errorf("title %q, view:\n%s\nwant the gain column empty and the title saying G is loading", m.Title(), v)
 	}

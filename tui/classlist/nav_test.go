@@ -33,7 +33,7 @@ func TestNavDefaultAndCycle(t *testing.T) {
 			var got []string
 			for i := range c.want {
 				if i > 0 {
-					if handled, _ := n.Update(fixture.Key("s"), ctx); !handled {
+					if handled, _ := n.Update(fixture.Key("r"), ctx); !handled {
 						t.Fatal("the sort key was not handled")
 					}
 				}
@@ -118,7 +118,7 @@ func TestNavGainLoading(t *testing.T) {
 	run, full := fixture.GLoading(100)
 	n := navOver(run)
 	for n.By() != ByGain {
-		n.Update(fixture.Key("s"), fixture.Plain())
+		n.Update(fixture.Key("r"), fixture.Plain())
 	}
 	if got := n.Title(); got != "by gain ↓ (G loading…)" {
 		t.Errorf("title %q, want it to say G is loading", got)

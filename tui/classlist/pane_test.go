@@ -56,7 +56,7 @@ func TestPaneKeys(t *testing.T) {
 		return &p
 	}
 	p := newPane()
-	if !p.Keys(fixture.Key("s"), 1000, true) || p.Nav.By() != ByCoverage {
+	if !p.Keys(fixture.Key("r"), 1000, true) || p.Nav.By() != ByCoverage {
 		t.Errorf("sorted: the sort key went to the Nav? order %q, want by coverage", p.Nav.By())
 	}
 	for _, k := range []string{"/", "5", "0", "0"} {
@@ -75,7 +75,7 @@ func TestPaneKeys(t *testing.T) {
 	}
 
 	u := newPane()
-	if u.Keys(fixture.Key("s"), 1000, false) || u.Keys(fixture.Key("/"), 1000, false) || u.Capturing() || u.Nav.By() != ByRecall {
+	if u.Keys(fixture.Key("r"), 1000, false) || u.Keys(fixture.Key("/"), 1000, false) || u.Capturing() || u.Nav.By() != ByRecall {
 		t.Errorf("unsorted: sort or search reached the Nav (order %q, capturing %v)", u.Nav.By(), u.Capturing())
 	}
 	u.Keys(fixture.Key("j"), 1000, false)

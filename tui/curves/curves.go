@@ -192,7 +192,20 @@ func (m *Model) chart(w, h int) string {
 	pad := (hi - lo) * 0.05
 	lo, hi = lo-pad, hi+pad
 	const axisW = 7
-	plotW, plotH := w-axisW, h-2 // title line and x axis line
+	name := "ψ " + string(metric.Objectives()[o])
+	if o == r.Latest.Hyper.Objective.Index() {
+		name += " (optimized)"
+	}
+	legend := fmt.Sprintf("⣿ EMA  ⠂ raw  ⠉ pre-trained %.4f", base)
+	title := []string{th.Render(th.Bold, name) + "  " + th.Render(th.Dim, legend)}
+	if pane.Width(name)+2+pane.Width(legend) > w {
+		// Too narrow for one line: the legend gets its own, never a cut.
+		title = []string{th.Render(th.Bold, name), th.Render(th.Dim, legend)}
+	}
+	plotW, plotH := w-axisW, h-len(title)-1 // title lines and x axis line
+	if plotH < 2 {
+		return ""
+	}
 	c := newCanvas(plotW, plotH)
 	total := max(r.Latest.Total, r.Steps[len(r.Steps)-1], 1)
 	px := func(step int) int { return int(math.Round(float64(step) / float64(total) * float64(c.dw-1))) }
@@ -208,11 +221,7 @@ func (m *Model) chart(w, h int) string {
 			c.set(layerEMA, px(r.Steps[i]), py(ema[i]))
 		}
 	}
-	name := "ψ " + string(metric.Objectives()[o])
-	if o == r.Latest.Hyper.Objective.Index() {
-		name += " (optimized)"
-	}
-	lines := []string{th.Render(th.Bold, name) + th.Render(th.Dim, fmt.Sprintf("  ⣿ EMA  ⠂ raw  ⠉ pre-trained %.4f", base))}
+	lines := title
 	rows := c.render(th)
 	baseRow := py(base) / 4
 	for i, row := range rows {
@@ -223,7 +232,7 @@ func (m *Model) chart(w, h int) string {
 		case i == len(rows)-1:
 			label = num(lo)
 		case i == baseRow:
-			label = "pre"
+			label = num(base) // the pre-trained model's ψ, on the ⠉ line
 		}
 		lines = append(lines, th.Render(th.Dim, pane.PadLeft(label, axisW-1)+"┤")+row)
 	}

@@ -466,6 +466,11 @@ func (m *Model) render(rs *train.RefreshStats, geo geometry) string {
 			th.GNeg[0], th.GNeg[1], th.GNeg[2], th.GNeg[3], th.GPos[0], th.GPos[1], th.GPos[2], th.GPos[3], sci(gMin), sci(gScale)),
 		fmt.Sprintf("P: %s 0  %s%s%s%s up to %.3g   s = %s", th.PZero, th.PLev[0], th.PLev[1], th.PLev[2], th.PLev[3], pMax, pane.Trimmed(rs.S)),
 	}
+	if pane.Width(legend[0]) > m.W {
+		// Narrow: the same scale in fewer words, never cut.
+		legend[0] = fmt.Sprintf("G: %s%s%s%s ≤0  %s%s%s%s >0 (√)  %s…%s",
+			th.GNeg[0], th.GNeg[1], th.GNeg[2], th.GNeg[3], th.GPos[0], th.GPos[1], th.GPos[2], th.GPos[3], sci(gMin), sci(gScale))
+	}
 	if note != "" {
 		legend = append(legend, th.Render(th.Warn, note))
 	}

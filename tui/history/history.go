@@ -8,9 +8,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"selmix/core/metric"
+	"selmix/core/safetext"
 	"selmix/core/train"
 )
 
@@ -92,6 +91,7 @@ type Run struct {
 	// were filled in (see SetMatrices); matrices are those G and P.
 	cur      *train.RefreshStats
 	matrices *loaded
+	linear   train.LinearWatch // says when the linear step keeps failing
 }
 
 // loaded are G and P that arrived apart from their refresh.
@@ -100,8 +100,16 @@ type loaded struct {
 	G, P []float64
 }
 
-// New returns an empty Run.
+// New returns an empty Run. The strings of info come from outside (a
+// worker's hello, a features file, a run directory anyone may have
+// written): each is made safe to draw here, once.
 func New(info Info) *Run {
+	info.ID, info.Name, info.Dir = safetext.Line(info.ID), safetext.Line(info.Name), safetext.Line(info.Dir)
+	names := make([]string, len(info.ClassNames))
+	for k, n := range info.ClassNames {
+		names[k] = safetext.Line(n)
+	}
+	info.ClassNames = names
 	return &Run{Info: info, Obj: make([][]float64, len(metric.Objectives()))}
 }
 
@@ -148,40 +156,6 @@ func (r *Run) Note(level Level, text string) {
 	r.log(Entry{Step: r.Latest.Step, Level: level, Text: text})
 }
 
-// cleanLine makes a line a worker wrote safe to draw in one row: what a
-// terminal would show after the last carriage return (progress bars
-// redraw with \r), without escape sequences or control characters, tabs
-// expanded to 8 columns, valid UTF-8, at most maxLine bytes.
-func cleanLine(s string) string {
-	if i := strings.LastIndexByte(strings.TrimRight(s, "\r"), '\r'); i >= 0 {
-		s = s[i+1:]
-	}
-	if len(s) > 4*maxLine {
-		s = s[:4*maxLine] // escape sequences are stripped below; bound the work first
-	}
-	s = ansi.Strip(strings.ToValidUTF8(s, "\uFFFD"))
-	var b strings.Builder
-	col := 0
-	for _, c := range s {
-		if b.Len() >= maxLine {
-			b.WriteString("…")
-			break
-		}
-		switch {
-		case c == '\t':
-			n := 8 - col%8
-			b.WriteString(strings.Repeat(" ", n))
-			col += n
-			continue
-		case c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0:
-			continue
-		}
-		b.WriteRune(c)
-		col++
-	}
-	return b.String()
-}
-
 // SetMatrices supplies G and P for the refresh at step, for snapshots that
 // came without them (RefreshStats.G == nil means "not loaded yet": a
 // recorded run's are read from disk after its history is shown). They
@@ -213,7 +187,7 @@ func (r *Run) Apply(s train.Snapshot) {
 	if s.Kind == train.KindLog {
 		// A line from the trainer (a worker's stderr): not a state of the
 		// run, so Latest stays.
-		text := cleanLine(s.Text)
+		text := safetext.Console(s.Text, maxLine)
 		r.log(Entry{r.Latest.Step, Routine, "worker: " + text})
 		r.Console = push(r.Console, &r.ConsoleDropped, Entry{r.Latest.Step, Routine, text})
 		return
@@ -238,7 +212,7 @@ func (r *Run) Apply(s train.Snapshot) {
 			break
 		}
 		if s.Ack.Err != "" {
-			r.log(Entry{s.Ack.Step, Warn, fmt.Sprintf("%s refused: %s", s.Ack.Control, s.Ack.Err)})
+			r.log(Entry{s.Ack.Step, Warn, safetext.Line(fmt.Sprintf("%s refused: %s", s.Ack.Control, s.Ack.Err))})
 		} else {
 			r.log(Entry{s.Ack.Step, Note, fmt.Sprintf("%s ✓", s.Ack.Control)})
 			r.noteControl(s.Ack.Control)
@@ -249,12 +223,17 @@ func (r *Run) Apply(s train.Snapshot) {
 			i := sm.Objective.Index()
 			r.log(Entry{s.Step, Note, fmt.Sprintf("%s after %d steps: test %s %.4f → %.4f",
 				s.State, sm.Steps, sm.Objective, sm.TestObjBefore[i], sm.TestObjAfter[i])})
+			if b := sm.Best; b != nil && len(b.TestObj) == len(sm.TestObjAfter) {
+				j := b.Objective.Index()
+				r.log(Entry{s.Step, Note, fmt.Sprintf("best checkpoint at step %d (validation %s %.4f): test %s %.4f, worst recall %.4f (at the end %.4f)",
+					b.Step, b.Objective, b.Psi, b.Objective, b.TestObj[j], b.Test.MinRecall, sm.TestAfter.MinRecall)})
+			}
 		} else {
 			r.log(Entry{s.Step, Note, string(s.State)})
 		}
 	case train.KindError:
-		r.Err = s.Err
-		r.log(Entry{s.Step, Error, "error: " + s.Err})
+		r.Err = safetext.Line(s.Err)
+		r.log(Entry{s.Step, Error, "error: " + r.Err})
 	}
 }
 

@@ -3,6 +3,7 @@ package history_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,23 @@ func TestErrorAndFinal(t *testing.T) {
 	r2.Apply(fixture.Final(s))
 	if r2.Summary == nil || r2.Phase() != "done" {
 		t.Errorf("after final: summary %v phase %q", r2.Summary, r2.Phase())
+	}
+	// The best checkpoint's test metrics stand beside the final ones,
+	// each ψ labelled with its objective.
+	r3 := history.New(fixture.Info(10))
+	r3.Apply(s)
+	fin := fixture.Final(s)
+	sm := *fin.Summary
+	n := len(sm.TestObjAfter)
+	sm.Best = &train.Best{Step: 300, Objective: metric.HMean, Psi: 0.71, TestObj: make([]float64, n),
+		Test: metric.Report{MinRecall: 0.52}}
+	sm.Best.TestObj[slices.Index(metric.Objectives(), metric.HMean)] = 0.69
+	sm.TestAfter.MinRecall = 0.4
+	fin.Summary = &sm
+	r3.Apply(fin)
+	want := "best checkpoint at step 300 (validation hmean 0.7100): test hmean 0.6900, worst recall 0.5200 (at the end 0.4000)"
+	if got := r3.Log[len(r3.Log)-1].Text; got != want {
+		t.Errorf("last log line after a final with a best:\n got %q\nwant %q", got, want)
 	}
 }
 
@@ -356,5 +374,34 @@ func TestSystemHistory(t *testing.T) {
 	}
 	if len(r.Console) != 9 { // 1 at the start, 1 per refresh, 4 after the second
 		t.Errorf("console has %d lines, want 9", len(r.Console))
+	}
+}
+
+// When the linear step keeps failing, the event log says so once, in one
+// line, with what to try.
+func TestLinearFailingWarning(t *testing.T) {
+	r := history.New(fixture.Info(10))
+	mr, sm := metric.MinRecall, gain.SelMix
+	r.Apply(withInterval(0, mr, sm, nil, nil))
+	// Refreshes 1–7: wrong, wrong, right, wrong, wrong, wrong, wrong.
+	for i, wrong := range []bool{true, true, false, true, true, true, true} {
+		real := 0.01
+		if wrong {
+			real = -0.01
+		}
+		r.Apply(withInterval(i+1, mr, sm, f(0.02), f(real)))
+	}
+	var warns []string
+	for _, e := range r.Log {
+		if strings.Contains(e.Text, "linear step is failing") {
+			warns = append(warns, e.Text)
+			if e.Level != history.Warn {
+				t.Errorf("the warning is logged at level %v, want Warn", e.Level)
+			}
+		}
+	}
+	want := "the linear step is failing: 4 of the last 5 refreshes moved ψ the other way — try a smaller s (now 10), finetune.refresh 10 or finetune.adapt = lr"
+	if len(warns) != 1 || warns[0] != want {
+		t.Errorf("warnings = %q, want once %q", warns, want)
 	}
 }

@@ -37,11 +37,9 @@ func (iv Interval) Ratio() float64 {
 }
 
 // WrongSign reports a realised change of the opposite sign to the
-// predicted one (predicted > 0, realised < 0 under SelMix, whose P keeps
-// only positive gains): the step left the region where the linearisation
-// holds.
+// predicted one (train.WrongSign).
 func (iv Interval) WrongSign() bool {
-	return iv.OK && (iv.Predicted > 0 && iv.Realised < 0 || iv.Predicted < 0 && iv.Realised > 0)
+	return iv.OK && train.WrongSign(iv.Predicted, iv.Realised)
 }
 
 // noteControl records what an accepted control does to the interval in
@@ -74,6 +72,9 @@ func (r *Run) addInterval(s train.Snapshot) {
 		r.SumRealised += iv.Realised
 		if iv.WrongSign() {
 			r.Wrong++
+		}
+		if r.linear.Add(iv.Predicted, iv.Realised) {
+			r.log(Entry{rs.Step, Warn, r.linear.Advice(s.Hyper)})
 		}
 	case iv.From < 0:
 		iv.Why = WhyFirst

@@ -12,6 +12,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"github.com/BurntSushi/toml"
+
+	"selmix/core/boundedfile"
 )
 
 // Map holds one binding per action. Panes read the bindings they use
@@ -24,6 +26,7 @@ type Map struct {
 	Sort, Search, Zoom, ZoomOut, Worst, TopP                       key.Binding
 	Linear, Console                                                key.Binding
 	Accept, Cancel                                                 key.Binding
+	Runs                                                           key.Binding // the runs browser
 }
 
 // action names a binding in the keys file.
@@ -65,6 +68,7 @@ var actions = []action{
 	{"console", func(m *Map) *key.Binding { return &m.Console }},
 	{"accept", func(m *Map) *key.Binding { return &m.Accept }},
 	{"cancel", func(m *Map) *key.Binding { return &m.Cancel }},
+	{"runs", func(m *Map) *key.Binding { return &m.Runs }},
 }
 
 // Actions lists the action names a keys file may set.
@@ -104,7 +108,7 @@ func Default() *Map {
 		SmoothMore: b("more smoothing", "]"),
 		SmoothLess: b("less smoothing", "["),
 		Toggle:     b("aggregate/scroll", "a"),
-		Sort:       b("sort", "s"),
+		Sort:       b("sort", "r"),
 		Search:     b("find class", "/"),
 		Zoom:       b("zoom in", "enter", "z"),
 		ZoomOut:    b("zoom out", "esc", "backspace"),
@@ -114,6 +118,7 @@ func Default() *Map {
 		Console:    b("worker only", "c"),
 		Accept:     b("accept", "enter"),
 		Cancel:     b("cancel", "esc"),
+		Runs:       b("runs browser", "R"),
 	}
 	// Short names for the help bar where the key list is long.
 	m.SUp.SetHelp("+/-", "s")
@@ -165,17 +170,20 @@ func DefaultPath() string {
 	return filepath.Join(dir, "selmix", "keys.toml")
 }
 
+// keysFile bounds keys.toml.
+var keysFile = boundedfile.Limit{What: "keys file", Max: 1 << 20}
+
 // Load returns the default map with the bindings in the TOML file at path
 // applied, e.g.
 //
 //	pause = "p"
 //	quit  = ["q", "ctrl+c"]
 //
-// A missing file is not an error when optional is set. Every error names
+// A missing file (not a bad one) is not an error when optional is set. Every error names
 // the file and, where it has one, the key.
 func Load(path string, optional bool) (*Map, error) {
 	m := Default()
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, keysFile)
 	if err != nil {
 		if optional && os.IsNotExist(err) {
 			return m, nil

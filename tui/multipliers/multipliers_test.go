@@ -29,7 +29,7 @@ func TestViewK1000(t *testing.T) {
 	run := fixture.Run(1000, 3)
 	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
 		{Name: "worst-first", Run: run, W: 70, H: 8},
-		{Name: "by-class", Run: run, W: 70, H: 8, Keys: []string{"s", "s", "s", "s", "s"}},
+		{Name: "by-class", Run: run, W: 70, H: 8, Keys: []string{"r", "r", "r", "r", "r"}},
 		{Name: "prompt", Run: run, W: 70, H: 8, Keys: []string{"/", "7", "7"}},
 		{Name: "found", Run: run, W: 70, H: 8, Keys: []string{"/", "7", "7", "7", "enter"}},
 	})
@@ -41,7 +41,7 @@ func TestHeadTailDoesNotSort(t *testing.T) {
 	rs.Lambda = []float64{0.2, 0.8}
 	s.Refresh = &rs
 	m := New(fixture.Plain(), fixture.Apply(fixture.Info(100), []train.Snapshot{s}))
-	v := fixture.View(t, m, 60, 5, "s", "/")
+	v := fixture.View(t, m, 60, 5, "r", "/")
 	if m.Capturing() || m.Title() != "s and λ" {
 		t.Errorf("head/tail multipliers: capturing %v, title %q; want no sort and no search", m.Capturing(), m.Title())
 	}

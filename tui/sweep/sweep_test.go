@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +67,8 @@ func TestView(t *testing.T) {
 		{"read-error", []tea.Msg{StatusMsg{status()}, ErrMsg{errors.New("squeue: slurm_load_jobs error: Unable to contact slurm controller")}}, 120, 30},
 		{"scrolled", []tea.Msg{StatusMsg{status()}, fixture.Key("G")}, 100, 8},
 		{"slurm-unreachable", []tea.Msg{StatusMsg{withNote(status(), "slurm: squeue: command not found")}}, 120, 30},
+		{"by-best-desc", []tea.Msg{StatusMsg{status()}, fixture.Key("h"), fixture.Key("r")}, 120, 30},
+		{"help", []tea.Msg{StatusMsg{status()}, fixture.Key("?")}, 120, 30},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -139,5 +142,48 @@ func TestPoll(t *testing.T) {
 	}
 	if e, ok := got[2].(ErrMsg); !ok || !strings.Contains(e.Err.Error(), "bug") {
 		t.Errorf("a panic in the reader becomes %v", got[2])
+	}
+}
+
+// Any column sorts the groups (by their mean over seeds for ψ) and the
+// members inside them; unknown values go last either way; r reverses.
+func TestSort(t *testing.T) {
+	cases := []struct {
+		name string
+		keys []string
+		want []int
+	}{
+		{"by index", nil, []int{0, 1, 2, 3, 4, 5}},
+		{"by best ψ, high first", []string{"h", "r"}, []int{0, 1, 2, 3, 4, 5}},
+		{"by best ψ, low first", []string{"h"}, []int{2, 3, 1, 0, 4, 5}},
+		{"by ψ now, high first", []string{"h", "h", "r"}, []int{3, 2, 0, 1, 4, 5}},
+		{"by policy", []string{"l"}, []int{4, 5, 0, 1, 2, 3}},
+		{"by seed, high first", []string{"l", "l", "r"}, []int{1, 0, 3, 2, 5, 4}},
+		{"by step", []string{"h", "h", "h"}, []int{4, 5, 3, 2, 0, 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := New(fixture.Plain(), "grid-a3f9")
+			m.Update(StatusMsg{status()})
+			for _, k := range c.keys {
+				m.Update(fixture.Key(k))
+			}
+			if got := m.memberOrder(); !slices.Equal(got, c.want) {
+				t.Errorf("order %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// ? opens the keys; any key closes them without acting.
+func TestHelp(t *testing.T) {
+	m := New(fixture.Plain(), "grid-a3f9")
+	m.Update(StatusMsg{status()})
+	m.Update(fixture.Key("?"))
+	if v := m.Render(); !strings.Contains(v, "reverse the order") || !strings.Contains(v, "mean ± std") {
+		t.Errorf("? shows no help:\n%s", v)
+	}
+	if _, cmd := m.Update(fixture.Key("q")); cmd != nil || strings.Contains(m.Render(), "reverse the order") {
+		t.Errorf("q on the help quit (%v) or left it open", cmd)
 	}
 }

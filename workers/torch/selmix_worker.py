@@ -44,7 +44,7 @@ class RequestError(Exception):
 def one_line(e):
     """The message of e on one line, for a reply's error."""
     msg = " ".join(str(e).split()) or "(no message)"
-    if not isinstance(e, (RequestError, ValueError, LoaderDied)):
+    if not isinstance(e, (RequestError, ValueError, LoaderDied, BadInput)):
         msg = f"{type(e).__name__}: {msg}"
     return msg[:2000]
 
@@ -69,12 +69,20 @@ OOM_CAUSE = {
 }
 
 
+class BadInput(Exception):
+    """The recipe refused its own input while hello built it (a missing
+    folder, a corrupt file, weights of another architecture): reason
+    "bad_input", which selmix reports as a configuration error."""
+
+
 def error_reply(op, e):
     """The reply to a request that raised e: one line, and for running out
     of memory "reason": "out_of_memory" with the likely cause and the
     knobs that shrink it."""
     if isinstance(e, LoaderDied):
         return {"ok": False, "error": f"{op}: {one_line(e)}"}
+    if isinstance(e, BadInput):
+        return {"ok": False, "reason": "bad_input", "error": one_line(e)}
     if not is_oom(e):
         return {"ok": False, "error": one_line(e)}
     detail = " ".join(str(e).split())
@@ -148,7 +156,10 @@ class Worker:
             raise RequestError(f"hello: protocol {req.get('protocol')!r} not spoken; this worker speaks protocol {PROTOCOL}")
         seed = number(req, "seed", 0, 2**64 - 1, integer=True)
         self.run_seed = seed
-        self._setup(self.recipe.build(self.args))
+        try:
+            self._setup(self.recipe.build(self.args))
+        except (ValueError, OSError) as e:  # the recipe's and _setup's own checks, and files it cannot read
+            raise BadInput(one_line(e)) from e
         torch.manual_seed(seed)
         # The sampling stream differs from the global one (dropout, random
         # transforms) so that the two draw unrelated numbers.

@@ -242,7 +242,8 @@ class Features(unittest.TestCase):
         w = Worker("--recipe", "features", "--train", self.path("train"), "--val", self.path("missing"), "--test", self.path("test"))
         self.addCleanup(w.kill)
         r, _ = w.request(HELLO)
-        self.assertEqual(r, {"ok": False, "error": f"{self.path('missing')}: no such file"})
+        # reason bad_input: selmix says it as a configuration error (exit 2).
+        self.assertEqual(r, {"ok": False, "reason": "bad_input", "error": f"{self.path('missing')}: no such file"})
         r, _ = w.request({"op": "evaluate", "split": "val"})
         self.assertEqual(r["error"], "evaluate: send hello first")
 

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -64,6 +65,9 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 	w := cmd.OutOrStdout()
 	if m.Detached() || !m.Quit() {
 		fmt.Fprintf(w, "detached; run %s goes on (selmix attach %s · selmix stop %s)\n", r.Meta.ID, r.Meta.ID, r.Meta.ID)
+		if m.Browse() {
+			return errBrowse
+		}
 		return nil
 	}
 	if m.State() != tui.Finished && m.State() != tui.Failed {
@@ -118,11 +122,16 @@ func printRecordedSummary(w io.Writer, r *runs.Run) error {
 	return nil
 }
 
-// forkAction forks run id of root at a step into a new background run:
-// what f does in the workbench.
-func forkAction(root, id string) func(step int) (string, error) {
-	return func(step int) (string, error) {
-		nid, _, err := spawnForkDetached(root, id, step)
+// forkAction forks run id of root at a step, with the overrides chosen
+// in the workbench's fork form, into a new background run: what f does
+// in the workbench. Forks start one at a time, so each new run's name is
+// chosen after the previous fork's run exists (forkRun picks a free one).
+func forkAction(root, id string) func(step int, sets []string) (string, error) {
+	var mu sync.Mutex
+	return func(step int, sets []string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		nid, _, err := spawnForkDetached(root, id, step, sets)
 		if err != nil {
 			return "", fmt.Errorf("fork: %v", err)
 		}
@@ -201,7 +210,7 @@ the live run. Quitting asks whether to stop the run or detach from it.
 		if follow {
 			return followRun(cmd.Context(), cmd.OutOrStdout(), r)
 		}
-		return attachWorkbenchTo(cmd, r, keysPath)
+		return browseAfter(cmd, filepath.Dir(r.Dir), keysPath, attachWorkbenchTo(cmd, r, keysPath))
 	})
 	addKeysFlag(cmd, &keysPath)
 	cmd.Flags().BoolVar(&follow, "follow", false, "print progress lines instead of opening the workbench")

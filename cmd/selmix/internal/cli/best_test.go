@@ -2,10 +2,16 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/metric"
+	"selmix/core/npy"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -98,6 +104,154 @@ func TestWorkerOf(t *testing.T) {
 		}
 		if got := workerOf(r); got != c.want {
 			t.Errorf("config %q: workerOf = %q, want %q", c.config, got, c.want)
+		}
+	}
+}
+
+// readHeadW reads W from an export-head .npz.
+func readHeadW(t *testing.T, path string, n int) []float64 {
+	t.Helper()
+	z, err := npy.OpenNPZ(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	a, err := z.Open("W")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	W := make([]float64, n)
+	if err := a.ReadFloat64(W); err != nil {
+		t.Fatal(err)
+	}
+	return W
+}
+
+// The run store keeps the best checkpoint; the summary, runs show and
+// runs ls report test metrics at it beside the final ones; export-head
+// --best writes its head; fork --at best starts from it, and a fork of
+// it is replayed from it.
+func TestKeepBestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	root := t.TempDir()
+	id := finishShortRun(t, root)
+	r, err := runs.Open(root, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, state, err := r.BestCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := train.ParseCheckpoint(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := record.Load(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := h.Final.Best
+	if b == nil || b.Step != step || ck.Step != step || r.Meta.BestStep != step || b.Psi != r.Meta.Best || string(b.Objective) != r.Meta.BestObjective {
+		t.Fatalf("best: summary %+v, checkpoint file at %d (engine step %d), run.json %v at %d (%s): want one best",
+			b, step, ck.Step, r.Meta.Best, r.Meta.BestStep, r.Meta.BestObjective)
+	}
+	// The best is the highest validation ψ among the refreshes.
+	for _, rf := range h.Refreshes {
+		if rf.Stats.Psi > b.Psi {
+			t.Errorf("refresh at step %d has ψ %v above the best %v", rf.Step, rf.Stats.Psi, b.Psi)
+		}
+	}
+
+	// The test metrics at best are those of the best checkpoint's model:
+	// the pre-trained one at step 0, else what a fork of it that trains
+	// no further concludes.
+	wantTest := h.Final.TestBefore
+	if step > 0 {
+		out := selmixtest.Run(t, "fork", "-q", "--runs", root, id, "--at", "best", "--set", fmt.Sprintf("finetune.steps=%d", step))
+		m := selmixtest.RunIDRe.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("fork printed no run id:\n%s", out)
+		}
+		fr, err := runs.Open(root, m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh, err := record.Load(fr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantTest = fh.Final.TestAfter
+	}
+	if !reflect.DeepEqual(b.Test.Recall, wantTest.Recall) || b.Test.MinRecall != wantTest.MinRecall || b.Test.MeanRecall != wantTest.MeanRecall {
+		t.Errorf("test at best = %+v,\nthe best checkpoint's model gives %+v", b.Test, wantTest)
+	}
+
+	show := selmixtest.Run(t, "runs", "show", "--runs", root, id)
+	for _, want := range []string{
+		"test at best",
+		fmt.Sprintf("best: ψ %s %.4f on validation at step %d", b.Objective, b.Psi, step),
+		fmt.Sprintf("best ckpt step %d", step),
+	} {
+		if !strings.Contains(show, want) {
+			t.Errorf("runs show lacks %q:\n%s", want, show)
+		}
+	}
+	i := slices.Index(metric.Objectives(), b.Objective)
+	ls := selmixtest.Run(t, "runs", "ls", "--runs", root)
+	if want := fmt.Sprintf("%.4f      %.4f (%d)", h.Final.TestObjAfter[i], b.TestObj[i], step); !strings.Contains(ls, "TEST ψ AT BEST") || !strings.Contains(ls, want) {
+		t.Errorf("runs ls lacks test ψ at the end and at best %q:\n%s", want, ls)
+	}
+
+	// export-head --best writes the best checkpoint's head.
+	npz := filepath.Join(t.TempDir(), "best.npz")
+	out := selmixtest.Run(t, "export-head", "--runs", root, id, "--best", "--out", npz)
+	if !strings.Contains(out, fmt.Sprintf("best checkpoint (step %d)", step)) {
+		t.Errorf("export-head --best says:\n%s", out)
+	}
+	if got := readHeadW(t, npz, ck.D*ck.K); !reflect.DeepEqual(got, ck.Trainer.W) {
+		t.Errorf("export-head --best wrote another head than the best checkpoint's")
+	}
+	if code, _, stderr := runCLI("export-head", "--runs", root, id, "--best", "--step", "5", "--out", npz); code != 2 || !strings.Contains(stderr, "give one") {
+		t.Errorf("export-head --best --step: exit %d, %q; want 2 and a one-line reason", code, stderr)
+	}
+
+	// fork --at best records where it came from, and replays from it.
+	out = selmixtest.Run(t, "fork", "-q", "--runs", root, id, "--at", "best", "--set", "finetune.s=2", "--set", fmt.Sprintf("finetune.steps=%d", step+50))
+	m := selmixtest.RunIDRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("fork printed no run id:\n%s", out)
+	}
+	fr, err := runs.Open(root, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fr.Meta.Parent != id || fr.Meta.ParentStep != step || !fr.Meta.ParentBest {
+		t.Errorf("fork --at best records parent %q at %d (best %v), want %q at %d from its best", fr.Meta.Parent, fr.Meta.ParentStep, fr.Meta.ParentBest, id, step)
+	}
+	if rep := selmixtest.Run(t, "replay", "--runs", root, m[1]); !strings.Contains(rep, "is identical to "+m[1]) {
+		t.Errorf("replay of the fork from best did not report identity:\n%s", rep)
+	}
+	if code, _, stderr := runCLI("fork", "--runs", root, id, "--at", "bset"); code != 2 || !strings.Contains(stderr, `--at "bset": want a step ≥ 0 or best`) {
+		t.Errorf("fork --at bset: exit %d, %q", code, stderr)
+	}
+}
+
+// A run written before selmix kept the best model has no best
+// checkpoint: export-head --best and fork --at best say so in one line.
+func TestNoBestCheckpoint(t *testing.T) {
+	root := t.TempDir()
+	id := objectiveChangeRun(t, root)
+	for _, args := range [][]string{
+		{"export-head", "--runs", root, id, "--best", "--out", filepath.Join(root, "h.npz")},
+		{"fork", "--runs", root, id, "--at", "best"},
+	} {
+		code, _, stderr := runCLI(args...)
+		if code != 2 || !strings.Contains(stderr, "no best checkpoint") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line saying there is no best checkpoint", args, code, stderr)
 		}
 	}
 }

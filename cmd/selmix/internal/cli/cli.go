@@ -11,6 +11,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"selmix/core/boundedfile"
+	"selmix/core/safetext"
+	"selmix/runs"
 )
 
 // usageError marks input errors (bad flags, bad files): exit code 2.
@@ -57,7 +61,13 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "selmix: %v\n", err)
+	// An error may quote what selmix read (a path, a name, a line of a
+	// file): each of its lines is made printable.
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = safetext.Line(l)
+	}
+	fmt.Fprintf(stderr, "selmix: %s\n", strings.Join(lines, "\n"))
 	var ue usageError
 	var stop *stoppedError
 	var ce codeError
@@ -66,7 +76,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		return stop.code
 	case errors.As(err, &ce):
 		return ce.code
-	case errors.As(err, &ue) || isCobraUsage(err):
+	case errors.As(err, &ue) || isCobraUsage(err) || errors.As(err, new(*boundedfile.Error)) || errors.Is(err, runs.ErrDamaged):
 		return 2
 	}
 	return 1

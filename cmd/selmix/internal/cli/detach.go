@@ -47,13 +47,34 @@ func spawnDetached(root, config string, sets []string) (id string, pid int, err 
 	return spawnChild(root, args)
 }
 
-// spawnForkDetached forks run id at step into a new background run.
-func spawnForkDetached(root, id string, step int) (string, int, error) {
-	return spawnChild(root, []string{"fork", id, "--at", fmt.Sprint(step), "-q"})
+// spawnForkDetached forks run id at step, with the configuration
+// overrides sets, into a new background run.
+func spawnForkDetached(root, id string, step int, sets []string) (string, int, error) {
+	args := []string{"fork", id, "--at", fmt.Sprint(step), "-q"}
+	for _, kv := range sets {
+		args = append(args, "--set", kv)
+	}
+	return spawnChild(root, args)
+}
+
+// runIDLen is the length of a run id (runs.Create makes them).
+const runIDLen = len("20060102-1504-0000")
+
+// checkSocketPath refuses a runs root in which a run's control socket
+// path would be too long for a Unix socket: a detached run must serve one.
+func checkSocketPath(root string) error {
+	path := filepath.Join(runs.Root(root), strings.Repeat("x", runIDLen), live.SocketName)
+	if len(path) >= live.MaxSocketPath {
+		return badInput("--runs %s: too long for a detached run's control socket (its runs' sockets would be %d bytes, limit %d); use a shorter runs folder", runs.Root(root), len(path), live.MaxSocketPath-1)
+	}
+	return nil
 }
 
 // spawnChild starts `selmix ARGS --serve --handshake` in the background.
 func spawnChild(root string, args []string) (id string, pid int, err error) {
+	if err := checkSocketPath(root); err != nil {
+		return "", 0, err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return "", 0, err
@@ -214,7 +235,7 @@ func listLive(w io.Writer, root string) error {
 		if r.Live {
 			pid = fmt.Sprint(r.Pid)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", pid, r.Meta.ID, r.Meta.Name, r.Meta.Steps, st)
+		printText(tw, "%s\t%s\t%s\t%d\t%s\n", pid, r.Meta.ID, r.Meta.Name, r.Meta.Steps, st)
 		n++
 	}
 	if n == 0 {

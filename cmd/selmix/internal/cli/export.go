@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,6 +43,7 @@ func autoExport(w io.Writer, dir string) error {
 
 type exportFlags struct {
 	format, out, size, metric, runs string
+	groupBy                         string
 	dpi                             int
 	compare                         bool
 }
@@ -60,11 +62,20 @@ happened (linear). Each figure has a CSV beside it with every plotted
 number.
 
 With --compare it draws one curve per run of --metric over steps and the
-final metrics of every run as grouped bars.
+final metrics of every run as grouped bars; --group-by KEY adds one line
+per value of the config key KEY (e.g. finetune.policy, or policy): the mean
+of --metric over the runs with that value in a ± one standard deviation
+band, with the pre-trained baseline.
 
 RUN is a run id, a unique id prefix or a run name in the runs root, or a
 run directory. Figures go to --out (default <run dir>/plots, or ./compare
-with --compare).`,
+with --compare).
+
+With --format tensorboard it writes TensorBoard event files of every RUN
+given instead, one directory per run under --out (default ./tensorboard):
+every refresh's numbers as scalars, G and P as images, the config as text
+and the HParams plugin's data (docs/run-format.md, "TensorBoard"). View
+them with: tensorboard --logdir DIR.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return badInput("export: give a run (id, id prefix, name or directory)")
@@ -75,19 +86,23 @@ with --compare).`,
 			return runExport(cmd.OutOrStdout(), f, args)
 		},
 	}
-	cmd.Flags().StringVar(&f.format, "format", "png", "figure format: png|svg|pdf|tex")
+	cmd.Flags().StringVar(&f.format, "format", "png", "figure format: png|svg|pdf|tex, or tensorboard: event files of every RUN for TensorBoard")
 	cmd.Flags().StringVar(&f.out, "out", "", "output `DIR`")
 	cmd.Flags().IntVar(&f.dpi, "dpi", 300, "png resolution in dots per inch")
 	cmd.Flags().StringVar(&f.size, "size", "", "size `WxH` of every figure, unit in (default)|cm|mm|pt|px, e.g. 3.5x2.5in; default: each figure's own (7 in or 3.5 in wide)")
 	cmd.Flags().BoolVar(&f.compare, "compare", false, "compare the given runs")
 	cmd.Flags().StringVar(&f.metric, "metric", "", "with --compare: metric to plot over steps: "+strings.Join(viz.MetricNames(), ", ")+" (default psi:<the runs' shared objective>, else mean-recall)")
+	cmd.Flags().StringVar(&f.groupBy, "group-by", "", "with --compare: also draw the mean ± std of the runs grouped by config `KEY`")
 	addRunsFlag(cmd, &f.runs)
 	return cmd
 }
 
 func runExport(w io.Writer, f exportFlags, args []string) error {
+	if f.format == formatTensorBoard {
+		return exportTensorBoard(w, f, args)
+	}
 	if !slices.Contains(viz.Formats, f.format) {
-		return badInput("--format %q: want one of %s", f.format, strings.Join(viz.Formats, ", "))
+		return badInput("--format %q: want one of %s", f.format, strings.Join(slices.Concat(viz.Formats, []string{formatTensorBoard}), ", "))
 	}
 	if f.dpi < 10 || f.dpi > 2400 {
 		return badInput("--dpi %d: want 10 to 2400", f.dpi)
@@ -101,6 +116,9 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 	}
 	if f.metric != "" && !f.compare {
 		return badInput("--metric goes with --compare")
+	}
+	if f.groupBy != "" && !f.compare {
+		return usageError{errNoGroupBy}
 	}
 	if !f.compare && len(args) != 1 {
 		return badInput("export takes one run (got %d); use --compare to compare runs", len(args))
@@ -126,7 +144,21 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 		if out == "" {
 			out = "compare"
 		}
+		var groups []viz.Group
+		var key string
+		if f.groupBy != "" {
+			if groups, key, err = groupRuns(rs, f.groupBy); err != nil {
+				return err
+			}
+		}
 		res, err = viz.Compare(rs, m, out, o)
+		if groups != nil && res != nil {
+			gres, gerr := viz.CompareGroups(groups, key, m, out, o)
+			if gres != nil {
+				res.Files, res.Notes = append(res.Files, gres.Files...), append(res.Notes, gres.Notes...)
+			}
+			err = errors.Join(err, gerr)
+		}
 	} else {
 		if out == "" {
 			out = filepath.Join(rs[0].Dir, "plots")

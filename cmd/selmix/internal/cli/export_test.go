@@ -70,6 +70,31 @@ func TestExportCompare(t *testing.T) {
 	}
 }
 
+// --group-by adds the grouped figure: one group per policy here, each of
+// one run, named by the whole key though a short one was given.
+func TestExportCompareGroupBy(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("export", "--compare", "--runs", vizRuns, "viz-selmix", "viz-uniform", "--group-by", "policy", "--out", out, "--dpi", "30")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "compare-psi_min-recall-by-finetune.policy.csv"))
+	if err != nil {
+		t.Fatalf("%v (output %s)", err, stdout)
+	}
+	csv := string(b)
+	for _, want := range []string{"group,step,std,n,mean,note\n", "\nselmix,0,0,1,", "\nuniform,0,0,1,", "\npre-trained,0,,,"} {
+		if !strings.Contains(csv, want) {
+			t.Errorf("grouped CSV lacks %q:\n%.300s", want, csv)
+		}
+	}
+	for _, name := range []string{"compare-psi_min-recall-by-finetune.policy.png", "compare-final.png"} {
+		if !strings.Contains(stdout, name) {
+			t.Errorf("output does not list %s:\n%s", name, stdout)
+		}
+	}
+}
+
 func TestExportBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -85,6 +110,8 @@ func TestExportBadInput(t *testing.T) {
 		{"metric alone", []string{"export", "--runs", vizRuns, "viz-selmix", "--metric", "gmean"}, "--metric goes with --compare"},
 		{"bad metric", []string{"export", "--compare", "--runs", vizRuns, "viz-selmix", "--metric", "recall"}, `unknown metric "recall"`},
 		{"unknown flag", []string{"export", "--colour", "red"}, "unknown flag"},
+		{"group-by alone", []string{"export", "--runs", vizRuns, "viz-selmix", "--group-by", "policy"}, "--group-by goes with --compare"},
+		{"group-by unknown key", []string{"export", "--compare", "--runs", vizRuns, "viz-selmix", "viz-uniform", "--group-by", "colour"}, `--group-by "colour": no run's config has that key`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(append(tc.args, "--out", t.TempDir())...)

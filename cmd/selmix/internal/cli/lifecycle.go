@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +45,8 @@ func newResumeCmd() *cobra.Command {
 		Use:   "resume RUN",
 		Short: "Continue a stopped or crashed run from its last checkpoint",
 		Long: `resume continues RUN in place from its last checkpoint, re-applying the
-control changes logged after it. The result equals an uninterrupted run:
+control changes logged after it. A damaged checkpoint is named and passed
+over for the one before it (none left: the run starts over). The result equals an uninterrupted run:
 events already in the log are not written twice. Like run, it exits with 130
 or 143 when SIGINT, SIGTERM or selmix stop interrupts it again.`,
 		Args: cobra.ExactArgs(1),
@@ -74,6 +77,7 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 	if err != nil {
 		return err
 	}
+	useRunBLAS(w, r.Meta)
 	if h.Final != nil {
 		return badInput("run %s has finished; fork it to train further (selmix fork %s --set finetune.steps=N)", r.Meta.ID, r.Meta.ID)
 	}
@@ -82,35 +86,35 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 		return err
 	}
 	tc := c.Train()
-	ck, err := r.Checkpoints()
-	if err != nil {
+	step, state, err := checkpointAt(w, r, ckptSel{step: -1})
+	switch {
+	case errors.Is(err, runs.ErrNoCheckpoint):
+	case errors.Is(err, runs.ErrDamaged):
+		fmt.Fprintf(w, "%v: starting over from step 0\n", err)
+	case err != nil:
 		return err
 	}
-	var step int
 	var eng *train.Engine
-	if len(ck) == 0 {
-		// Crashed before its first checkpoint: start over; the events it
-		// logged are reproduced exactly and not written twice.
-		tr, err := prepare(ctx, w, c, o.quiet)
+	if state == nil {
+		// Crashed before its first (valid) checkpoint: start over; the
+		// events it logged are reproduced exactly and not written twice.
+		step = 0
+		tr, err := prepare(sig.workerCtx, w, c, o.quiet)
 		if err != nil {
-			return err
+			return sig.interrupted(err)
 		}
 		if eng, err = train.New(tc, tr); err != nil {
 			tr.Close()
 			return err
 		}
 	} else {
-		var state []byte
-		if step, state, err = r.LatestCheckpointAtOrBefore(math.MaxInt); err != nil {
-			return err
-		}
 		ckpt, err := local.ParseCheckpoint(state)
 		if err != nil {
 			return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, step, err)
 		}
-		tr, err := restore(w, c, ckpt, o.quiet)
+		tr, err := restore(sig.workerCtx, w, c, ckpt, o.quiet)
 		if err != nil {
-			return err
+			return sig.interrupted(err)
 		}
 		if eng, err = train.Resume(tc, tr, ckpt); err != nil {
 			tr.Close()
@@ -144,16 +148,19 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 func newForkCmd() *cobra.Command {
 	var (
 		root         string
-		at           int
+		at           string
 		sets         []string
 		quiet        bool
 		serve, shake bool
 	)
 	cmd := &cobra.Command{
-		Use:   "fork RUN [--at STEP] [--set section.key=value ...]",
+		Use:   "fork RUN [--at STEP|best] [--set section.key=value ...]",
 		Short: "Start a new run from a checkpoint of RUN with changed settings",
 		Long: `fork starts a new run from RUN's checkpoint at or before STEP (default: the
-latest), with RUN's configuration overlaid by --set. Changed [finetune]
+latest; a damaged one is named and passed over for the one before it), or
+with --at best from its best checkpoint (the model at the best validation ψ
+of the optimized objective), with RUN's configuration overlaid by --set.
+Changed [finetune]
 hyperparameters take effect at the fork step and are logged as control
 changes; the new run's record names its parent.`,
 		Args: cobra.ExactArgs(1),
@@ -164,10 +171,11 @@ changes; the new run's record names its parent.`,
 				hs = newChildHandshake()
 				o.created = hs.created(root)
 			}
-			if cmd.Flags().Changed("at") && at < 0 {
-				return badInput("--at %d: want a step ≥ 0 (leave --at out for the latest checkpoint)", at)
+			step, best, err := parseAt("--at", at)
+			if err != nil {
+				return err
 			}
-			err := forkRun(cmd.Context(), cmd.OutOrStdout(), runs.Root(root), args[0], at, sets, o)
+			err = forkRun(cmd.Context(), cmd.OutOrStdout(), runs.Root(root), args[0], ckptSel{step, best}, sets, o)
 			hs.fail(err)
 			return err
 		},
@@ -176,7 +184,7 @@ changes; the new run's record names its parent.`,
 	cmd.Flags().BoolVar(&serve, "serve", false, "serve the new run's control socket so viewers can attach")
 	cmd.Flags().BoolVar(&shake, "handshake", false, "internal: report the run id on fd 3")
 	cmd.Flags().MarkHidden("handshake")
-	cmd.Flags().IntVar(&at, "at", -1, "fork at the checkpoint at or before `STEP` (default: the latest)")
+	cmd.Flags().StringVar(&at, "at", "", "fork at the checkpoint at or before `STEP`, or at best (default: the latest)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override one configuration key: `section.key=value` (repeatable)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final table")
 	return cmd
@@ -195,7 +203,30 @@ func hyperControls(from, to train.Hyper, at int) []train.Control {
 	return out
 }
 
-func forkRun(ctx context.Context, w io.Writer, root, id string, at int, sets []string, o startOpts) error {
+// ckptSel selects a run's checkpoint: the best one, or the one at or
+// before step (a negative step: the latest).
+type ckptSel struct {
+	step int
+	best bool
+}
+
+// parseAt reads a checkpoint flag's value: a step ≥ 0, "best", or ""
+// (the latest).
+func parseAt(flag, v string) (step int, best bool, err error) {
+	switch v {
+	case "":
+		return -1, false, nil
+	case "best":
+		return 0, true, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, false, badInput("%s %q: want a step ≥ 0 or best (leave %s out for the latest checkpoint)", flag, v, flag)
+	}
+	return n, false, nil
+}
+
+func forkRun(ctx context.Context, w io.Writer, root, id string, at ckptSel, sets []string, o startOpts) error {
 	parent, err := openRun(root, id)
 	if err != nil {
 		return err
@@ -214,10 +245,17 @@ func forkRun(ctx context.Context, w io.Writer, root, id string, at int, sets []s
 	if err := c.Validate(); err != nil {
 		return usageError{err}
 	}
-	if c.Name == "" {
-		c.Name = parent.Meta.Name + "-fork"
+	base := c.Name
+	if base == "" {
+		base = parent.Meta.Name + "-fork"
 	}
-	step, state, err := checkpointAt(parent, at)
+	if c.Name, err = freeName(root, base); err != nil {
+		return err
+	}
+	if c.Name != base {
+		fmt.Fprintf(w, "a run is named %s already: this fork is %s\n", base, c.Name)
+	}
+	step, state, err := checkpointAt(w, parent, at)
 	if err != nil {
 		return err
 	}
@@ -225,10 +263,32 @@ func forkRun(ctx context.Context, w io.Writer, root, id string, at int, sets []s
 	tc := c.Train()
 	// The checkpoint carries the parent's hyperparameters with its
 	// controls applied; only what --set changed is applied on top.
-	o.parent, o.parentStep, o.state = parent.Meta.ID, step, state
+	o.parent, o.parentStep, o.parentBest, o.state = parent.Meta.ID, step, at.best, state
 	o.controls = hyperControls(ptc.Hyper, tc.Hyper, step)
-	fmt.Fprintf(w, "forking run %s at step %d\n", parent.Meta.ID, step)
+	if at.best {
+		fmt.Fprintf(w, "forking run %s at its best checkpoint (step %d)\n", parent.Meta.ID, step)
+	} else {
+		fmt.Fprintf(w, "forking run %s at step %d\n", parent.Meta.ID, step)
+	}
 	return startRun(ctx, w, c, o)
+}
+
+// freeName is base if no run under root has that name, else the first of
+// base-2, base-3, … that none has: two forks never share a name.
+func freeName(root, base string) (string, error) {
+	rs, err := runs.List(root)
+	if err != nil {
+		return "", err
+	}
+	taken := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		taken[r.Meta.Name] = true
+	}
+	name := base
+	for n := 2; taken[name]; n++ {
+		name = fmt.Sprintf("%s-%d", base, n)
+	}
+	return name, nil
 }
 
 func newReplayCmd() *cobra.Command {
@@ -266,17 +326,25 @@ func replayRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 		return err
 	}
 	c.Name = "replay-of-" + orig.Meta.ID
+	useRunBLAS(w, orig.Meta)
 	start := 0
 	if orig.Meta.Parent != "" {
 		parent, err := openRun(root, orig.Meta.Parent)
 		if err != nil {
 			return fmt.Errorf("replaying fork %s: %w", orig.Meta.ID, err)
 		}
-		step, state, err := parent.LatestCheckpointAtOrBefore(orig.Meta.ParentStep)
-		if err != nil || step != orig.Meta.ParentStep {
-			return fmt.Errorf("replaying fork %s: parent %s has no checkpoint at step %d", orig.Meta.ID, parent.Meta.ID, orig.Meta.ParentStep)
+		step := orig.Meta.ParentStep
+		var state []byte
+		if orig.Meta.ParentBest {
+			if state, err = parent.BestCheckpointAt(step); err != nil {
+				return fmt.Errorf("replaying fork %s: %w", orig.Meta.ID, err)
+			}
+		} else if got, b, err := parent.LatestCheckpointAtOrBefore(step); err != nil || got != step {
+			return fmt.Errorf("replaying fork %s: parent %s has no checkpoint at step %d", orig.Meta.ID, parent.Meta.ID, step)
+		} else {
+			state = b
 		}
-		o.parent, o.parentStep, o.state, start = parent.Meta.ID, step, state, step
+		o.parent, o.parentStep, o.parentBest, o.state, start = parent.Meta.ID, step, orig.Meta.ParentBest, state, step
 	}
 	o.controls = h.Replayable(start-1, true)
 	var newID string
@@ -316,6 +384,7 @@ func compareOutcome(a, b *record.History) []string {
 	}
 	la, lb := a.Refreshes[len(a.Refreshes)-1], b.Refreshes[len(b.Refreshes)-1]
 	la.Loss, lb.Loss = nil, nil
+	la.Time, lb.Time = time.Time{}, time.Time{}
 	// G and P stay on disk until asked for; the last refresh always has them.
 	var ea, eb error
 	la.Stats.G, la.Stats.P, ea = a.Matrices(len(a.Refreshes) - 1)
@@ -340,11 +409,13 @@ func mustJSON(v any) string {
 func newExportHeadCmd() *cobra.Command {
 	var root, out string
 	var step int
+	var best bool
 	cmd := &cobra.Command{
-		Use:   "export-head RUN --out FILE.npz|FILE.npy",
+		Use:   "export-head RUN --out FILE.npz|FILE.npy [--step STEP | --best]",
 		Short: "Write the fine-tuned head W (d×K) and b (K) of a run",
 		Long: `export-head writes the head of RUN's last checkpoint (or the one at or before
---step) in the layout heads are imported in: W of shape (d, K) and b of
+--step, or with --best the best checkpoint: the model at the best validation
+ψ of the optimized objective) in the layout heads are imported in: W of shape (d, K) and b of
 shape (K,), float64. FILE.npz holds both as arrays W and b; FILE.npy writes
 the pair FILE_W.npy and FILE_b.npy. In PyTorch:
     lin.weight.data = torch.from_numpy(W.T); lin.bias.data = torch.from_numpy(b)`,
@@ -353,37 +424,69 @@ the pair FILE_W.npy and FILE_b.npy. In PyTorch:
 			if cmd.Flags().Changed("step") && step < 0 {
 				return badInput("--step %d: want a step ≥ 0 (leave --step out for the latest checkpoint)", step)
 			}
-			return exportHead(cmd.OutOrStdout(), runs.Root(root), args[0], step, out)
+			if best && cmd.Flags().Changed("step") {
+				return badInput("--best and --step %d: give one (--best is the best checkpoint, --step the one at or before a step)", step)
+			}
+			return exportHead(cmd.OutOrStdout(), runs.Root(root), args[0], ckptSel{step, best}, out)
 		},
 	}
 	addRunsFlag(cmd, &root)
 	cmd.Flags().StringVar(&out, "out", "", "output `FILE` (.npz, or .npy for a W/b pair)")
 	cmd.Flags().IntVar(&step, "step", -1, "export the checkpoint at or before `STEP` (default: the latest)")
+	cmd.Flags().BoolVar(&best, "best", false, "export the best checkpoint (best validation ψ of the optimized objective)")
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
 
-// checkpointAt is r's checkpoint at or before step (a negative step: the
-// latest); a run with none there is an input error.
-func checkpointAt(r *runs.Run, step int) (int, []byte, error) {
+// checkpointAt is r's checkpoint that at selects: its best, or its newest
+// valid one at or before a step (a negative step: the latest). Damaged
+// newer ones are passed over, and w is told so in one line naming each; a
+// run with none there is an input error (wrapping runs.ErrNoBest,
+// runs.ErrNoCheckpoint, or runs.ErrDamaged naming the damaged files).
+func checkpointAt(w io.Writer, r *runs.Run, at ckptSel) (int, []byte, error) {
+	if at.best {
+		step, state, err := r.BestCheckpoint()
+		if errors.Is(err, runs.ErrNoBest) {
+			return 0, nil, usageError{err}
+		}
+		return step, state, err
+	}
+	step := at.step
 	if step < 0 {
 		step = math.MaxInt
 	}
-	at, state, err := r.LatestCheckpointAtOrBefore(step)
+	got, state, skipped, err := r.LatestValidCheckpoint(step, func(b []byte) error {
+		_, err := local.ParseCheckpoint(b)
+		return err
+	})
 	if errors.Is(err, runs.ErrNoCheckpoint) {
 		return 0, nil, usageError{err}
 	}
-	return at, state, err
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(skipped) > 0 {
+		msgs := make([]string, len(skipped))
+		for i, s := range skipped {
+			msgs[i] = s.String()
+		}
+		fmt.Fprintf(w, "damaged checkpoint %s: using the one at step %d\n", strings.Join(msgs, "; "), got)
+	}
+	return got, state, nil
 }
 
-func exportHead(w io.Writer, root, id string, step int, out string) error {
+func exportHead(w io.Writer, root, id string, sel ckptSel, out string) error {
 	r, err := openRun(root, id)
 	if err != nil {
 		return err
 	}
-	at, state, err := checkpointAt(r, step)
+	at, state, err := checkpointAt(w, r, sel)
 	if err != nil {
 		return err
+	}
+	which := fmt.Sprintf("step %d", at)
+	if sel.best {
+		which = fmt.Sprintf("best checkpoint (step %d)", at)
 	}
 	ck, err := local.ParseCheckpoint(state)
 	if err != nil {
@@ -397,7 +500,7 @@ func exportHead(w io.Writer, root, id string, step int, out string) error {
 		if err := npy.WriteNPZ(out, arrays...); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "wrote %s: W (%d×%d), b (%d) from run %s step %d\n", out, d, K, K, r.Meta.ID, at)
+		fmt.Fprintf(w, "wrote %s: W (%d×%d), b (%d) from run %s %s\n", out, d, K, K, r.Meta.ID, which)
 	case ".npy":
 		stem := strings.TrimSuffix(out, ext)
 		for _, a := range arrays {

@@ -20,6 +20,7 @@ import (
 
 	"selmix/core/atomicfile"
 	"selmix/core/blas"
+	"selmix/core/boundedfile"
 	"selmix/core/data"
 	"selmix/core/experiment"
 	"selmix/core/local"
@@ -160,7 +161,7 @@ func pretrainCached(ctx context.Context, w io.Writer, c experiment.Config, net *
 		return nil, fmt.Errorf("pretrain.cache: %w", err)
 	}
 	defer lock.Close()
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, model.CheckpointFile)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := pretrain(ctx, w, c, net, sp, quiet); err != nil {
 			return nil, err

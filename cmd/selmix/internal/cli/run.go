@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -38,7 +39,7 @@ func (f *startFlags) add(cmd *cobra.Command) {
 // takeWorker adds the overrides of `--worker -- CMD ARGS...` (workerArgs)
 // to the --set ones.
 func (f *startFlags) takeWorker(cmd *cobra.Command, args []string) error {
-	ws, err := workerArgs(cmd, f.worker, args)
+	ws, err := workerArgs(cmd, f.worker, args, f.sets)
 	if err != nil {
 		return err
 	}
@@ -61,8 +62,9 @@ func addWorkerFlag(cmd *cobra.Command, worker *bool) {
 
 // workerArgs turns `--worker -- CMD ARGS...` into configuration overrides:
 // the command, and the directory it runs in (recorded, so resume and fork
-// find relative paths again).
-func workerArgs(cmd *cobra.Command, worker bool, args []string) ([]string, error) {
+// find relative paths again): this one, unless sets (the --set overrides)
+// name one.
+func workerArgs(cmd *cobra.Command, worker bool, args, sets []string) ([]string, error) {
 	if !worker {
 		if len(args) > 0 {
 			return nil, badInput("unexpected arguments %q (a worker command goes after --worker --)", args)
@@ -76,6 +78,12 @@ func workerArgs(cmd *cobra.Command, worker bool, args []string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
+	out := []string{"worker.command=" + string(js)}
+	for _, kv := range sets {
+		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "worker.dir" {
+			return out, nil
+		}
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, err
@@ -84,7 +92,7 @@ func workerArgs(cmd *cobra.Command, worker bool, args []string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	return []string{"worker.command=" + string(js), "worker.dir=" + string(dir)}, nil
+	return append(out, "worker.dir="+string(dir)), nil
 }
 
 func addConfigFlags(cmd *cobra.Command, config *string, sets *[]string) {
@@ -190,6 +198,7 @@ type source interface {
 }
 
 func printProgress(ctx context.Context, w io.Writer, st source, quiet bool) {
+	var linear train.LinearWatch
 	for {
 		s, ok := st.Next(ctx)
 		if !ok {
@@ -204,16 +213,19 @@ func printProgress(ctx context.Context, w io.Writer, st source, quiet bool) {
 			fmt.Fprintf(w, "step %5d/%d  ψ %s %.4f  mean-rec %.4f  worst-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f%s\n",
 				s.Step, s.Total, s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
 				r.Report.MinCoverage, r.Report.Accuracy, pairsNote(r.P, r.K))
+			if r.Predicted != nil && r.Realised != nil && linear.Add(*r.Predicted, *r.Realised) {
+				fmt.Fprintf(w, "step %5d  warning: %s\n", s.Step, linear.Advice(s.Hyper))
+			}
 		case train.KindControl:
 			if s.Ack != nil {
 				fmt.Fprintf(w, "step %5d  control %s", s.Step, s.Ack.Control)
 				if s.Ack.Err != "" {
-					fmt.Fprintf(w, " refused: %s", s.Ack.Err)
+					printText(w, " refused: %s", s.Ack.Err)
 				}
 				fmt.Fprintln(w)
 			}
 		case train.KindError:
-			fmt.Fprintf(w, "step %5d  error: %s\n", s.Step, s.Err)
+			printText(w, "step %5d  error: %s\n", s.Step, s.Err)
 		}
 	}
 }
@@ -226,24 +238,54 @@ func printSummary(w io.Writer, s *train.Summary, from int) {
 	if s == nil {
 		return
 	}
+	b := s.Best
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "metric\tval before\tval after\ttest before\ttest after\t\n")
-	for _, r := range reported {
-		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(s.TestBefore), r.get(s.TestAfter))
+	if b != nil {
+		fmt.Fprintf(tw, "metric\tval before\tval after\tval at best\ttest before\ttest after\ttest at best\t\n")
+		for _, r := range reported {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(b.Val),
+				r.get(s.TestBefore), r.get(s.TestAfter), r.get(b.Test))
+		}
+	} else {
+		fmt.Fprintf(tw, "metric\tval before\tval after\ttest before\ttest after\t\n")
+		for _, r := range reported {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(s.TestBefore), r.get(s.TestAfter))
+		}
 	}
 	for i, o := range metric.Objectives() {
 		mark := ""
 		if o == s.Objective {
 			mark = " *"
 		}
+		if b != nil && b.Objective == o && b.Objective != s.Objective {
+			mark = " †"
+		}
+		if b != nil {
+			fmt.Fprintf(tw, "ψ %s%s\t\t\t\t%.4f\t%.4f\t%s\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i], fmtAt(b.TestObj, i))
+			continue
+		}
 		fmt.Fprintf(tw, "ψ %s%s\t\t\t%.4f\t%.4f\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i])
 	}
 	tw.Flush()
+	if b != nil {
+		fmt.Fprintf(w, "best: ψ %s %.4f on validation at step %d (the best checkpoint: export-head --best, fork --at best)\n", b.Objective, b.Psi, b.Step)
+		if b.Objective != s.Objective {
+			fmt.Fprintf(w, "† the objective optimized when the best was taken (the objective changed; a new best is judged on the new one)\n")
+		}
+	}
 	if from > 0 {
 		fmt.Fprintf(w, "* optimized objective; %d fine-tuning steps in this session (steps %d to %d) in %.1fs\n", s.Steps-from, from, s.Steps, s.Seconds)
 		return
 	}
 	fmt.Fprintf(w, "* optimized objective; %d fine-tuning steps in %.1fs\n", s.Steps, s.Seconds)
+}
+
+// fmtAt formats v[i], or "-" where v has no such value.
+func fmtAt(v []float64, i int) string {
+	if i < 0 || i >= len(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", v[i])
 }
 
 // pairsNote describes P in a progress line; a viewer that did not ask for

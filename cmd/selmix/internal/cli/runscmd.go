@@ -11,13 +11,13 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
 	"selmix/core/metric"
+	"selmix/core/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -38,31 +38,46 @@ var reported = []struct {
 }
 
 func newRunsCmd() *cobra.Command {
-	var root string
+	var root, keysPath string
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show, compare and remove recorded runs",
-		Args:  withSuggestions(cobra.NoArgs),
+		Short: "Browse, list, show, compare and remove recorded runs",
+		Long: `On a terminal, runs alone opens the runs browser: every run of the runs
+root with its status, objective, policy, steps, ψ and tags; / filters
+(words, key=value, key~part), s sorts, space marks, Enter opens a run
+(attached while it runs), c compares the marked runs. Not on a terminal
+it prints the table of runs ls.`,
+		Args: withSuggestions(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return listRuns(cmd.OutOrStdout(), runs.Root(root))
+			if isTerminal(cmd.OutOrStdout()) {
+				return browseRuns(cmd, runs.Root(root), keysPath)
+			}
+			return listRuns(cmd.OutOrStdout(), runs.Root(root), nil)
 		},
 	}
 	cmd.PersistentFlags().StringVar(&root, "runs", "", "runs root `DIR` (default $SELMIX_RUNS, else ./runs)")
+	addKeysFlag(cmd, &keysPath)
 	var asJSON bool
+	var tags []string
 	ls := &cobra.Command{
-		Use:   "ls [--json]",
+		Use:   "ls [--tag T]... [--json]",
 		Short: "Table of every run: id, name, objective, policy, status, steps, best value, started",
 		Long: `ls lists every run of the runs root. With --json it prints a JSON array,
-one object per run (docs/run-format.md, "JSON listings").`,
+one object per run (docs/run-format.md, "JSON listings"). --tag T lists
+only the runs tagged T (repeat it: runs with every tag given).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if asJSON {
-				return listRunsJSON(cmd.OutOrStdout(), runs.Root(root))
+			if err := checkTagFlags(tags); err != nil {
+				return err
 			}
-			return listRuns(cmd.OutOrStdout(), runs.Root(root))
+			if asJSON {
+				return listRunsJSON(cmd.OutOrStdout(), runs.Root(root), tags)
+			}
+			return listRuns(cmd.OutOrStdout(), runs.Root(root), tags)
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	ls.Flags().StringArrayVar(&tags, "tag", nil, "only runs tagged `T` (repeatable: runs with every tag)")
 	show := &cobra.Command{
 		Use:   "show RUN [--json]",
 		Short: "Everything recorded about one run",
@@ -89,15 +104,32 @@ the scalars of every refresh, its controls, stops and final summary
 		},
 	}
 	rm.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask")
+	var compareCSV bool
 	compare := &cobra.Command{
-		Use:   "compare RUN...",
+		Use:   "compare RUN... [--json | --csv]",
 		Short: "Side by side, a column per run: the config keys that differ, every metric at the last and the best refresh, and on test",
-		Args:  cobra.MinimumNArgs(2),
+		Long: `compare prints runs side by side, a column per run: the config keys that
+differ, and every metric at the last and the best refresh (validation) and
+before and after fine-tuning (test). --json prints one JSON object and
+--csv one CSV table with a column per run, holding each metric's final,
+best, min and max over the refreshes and its test values
+(docs/run-format.md, "Tables").`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON || compareCSV {
+				if asJSON && compareCSV {
+					return badInput("runs compare: --json or --csv, not both")
+				}
+				return compareData(cmd.OutOrStdout(), runs.Root(root), args, asJSON)
+			}
 			return compareRuns(cmd.OutOrStdout(), runs.Root(root), args)
 		},
 	}
+	compare.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	compare.Flags().BoolVar(&compareCSV, "csv", false, "print one CSV table, a column per run")
 	cmd.AddCommand(ls, show, rm, compare)
+	cmd.AddCommand(newAnnotateCmds(&root)...)
+	cmd.AddCommand(newRunsExportCmd(&root))
 	return cmd
 }
 
@@ -107,6 +139,35 @@ func openRun(root, id string) (*runs.Run, error) {
 		return nil, usageError{err}
 	}
 	return r, nil
+}
+
+// testPsi is the test ψ of r's optimized objective at its end (or where
+// it stopped) and at its best checkpoint, from summary.json, each
+// labelled with its objective where it is not the OBJECTIVE column's;
+// "-" where the run has none (not yet ended, or written before selmix
+// kept the best model).
+func testPsi(r *runs.Run) (end, atBest string) {
+	end, atBest = "-", "-"
+	if r.Broken() || r.Meta.Format != runs.Format {
+		return end, atBest
+	}
+	s, err := record.LoadSummary(r)
+	if err != nil {
+		return end, atBest
+	}
+	label := func(obj metric.Objective, vals []float64) string {
+		i := slices.Index(metric.Objectives(), obj)
+		v := fmtAt(vals, i)
+		if v != "-" && string(obj) != r.Meta.Objective {
+			v = string(obj) + " " + v
+		}
+		return v
+	}
+	end = label(s.Objective, s.TestObjAfter)
+	if b := s.Best; b != nil {
+		atBest = fmt.Sprintf("%s (%d)", label(b.Objective, b.TestObj), b.Step)
+	}
+	return end, atBest
 }
 
 // openHistory opens a run and decodes its event log.
@@ -122,17 +183,33 @@ func openHistory(root, id string) (*runs.Run, *record.History, error) {
 	return r, h, nil
 }
 
-func listRuns(w io.Writer, root string) error {
+// printText is fmt.Fprintf for text output with strings selmix did not
+// write (names, paths, a run directory's contents): each string argument
+// is made safe to print in one cell of a row (safetext.Line).
+func printText(w io.Writer, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = safetext.Line(s)
+		}
+	}
+	fmt.Fprintf(w, format, args...)
+}
+
+func listRuns(w io.Writer, root string, tags []string) error {
 	all, err := runs.List(root)
 	if err != nil {
 		return err
 	}
 	if len(all) == 0 {
-		fmt.Fprintf(w, "no runs in %s\n", root)
+		printText(w, "no runs in %s\n", root)
+		return nil
+	}
+	if all = filterTagged(all, tags); len(all) == 0 {
+		fmt.Fprintf(w, "no run in %s is tagged %s\n", root, safetext.Line(strings.Join(tags, " and ")))
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST ψ (STEP)\tSTARTED")
+	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST VAL ψ (STEP)\tTEST ψ END\tTEST ψ AT BEST\tSTARTED\tTAGS")
 	for _, r := range all {
 		m := r.Meta
 		best := "-"
@@ -142,8 +219,9 @@ func listRuns(w io.Writer, root string) error {
 				best = m.BestObjective + " " + best
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
-			r.EffectiveStatus(), m.Steps, best, strings.Replace(m.Created, "T", " ", 1))
+		end, atBest := testPsi(&r)
+		printText(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
+			r.EffectiveStatus(), m.Steps, best, end, atBest, strings.Replace(m.Created, "T", " ", 1), tagsColumn(m))
 	}
 	return tw.Flush()
 }
@@ -166,6 +244,8 @@ type runJSON struct {
 	Dir        string      `json:"dir"`
 	Live       bool        `json:"live"`
 	Pid        int         `json:"pid,omitempty"`
+	Tags       []string    `json:"tags"`
+	Note       string      `json:"note"`
 }
 
 func runRecord(r *runs.Run) runJSON {
@@ -173,7 +253,10 @@ func runRecord(r *runs.Run) runJSON {
 	j := runJSON{
 		ID: filepath.Base(r.Dir), Name: m.Name, Status: r.EffectiveStatus(), Created: m.Created,
 		Objective: m.Objective, Policy: m.Policy, Steps: m.Steps, Parent: m.Parent, ParentStep: m.ParentStep,
-		Format: m.Format, Dir: r.Dir, Live: r.Live, Pid: r.Pid,
+		Format: m.Format, Dir: r.Dir, Live: r.Live, Pid: r.Pid, Tags: m.Tags, Note: m.Note,
+	}
+	if j.Tags == nil {
+		j.Tags = []string{}
 	}
 	if !r.Broken() && m.BestStep >= 0 {
 		best, step := record.Num(m.Best), m.BestStep
@@ -191,11 +274,12 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-func listRunsJSON(w io.Writer, root string) error {
+func listRunsJSON(w io.Writer, root string, tags []string) error {
 	all, err := runs.List(root)
 	if err != nil {
 		return err
 	}
+	all = filterTagged(all, tags)
 	out := make([]runJSON, 0, len(all))
 	for i := range all {
 		out = append(out, runRecord(&all[i]))
@@ -237,18 +321,36 @@ func showRun(w io.Writer, root, id string) error {
 		return err
 	}
 	m := r.Meta
-	fmt.Fprintf(w, "run       %s\nname      %s\ndir       %s\nstatus    %s\nobjective %s\npolicy    %s\nsteps     %d\ncreated   %s\n",
+	printText(w, "run       %s\nname      %s\ndir       %s\nstatus    %s\nobjective %s\npolicy    %s\nsteps     %d\ncreated   %s\n",
 		m.ID, m.Name, r.Dir, r.EffectiveStatus(), m.Objective, m.Policy, m.Steps, m.Created)
 	if r.Live {
 		fmt.Fprintf(w, "writer    pid %d (live)\n", r.Pid)
 	}
 	if m.Parent != "" {
-		fmt.Fprintf(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
+		printText(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
+	}
+	if m.BLASThreads > 0 {
+		printText(w, "blas      %s, %d thread(s)\n", m.BLAS, m.BLASThreads)
+	}
+	if len(m.Tags) > 0 {
+		printText(w, "tags      %s\n", strings.Join(m.Tags, " "))
+	}
+	if m.Note != "" {
+		for i, l := range strings.Split(m.Note, "\n") {
+			head := "note      "
+			if i > 0 {
+				head = "          "
+			}
+			printText(w, "%s%s\n", head, l)
+		}
 	}
 	printBests(w, h.Bests())
 	ck, err := r.Checkpoints()
 	if err == nil {
 		fmt.Fprintf(w, "checkpoints %v\n", ck)
+	}
+	if step, _, err := r.BestCheckpoint(); err == nil {
+		fmt.Fprintf(w, "best ckpt step %d (the model at the best validation ψ: export-head --best, fork --at best)\n", step)
 	}
 	fmt.Fprintf(w, "events    %d refreshes, %d controls, %d starts\n", len(h.Refreshes), len(h.Controls), len(h.Starts))
 	for _, a := range h.Controls {
@@ -256,13 +358,13 @@ func showRun(w io.Writer, root, id string) error {
 		if a.Err != "" {
 			msg = " (refused: " + a.Err + ")"
 		}
-		fmt.Fprintf(w, "  step %6d  %s%s\n", a.Step, a.Control, msg)
+		printText(w, "  step %6d  %s%s\n", a.Step, a.Control, msg)
 	}
 	for _, e := range h.Errors {
-		fmt.Fprintf(w, "error     %s\n", e.Err)
+		printText(w, "error     %s\n", e.Err)
 	}
 	for _, wn := range h.Warnings {
-		fmt.Fprintf(w, "warning   %s\n", wn)
+		printText(w, "warning   %s\n", wn.String())
 	}
 	if h.Final != nil {
 		fmt.Fprintln(w)
@@ -297,7 +399,7 @@ func removeRuns(in io.Reader, w io.Writer, root string, ids []string, yes bool) 
 			return err
 		}
 		if !yes {
-			fmt.Fprintf(w, "remove run %s (%s, %s, %d steps)? [y/N] ", r.Meta.ID, r.Meta.Name, r.EffectiveStatus(), r.Meta.Steps)
+			printText(w, "remove run %s (%s, %s, %d steps)? [y/N] ", r.Meta.ID, r.Meta.Name, r.EffectiveStatus(), r.Meta.Steps)
 			line, _ := br.ReadString('\n')
 			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 				fmt.Fprintln(w, "kept")
@@ -387,15 +489,10 @@ func (g *grid) write(w io.Writer) error {
 	return err
 }
 
-// cell makes an external string fit for a column: control characters
-// shown as '?', and at most maxCell runes, the middle elided.
+// cell makes an external string fit for a column: printable
+// (safetext.Line), and at most maxCell runes, the middle elided.
 func cell(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
+	s = safetext.Line(s)
 	r := []rune(s)
 	if len(r) <= maxCell {
 		return s

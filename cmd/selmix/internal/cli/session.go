@@ -7,14 +7,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 
 	"selmix/core/blas"
+	"selmix/core/data"
 	"selmix/core/experiment"
 	"selmix/core/local"
+	"selmix/core/model"
+	"selmix/core/safetext"
 	"selmix/core/train"
 	"selmix/core/worker"
 	"selmix/runs"
@@ -28,6 +30,7 @@ type startOpts struct {
 	quiet      bool
 	parent     string          // fork: the parent run's id
 	parentStep int             // fork: the step forked at
+	parentBest bool            // fork: from the parent's best checkpoint
 	state      []byte          // fork: engine checkpoint to start from
 	controls   []train.Control // replay: controls to apply at their steps
 	view       Viewer          // nil: print progress lines
@@ -54,7 +57,7 @@ type ViewInfo struct {
 func prepare(ctx context.Context, w io.Writer, c experiment.Config, quiet bool) (train.Trainer, error) {
 	start := time.Now()
 	if len(c.Worker.Command) > 0 {
-		wc, err := startWorker(w, c, quiet)
+		wc, err := startWorker(ctx, w, c, quiet)
 		if err != nil {
 			return nil, err
 		}
@@ -65,13 +68,22 @@ func prepare(ctx context.Context, w io.Writer, c experiment.Config, quiet bool) 
 		}
 		return wc, nil
 	}
-	sp, head, err := experiment.LoadData(c)
+	var sp *data.Split
+	var net *model.Net
+	var needsPretrain bool
+	err := interruptible(ctx, func() error {
+		var head *data.Head
+		var err error
+		if sp, head, err = experiment.LoadData(c); err != nil {
+			return usageError{err}
+		}
+		if net, needsPretrain, err = local.LoadModel(c, sp, head); err != nil {
+			return usageError{err}
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, usageError{err}
-	}
-	net, needsPretrain, err := local.LoadModel(c, sp, head)
-	if err != nil {
-		return nil, usageError{err}
+		return nil, err
 	}
 	if !quiet {
 		fmt.Fprintf(w, "data: %s, K=%d, %d labeled, %d unlabeled, %d validation, %d test (%.1fs)\n",
@@ -105,10 +117,24 @@ func blasNote() string {
 	return "pure Go (about 8× slower than OpenBLAS: apt install libopenblas-dev, then make build)"
 }
 
+// interruptible runs f, which may block in a read (a FIFO named as a
+// data file), until it returns or ctx ends: then it returns ctx's cause
+// at once and leaves f to the process's exit.
+func interruptible(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("interrupted while loading the data: %w", context.Cause(ctx))
+	}
+}
+
 // restore rebuilds the trainer a checkpoint of a run of c was taken with.
-func restore(w io.Writer, c experiment.Config, ck *train.Checkpoint, quiet bool) (train.Trainer, error) {
+func restore(ctx context.Context, w io.Writer, c experiment.Config, ck *train.Checkpoint, quiet bool) (train.Trainer, error) {
 	if len(c.Worker.Command) > 0 {
-		wc, err := startWorker(w, c, quiet)
+		wc, err := startWorker(ctx, w, c, quiet)
 		if err != nil {
 			return nil, err
 		}
@@ -118,51 +144,58 @@ func restore(w io.Writer, c experiment.Config, ck *train.Checkpoint, quiet bool)
 		}
 		return wc, nil
 	}
-	sp, _, err := experiment.LoadData(c)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return local.Load(sp, ck.Trainer)
-}
-
-// startWorker starts c's worker process. Until the run exists, its stderr
-// goes to w (a worker may take a while: loading data, pre-training).
-func startWorker(w io.Writer, c experiment.Config, quiet bool) (*worker.Client, error) {
-	wc, err := worker.Start(worker.Options{
-		Command: c.Worker.Command, Dir: c.Worker.Dir, Seed: uint64(c.Seed),
-		Timeout:      time.Duration(c.Worker.Timeout * float64(time.Second)),
-		StartTimeout: time.Duration(c.Worker.StartTimeout * float64(time.Second)),
+	var sp *data.Split
+	err := interruptible(ctx, func() error {
+		var err error
+		if sp, _, err = experiment.LoadData(c); err != nil {
+			return usageError{err}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if !quiet {
-		wc.SetLog(func(line string) { fmt.Fprintf(w, "worker: %s\n", line) })
-	}
-	return wc, nil
+	return local.Load(sp, ck.Trainer)
 }
 
-// followWorker sends a worker's stderr into the run's worker.log and to
-// its viewers; the returned function closes the log.
+// maxConsoleLine is the longest worker line printed here, in bytes.
+const maxConsoleLine = 64 << 10
+
+// startWorker starts c's worker process under ctx: when ctx ends, the
+// worker gets a moment to answer, then is stopped (worker.Options). Until
+// the run exists, its stderr goes to w as it comes (a worker may take a
+// while: loading data, pre-training).
+func startWorker(ctx context.Context, w io.Writer, c experiment.Config, quiet bool) (*worker.Client, error) {
+	o := worker.Options{
+		Command: c.Worker.Command, Dir: c.Worker.Dir, Seed: uint64(c.Seed),
+		Timeout:      time.Duration(c.Worker.Timeout * float64(time.Second)),
+		StartTimeout: time.Duration(c.Worker.StartTimeout * float64(time.Second)),
+	}
+	if !quiet {
+		o.Log = func(line string) { fmt.Fprintf(w, "worker: %s\n", safetext.Console(line, maxConsoleLine)) }
+	}
+	wc, err := worker.Start(ctx, o)
+	if errors.Is(err, worker.ErrStart) || errors.Is(err, worker.ErrBadInput) {
+		return nil, usageError{err}
+	}
+	return wc, err
+}
+
+// followWorker sends a worker's stderr into the run's worker.log (bounded:
+// workerLog) and to its viewers; the returned function closes the log.
 func followWorker(eng *train.Engine, dir string) func() {
 	wc, ok := eng.Trainer().(*worker.Client)
 	if !ok {
 		return func() {}
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "worker.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		f = nil
-	}
+	l := openWorkerLog(dir, workerLogHead, workerLogTail, eng.Note)
 	wc.SetLog(func(line string) {
-		if f != nil {
-			fmt.Fprintln(f, line)
-		}
+		l.line(line)
 		eng.Note(line)
 	})
 	return func() {
-		if f != nil {
-			f.Close()
-		}
+		wc.SetLog(func(string) {})
+		l.close()
 	}
 }
 
@@ -177,18 +210,18 @@ func startRun(ctx context.Context, w io.Writer, c experiment.Config, o startOpts
 		if err != nil {
 			return err
 		}
-		tr, err := restore(w, c, ck, o.quiet)
+		tr, err := restore(sig.workerCtx, w, c, ck, o.quiet)
 		if err != nil {
-			return err
+			return sig.interrupted(err)
 		}
 		if eng, err = train.Resume(tc, tr, ck); err != nil {
 			tr.Close()
 			return err
 		}
 	} else {
-		tr, err := prepare(ctx, w, c, o.quiet)
+		tr, err := prepare(sig.workerCtx, w, c, o.quiet)
 		if err != nil {
-			return err
+			return sig.interrupted(err)
 		}
 		if eng, err = train.New(tc, tr); err != nil {
 			tr.Close()
@@ -202,7 +235,7 @@ func startRun(ctx context.Context, w io.Writer, c experiment.Config, o startOpts
 	}
 	rec, err := record.New(runs.Root(o.root), c.RunName(), resolved, runs.Meta{
 		Objective: string(c.Finetune.Objective), Policy: string(c.Finetune.Policy),
-		Parent: o.parent, ParentStep: o.parentStep,
+		Parent: o.parent, ParentStep: o.parentStep, ParentBest: o.parentBest, BLAS: blas.Name, BLASThreads: blas.Threads(),
 	})
 	if err != nil {
 		return err
@@ -253,6 +286,7 @@ func execute(ctx context.Context, sig *signals, w io.Writer, o startOpts, eng *t
 	}
 	stream, view := eng.Subscribe(), eng.Subscribe()
 	eng.SetCheckpointer(c.Finetune.CheckpointEvery, rec.Checkpointer(stream))
+	eng.KeepBest(rec.BestKeeper(stream))
 	recErr := make(chan error, 1)
 	go func() {
 		// A failed write (a full disk) stops the run: what is on disk
@@ -289,6 +323,15 @@ func execute(ctx context.Context, sig *signals, w io.Writer, o startOpts, eng *t
 		// Runs after the engine ends: clients drain the final snapshot.
 		defer srv.Close()
 	}
+	// A stop (selmix stop, a viewer that quits) must not wait on a worker
+	// that hangs: it gets the same moment to answer as after a signal.
+	go func() {
+		select {
+		case <-eng.Stopping():
+			sig.stopWorker()
+		case <-sig.workerCtx.Done():
+		}
+	}()
 	sum, runErr := eng.Run(ctx)
 	<-printed
 	if viewErr != nil {
@@ -301,6 +344,8 @@ func execute(ctx context.Context, sig *signals, w io.Writer, o startOpts, eng *t
 		return runErr
 	}
 	interrupted = false
+	var halted *train.Halted
+	errors.As(runErr, &halted)
 	printSummary(w, sum, startStep)
 	if wc, ok := eng.Trainer().(*worker.Client); ok {
 		d, b := time.Since(wall), wc.Busy()-busy0
@@ -310,7 +355,30 @@ func execute(ctx context.Context, sig *signals, w io.Writer, o startOpts, eng *t
 		fmt.Fprintf(w, "run %s finished at step %d: %s\n", rec.Writer().ID(), sum.Steps, rec.Writer().Dir())
 		return nil
 	}
-	stop := &stoppedError{id: rec.Writer().ID(), step: sum.Steps, code: exitStopped}
+	id := rec.Writer().ID()
+	step := 0
+	switch {
+	case sum != nil:
+		step = sum.Steps
+	case halted != nil:
+		step = halted.Step
+	}
+	if halted != nil && sig.workerCtx.Err() == nil {
+		// Not a stop we asked for: the trainer could not go on (out of
+		// memory). The run is stopped, and resumes or forks from its last
+		// checkpoint.
+		msg := fmt.Sprintf("run %s stopped at step %d: %v; `selmix resume %s` continues it", id, step, halted.Err, id)
+		if errors.Is(runErr, worker.ErrOutOfMemory) {
+			msg += fmt.Sprintf(", `selmix fork %s --set finetune.batch=%d` continues it with half the batch", id, max(1, c.Train().Batch/2))
+		}
+		return errors.New(msg)
+	}
+	if halted != nil {
+		// The worker did not answer in time after the stop: the run
+		// resumes from its last checkpoint, so say why none was taken.
+		fmt.Fprintf(w, "%v\n", halted.Err)
+	}
+	stop := &stoppedError{id: id, step: step, code: exitStopped}
 	if s := sig.caught(); s != nil {
 		stop.code = 128 + int(s.(syscall.Signal))
 	} else if o.view != nil {
@@ -339,16 +407,21 @@ func (e *stoppedError) Error() string {
 }
 
 // signals cancels a context on SIGINT or SIGTERM and remembers which came.
+// Its workerCtx, the context of the run's worker, also ends with
+// stopWorker, when the run is stopped by other means.
 type signals struct {
-	ch   chan os.Signal
-	mu   sync.Mutex
-	sig  os.Signal
-	stop func()
+	ch         chan os.Signal
+	mu         sync.Mutex
+	sig        os.Signal
+	stop       func()
+	workerCtx  context.Context
+	stopWorker context.CancelFunc
 }
 
 func withSignals(parent context.Context) (context.Context, *signals) {
 	ctx, cancel := context.WithCancel(parent)
 	s := &signals{ch: make(chan os.Signal, 1)}
+	s.workerCtx, s.stopWorker = context.WithCancel(ctx)
 	signal.Notify(s.ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
@@ -366,10 +439,21 @@ func withSignals(parent context.Context) (context.Context, *signals) {
 		once.Do(func() {
 			signal.Stop(s.ch)
 			close(done)
+			s.stopWorker()
 			cancel()
 		})
 	}
 	return ctx, s
+}
+
+// interrupted is err, from the start of a run (its data loading, its
+// worker's hello), with the exit code of the signal that interrupted it.
+func (s *signals) interrupted(err error) error {
+	sig := s.caught()
+	if sig == nil || !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return codeError{128 + int(sig.(syscall.Signal)), err}
 }
 
 func (s *signals) caught() os.Signal {

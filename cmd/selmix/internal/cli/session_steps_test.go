@@ -88,3 +88,23 @@ func TestProgressLineNamesBothNumbers(t *testing.T) {
 		t.Errorf("progress line\n got %q\nwant %q", b.String(), want)
 	}
 }
+
+// When the linear step keeps failing, the headless output says so once,
+// in one line, with what to try.
+func TestProgressWarnsLinearFailing(t *testing.T) {
+	h := train.DefaultHyper()
+	h.Refresh, h.Adapt = 50, train.AdaptNone
+	var src sliceSource
+	for i, real := range []float64{-0.01, 0.01, -0.02, -0.01, -0.03, -0.01} {
+		pred := 0.02
+		rs := &train.RefreshStats{Step: 50 * (i + 1), K: 2, Psi: 0.5, Predicted: &pred, Realised: &real,
+			Report: metric.Report{K: 2}}
+		src = append(src, train.Snapshot{Kind: train.KindRefresh, Step: rs.Step, Total: 2000, Hyper: h, Refresh: rs})
+	}
+	var b bytes.Buffer
+	printProgress(context.Background(), &b, &src, false)
+	const want = "step   250  warning: the linear step is failing: 4 of the last 5 refreshes moved ψ the other way — try a smaller s (now 10), finetune.refresh 10 or finetune.adapt = lr\n"
+	if got := b.String(); strings.Count(got, "warning:") != 1 || !strings.Contains(got, want) {
+		t.Errorf("progress output:\n%s\nwant one warning %q", got, want)
+	}
+}

@@ -507,6 +507,9 @@ func openSweepView(cmd *cobra.Command, s *sweep.Sweep, keysPath string) error {
 		} else {
 			err = openRecorded(cmd, s.Root, id, keysPath)
 		}
+		if errors.Is(err, errBrowse) {
+			err = nil // the sweep's list is the browser here
+		}
 		if err != nil {
 			return err
 		}

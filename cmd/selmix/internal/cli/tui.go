@@ -94,7 +94,7 @@ and measuring how fast a run opens.`,
 				}
 				return printRecorded(cmd.OutOrStdout(), runs.Root(f.runs), args[0], w, h)
 			}
-			return openRecorded(cmd, runs.Root(f.runs), args[0], f.keys)
+			return browseAfter(cmd, runs.Root(f.runs), f.keys, openRecorded(cmd, runs.Root(f.runs), args[0], f.keys))
 		},
 	}
 	addRunsFlag(cmd, &f.runs)
@@ -176,7 +176,13 @@ func openRecorded(cmd *cobra.Command, root, id, keysPath string) error {
 		st.Publish(s)
 	}
 	st.Close()
-	return showProgram(cmd.Context(), m, st)
+	if err := showProgram(cmd.Context(), m, st); err != nil {
+		return err
+	}
+	if m.Browse() {
+		return errBrowse
+	}
+	return nil
 }
 
 // runWorkbench starts a run with the workbench as its viewer.
@@ -204,7 +210,7 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 		if err != nil {
 			return err
 		}
-		return attachWorkbenchTo(cmd, r, f.keys)
+		return browseAfter(cmd, runs.Root(f.runs), f.keys, attachWorkbenchTo(cmd, r, f.keys))
 	}
 	// Bubble Tea owns the terminal while it runs: what the run prints
 	// meanwhile is held and printed after the workbench closes.
@@ -261,10 +267,15 @@ func loadKeys(path string) (*keys.Map, string, error) {
 	return km, path, nil
 }
 
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
 // needTerminal refuses to draw the workbench into a pipe or a file.
 func needTerminal(w io.Writer) error {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(f.Fd()) {
+	if !isTerminal(w) {
 		return badInput("the workbench needs a terminal; use `selmix run --headless` in scripts")
 	}
 	return nil

@@ -109,10 +109,11 @@ func FirstDiff(a, b []string) string {
 // Outcome is what a run's log says, without wall-clock times: every
 // event but the session markers (start, stop) in order, each with the
 // records of arrays.bin it refers to (where and what), and the final
-// summary.
+// summary, and the best checkpoint (its step and content's SHA-256).
 type Outcome struct {
 	Events []string
 	Final  train.Summary
+	Best   string
 }
 
 // ReadOutcome reads the Outcome of run id in the runs root.
@@ -160,6 +161,11 @@ func ReadOutcome(t testing.TB, root, id string) Outcome {
 	}
 	o.Final = *h.Final
 	o.Final.Seconds = 0
+	step, b, err := r.BestCheckpoint()
+	if err != nil {
+		t.Fatalf("run %s: %v", id, err)
+	}
+	o.Best = fmt.Sprintf("best-%d %x", step, sha256.Sum256(b))
 	return o
 }
 
@@ -172,5 +178,8 @@ func SameOutcome(t testing.TB, what string, got, want Outcome) {
 	}
 	if !reflect.DeepEqual(got.Final, want.Final) {
 		t.Errorf("%s: final summary differs from the uninterrupted run\n got %+v\nwant %+v", what, got.Final, want.Final)
+	}
+	if got.Best != want.Best {
+		t.Errorf("%s: best checkpoint differs from the uninterrupted run: got %s, want %s", what, got.Best, want.Best)
 	}
 }

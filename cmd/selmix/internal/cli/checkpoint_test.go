@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"selmix/cmd/selmix/internal/selmixtest"
+)
+
+// copyRun copies the whole run id (checkpoints too) from root to a new
+// root and returns that root.
+func copyRun(t *testing.T, root, id string) string {
+	t.Helper()
+	dst := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dst, id), os.DirFS(filepath.Join(root, id))); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dst, id, "lock"))
+	return dst
+}
+
+// tearFinal cuts the final event of run id, so that it is unfinished
+// (what a crash in its last moment leaves).
+func tearFinal(t *testing.T, root, id string) {
+	t.Helper()
+	log := filepath.Join(root, id, "events.jsonl")
+	st, err := os.Stat(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(log, st.Size()-20); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A damaged newest checkpoint is named, and fork and resume go on from the
+// newest valid one, saying so in one line; the result is exactly what an
+// uninterrupted run from that checkpoint gets. With every checkpoint
+// damaged, resume starts over, and still ends where the run would have.
+func TestDamagedCheckpointFallback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	root := t.TempDir()
+	id := finishShortRun(t, root)
+	want := selmixtest.ReadOutcome(t, root, id)
+	ckpt := func(root string, step string) string {
+		return filepath.Join(root, id, "checkpoints", "step-0000"+step+".ckpt")
+	}
+	flip := func(path string) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 0xff
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fallback := func(out, root string) {
+		t.Helper()
+		line := "damaged checkpoint " + ckpt(root, "300") + " (not a valid selmix engine checkpoint: checksum mismatch (truncated or corrupted)): using the one at step 250\n"
+		if !strings.Contains(out, line) {
+			t.Errorf("output does not say\n%s\n%s", line, out)
+		}
+	}
+
+	t.Run("fork", func(t *testing.T) {
+		damaged := copyRun(t, root, id)
+		flip(ckpt(damaged, "300"))
+		out := selmixtest.Run(t, "fork", "-q", "--runs", damaged, id)
+		fallback(out, damaged)
+		got := selmixtest.RunIDRe.FindStringSubmatch(out)
+		ref := selmixtest.RunIDRe.FindStringSubmatch(selmixtest.Run(t, "fork", "-q", "--runs", root, id, "--at", "250"))
+		if got == nil || ref == nil {
+			t.Fatalf("no run id in the fork's output:\n%s", out)
+		}
+		selmixtest.SameOutcome(t, "fork past a damaged checkpoint", selmixtest.ReadOutcome(t, damaged, got[1]), selmixtest.ReadOutcome(t, root, ref[1]))
+	})
+	t.Run("resume", func(t *testing.T) {
+		damaged := copyRun(t, root, id)
+		tearFinal(t, damaged, id)
+		flip(ckpt(damaged, "300"))
+		out := selmixtest.Run(t, "resume", "-q", "--runs", damaged, id)
+		fallback(out, damaged)
+		if !strings.Contains(out, "resuming run "+id+" from step 250") {
+			t.Errorf("resume did not go on from step 250:\n%s", out)
+		}
+		selmixtest.SameOutcome(t, "resume past a damaged checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
+	})
+	t.Run("resume, every checkpoint damaged", func(t *testing.T) {
+		damaged := copyRun(t, root, id)
+		tearFinal(t, damaged, id)
+		for _, s := range []string{"100", "150", "200", "250", "300"} {
+			if err := os.Truncate(ckpt(damaged, s), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := selmixtest.Run(t, "resume", "-q", "--runs", damaged, id)
+		if !strings.Contains(out, "no valid checkpoint: "+ckpt(damaged, "300")+" (not a valid selmix engine checkpoint: truncated (0 bytes)); ") ||
+			!strings.Contains(out, ": starting over from step 0\n") {
+			t.Errorf("resume does not name the damaged checkpoints and start over:\n%s", out)
+		}
+		selmixtest.SameOutcome(t, "resume with no valid checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
+	})
+}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"selmix/runs"
+	"selmix/runs/export"
+	"selmix/runs/record"
+)
+
+// runs export writes the long table and the runs table of the runs
+// given, of every run, or of the runs with a tag.
+func TestRunsExportTables(t *testing.T) {
+	root, ids := copyVizRuns(t)
+	if code, _, stderr := runCLI("runs", "tag", ids[1], "keep", "--runs", root); code != 0 {
+		t.Fatal(stderr)
+	}
+	dir := t.TempDir()
+	runsIn := func(path string) []string {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		recs, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, rec := range recs[1:] {
+			if len(out) == 0 || out[len(out)-1] != rec[0] {
+				out = append(out, rec[0])
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"all", nil, ids},
+		{"tagged", []string{"--tag", "keep"}, ids[1:]},
+		{"named", []string{"viz-selmix"}, ids[:1]},
+	} {
+		path := filepath.Join(dir, c.name+".csv")
+		pq := filepath.Join(dir, c.name+".parquet")
+		args := append([]string{"runs", "export", "--runs", root, "--csv", path, "--parquet", pq}, c.args...)
+		code, stdout, stderr := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, stderr)
+		}
+		if got := runsIn(path); strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s: long table has runs %q, want %q", c.name, got, c.want)
+		}
+		if got := runsIn(filepath.Join(dir, c.name+".runs.csv")); strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s: runs table has runs %q, want %q", c.name, got, c.want)
+		}
+		for _, p := range []string{pq, filepath.Join(dir, c.name+".runs.parquet")} {
+			if fi, err := os.Stat(p); err != nil || fi.Size() == 0 || !strings.Contains(stdout, p) {
+				t.Errorf("%s: %s: %v\n%s", c.name, p, err, stdout)
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{"runs", "export"},
+		{"runs", "export", "--csv", filepath.Join(dir, "x.csv"), "--tag", "a b"},
+		{"runs", "export", "--csv", filepath.Join(dir, "x.csv"), "--tag", "none"},
+		{"runs", "export", "--csv", filepath.Join(dir, "x.csv"), "--tag", "keep", "viz-selmix"},
+		{"runs", "export", "--csv", filepath.Join(dir, "x.csv"), "nope"},
+	} {
+		if code, _, stderr := runCLI(append(args, "--runs", root)...); code != 2 || !strings.HasPrefix(stderr, "selmix: ") {
+			t.Errorf("%v: exit %d, %q; want 2", args, code, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.csv")); err == nil {
+		t.Error("a refused export wrote its table")
+	}
+}
+
+// runs compare --json and --csv print the comparison export.Compare makes.
+func TestRunsCompareData(t *testing.T) {
+	code, stdout, stderr := runCLI("runs", "compare", "--json", "--runs", vizRuns, "viz-selmix", "viz-uniform")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var c export.Comparison
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	sel, _ := runs.Open(vizRuns, "viz-selmix")
+	h, err := record.Load(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Runs) != 2 || c.Runs[0].ID != sel.Meta.ID || len(c.Config) == 0 || c.Config[0].Key != "finetune.policy" {
+		t.Fatalf("%+v", c)
+	}
+	for _, s := range c.Val {
+		if s.Metric == "psi" && float64(s.Runs[0].Final) != h.Refreshes[len(h.Refreshes)-1].Stats.Psi {
+			t.Errorf("final ψ %v, the run's %v", s.Runs[0].Final, h.Refreshes[len(h.Refreshes)-1].Stats.Psi)
+		}
+	}
+	code, stdout, stderr = runCLI("runs", "compare", "--csv", "--runs", vizRuns, "viz-selmix", "viz-uniform")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil || len(recs) < 10 || recs[1][0] != "config" || len(recs[0]) != 5 {
+		t.Errorf("CSV %v: %q", err, recs[:2])
+	}
+	if code, _, _ := runCLI("runs", "compare", "--csv", "--json", "--runs", vizRuns, "viz-selmix", "viz-uniform"); code != 2 {
+		t.Errorf("--csv --json: exit %d, want 2", code)
+	}
+}

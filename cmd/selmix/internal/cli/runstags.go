@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"selmix/core/safetext"
+	"selmix/runs"
+)
+
+// newAnnotateCmds are runs tag, untag and note; root points at the runs
+// command's --runs flag.
+func newAnnotateCmds(root *string) []*cobra.Command {
+	tag := &cobra.Command{
+		Use:   "tag RUN TAG...",
+		Short: "Tag a run (runs ls --tag T lists the runs tagged T)",
+		Long: `tag adds tags to a run's run.json. A tag is one word: no whitespace, no
+control characters, at most 64 bytes. A live run can be tagged.`,
+		Args: argsWant(2, -1, "a run and at least one tag"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return annotate(cmd.OutOrStdout(), runs.Root(*root), args[0], args[1:], nil, nil)
+		},
+	}
+	untag := &cobra.Command{
+		Use:   "untag RUN TAG...",
+		Short: "Remove tags from a run",
+		Args:  argsWant(2, -1, "a run and at least one tag"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return annotate(cmd.OutOrStdout(), runs.Root(*root), args[0], nil, args[1:], nil)
+		},
+	}
+	note := &cobra.Command{
+		Use:   "note RUN TEXT",
+		Short: `Write a note about a run ("" clears it)`,
+		Long: `note replaces a run's note with TEXT (at most 4096 bytes; newlines and
+tabs are kept, other control characters refused). runs show prints it.`,
+		Args: argsWant(2, 2, `a run and the note's text ("" clears it)`),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return annotate(cmd.OutOrStdout(), runs.Root(*root), args[0], nil, nil, &args[1])
+		},
+	}
+	return []*cobra.Command{tag, untag, note}
+}
+
+// argsWant accepts min to max arguments (max < 0: no limit); otherwise it
+// is an input error saying what the command takes.
+func argsWant(min, max int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || (max >= 0 && len(args) > max) {
+			return badInput("%s takes %s (got %d)", cmd.CommandPath(), what, len(args))
+		}
+		return nil
+	}
+}
+
+// annotate adds and removes tags of run id and sets its note (if not nil),
+// then prints what the run has. Bad tags or notes are input errors and
+// change nothing.
+func annotate(w io.Writer, root, id string, add, remove []string, note *string) error {
+	for _, t := range add {
+		if err := runs.CheckTag(t); err != nil {
+			return badInput("%v", err)
+		}
+	}
+	if note != nil {
+		if err := runs.CheckNote(*note); err != nil {
+			return badInput("%v", err)
+		}
+	}
+	if _, err := openRun(root, id); err != nil {
+		return err
+	}
+	r, err := runs.Annotate(root, id, func(a *runs.Annotation) {
+		a.Tags = append(a.Tags, add...)
+		a.Tags = slices.DeleteFunc(a.Tags, func(t string) bool { return slices.Contains(remove, t) })
+		if note != nil {
+			a.Note = *note
+		}
+	})
+	if err != nil {
+		return err
+	}
+	tags := "(none)"
+	if len(r.Meta.Tags) > 0 {
+		tags = safetext.Line(strings.Join(r.Meta.Tags, " "))
+	}
+	fmt.Fprintf(w, "%s  tags: %s\n", r.Meta.ID, tags)
+	if note != nil {
+		if r.Meta.Note == "" {
+			fmt.Fprintf(w, "%s  note cleared\n", r.Meta.ID)
+		} else {
+			fmt.Fprintf(w, "%s  note: %s\n", r.Meta.ID, cleanLine(r.Meta.Note, 60))
+		}
+	}
+	return nil
+}
+
+// cleanLine makes text from a run directory safe to print in one line
+// (safetext.Line), at most limit runes (0: no limit) with "…" when cut.
+func cleanLine(s string, limit int) string {
+	s = safetext.Line(s)
+	if r := []rune(s); limit > 0 && len(r) > limit {
+		return string(r[:limit]) + "…"
+	}
+	return s
+}
+
+// checkTagFlags refuses a --tag no run can carry.
+func checkTagFlags(tags []string) error {
+	for _, t := range tags {
+		if err := runs.CheckTag(t); err != nil {
+			return badInput("--tag: %v", err)
+		}
+	}
+	return nil
+}
+
+// tagsColumn is a run's tags as runs ls shows them.
+func tagsColumn(m runs.Meta) string {
+	if len(m.Tags) == 0 {
+		return "-"
+	}
+	return cleanLine(strings.Join(m.Tags, ","), 40)
+}
+
+// filterTagged keeps the runs that carry every one of tags.
+func filterTagged(all []runs.Run, tags []string) []runs.Run {
+	if len(tags) == 0 {
+		return all
+	}
+	return slices.DeleteFunc(all, func(r runs.Run) bool { return !r.Meta.HasTags(tags...) })
+}

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"selmix/core/safetext"
+	"selmix/runs"
+	"selmix/runs/export/tensorboard"
+)
+
+// formatTensorBoard is export's --format for TensorBoard event files.
+const formatTensorBoard = "tensorboard"
+
+// exportTensorBoard writes the event files of the runs args name.
+func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
+	switch {
+	case f.compare:
+		return badInput("--compare draws figures; --format tensorboard takes every run given and TensorBoard compares them")
+	case f.metric != "" || f.size != "":
+		return badInput("--metric and --size are for figures, not --format tensorboard")
+	}
+	out := f.out
+	if out == "" {
+		out = "tensorboard"
+	}
+	start := time.Now()
+	var rs []tensorboard.Run
+	for _, a := range args {
+		r, err := openStoreRun(f.runs, a)
+		if err != nil {
+			return err
+		}
+		tr, err := tensorboard.Load(r)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, tr)
+	}
+	paths, err := tensorboard.Export(out, rs)
+	for _, p := range paths {
+		fmt.Fprintln(w, safetext.Line(p))
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%d runs in %s (%.2fs); view them with: tensorboard --logdir %s\n", len(rs), out, time.Since(start).Seconds(), out)
+	return nil
+}
+
+// openStoreRun opens RUN as a directory holding run.json, else by id,
+// prefix or name in the runs root.
+func openStoreRun(root, arg string) (*runs.Run, error) {
+	if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
+		dir := filepath.Clean(arg)
+		r, err := runs.Open(filepath.Dir(dir), filepath.Base(dir))
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return r, nil
+	}
+	return openRun(runs.Root(root), arg)
+}

@@ -1,0 +1,250 @@
+package train_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+
+	"selmix/core/data"
+	"selmix/core/local"
+	"selmix/core/metric"
+	"selmix/core/train"
+)
+
+func TestNewBest(t *testing.T) {
+	mr, hm := metric.MinRecall, metric.HMeanCov
+	tests := []struct {
+		name    string
+		bestObj *metric.Objective
+		best    float64
+		obj     metric.Objective
+		psi     float64
+		want    bool
+	}{
+		{"first refresh", nil, math.Inf(-1), mr, 0.1, true},
+		{"first refresh, negative ψ", nil, math.Inf(-1), mr, -3, true},
+		{"higher", &mr, 0.5, mr, 0.6, true},
+		{"equal is not better", &mr, 0.5, mr, 0.5, false},
+		{"lower", &mr, 0.5, mr, 0.4, false},
+		{"new objective, lower ψ", &mr, 0.5, hm, -0.05, true},
+		{"NaN never", &mr, 0.5, mr, math.NaN(), false},
+		{"NaN never, even first", nil, math.Inf(-1), mr, math.NaN(), false},
+	}
+	for _, tt := range tests {
+		if got := train.NewBest(tt.bestObj, tt.best, tt.obj, tt.psi); got != tt.want {
+			t.Errorf("%s: NewBest = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+type kept struct {
+	step  int
+	state []byte
+}
+
+// keepToy runs the toy problem keeping its best; it returns the summary,
+// the refresh snapshots and every best checkpoint handed over.
+func keepToy(t *testing.T, cfg train.Config, sp *data.Split, ctl []train.Control) (*train.Summary, []train.Snapshot, []kept) {
+	t.Helper()
+	e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []kept
+	e.KeepBest(func(step int, b []byte) error {
+		ks = append(ks, kept{step, b})
+		return nil
+	})
+	st := e.Subscribe()
+	for _, c := range ctl {
+		e.Send(c)
+	}
+	done := make(chan []train.Snapshot)
+	go func() {
+		var ev []train.Snapshot
+		for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
+			if s.Kind == train.KindRefresh {
+				ev = append(ev, s)
+			}
+		}
+		done <- ev
+	}()
+	sum, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, <-done, ks
+}
+
+// The engine keeps a checkpoint at every refresh that raises the best
+// validation ψ of the optimized objective (a changed objective starts
+// over), and the summary's best is the last of them, with the test
+// metrics of the model that checkpoint holds.
+func TestKeepBest(t *testing.T) {
+	sp := toySplit(4, 6, 90, 1)
+	for _, tc := range []struct {
+		name string
+		ctl  []train.Control
+	}{
+		{"one objective", nil},
+		{"objective changed at 25", []train.Control{{Op: train.OpSet, Key: "objective", Value: "hmean@cov", At: 25}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := toyConfig()
+			cfg.LR = 0.2 // big steps: ψ goes down as well as up
+			sum, refreshes, ks := keepToy(t, cfg, sp, tc.ctl)
+			// The best, recomputed from the refreshes as a reader would.
+			var wantSteps []int
+			var bestObj *metric.Objective
+			best := math.Inf(-1)
+			var falls int
+			for _, r := range refreshes {
+				o := r.Hyper.Objective
+				if train.NewBest(bestObj, best, o, r.Refresh.Psi) {
+					bestObj, best = &o, r.Refresh.Psi
+					wantSteps = append(wantSteps, r.Step)
+				} else {
+					falls++
+				}
+			}
+			if falls == 0 {
+				t.Fatalf("ψ rose at every refresh: the test would say nothing of keeping the best")
+			}
+			var gotSteps []int
+			for _, k := range ks {
+				gotSteps = append(gotSteps, k.step)
+			}
+			if !reflect.DeepEqual(gotSteps, wantSteps) {
+				t.Fatalf("best checkpoints at steps %v, want %v", gotSteps, wantSteps)
+			}
+			if tc.ctl != nil && gotSteps[len(gotSteps)-1] < 30 {
+				t.Fatalf("no best taken after the objective changed: %v", gotSteps)
+			}
+			b := sum.Best
+			last := ks[len(ks)-1]
+			if b == nil || b.Step != last.step || b.Objective != *bestObj || b.Psi != best {
+				t.Fatalf("summary best = %+v, want step %d, %s %v", b, last.step, *bestObj, best)
+			}
+			for _, r := range refreshes {
+				if r.Step == b.Step && !reflect.DeepEqual(r.Refresh.Report, b.Val) {
+					t.Errorf("best validation report differs from the refresh at step %d", b.Step)
+				}
+			}
+			// The checkpoint holds the model the test metrics were taken of.
+			ck, err := train.ParseCheckpoint(last.state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ck.Step != b.Step {
+				t.Errorf("best checkpoint is at step %d, best at %d", ck.Step, b.Step)
+			}
+			tr, err := local.Load(sp, ck.Trainer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := tr.Evaluate(train.SplitTest, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, _ := train.New(cfg, tr)
+			rep, err := metric.NewReport(ev.C, train.Tail(e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(rep, b.Test) {
+				t.Errorf("test at best = %+v,\nthe best checkpoint's model gives %+v", b.Test, rep)
+			}
+			if b.Step < sum.Steps && reflect.DeepEqual(b.Test, sum.TestAfter) {
+				t.Errorf("test at best (step %d) equals test at the end (step %d)", b.Step, sum.Steps)
+			}
+		})
+	}
+}
+
+// A run resumed from the best checkpoint (fork --at best) stands where
+// the best was taken and knows it as its best.
+func TestResumeFromBest(t *testing.T) {
+	sp := toySplit(4, 6, 90, 1)
+	cfg := toyConfig()
+	cfg.LR = 0.2
+	sum, _, ks := keepToy(t, cfg, sp, nil)
+	last := ks[len(ks)-1]
+	e, err := resumeToy(cfg, sp, last.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if step, lr := train.StepOf(e), train.LastRefresh(e); step != last.step || lr != last.step {
+		t.Errorf("resumed at step %d (last refresh %d), want %d", step, lr, last.step)
+	}
+	if got := e.Best(); !reflect.DeepEqual(got, sum.Best) {
+		t.Errorf("resumed best = %+v, want %+v", got, sum.Best)
+	}
+	if _, err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Stopped and resumed with the best taken before the interruption (and
+// after it), the run keeps the same best as an uninterrupted one: the
+// same summary best and, byte for byte, the same best checkpoint.
+func TestStopResumeKeepsBest(t *testing.T) {
+	sp := toySplit(4, 6, 90, 1)
+	cfg := toyConfig()
+	cfg.LR = 0.2
+	wantSum, _, wantKs := keepToy(t, cfg, sp, nil)
+	wantLast := wantKs[len(wantKs)-1]
+	// Stop just after a best taken during fine-tuning (it is in the stop
+	// checkpoint), and at a step before it.
+	stops := []int{3}
+	for _, k := range wantKs {
+		if k.step > 0 && k.step < cfg.Steps {
+			stops = append(stops, k.step+1)
+		}
+	}
+	if len(stops) == 1 {
+		t.Fatalf("no best between the first and the last refresh (%d bests): the test would say nothing", len(wantKs))
+	}
+	for _, stop := range stops {
+		e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ks []kept
+		keep := func(step int, b []byte) error { ks = append(ks, kept{step, b}); return nil }
+		var ckpt []byte
+		e.SetCheckpointer(0, func(_ int, b []byte, _ bool) error { ckpt = b; return nil })
+		e.KeepBest(keep)
+		e.Send(train.Control{Op: train.OpStop, At: stop})
+		if _, err := e.Run(context.Background()); !errors.Is(err, train.ErrStopped) {
+			t.Fatalf("stop at %d: %v", stop, err)
+		}
+		var before []int
+		for _, k := range wantKs {
+			if k.step < stop {
+				before = append(before, k.step)
+			}
+		}
+		if len(ks) != len(before) {
+			t.Fatalf("stop at %d: %d bests before the stop, want %d (%v)", stop, len(ks), len(before), before)
+		}
+		r, err := resumeToy(cfg, sp, ckpt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.KeepBest(keep)
+		sum, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(sum.Best, wantSum.Best) {
+			t.Errorf("stop at %d: best = %+v, want %+v", stop, sum.Best, wantSum.Best)
+		}
+		last := ks[len(ks)-1]
+		if last.step != wantLast.step || !bytes.Equal(last.state, wantLast.state) {
+			t.Errorf("stop at %d: last best checkpoint at step %d differs from the uninterrupted run's at %d", stop, last.step, wantLast.step)
+		}
+	}
+}

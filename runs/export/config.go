@@ -1,0 +1,54 @@
+package export
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is a run's config.toml flattened: "section.key" → its value, an
+// int64, float64, bool or string (anything else, such as an array, as
+// its text).
+type Config map[string]any
+
+// ParseConfig flattens config.toml text; file names it in errors.
+func ParseConfig(text, file string) (Config, error) {
+	var m map[string]any
+	if _, err := toml.Decode(text, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	out := Config{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, sub := range x {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				walk(p, sub)
+			}
+		case int64, float64, bool, string:
+			out[prefix] = x
+		default:
+			out[prefix] = fmt.Sprint(x)
+		}
+	}
+	walk("", m)
+	return out, nil
+}
+
+// Keys are c's keys, sorted.
+func (c Config) Keys() []string { return slices.Sorted(maps.Keys(c)) }
+
+// Text is the value of key as text ("" if absent), as runs compare shows it.
+func (c Config) Text(key string) string {
+	v, ok := c[key]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprint(v)
+}

@@ -1,0 +1,169 @@
+package export
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"selmix/core/metric"
+	"selmix/runs"
+	"selmix/runs/record"
+)
+
+var vizRuns = filepath.Join("..", "..", "viz", "testdata", "run")
+
+func loadRuns(t *testing.T) []Run {
+	t.Helper()
+	all, err := runs.List(vizRuns)
+	if err != nil || len(all) != 2 {
+		t.Fatalf("%v %v", all, err)
+	}
+	var rs []Run
+	for i := range all {
+		h, err := record.Load(&all[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _ := all[i].Config()
+		cfg, err := ParseConfig(text, "config.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, Run{Meta: all[i].Meta, Config: cfg, Hist: h})
+	}
+	return rs
+}
+
+// Compare lists the config keys that differ with each run's value, and
+// for every metric the final, best, min and max over the refreshes and
+// the test values before and after, from the runs' own numbers.
+func TestCompare(t *testing.T) {
+	rs := loadRuns(t)
+	c := Compare(rs)
+	var keys []string
+	for _, d := range c.Config {
+		keys = append(keys, d.Key)
+		if *d.Values[0] == *d.Values[1] {
+			t.Errorf("%s listed but the same: %q", d.Key, *d.Values[0])
+		}
+	}
+	if strings.Join(keys, " ") != "finetune.policy name" || *c.Config[0].Values[0] != "selmix" || *c.Config[0].Values[1] != "uniform" {
+		t.Errorf("config diff %q", keys)
+	}
+	for _, s := range c.Val {
+		if s.Metric != "metrics/min_recall" {
+			continue
+		}
+		for i, r := range rs {
+			var vals []float64
+			for _, rf := range r.Hist.Refreshes {
+				vals = append(vals, rf.Stats.Report.MinRecall)
+			}
+			lo, hi := vals[0], vals[0]
+			for _, v := range vals {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+			got := s.Runs[i]
+			if float64(got.Final) != vals[len(vals)-1] || float64(got.Best) != hi || float64(got.Min) != lo || float64(got.Max) != hi {
+				t.Errorf("run %d min recall %+v; values %v", i, got, vals)
+			}
+		}
+	}
+	for _, s := range c.Test {
+		if s.Metric != "objectives/min-recall" {
+			continue
+		}
+		for i, r := range rs {
+			if got := s.Runs[i]; float64(got.Before) != r.Hist.Final.TestObjBefore[1] || float64(got.After) != r.Hist.Final.TestObjAfter[1] {
+				t.Errorf("run %d test min-recall %+v", i, got)
+			}
+		}
+	}
+	if len(c.Val) != 1+len(metric.Objectives())+len(Reported) || len(c.Test) != len(c.Val)-1 {
+		t.Errorf("%d validation and %d test metrics", len(c.Val), len(c.Test))
+	}
+
+	// JSON: NaN (an objective the runs did not record) is a string.
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"final":"NaN"`) {
+		t.Errorf("JSON has no NaN string: the gmean@cov objective was not recorded")
+	}
+
+	// CSV: one column per run; a row per config key, metric and stat.
+	var buf bytes.Buffer
+	if err := c.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(recs[0], ",") != "section,metric,stat,"+rs[0].Meta.ID+","+rs[1].Meta.ID {
+		t.Errorf("header %q", recs[0])
+	}
+	if want := 1 + len(c.Config) + 4*len(c.Val) + 2*len(c.Test); len(recs) != want {
+		t.Errorf("%d rows, want %d", len(recs), want)
+	}
+	for _, rec := range recs {
+		if rec[0] == "test" && rec[1] == "metrics/mean_recall" && rec[2] == "after" {
+			for i, r := range rs {
+				if rec[3+i] != FormatFloat(r.Hist.Final.TestAfter.MeanRecall) {
+					t.Errorf("test mean recall after, run %d: %q", i, rec[3+i])
+				}
+			}
+		}
+	}
+}
+
+func TestFormatFloat(t *testing.T) {
+	for v, want := range map[float64]string{0.1: "0.1", 1e-300: "1e-300", math.Inf(1): "inf", math.Inf(-1): "-inf", 3: "3"} {
+		if got := FormatFloat(v); got != want {
+			t.Errorf("FormatFloat(%v) = %q, want %q", v, got, want)
+		}
+	}
+	if FormatFloat(math.NaN()) != "NaN" {
+		t.Error("NaN")
+	}
+}
+
+func TestClassTag(t *testing.T) {
+	names := []string{"T-shirt/top", "", "Ankle boot"}
+	for _, tt := range []struct {
+		c, K  int
+		names []string
+		want  string
+	}{
+		{0, 3, names, "0_T-shirt_top"}, {1, 3, names, "1"}, {2, 3, names, "2_Ankle_boot"},
+		{7, 100, nil, "07"}, {42, 1000, nil, "042"}, {0, 1, nil, "0"},
+	} {
+		if got := ClassTag(tt.c, tt.K, tt.names); got != tt.want {
+			t.Errorf("ClassTag(%d, %d) = %q, want %q", tt.c, tt.K, got, tt.want)
+		}
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	c, err := ParseConfig("seed = 3\nname = \"x\"\n[finetune]\ns = 10.5\nadapt = true\nl = [1, 2]\n", "c.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{"seed": int64(3), "name": "x", "finetune.s": 10.5, "finetune.adapt": true, "finetune.l": "[1 2]"}
+	if len(c) != len(want) {
+		t.Errorf("%v, want %v", c, want)
+	}
+	for k, v := range want {
+		if c[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, c[k], v)
+		}
+	}
+	if _, err := ParseConfig("a = ", "c.toml"); err == nil || !strings.HasPrefix(err.Error(), "c.toml: ") {
+		t.Errorf("bad TOML: %v", err)
+	}
+}

@@ -1,0 +1,248 @@
+// Package export is what every export of recorded runs writes: one
+// vocabulary of series (Points) that the TensorBoard event files
+// (runs/export/tensorboard), the tables for notebooks (runs/export/table)
+// and runs compare share, so a number has the same name everywhere
+// (docs/run-format.md, "Exports").
+package export
+
+import (
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"selmix/core/metric"
+	"selmix/runs/record"
+)
+
+// Splits of a Point.
+const (
+	Val  = "val"  // every refresh's evaluation on the validation set
+	Test = "test" // the test set: before fine-tuning (step 0) and after it (the last step)
+)
+
+// Metric names (docs/run-format.md, "Exports"): a Point's Metric is one
+// of these, "objectives/<objective>" or "metrics/<report key>".
+const (
+	Psi       = "psi"                 // ψ of the optimized objective, with its multipliers
+	S         = "s"                   // the inverse temperature P was computed with
+	Loss      = "loss"                // the last training loss (absent before the first step)
+	Predicted = "delta_psi/predicted" // Δψ over the interval the refresh closes, as G·P predicted it
+	Realised  = "delta_psi/realised"  // and as it happened
+	Lambda    = "lambda"              // per-class Lagrange multipliers (Class set)
+	LambdaH   = "lambda/head"         // the head and tail multipliers of the head/tail objectives
+	LambdaT   = "lambda/tail"
+	Recall    = "recall"   // per class
+	Coverage  = "coverage" // per class
+)
+
+// ObjectivePrefix and MetricPrefix start the names of the objectives' ψ
+// and of the reported metrics.
+const (
+	ObjectivePrefix = "objectives/"
+	MetricPrefix    = "metrics/"
+)
+
+// Point is one number of a run.
+type Point struct {
+	Split  string    // Val or Test
+	Step   int       // the fine-tuning step
+	Time   time.Time // when it was recorded; zero if unknown
+	Metric string
+	Class  int // the class of a per-class metric; -1 for the others
+	Value  float64
+}
+
+// Reported are the reported metrics of a metric.Report, by their keys in
+// the run format's report (docs/run-format.md).
+var Reported = []struct {
+	Key string
+	Get func(*metric.Report) float64
+}{
+	{"mean_recall", func(r *metric.Report) float64 { return r.MeanRecall }},
+	{"min_recall", func(r *metric.Report) float64 { return r.MinRecall }},
+	{"hmean", func(r *metric.Report) float64 { return r.HMean }},
+	{"gmean", func(r *metric.Report) float64 { return r.GMean }},
+	{"min_coverage", func(r *metric.Report) float64 { return r.MinCoverage }},
+	{"accuracy", func(r *metric.Report) float64 { return r.Accuracy }},
+	{"head_recall", func(r *metric.Report) float64 { return r.HeadRecall }},
+	{"tail_recall", func(r *metric.Report) float64 { return r.TailRecall }},
+	{"min_ht_recall", func(r *metric.Report) float64 { return r.MinHTRecall }},
+	{"head_coverage", func(r *metric.Report) float64 { return r.HeadCoverage }},
+	{"tail_coverage", func(r *metric.Report) float64 { return r.TailCoverage }},
+	{"min_ht_coverage", func(r *metric.Report) float64 { return r.MinHTCoverage }},
+}
+
+// ScalarMetrics are the names of the scalar (not per-class) series of a
+// refresh, in the order Refresh yields them (loss and Δψ only where
+// recorded).
+func ScalarMetrics() []string {
+	out := []string{Psi}
+	for _, o := range metric.Objectives() {
+		out = append(out, ObjectivePrefix+string(o))
+	}
+	for _, m := range Reported {
+		out = append(out, MetricPrefix+m.Key)
+	}
+	return append(out, S, Loss, Predicted, Realised, LambdaH, LambdaT)
+}
+
+// Points yields every number of a history: each refresh's (Refresh), then
+// the test set's before and after fine-tuning if the run finished (Final).
+func Points(h *record.History) iter.Seq[Point] {
+	return func(yield func(Point) bool) {
+		for i := range h.Refreshes {
+			for p := range Refresh(&h.Refreshes[i]) {
+				if !yield(p) {
+					return
+				}
+			}
+		}
+		for p := range Final(h) {
+			if !yield(p) {
+				return
+			}
+		}
+	}
+}
+
+// Refresh yields the numbers of one refresh (split Val): ψ, every
+// objective's ψ, every reported metric, s, the loss and the predicted and
+// realised Δψ where recorded, the multipliers, then per class the recall,
+// coverage and (per-class) multipliers.
+func Refresh(rf *record.Refresh) iter.Seq[Point] {
+	return func(yield func(Point) bool) {
+		at := func(name string, class int, v float64) bool {
+			return yield(Point{Split: Val, Step: rf.Step, Time: rf.Time, Metric: name, Class: class, Value: v})
+		}
+		st := &rf.Stats
+		if !at(Psi, -1, st.Psi) || !objectives(st.Objectives, at) || !reported(&st.Report, at) || !at(S, -1, st.S) {
+			return
+		}
+		if rf.Loss != nil && !at(Loss, -1, *rf.Loss) {
+			return
+		}
+		if st.Predicted != nil && st.Realised != nil && (!at(Predicted, -1, *st.Predicted) || !at(Realised, -1, *st.Realised)) {
+			return
+		}
+		perClassLambda := len(st.Lambda) > 0 && !headTail(rf)
+		if len(st.Lambda) == 2 && !perClassLambda && (!at(LambdaH, -1, st.Lambda[0]) || !at(LambdaT, -1, st.Lambda[1])) {
+			return
+		}
+		if !perClass(&st.Report, at) {
+			return
+		}
+		if perClassLambda {
+			for c, v := range st.Lambda {
+				if !at(Lambda, c, v) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// headTail reports whether a refresh's multipliers are a head and a tail
+// one rather than one per class.
+func headTail(rf *record.Refresh) bool {
+	if len(rf.Stats.Lambda) != 2 {
+		return false
+	}
+	s, ok := rf.Hyper.Objective.Spec()
+	if !ok {
+		return rf.Stats.K != 2 // an objective this selmix does not know: go by the count
+	}
+	return s.Aggregate == metric.AggSoftMinHT || s.Constraint == metric.GroupCoverage
+}
+
+// Final yields the test set's numbers of a finished run: every reported
+// metric, every objective's ψ and the per-class recall and coverage,
+// before fine-tuning at step 0 and after it at the last step.
+func Final(h *record.History) iter.Seq[Point] {
+	return func(yield func(Point) bool) {
+		f := h.Final
+		if f == nil {
+			return
+		}
+		var start time.Time
+		if len(h.Refreshes) > 0 {
+			start = h.Refreshes[0].Time
+		}
+		for _, side := range []struct {
+			step int
+			t    time.Time
+			rep  *metric.Report
+			objs []float64
+		}{{0, start, &f.TestBefore, f.TestObjBefore}, {f.Steps, h.FinalTime, &f.TestAfter, f.TestObjAfter}} {
+			at := func(name string, class int, v float64) bool {
+				return yield(Point{Split: Test, Step: side.step, Time: side.t, Metric: name, Class: class, Value: v})
+			}
+			if !objectives(side.objs, at) || !reported(side.rep, at) || !perClass(side.rep, at) {
+				return
+			}
+		}
+	}
+}
+
+type emit = func(name string, class int, v float64) bool
+
+func objectives(vals []float64, at emit) bool {
+	for i, o := range metric.Objectives() {
+		if i < len(vals) && !at(ObjectivePrefix+string(o), -1, vals[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func reported(r *metric.Report, at emit) bool {
+	for _, m := range Reported {
+		if !at(MetricPrefix+m.Key, -1, m.Get(r)) {
+			return false
+		}
+	}
+	return true
+}
+
+func perClass(r *metric.Report, at emit) bool {
+	for c, v := range r.Recall {
+		if !at(Recall, c, v) {
+			return false
+		}
+	}
+	for c, v := range r.Coverage {
+		if !at(Coverage, c, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// Classes are the class names of a run, from its first start event; nil
+// if it has none (then classes are known by their index).
+func Classes(h *record.History) []string {
+	if len(h.Starts) == 0 {
+		return nil
+	}
+	return h.Starts[0].ClassNames
+}
+
+// ClassTag names class c in a TensorBoard tag: its index, zero-padded to
+// the width of K−1 so tags sort in class order, then "_" and its name
+// with anything but letters, digits, '-' and '.' replaced by '_' if the
+// run names its classes. The index keeps tags apart when names clash.
+func ClassTag(c, K int, names []string) string {
+	w := len(strconv.Itoa(max(K-1, 0)))
+	s := fmt.Sprintf("%0*d", w, c)
+	if c < len(names) && names[c] != "" {
+		s += "_" + strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '.' {
+				return r
+			}
+			return '_'
+		}, names[c])
+	}
+	return s
+}

@@ -1,0 +1,303 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"selmix/tui/pane"
+)
+
+// EMA smooths v with weight a on the past (0 = raw), at full resolution;
+// NaN values are skipped (they stay NaN and do not reset the average).
+func EMA(dst, v []float64, a float64) []float64 {
+	dst = dst[:0]
+	acc, have := 0.0, false
+	for _, x := range v {
+		switch {
+		case math.IsNaN(x):
+			dst = append(dst, x)
+			continue
+		case !have:
+			acc, have = x, true
+		default:
+			acc = a*acc + (1-a)*x
+		}
+		dst = append(dst, acc)
+	}
+	return dst
+}
+
+// trace is one line of the chart: its points, and a band around it
+// sampled per dot column (NaN where it has none).
+type trace struct {
+	label  string
+	xs, ys []float64
+	lo, hi []float64 // per dot column; nil for no band
+}
+
+// sampler reads a series at any x by linear interpolation between its
+// finite points; outside its first and last point it has no value.
+type sampler struct {
+	xs, ys []float64
+}
+
+func newSampler(xs, ys []float64) sampler {
+	var s sampler
+	for i := range xs {
+		if !math.IsNaN(xs[i]) && !math.IsNaN(ys[i]) && !math.IsInf(ys[i], 0) {
+			s.xs, s.ys = append(s.xs, xs[i]), append(s.ys, ys[i])
+		}
+	}
+	return s
+}
+
+func (s sampler) at(x float64) float64 {
+	n := len(s.xs)
+	if n == 0 || x < s.xs[0] || x > s.xs[n-1] {
+		return math.NaN()
+	}
+	i := sort.SearchFloat64s(s.xs, x)
+	if i < n && s.xs[i] == x {
+		return s.ys[i]
+	}
+	x0, x1 := s.xs[i-1], s.xs[i]
+	t := (x - x0) / (x1 - x0)
+	return s.ys[i-1] + t*(s.ys[i]-s.ys[i-1])
+}
+
+// canvas is a braille dot grid: line dots with the trace that drew each
+// cell last, and band dots beneath them.
+type canvas struct {
+	w, h, dw, dh int
+	line, band   []uint8
+	owner        []int16
+}
+
+func newCanvas(w, h int) *canvas {
+	c := &canvas{w: max(1, w), h: max(1, h)}
+	c.dw, c.dh = 2*c.w, 4*c.h
+	c.line, c.band = make([]uint8, c.w*c.h), make([]uint8, c.w*c.h)
+	c.owner = make([]int16, c.w*c.h)
+	return c
+}
+
+var dotBit = [2][4]uint8{{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}}
+
+func (c *canvas) set(t, x, y int) {
+	if x < 0 || y < 0 || x >= c.dw || y >= c.dh {
+		return
+	}
+	i := (y/4)*c.w + x/2
+	c.line[i] |= dotBit[x%2][y%4]
+	c.owner[i] = int16(t)
+}
+
+func (c *canvas) setBand(x, y int) {
+	if x < 0 || y < 0 || x >= c.dw || y >= c.dh {
+		return
+	}
+	c.band[(y/4)*c.w+x/2] |= dotBit[x%2][y%4]
+}
+
+// seg draws a Bresenham line of trace t.
+func (c *canvas) seg(t, x0, y0, x1, y1 int) {
+	dx, dy := abs(x1-x0), -abs(y1-y0)
+	sx, sy := sign(x1-x0), sign(y1-y0)
+	e := dx + dy
+	for {
+		c.set(t, x0, y0)
+		if x0 == x1 && y0 == y1 {
+			return
+		}
+		e2 := 2 * e
+		if e2 >= dy {
+			e += dy
+			x0 += sx
+		}
+		if e2 <= dx {
+			e += dx
+			y0 += sy
+		}
+	}
+}
+
+// palette colours the traces in turn; the plain theme tells them apart by
+// the number at the end of each line.
+var palette = []string{"#5fafff", "#ffaf00", "#5fd75f", "#ff5f5f", "#af87ff", "#00d7d7", "#ff87d7", "#d7d75f", "#87afaf", "#ffffff"}
+
+// Mark is the glyph that names trace i at the end of its line and in the
+// legend.
+func Mark(i int) string {
+	const marks = "123456789abcdefghijklmnopqrstuvwxyz"
+	return string(marks[i%len(marks)])
+}
+
+// chart draws traces over x in [x0, x1] in w×h cells (axis included).
+// logY plots log10 of the values (those ≤ 0 are left out).
+func chart(th *pane.Theme, paints []pane.Paint, traces []trace, x0, x1 float64, logY bool, xlabel string, w, h int) string {
+	const axisW = 8
+	plotW, plotH := max(1, w-axisW), max(1, h-1)
+	c := newCanvas(plotW, plotH)
+	tf := func(v float64) float64 {
+		if logY {
+			if v <= 0 {
+				return math.NaN()
+			}
+			return math.Log10(v)
+		}
+		return v
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	grow := func(v float64) {
+		if v = tf(v); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	for _, t := range traces {
+		for i, y := range t.ys {
+			if t.xs[i] >= x0 && t.xs[i] <= x1 {
+				grow(y)
+			}
+		}
+		for i := range t.lo {
+			grow(t.lo[i])
+			grow(t.hi[i])
+		}
+	}
+	if math.IsInf(lo, 0) {
+		return pane.Fit(th.Render(th.Dim, "nothing to draw: no run has a value of this series yet"), w, h)
+	}
+	if hi-lo < 1e-12 {
+		lo, hi = lo-0.01, hi+0.01
+	}
+	pad := (hi - lo) * 0.04
+	lo, hi = lo-pad, hi+pad
+	if x1 <= x0 {
+		x1 = x0 + 1
+	}
+	px := func(x float64) int { return int(math.Round((x - x0) / (x1 - x0) * float64(c.dw-1))) }
+	py := func(v float64) int { return int(math.Round((hi - tf(v)) / (hi - lo) * float64(c.dh-1))) }
+	for _, t := range traces {
+		for x := range t.lo {
+			if math.IsNaN(t.lo[x]) || math.IsNaN(tf(t.lo[x])) || math.IsNaN(tf(t.hi[x])) {
+				continue
+			}
+			for y := py(t.hi[x]); y <= py(t.lo[x]); y++ {
+				c.setBand(x, y)
+			}
+		}
+	}
+	ends := make([]int, len(traces)) // cell of each trace's last point
+	for ti, t := range traces {
+		ends[ti] = -1
+		px0, py0, have := 0, 0, false
+		for i := range t.xs {
+			y := tf(t.ys[i])
+			if math.IsNaN(y) || math.IsInf(y, 0) || math.IsNaN(t.xs[i]) {
+				continue
+			}
+			x1, y1 := px(t.xs[i]), py(t.ys[i])
+			if have {
+				c.seg(ti, px0, py0, x1, y1)
+			} else {
+				c.set(ti, x1, y1)
+			}
+			px0, py0, have = x1, y1, true
+		}
+		if have && px0 >= 0 && px0 < c.dw && py0 >= 0 && py0 < c.dh {
+			ends[ti] = (py0/4)*c.w + px0/2
+		}
+	}
+	endMark := map[int]int{}
+	for ti, e := range ends {
+		if e >= 0 {
+			endMark[e] = ti
+		}
+	}
+	rows := make([]string, c.h)
+	for y := range c.h {
+		var b strings.Builder
+		for x := range c.w {
+			i := y*c.w + x
+			if ti, ok := endMark[i]; ok {
+				b.WriteString(paints[ti%len(paints)].Render(Mark(ti)))
+				continue
+			}
+			switch {
+			case c.line[i] != 0:
+				t := int(c.owner[i])
+				b.WriteString(paints[t%len(paints)].Render(string(rune(0x2800 + int(c.line[i])))))
+			case c.band[i] != 0:
+				b.WriteString(th.Render(th.Dim, "░"))
+			default:
+				b.WriteByte(' ')
+			}
+		}
+		rows[y] = b.String()
+	}
+	label := func(v float64) string {
+		if logY {
+			return num(math.Pow(10, v))
+		}
+		return num(v)
+	}
+	lines := make([]string, 0, h)
+	for i, row := range rows {
+		l := ""
+		switch {
+		case i == 0:
+			l = label(hi)
+		case i == len(rows)-1:
+			l = label(lo)
+		case i == len(rows)/2 && len(rows) > 4:
+			l = label((hi + lo) / 2)
+		}
+		lines = append(lines, th.Render(th.Dim, pane.PadLeft(l, axisW-1)+"┤")+row)
+	}
+	left := fmt.Sprintf("└%s %s", xlabel, xnum(x0))
+	right := xnum(x1)
+	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+pane.PadRight(left, max(0, plotW+1-len(right)))+right))
+	return strings.Join(lines, "\n")
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func sign(x int) int {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+// xnum formats a step or a number of seconds.
+func xnum(x float64) string {
+	if x == math.Round(x) && math.Abs(x) < 1e9 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+// num formats an axis value in at most 7 columns.
+func num(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	ax := math.Abs(x)
+	switch {
+	case ax != 0 && (ax < 1e-3 || ax >= 1e5):
+		return fmt.Sprintf("%.1e", x)
+	case ax >= 1000:
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.4f", x)
+}

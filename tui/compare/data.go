@@ -1,0 +1,169 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"selmix/core/metric"
+	"selmix/runs"
+	"selmix/runs/record"
+	"selmix/tui/browser"
+)
+
+// Run is what the comparison keeps of one run: its scalar series at full
+// resolution (one value per refresh) and its last per-class recall. The
+// rest of its history is dropped once read, so a comparison of runs with
+// K = 1000 costs O(refreshes + K) per run.
+type Run struct {
+	ID, Name  string
+	Objective string // the objective it optimizes (run.json)
+	Live      bool
+	Config    map[string]string // config.toml flattened ("finetune.policy" → "uniform")
+	Steps     []float64         // step of each refresh
+	Secs      []float64         // seconds since the first refresh (NaN where the log has no time)
+	Series    [][]float64       // Series[metric][refresh]; NaN where not measured
+	Recall    []float64         // per-class recall at the last refresh
+	Classes   []string          // class names ("" where unnamed)
+}
+
+// Label is the name shown for the run.
+func (r *Run) Label() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return r.ID
+}
+
+// Metric is a series every refresh has.
+type Metric struct {
+	Name string
+	get  func(rf *record.Refresh) float64
+}
+
+// Metrics are the comparable series: ψ of every objective, then mean and
+// worst recall, min coverage, s, and Δψ predicted and realised.
+func Metrics() []Metric {
+	var out []Metric
+	for i, o := range metric.Objectives() {
+		out = append(out, Metric{"ψ " + string(o), func(rf *record.Refresh) float64 {
+			if i < len(rf.Stats.Objectives) {
+				return rf.Stats.Objectives[i]
+			}
+			return math.NaN()
+		}})
+	}
+	opt := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	return append(out,
+		Metric{"mean recall", func(rf *record.Refresh) float64 { return rf.Stats.Report.MeanRecall }},
+		Metric{"worst recall", func(rf *record.Refresh) float64 { return rf.Stats.Report.MinRecall }},
+		Metric{"min coverage", func(rf *record.Refresh) float64 { return rf.Stats.Report.MinCoverage }},
+		Metric{"s", func(rf *record.Refresh) float64 { return rf.Stats.S }},
+		Metric{"Δψ predicted", func(rf *record.Refresh) float64 { return opt(rf.Stats.Predicted) }},
+		Metric{"Δψ realised", func(rf *record.Refresh) float64 { return opt(rf.Stats.Realised) }},
+	)
+}
+
+var metrics = Metrics()
+
+// FromHistory keeps what the comparison needs of a decoded history;
+// times are the refresh events' times in order (nil if unknown).
+func FromHistory(id, name string, live bool, config map[string]string, h *record.History, times []time.Time) *Run {
+	n := len(h.Refreshes)
+	r := &Run{ID: id, Name: browser.Clean(name), Live: live, Config: config,
+		Steps: make([]float64, n), Secs: make([]float64, n), Series: make([][]float64, len(metrics))}
+	for m := range metrics {
+		r.Series[m] = make([]float64, n)
+	}
+	for i := range h.Refreshes {
+		rf := &h.Refreshes[i]
+		r.Steps[i] = float64(rf.Step)
+		r.Secs[i] = math.NaN()
+		if len(times) == n && !times[0].IsZero() && !times[i].IsZero() {
+			r.Secs[i] = times[i].Sub(times[0]).Seconds()
+		}
+		for m, mt := range metrics {
+			r.Series[m][i] = mt.get(rf)
+		}
+	}
+	if n > 0 {
+		r.Recall = append([]float64(nil), h.Refreshes[n-1].Stats.Report.Recall...)
+	}
+	if len(h.Starts) > 0 {
+		for _, c := range h.Starts[0].ClassNames {
+			r.Classes = append(r.Classes, browser.Clean(c))
+		}
+	}
+	return r
+}
+
+// Load reads the runs ids of root (ids as `selmix open` takes them).
+func Load(root string, ids []string) ([]*Run, error) {
+	out := make([]*Run, 0, len(ids))
+	for _, id := range ids {
+		r, err := LoadRun(root, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// LoadRun reads one run: its event log decoded, its config flattened.
+func LoadRun(root, id string) (*Run, error) {
+	rr, err := runs.Open(root, id)
+	if err != nil {
+		return nil, err
+	}
+	h, err := record.Load(rr)
+	if err != nil {
+		return nil, err
+	}
+	cfg := map[string]string{}
+	if text, err := rr.Config(); err == nil {
+		cfg = flatConfig(text)
+	}
+	r := FromHistory(rr.Meta.ID, rr.Meta.Name, rr.Live, cfg, h, refreshTimes(rr))
+	r.Objective = rr.Meta.Objective
+	return r, nil
+}
+
+// refreshTimes are the times of the run's refresh events, in order.
+func refreshTimes(r *runs.Run) []time.Time {
+	evs, _, err := r.Events()
+	if err != nil {
+		return nil
+	}
+	var out []time.Time
+	for _, ev := range evs {
+		if ev.Kind != record.KindRefresh {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, ev.Time)
+		if err != nil {
+			t = time.Time{}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// String describes r for errors and tests.
+func (r *Run) String() string { return fmt.Sprintf("%s (%d refreshes)", r.ID, len(r.Steps)) }
+
+// flatConfig flattens config.toml text; an unreadable one is empty.
+func flatConfig(text string) map[string]string {
+	var m map[string]any
+	if _, err := toml.Decode(text, &m); err != nil {
+		return map[string]string{}
+	}
+	return browser.Flatten(m)
+}

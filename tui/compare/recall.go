@@ -1,0 +1,164 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"selmix/tui/pane"
+)
+
+// Per-class recall beyond this many classes shows the worst and the best
+// only.
+const (
+	worstShown = 30
+	bestShown  = 10
+)
+
+// ClassDiff is one class in the per-class table: each run's recall and
+// the difference that orders the table.
+type ClassDiff struct {
+	Class  int
+	Recall []float64 // per run; NaN where the run has no such class
+	Delta  float64   // mean of the other runs minus the first; the recall itself for one run
+}
+
+// ClassDiffs orders the classes by the difference of the runs' recall at
+// their last refresh, lowest first: the classes the other runs lose most
+// against the first run come first. With one run it orders by recall.
+func ClassDiffs(runs []*Run) []ClassDiff {
+	K := 0
+	for _, r := range runs {
+		K = max(K, len(r.Recall))
+	}
+	out := make([]ClassDiff, K)
+	for k := range K {
+		d := ClassDiff{Class: k, Recall: make([]float64, len(runs))}
+		for i, r := range runs {
+			d.Recall[i] = math.NaN()
+			if k < len(r.Recall) {
+				d.Recall[i] = r.Recall[k]
+			}
+		}
+		if len(runs) == 1 {
+			d.Delta = d.Recall[0]
+		} else {
+			sum, n := 0.0, 0
+			for _, v := range d.Recall[1:] {
+				if !math.IsNaN(v) {
+					sum, n = sum+v, n+1
+				}
+			}
+			d.Delta = math.NaN()
+			if n > 0 {
+				d.Delta = sum/float64(n) - d.Recall[0]
+			}
+		}
+		out[k] = d
+	}
+	slices.SortStableFunc(out, func(a, b ClassDiff) int {
+		switch an, bn := math.IsNaN(a.Delta), math.IsNaN(b.Delta); {
+		case an && bn:
+			return 0
+		case an:
+			return 1
+		case bn:
+			return -1
+		}
+		if a.Delta < b.Delta {
+			return -1
+		}
+		if a.Delta > b.Delta {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// recallTable is the per-class recall of the runs side by side in w×h.
+func (m *Model) recallTable(w, h int) string {
+	th := m.ctx.Theme
+	diffs := ClassDiffs(m.runs)
+	if len(diffs) == 0 {
+		return pane.Fit(th.Render(th.Dim, "no per-class recall yet: no run has a refresh"), w, h)
+	}
+	const classW = 16
+	colW := 8 // "1 " and the run's label, at most 14 wide
+	for _, r := range m.runs {
+		colW = max(colW, min(16, pane.Width(r.Label())+2))
+	}
+	nRuns := min(len(m.runs), max(1, (w-classW-colW-2)/(colW+1)))
+	if nRuns < len(m.runs) { // narrow: many runs before long labels
+		colW = 8
+		nRuns = min(len(m.runs), max(1, (w-classW-colW-2)/(colW+1)))
+	}
+	names := func(k int) string {
+		for _, r := range m.runs {
+			if k < len(r.Classes) && r.Classes[k] != "" {
+				return r.Classes[k]
+			}
+		}
+		return fmt.Sprintf("class %d", k)
+	}
+	deltaName := "Δ vs " + Mark(0)
+	if len(m.runs) == 1 {
+		deltaName = ""
+	}
+	head := pane.PadRight("class", classW)
+	for i := range nRuns {
+		head += " " + pane.PadLeft(m.paints[i%len(m.paints)].Render(Mark(i))+" "+pane.PadRight(m.runs[i].Label(), colW-2), colW)
+	}
+	head += " " + pane.PadLeft(deltaName, colW)
+	row := func(d ClassDiff) string {
+		s := pane.PadRight(names(d.Class), classW)
+		for i := range nRuns {
+			s += " " + pane.PadLeft(num3(d.Recall[i]), colW)
+		}
+		if len(m.runs) > 1 {
+			s += " " + pane.PadLeft(signed(d.Delta), colW)
+		}
+		return s
+	}
+	lines := []string{th.Render(th.Bold, head)}
+	rows := h - 1
+	if len(diffs) <= rows && len(diffs) <= worstShown+bestShown {
+		for _, d := range diffs {
+			lines = append(lines, row(d))
+		}
+	} else {
+		// The worst first, then the best; both cut to fit, the worst
+		// keeping the larger share.
+		best := min(bestShown, max(0, (rows-2)/4))
+		worst := max(0, min(worstShown, len(diffs)-best, rows-2-best))
+		lines = append(lines, th.Render(th.Dim, fmt.Sprintf("worst %d of %d classes", worst, len(diffs))))
+		for _, d := range diffs[:worst] {
+			lines = append(lines, th.Render(th.Bad, row(d)))
+		}
+		if best > 0 {
+			lines = append(lines, th.Render(th.Dim, fmt.Sprintf("best %d", best)))
+			for _, d := range diffs[len(diffs)-best:] {
+				lines = append(lines, th.Render(th.Good, row(d)))
+			}
+		}
+	}
+	if nRuns < len(m.runs) {
+		lines = append(lines, th.Render(th.Dim, fmt.Sprintf("%d more runs do not fit: widen the terminal", len(m.runs)-nRuns)))
+	}
+	return pane.Fit(strings.Join(lines, "\n"), w, h)
+}
+
+func num3(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", x)
+}
+
+func signed(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.3f", x)
+}

@@ -1,0 +1,77 @@
+package dialog
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"selmix/tui/pane"
+)
+
+// Picker chooses one value of a setting from a list. Enter submits the
+// value under the cursor (Close if it is the current one); esc or the
+// quit key cancels.
+type Picker struct {
+	ctx       *pane.Context
+	id, title string
+	key       string
+	options   []string
+	current   string
+	cursor    int
+}
+
+// NewPicker returns a picker of key among options, with the cursor on the
+// current value. Its ID is "picker:"+key.
+func NewPicker(ctx *pane.Context, title, key string, options []string, current string) *Picker {
+	p := &Picker{ctx: ctx, id: "picker:" + key, title: title, key: key, options: options, current: current}
+	for i, o := range options {
+		if o == current {
+			p.cursor = i
+		}
+	}
+	return p
+}
+
+func (p *Picker) ID() string    { return p.id }
+func (p *Picker) Title() string { return p.title }
+
+func (p *Picker) Update(kp tea.KeyPressMsg) Action {
+	k := p.ctx.Keys
+	switch {
+	case len(p.options) == 0:
+		return Close{}
+	case key.Matches(kp, k.Up):
+		p.cursor = (p.cursor + len(p.options) - 1) % len(p.options)
+	case key.Matches(kp, k.Down):
+		p.cursor = (p.cursor + 1) % len(p.options)
+	case key.Matches(kp, k.Accept):
+		v := p.options[p.cursor]
+		if v == p.current {
+			return Close{}
+		}
+		return Submit{ID: p.id, Values: []KV{{p.key, v}}}
+	case key.Matches(kp, k.Cancel, k.Quit):
+		return Close{}
+	}
+	return nil
+}
+
+func (p *Picker) View(w, h int) string {
+	th := p.ctx.Theme
+	var b strings.Builder
+	for i, o := range p.options {
+		mark := "  "
+		if o == p.current {
+			mark = "● "
+		}
+		line := " " + mark + o
+		if i == p.cursor {
+			line = "▸" + mark + o
+			line = th.Render(th.Selected, pane.PadRight(line, 24))
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\n" + th.Render(th.Dim, "↑/↓ choose · enter apply · esc cancel · ● current"))
+	return b.String()
+}
