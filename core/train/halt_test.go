@@ -105,7 +105,7 @@ func TestEngineTrainerHalts(t *testing.T) {
 		t.Errorf("resumed after the halt: best %+v, want %+v", got.Best, want.sum.Best)
 	}
 	gs, ws := *got, *want.sum
-	gs.Best, ws.Best = nil, nil
+	gs.Best, ws.Best = nil, nil // a pointer: compared above
 	if fmt.Sprint(gs) != fmt.Sprint(ws) {
 		t.Errorf("resumed after the halt:\n got %+v\nwant %+v", *got, *want.sum)
 	}

@@ -205,9 +205,9 @@ func TestSort(t *testing.T) {
 			if m.sortBy == c {
 				return
 			}
-			m.Update(fixture.Key("s"))
+			m.Update(fixture.Key("r"))
 		}
-		t.Fatalf("s never sorts by %v", c)
+		t.Fatalf("r never sorts by %v", c)
 	}
 	sortBy(ColName)
 	if got, want := ids(m.Entries()), []string{"20261123-1159-eeee", "20261120-0900-aaaa", "20261123-1130-dddd", "20261121-1000-bbbb", "20261122-1100-cccc"}; !slices.Equal(got, want) {
@@ -266,7 +266,7 @@ func TestView(t *testing.T) {
 		{"list-80x24", nil, 80, 24},
 		{"list-160x50", nil, 160, 50},
 		{"filtered-80x24", []string{"/", "p", "o", "l", "i", "c", "y", "=", "u", "n", "i", "f", "o", "r", "m"}, 80, 24},
-		{"marked-sorted-160x50", []string{"j", "space", "space", "s", "s", "s", "s", "s", "s"}, 160, 50},
+		{"marked-sorted-160x50", []string{"j", "space", "space", "r", "r", "r", "r", "r", "r"}, 160, 50},
 		{"no-match-80x24", []string{"/", "z", "z", "enter"}, 80, 24},
 	}
 	for _, c := range cases {

@@ -44,7 +44,7 @@ func newRunsCmd() *cobra.Command {
 		Short: "Browse, list, show, compare and remove recorded runs",
 		Long: `On a terminal, runs alone opens the runs browser: every run of the runs
 root with its status, objective, policy, steps, ψ and tags; / filters
-(words, key=value, key~part), s sorts, space marks, Enter opens a run
+(words, key=value, key~part), r sorts, space marks, Enter opens a run
 (attached while it runs), c compares the marked runs. Not on a terminal
 it prints the table of runs ls.`,
 		Args: withSuggestions(cobra.NoArgs),

@@ -60,14 +60,14 @@ func startSelmixEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *buf
 // waitLog waits until the run's worker.log holds line n times.
 func waitLog(t *testing.T, dir, line string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		b, _ := os.ReadFile(filepath.Join(dir, "worker.log"))
 		if strings.Count(string(b), line+"\n") >= n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %q not written %d times in 60 s:\n%s", dir, line, n, b)
+			t.Fatalf("%s: %q not written %d times in 3 min:\n%s", dir, line, n, b)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
