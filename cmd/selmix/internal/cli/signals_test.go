@@ -69,6 +69,9 @@ func waitLog(t *testing.T, dir, line string, n int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: %q not written %d times in 3 min:\n%s", dir, line, n, b)
 		}
+		if r, err := runs.Open(filepath.Dir(dir), filepath.Base(dir)); err == nil && r.Meta.Status == runs.StatusFinished {
+			t.Fatalf("%s: the run ended (%s) before %q was written %d times:\n%s", dir, r.EffectiveStatus(), line, n, b)
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -122,7 +125,7 @@ func TestSignalWhileWorkerHangs(t *testing.T) {
 		sig  syscall.Signal // 0: selmix stop
 	}{{"SIGINT", 130, syscall.SIGINT}, {"SIGTERM", 143, syscall.SIGTERM}, {"stop", 143, 0}} {
 		t.Run(how.name, func(t *testing.T) {
-			hangAt := 3 + 9*i // the 3rd, 12th or 21st train request
+			hangAt := 3 + 5*i // the 3rd, 8th or 13th train request (the run has 19)
 			env := fakeEnv(fmt.Sprintf("hang-train=%d", hangAt))
 			var id string
 			var cmd *exec.Cmd
