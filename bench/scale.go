@@ -20,6 +20,7 @@ import (
 
 	"selmix/core/data"
 	"selmix/core/gain"
+	"selmix/core/local"
 	"selmix/core/metric"
 	"selmix/core/model"
 	"selmix/core/npy"
@@ -285,7 +286,7 @@ func RefreshSeconds(dir string, reps int) (float64, error) {
 	return times[reps/2], nil
 }
 
-func headTrainer(sp *data.Split, head *data.Head) (*train.Local, error) {
+func headTrainer(sp *data.Split, head *data.Head) (*local.Local, error) {
 	net, err := model.New(model.Config{Arch: "identity", In: sp.Labeled.Dim, Classes: sp.K, Batch: 128, Seed: 1})
 	if err != nil {
 		return nil, err
@@ -295,7 +296,7 @@ func headTrainer(sp *data.Split, head *data.Head) (*train.Local, error) {
 			return nil, err
 		}
 	}
-	return train.NewLocal(net, sp, 1)
+	return local.New(net, sp, 1)
 }
 
 func tailOf(sp *data.Split) []bool {

@@ -104,15 +104,4 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 			t.Errorf("%s: err = %v, want it to start %q", c.name, err, c.want)
 		}
 	}
-	cfg, err := Load("", []string{"model.checkpoint=" + p("nope.npz")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, head, err := LoadData(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := LoadModel(cfg, sp, head); err == nil || !strings.HasPrefix(err.Error(), "model.checkpoint: open "+p("nope.npz")) {
-		t.Errorf("missing checkpoint: err = %v, want it to name model.checkpoint", err)
-	}
 }

@@ -99,6 +99,26 @@ func Objectives() []Objective {
 	return out
 }
 
+// Index is o's position in Objectives(), -1 if o is no objective.
+func (o Objective) Index() int {
+	for i, s := range specs {
+		if s.Name == o {
+			return i
+		}
+	}
+	return -1
+}
+
+// In is o's value in vals, a per-objective series in Objectives() order
+// (a summary's TestObjAfter, a refresh's Objectives); NaN if o is no
+// objective or vals stops short of it.
+func (o Objective) In(vals []float64) float64 {
+	if i := o.Index(); i >= 0 && i < len(vals) {
+		return vals[i]
+	}
+	return math.NaN()
+}
+
 // Specs returns every objective's description, in Objectives() order.
 func Specs() []Spec { return append([]Spec(nil), specs...) }
 

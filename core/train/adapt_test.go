@@ -47,35 +47,3 @@ func deref(p *float64) any {
 	}
 	return *p
 }
-
-// Adaptation never takes the interval or the learning rate beyond what
-// the researcher set, nor below its floor; every change it makes is an
-// automatic control at a refresh.
-func TestAdaptBounds(t *testing.T) {
-	for _, adapt := range []Adapt{AdaptRefresh, AdaptLR} {
-		cfg := toyConfig()
-		cfg.Adapt = adapt
-		r := runToy(t, cfg, nil)
-		n := 0
-		for _, s := range r.events {
-			if s.Ack == nil || !s.Ack.Control.Auto {
-				continue
-			}
-			n++
-			h := s.Hyper
-			switch adapt {
-			case AdaptRefresh:
-				if h.Refresh < max(1, cfg.Refresh/10) || h.Refresh > cfg.Refresh {
-					t.Errorf("refresh set to %d, outside [%d, %d]", h.Refresh, max(1, cfg.Refresh/10), cfg.Refresh)
-				}
-			case AdaptLR:
-				if h.LR < cfg.LR*lrFloor*0.999 || h.LR > cfg.LR {
-					t.Errorf("lr set to %v, outside [%v, %v]", h.LR, cfg.LR*lrFloor, cfg.LR)
-				}
-			}
-		}
-		if n == 0 {
-			t.Errorf("adapt %s changed nothing", adapt)
-		}
-	}
-}

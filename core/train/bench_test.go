@@ -1,4 +1,4 @@
-package train
+package train_test
 
 import (
 	"math"
@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"selmix/core/data"
+	"selmix/core/local"
 	"selmix/core/model"
+	"selmix/core/train"
 )
 
 // featureSplit is a long-tailed Gaussian-cluster problem on features: K
@@ -42,13 +44,13 @@ func featureSplit(K, d, n1, nVal int, seed uint64) *data.Split {
 	return &data.Split{Labeled: gen(counts), Val: gen(even), Test: gen(even), K: K, TrainCounts: counts}
 }
 
-// headLocal is a Local trainer over a linear head on the features.
-func headLocal(b *testing.B, sp *data.Split, batch int) *Local {
+// headLocal is a local.Local trainer over a linear head on the features.
+func headLocal(b *testing.B, sp *data.Split, batch int) *local.Local {
 	net, err := model.New(model.Config{Arch: "identity", In: sp.Labeled.Dim, Classes: sp.K, Batch: batch, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	l, err := NewLocal(net, sp, 1)
+	l, err := local.New(net, sp, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func BenchmarkHeadStep(b *testing.B) {
 			for i := range P {
 				P[i] = 1 / float64(len(P))
 			}
-			r := &TrainRequest{Mode: ModeMixup, P: P, LR: []float64{1e-3}, Batch: 128, BetaMin: 0.6, WeightDecay: 5e-4, Momentum: 0.9}
+			r := &train.TrainRequest{Mode: train.ModeMixup, P: P, LR: []float64{1e-3}, Batch: 128, BetaMin: 0.6, WeightDecay: 5e-4, Momentum: 0.9}
 			for b.Loop() {
 				if _, err := l.Train(r); err != nil {
 					b.Fatal(err)
@@ -91,12 +93,12 @@ func BenchmarkRefresh(b *testing.B) {
 	}{{"K=10,d=64,n=5000", 10, 64, 500, 5000}, {"K=100,d=64,n=10000", 100, 64, 500, 10000}, {"K=1000,d=512,n=20000", 1000, 512, 100, 20000}} {
 		b.Run(c.name, func(b *testing.B) {
 			sp := featureSplit(c.K, c.d, c.n1, c.nv, 2)
-			e, err := New(DefaultConfig(), headLocal(b, sp, 128))
+			e, err := train.New(train.DefaultConfig(), headLocal(b, sp, 128))
 			if err != nil {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				if err := e.refresh(); err != nil {
+				if err := train.Refresh(e); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package train
+package train_test
 
 import (
 	"bytes"
@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"selmix/core/data"
+	"selmix/core/local"
 	"selmix/core/metric"
+	"selmix/core/train"
 )
 
 func TestNewBest(t *testing.T) {
@@ -32,7 +34,7 @@ func TestNewBest(t *testing.T) {
 		{"NaN never, even first", nil, math.Inf(-1), mr, math.NaN(), false},
 	}
 	for _, tt := range tests {
-		if got := NewBest(tt.bestObj, tt.best, tt.obj, tt.psi); got != tt.want {
+		if got := train.NewBest(tt.bestObj, tt.best, tt.obj, tt.psi); got != tt.want {
 			t.Errorf("%s: NewBest = %v, want %v", tt.name, got, tt.want)
 		}
 	}
@@ -45,9 +47,9 @@ type kept struct {
 
 // keepToy runs the toy problem keeping its best; it returns the summary,
 // the refresh snapshots and every best checkpoint handed over.
-func keepToy(t *testing.T, cfg Config, sp *data.Split, ctl []Control) (*Summary, []Snapshot, []kept) {
+func keepToy(t *testing.T, cfg train.Config, sp *data.Split, ctl []train.Control) (*train.Summary, []train.Snapshot, []kept) {
 	t.Helper()
-	e, err := New(cfg, toyLocal(t, sp, cfg.Batch))
+	e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +62,11 @@ func keepToy(t *testing.T, cfg Config, sp *data.Split, ctl []Control) (*Summary,
 	for _, c := range ctl {
 		e.Send(c)
 	}
-	done := make(chan []Snapshot)
+	done := make(chan []train.Snapshot)
 	go func() {
-		var ev []Snapshot
+		var ev []train.Snapshot
 		for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
-			if s.Kind == KindRefresh {
+			if s.Kind == train.KindRefresh {
 				ev = append(ev, s)
 			}
 		}
@@ -85,10 +87,10 @@ func TestKeepBest(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
 	for _, tc := range []struct {
 		name string
-		ctl  []Control
+		ctl  []train.Control
 	}{
 		{"one objective", nil},
-		{"objective changed at 25", []Control{{Op: OpSet, Key: "objective", Value: "hmean@cov", At: 25}}},
+		{"objective changed at 25", []train.Control{{Op: train.OpSet, Key: "objective", Value: "hmean@cov", At: 25}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig()
@@ -101,7 +103,7 @@ func TestKeepBest(t *testing.T) {
 			var falls int
 			for _, r := range refreshes {
 				o := r.Hyper.Objective
-				if NewBest(bestObj, best, o, r.Refresh.Psi) {
+				if train.NewBest(bestObj, best, o, r.Refresh.Psi) {
 					bestObj, best = &o, r.Refresh.Psi
 					wantSteps = append(wantSteps, r.Step)
 				} else {
@@ -132,23 +134,23 @@ func TestKeepBest(t *testing.T) {
 				}
 			}
 			// The checkpoint holds the model the test metrics were taken of.
-			ck, err := ParseCheckpoint(last.state)
+			ck, err := train.ParseCheckpoint(last.state)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ck.Step != b.Step {
 				t.Errorf("best checkpoint is at step %d, best at %d", ck.Step, b.Step)
 			}
-			tr, err := LoadLocal(sp, ck.Trainer)
+			tr, err := local.Load(sp, ck.Trainer)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := tr.Evaluate(SplitTest, false)
+			ev, err := tr.Evaluate(train.SplitTest, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, _ := New(cfg, tr)
-			rep, err := metric.NewReport(ev.C, e.tail)
+			e, _ := train.New(cfg, tr)
+			rep, err := metric.NewReport(ev.C, train.Tail(e))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,8 +176,8 @@ func TestResumeFromBest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.step != last.step || e.lastRefresh != last.step {
-		t.Errorf("resumed at step %d (last refresh %d), want %d", e.step, e.lastRefresh, last.step)
+	if step, lr := train.StepOf(e), train.LastRefresh(e); step != last.step || lr != last.step {
+		t.Errorf("resumed at step %d (last refresh %d), want %d", step, lr, last.step)
 	}
 	if got := e.Best(); !reflect.DeepEqual(got, sum.Best) {
 		t.Errorf("resumed best = %+v, want %+v", got, sum.Best)
@@ -206,7 +208,7 @@ func TestStopResumeKeepsBest(t *testing.T) {
 		t.Fatalf("no best between the first and the last refresh (%d bests): the test would say nothing", len(wantKs))
 	}
 	for _, stop := range stops {
-		e, err := New(cfg, toyLocal(t, sp, cfg.Batch))
+		e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,8 +217,8 @@ func TestStopResumeKeepsBest(t *testing.T) {
 		var ckpt []byte
 		e.SetCheckpointer(0, func(_ int, b []byte, _ bool) error { ckpt = b; return nil })
 		e.KeepBest(keep)
-		e.Send(Control{Op: OpStop, At: stop})
-		if _, err := e.Run(context.Background()); !errors.Is(err, ErrStopped) {
+		e.Send(train.Control{Op: train.OpStop, At: stop})
+		if _, err := e.Run(context.Background()); !errors.Is(err, train.ErrStopped) {
 			t.Fatalf("stop at %d: %v", stop, err)
 		}
 		var before []int

@@ -12,7 +12,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"selmix/core/metric"
-	"selmix/core/model"
 )
 
 // Checkpointer receives the engine's complete state: the trainer's (model,
@@ -152,8 +151,13 @@ type Checkpoint struct {
 	es      *evalState // the last evaluation; nil in version 1
 }
 
-// ParseCheckpoint decodes and checks a checkpoint (version 1 or 2).
-func ParseCheckpoint(b []byte) (*Checkpoint, error) {
+// ParseCheckpoint decodes and checks a version 2 checkpoint. A version 1
+// file holds a model and is an error here: local.ParseCheckpoint reads it.
+func ParseCheckpoint(b []byte) (*Checkpoint, error) { return ParseCheckpointWith(b, nil) }
+
+// ParseCheckpointWith decodes and checks a checkpoint, version 1 or 2;
+// readV1 reads a version 1 file's model (nil: a version 1 file is an error).
+func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	n := len(b)
 	if n < len(ckptMagic)+8 {
 		return nil, fmt.Errorf("%w: truncated (%d bytes)", ErrCheckpoint, n)
@@ -173,7 +177,7 @@ func ParseCheckpoint(b []byte) (*Checkpoint, error) {
 	}
 	js, body := b[off:off+jl], b[off+jl:n-4]
 	if magic == ckptMagicV1 {
-		return parseV1(js, body)
+		return parseV1(js, body, readV1)
 	}
 	var st engineState
 	if err := json.Unmarshal(js, &st); err != nil {
@@ -231,10 +235,16 @@ type engineStateV1 struct {
 	TestObjBefore []float64
 }
 
+// V1Trainer turns the model (an .npz archive) and sampler state of a
+// version 1 checkpoint into the in-process trainer's state, with its head.
+// The engine never reads a model: the trainer's package supplies it
+// (local.ParseCheckpoint).
+type V1Trainer func(model, rng []byte) (*Saved, error)
+
 // parseV1 reads a version 1 checkpoint: always taken before a refresh (or
-// at the end), so it carries no evaluation; its model and sampler become a
-// Local trainer's state.
-func parseV1(js, body []byte) (*Checkpoint, error) {
+// at the end), so it carries no evaluation; its model and sampler become
+// the in-process trainer's state (V1Trainer).
+func parseV1(js, body []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	var v1 engineStateV1
 	if err := json.Unmarshal(js, &v1); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
@@ -242,23 +252,23 @@ func parseV1(js, body []byte) (*Checkpoint, error) {
 	if v1.Version != 1 {
 		return nil, fmt.Errorf("%w: version %d in a version 1 file", ErrCheckpoint, v1.Version)
 	}
-	net, err := model.Load(bytes.NewReader(body))
+	if readV1 == nil {
+		return nil, fmt.Errorf("%w: a version 1 checkpoint holds an in-process model, which only the in-process trainer reads", ErrCheckpoint)
+	}
+	sv, err := readV1(body, v1.RNG)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint model: %w", err)
 	}
-	state, err := localState(body, v1.RNG)
-	if err != nil {
-		return nil, err
+	if len(sv.B) == 0 || len(sv.W)%len(sv.B) != 0 {
+		return nil, fmt.Errorf("%w: a head of %d weights and %d biases", ErrCheckpoint, len(sv.W), len(sv.B))
 	}
-	W, b := net.Head()
 	st := engineState{
 		Version: 1, Step: v1.Step, LastRefresh: v1.LastRefresh, Refreshes: v1.Refreshes, Acks: v1.Acks,
 		Loss: v1.Loss, Hyper: v1.Hyper, Pending: v1.Pending,
 		ValBefore: v1.ValBefore, TestBefore: v1.TestBefore, TestObjBefore: v1.TestObjBefore,
-		K: len(b), D: net.Dim(), Trainer: LocalFormat, TrainerLen: len(state),
+		K: len(sv.B), D: len(sv.W) / len(sv.B), Trainer: sv.Format, TrainerLen: len(sv.State),
 	}
-	return &Checkpoint{Step: st.Step, K: st.K, D: st.D, st: st,
-		Trainer: &Saved{Format: LocalFormat, State: state, W: W, B: b}}, nil
+	return &Checkpoint{Step: st.Step, K: st.K, D: st.D, st: st, Trainer: sv}, nil
 }
 
 // Resume rebuilds an engine from a checkpoint around tr, a trainer already

@@ -1,4 +1,4 @@
-package train
+package train_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"selmix/core/gain"
+	"selmix/core/local"
+	"selmix/core/train"
 )
 
 // Resuming from any checkpoint reproduces the uninterrupted run exactly:
@@ -14,8 +16,8 @@ import (
 func TestResumeEqualsUninterrupted(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
-	ctl := []Control{{Op: OpSet, Key: "s", Value: "3", At: 25}, {Op: OpSet, Key: "batch", Value: "8", At: 44}}
-	e, err := New(cfg, toyLocal(t, sp, cfg.Batch))
+	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "3", At: 25}, {Op: train.OpSet, Key: "batch", Value: "8", At: 44}}
+	e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +38,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantParams := e.Trainer().(*Local).Net().Params()
+	wantParams := e.Trainer().(*local.Local).Net().Params()
 	if finals != 1 {
 		t.Errorf("%d final checkpoints, want 1", finals)
 	}
@@ -64,7 +66,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("resumed at %d: summary differs\n got %+v\nwant %+v", step, got, want)
 		}
-		if !reflect.DeepEqual(r.Trainer().(*Local).Net().Params(), wantParams) {
+		if !reflect.DeepEqual(r.Trainer().(*local.Local).Net().Params(), wantParams) {
 			t.Errorf("resumed at %d: final weights differ", step)
 		}
 	}
@@ -73,7 +75,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 func TestResumeRejectsDamage(t *testing.T) {
 	sp := toySplit(3, 5, 60, 2)
 	cfg := toyConfig()
-	e, err := New(cfg, toyLocal(t, sp, cfg.Batch))
+	e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestResumeRejectsDamage(t *testing.T) {
 		{"flipped byte", func() []byte { c := append([]byte(nil), b...); c[len(c)/3] ^= 1; return c }()},
 		{"wrong magic", append([]byte("NOTSELMX"), b[8:]...)},
 	} {
-		if _, err := resumeToy(cfg, sp, c.b); !errors.Is(err, ErrCheckpoint) {
+		if _, err := resumeToy(cfg, sp, c.b); !errors.Is(err, train.ErrCheckpoint) {
 			t.Errorf("%s: err = %v, want ErrCheckpoint", c.name, err)
 		}
 	}
@@ -102,8 +104,8 @@ func TestResumeRejectsDamage(t *testing.T) {
 func FuzzResume(f *testing.F) {
 	sp := toySplit(3, 5, 60, 2)
 	cfg := toyConfig()
-	tr, _ := NewLocal(toyNetF(sp, cfg.Batch), sp, toySeed)
-	e, _ := New(cfg, tr)
+	tr, _ := local.New(toyNetF(sp, cfg.Batch), sp, toySeed)
+	e, _ := train.New(cfg, tr)
 	b, _ := e.MarshalState()
 	f.Add(b)
 	f.Add([]byte("SELMIXCK\x05\x00\x00\x00{}"))
@@ -119,7 +121,7 @@ func FuzzResume(f *testing.F) {
 func TestSetRightAfterResume(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
-	run := func(e *Engine, ctl ...Control) *Summary {
+	run := func(e *train.Engine, ctl ...train.Control) *train.Summary {
 		t.Helper()
 		for _, c := range ctl {
 			e.Send(c)
@@ -131,8 +133,8 @@ func TestSetRightAfterResume(t *testing.T) {
 		s.Seconds = 0
 		return s
 	}
-	set := Control{Op: OpSet, Key: "s", Value: "2", At: 20}
-	first, err := New(cfg, toyLocal(t, sp, cfg.Batch))
+	set := train.Control{Op: train.OpSet, Key: "s", Value: "2", At: 20}
+	first, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +145,7 @@ func TestSetRightAfterResume(t *testing.T) {
 		}
 		return nil
 	})
-	run(first, Control{Op: OpSet, Key: "omega", Value: "30", At: 5})
+	run(first, train.Control{Op: train.OpSet, Key: "omega", Value: "30", At: 5})
 	if ckpt == nil {
 		t.Fatal("no checkpoint at step 20")
 	}
@@ -155,11 +157,11 @@ func TestSetRightAfterResume(t *testing.T) {
 		t.Errorf("Acked() = %d after resume, want 1 (the omega change)", forked.Acked())
 	}
 	got := run(forked, set)
-	straight, err := New(cfg, toyLocal(t, sp, cfg.Batch))
+	straight, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := run(straight, Control{Op: OpSet, Key: "omega", Value: "30", At: 5}, set)
+	want := run(straight, train.Control{Op: train.OpSet, Key: "omega", Value: "30", At: 5}, set)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("fork with s=2 at step 20 differs from a run that set it there\n got %+v\nwant %+v", got, want)
 	}
@@ -171,22 +173,22 @@ func TestSetRightAfterResume(t *testing.T) {
 // stop) and of the last one together equal the uninterrupted run's, and so
 // do the summary and the weights.
 func TestStopResumeEqualsUninterrupted(t *testing.T) {
-	for _, adapt := range []Adapt{AdaptNone, AdaptRefresh, AdaptLR} {
+	for _, adapt := range []train.Adapt{train.AdaptNone, train.AdaptRefresh, train.AdaptLR} {
 		t.Run(string(adapt), func(t *testing.T) { testStopResume(t, adapt, gain.SelMix) })
 	}
 	// The baselines' losses are recomputed from the checkpoint's evaluation.
 	for _, pol := range []gain.Policy{gain.CSST, gain.MiSLAS2} {
-		t.Run(string(pol), func(t *testing.T) { testStopResume(t, AdaptNone, pol) })
+		t.Run(string(pol), func(t *testing.T) { testStopResume(t, train.AdaptNone, pol) })
 	}
 }
 
-func testStopResume(t *testing.T, adapt Adapt, policy gain.Policy) {
+func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
 	cfg.Adapt, cfg.Policy = adapt, policy
-	ctl := []Control{{Op: OpSet, Key: "s", Value: "3", At: 25}, {Op: OpSet, Key: "batch", Value: "8", At: 44}}
+	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "3", At: 25}, {Op: train.OpSet, Key: "batch", Value: "8", At: 44}}
 	ref := runToy(t, cfg, ctl)
-	if adapt != AdaptNone {
+	if adapt != train.AdaptNone {
 		auto := 0
 		for _, s := range ref.events {
 			if s.Ack != nil && s.Ack.Control.Auto {
@@ -198,22 +200,22 @@ func testStopResume(t *testing.T, adapt Adapt, policy gain.Policy) {
 		}
 	}
 	for _, stops := range [][]int{{1}, {7}, {10}, {20}, {25}, {26}, {44}, {59}, {13, 25, 40}, {10, 11, 12}} {
-		var events []Snapshot
+		var events []train.Snapshot
 		var acks int // controls acknowledged so far, as the log would say
-		var e *Engine
+		var e *train.Engine
 		var err error
 		tr := toyLocal(t, sp, cfg.Batch)
-		if e, err = New(cfg, tr); err != nil {
+		if e, err = train.New(cfg, tr); err != nil {
 			t.Fatal(err)
 		}
-		var sum *Summary
+		var sum *train.Summary
 		for i := 0; ; i++ {
 			var ckpt []byte
 			e.SetCheckpointer(3, func(step int, b []byte, final bool) error {
 				ckpt = b
 				return nil
 			})
-			e.pace.fixed = 1 + i%4 // sessions step in runs of different lengths
+			train.SetPace(e, 1+i%4) // sessions step in runs of different lengths
 			if i == 0 {
 				// Scheduled controls stay pending in every checkpoint
 				// until their step.
@@ -222,14 +224,14 @@ func testStopResume(t *testing.T, adapt Adapt, policy gain.Policy) {
 				}
 			}
 			if i < len(stops) {
-				e.Send(Control{Op: OpStop, At: stops[i]})
+				e.Send(train.Control{Op: train.OpStop, At: stops[i]})
 			}
 			st := e.Subscribe()
-			done := make(chan []Snapshot)
+			done := make(chan []train.Snapshot)
 			go func() {
-				var ev []Snapshot
+				var ev []train.Snapshot
 				for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
-					if s.Kind != KindStep {
+					if s.Kind != train.KindStep {
 						ev = append(ev, s)
 					}
 				}
@@ -244,16 +246,16 @@ func testStopResume(t *testing.T, adapt Adapt, policy gain.Policy) {
 				events = append(events, evs...)
 				break
 			}
-			if !errors.Is(err, ErrStopped) || sum.Steps != stops[i] {
+			if !errors.Is(err, train.ErrStopped) || sum.Steps != stops[i] {
 				t.Fatalf("stops %v: session %d ended with %v at step %d", stops, i, err, sum.Steps)
 			}
 			last := evs[len(evs)-1]
-			if last.Kind != KindFinal || last.State != Stopped {
+			if last.Kind != train.KindFinal || last.State != train.Stopped {
 				t.Fatalf("stops %v: session %d ends with %v (%s), want a stopped final", stops, i, last.Kind, last.State)
 			}
 			events = append(events, evs[:len(evs)-1]...)
 			for _, s := range evs {
-				if s.Kind == KindControl && s.Ack != nil {
+				if s.Kind == train.KindControl && s.Ack != nil {
 					acks++
 				}
 			}
@@ -268,7 +270,7 @@ func testStopResume(t *testing.T, adapt Adapt, policy gain.Policy) {
 		if !reflect.DeepEqual(sum, ref.sum) {
 			t.Errorf("stops %v: summary differs\n got %+v\nwant %+v", stops, sum, ref.sum)
 		}
-		if !reflect.DeepEqual(e.Trainer().(*Local).Net().Params(), ref.params) {
+		if !reflect.DeepEqual(e.Trainer().(*local.Local).Net().Params(), ref.params) {
 			t.Errorf("stops %v: final weights differ", stops)
 		}
 		if g, w := eventKeys(events), eventKeys(ref.events); !reflect.DeepEqual(g, w) {

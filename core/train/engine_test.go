@@ -1,4 +1,4 @@
-package train
+package train_test
 
 import (
 	"context"
@@ -8,22 +8,16 @@ import (
 	"time"
 
 	"selmix/core/data"
-	"selmix/core/data/datatest"
 	"selmix/core/gain"
+	"selmix/core/local"
+	"selmix/core/local/localtest"
 	"selmix/core/metric"
 	"selmix/core/model"
+	"selmix/core/train"
 )
 
-// toySplit is a small long-tailed problem: K Gaussian blobs in dim
-// dimensions with labeled counts n1, n1/3, n1/9, ...
-func toySplit(K, dim, n1 int, seed uint64) *data.Split {
-	counts, p := make([]int, K), 1
-	for k := range counts {
-		counts[k] = max(2, n1/p)
-		p *= 3
-	}
-	return datatest.Blobs(dim, counts, 40, 0, seed)
-}
+// toySplit is the toy problem (localtest.Split).
+func toySplit(K, dim, n1 int, seed uint64) *data.Split { return localtest.Split(K, dim, n1, seed) }
 
 func toyNet(t *testing.T, sp *data.Split, batch int) *model.Net {
 	t.Helper()
@@ -35,15 +29,15 @@ func toyNet(t *testing.T, sp *data.Split, batch int) *model.Net {
 }
 
 func toyNetF(sp *data.Split, batch int) *model.Net {
-	net, err := model.New(model.Config{Arch: "mlp", In: sp.Labeled.Dim, Hidden: []int{16, 8}, Classes: sp.K, Batch: batch, EvalBatch: 64, Seed: 3})
+	net, err := localtest.Net(sp, batch)
 	if err != nil {
 		return nil
 	}
 	return net
 }
 
-func toyConfig() Config {
-	c := DefaultConfig()
+func toyConfig() train.Config {
+	c := train.DefaultConfig()
 	c.Batch, c.Refresh, c.LR, c.Steps = 16, 10, 0.05, 60
 	return c
 }
@@ -51,9 +45,9 @@ func toyConfig() Config {
 // toySeed seeds the toy runs' samplers.
 const toySeed = 11
 
-func toyLocal(t *testing.T, sp *data.Split, batch int) *Local {
+func toyLocal(t *testing.T, sp *data.Split, batch int) *local.Local {
 	t.Helper()
-	l, err := NewLocal(toyNet(t, sp, batch), sp, toySeed)
+	l, err := local.New(toyNet(t, sp, batch), sp, toySeed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,57 +55,57 @@ func toyLocal(t *testing.T, sp *data.Split, batch int) *Local {
 }
 
 // resumeToy resumes a toy run from checkpoint bytes, as the CLI does.
-func resumeToy(cfg Config, sp *data.Split, b []byte) (*Engine, error) {
-	ck, err := ParseCheckpoint(b)
+func resumeToy(cfg train.Config, sp *data.Split, b []byte) (*train.Engine, error) {
+	ck, err := local.ParseCheckpoint(b)
 	if err != nil {
 		return nil, err
 	}
-	tr, err := LoadLocal(sp, ck.Trainer)
+	tr, err := local.Load(sp, ck.Trainer)
 	if err != nil {
 		return nil, err
 	}
-	return Resume(cfg, tr, ck)
+	return train.Resume(cfg, tr, ck)
 }
 
 type runResult struct {
-	sum    *Summary
-	events []Snapshot
+	sum    *train.Summary
+	events []train.Snapshot
 	params []model.Param
 }
 
-func runToy(t *testing.T, cfg Config, controls []Control) runResult {
+func runToy(t *testing.T, cfg train.Config, controls []train.Control) runResult {
 	return runToyWith(t, cfg, controls, toySeed, 0)
 }
 
 // runToyWith runs the toy problem with a sampling seed and, if chunk > 0,
 // runs of exactly chunk steps between boundaries.
-func runToyWith(t *testing.T, cfg Config, controls []Control, seed uint64, chunk int) runResult {
+func runToyWith(t *testing.T, cfg train.Config, controls []train.Control, seed uint64, chunk int) runResult {
 	t.Helper()
 	sp := toySplit(4, 6, 90, 1)
-	tr, err := NewLocal(toyNet(t, sp, cfg.Batch), sp, seed)
+	tr, err := local.New(toyNet(t, sp, cfg.Batch), sp, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	net := tr.Net()
-	e, err := New(cfg, tr)
+	e, err := train.New(cfg, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.pace.fixed = chunk
+	train.SetPace(e, chunk)
 	st := e.Subscribe()
 	for _, c := range controls {
 		e.Send(c)
 	}
-	done := make(chan []Snapshot)
+	done := make(chan []train.Snapshot)
 	go func() {
-		var ev []Snapshot
+		var ev []train.Snapshot
 		for {
 			s, ok := st.Next(context.Background())
 			if !ok {
 				done <- ev
 				return
 			}
-			if s.Kind != KindStep {
+			if s.Kind != train.KindStep {
 				ev = append(ev, s)
 			}
 		}
@@ -124,11 +118,11 @@ func runToyWith(t *testing.T, cfg Config, controls []Control, seed uint64, chunk
 }
 
 func TestEngineDeterministic(t *testing.T) {
-	ctl := []Control{
-		{Op: OpSet, Key: "s", Value: "2", At: 15},
-		{Op: OpSet, Key: "objective", Value: "hmean", At: 25},
-		{Op: OpSet, Key: "batch", Value: "8", At: 33},
-		{Op: OpSet, Key: "policy", Value: "uniform", At: 47},
+	ctl := []train.Control{
+		{Op: train.OpSet, Key: "s", Value: "2", At: 15},
+		{Op: train.OpSet, Key: "objective", Value: "hmean", At: 25},
+		{Op: train.OpSet, Key: "batch", Value: "8", At: 33},
+		{Op: train.OpSet, Key: "policy", Value: "uniform", At: 47},
 	}
 	a := runToy(t, toyConfig(), ctl)
 	b := runToy(t, toyConfig(), ctl)
@@ -146,7 +140,7 @@ func TestEngineDeterministic(t *testing.T) {
 	// Every control is acknowledged at exactly its step.
 	acks := map[string]int{}
 	for _, s := range a.events {
-		if s.Kind == KindControl && s.Ack != nil {
+		if s.Kind == train.KindControl && s.Ack != nil {
 			if s.Ack.Err != "" {
 				t.Errorf("control %v refused: %s", s.Ack.Control, s.Ack.Err)
 			}
@@ -162,16 +156,16 @@ func TestEngineDeterministic(t *testing.T) {
 		}
 	}
 	// A changed hyperparameter is visible in the following snapshots.
-	var last Snapshot
+	var last train.Snapshot
 	for _, s := range a.events {
-		if s.Kind == KindFinal {
+		if s.Kind == train.KindFinal {
 			last = s
 		}
 	}
 	if last.Hyper.S != 2 || last.Hyper.Objective != metric.HMean || last.Hyper.Batch != 8 || last.Hyper.Policy != gain.Uniform {
 		t.Errorf("final hyperparameters %+v do not reflect the controls", last.Hyper)
 	}
-	if last.Summary == nil || last.Summary.Steps != 60 || last.State != Finished {
+	if last.Summary == nil || last.Summary.Steps != 60 || last.State != train.Finished {
 		t.Errorf("final snapshot %+v", last)
 	}
 }
@@ -180,7 +174,7 @@ func TestEngineRefreshes(t *testing.T) {
 	r := runToy(t, toyConfig(), nil)
 	var steps []int
 	for _, s := range r.events {
-		if s.Kind == KindRefresh {
+		if s.Kind == train.KindRefresh {
 			steps = append(steps, s.Step)
 			rs := s.Refresh
 			if len(rs.G) != 16 || len(rs.P) != 16 || len(rs.Objectives) != len(metric.Objectives()) || len(rs.Lambda) != 4 {
@@ -205,13 +199,13 @@ func TestEngineRefreshes(t *testing.T) {
 }
 
 func TestEngineRefusedControl(t *testing.T) {
-	r := runToy(t, toyConfig(), []Control{{Op: OpSet, Key: "s", Value: "-3", At: 5}, {Op: OpSet, Key: "warp", Value: "9", At: 6}})
+	r := runToy(t, toyConfig(), []train.Control{{Op: train.OpSet, Key: "s", Value: "-3", At: 5}, {Op: train.OpSet, Key: "warp", Value: "9", At: 6}})
 	refused := 0
 	for _, s := range r.events {
-		if s.Kind == KindControl && s.Ack != nil && s.Ack.Err != "" {
+		if s.Kind == train.KindControl && s.Ack != nil && s.Ack.Err != "" {
 			refused++
 		}
-		if s.Kind == KindFinal && s.Hyper.S != 10 {
+		if s.Kind == train.KindFinal && s.Hyper.S != 10 {
 			t.Errorf("refused control changed s to %v", s.Hyper.S)
 		}
 	}
@@ -226,14 +220,14 @@ func TestEnginePauseStepStop(t *testing.T) {
 	sp := toySplit(3, 5, 60, 2)
 	cfg := toyConfig()
 	cfg.Steps = 1000
-	e, err := New(cfg, toyLocal(t, sp, cfg.Batch))
+	e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := e.Subscribe()
-	e.Send(Control{Op: OpPause, At: 5})
+	e.Send(train.Control{Op: train.OpPause, At: 5})
 	type res struct {
-		sum *Summary
+		sum *train.Summary
 		err error
 	}
 	done := make(chan res, 1)
@@ -241,7 +235,7 @@ func TestEnginePauseStepStop(t *testing.T) {
 		s, err := e.Run(context.Background())
 		done <- res{s, err}
 	}()
-	next := func(kind Kind) Snapshot {
+	next := func(kind train.Kind) train.Snapshot {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		for {
@@ -254,46 +248,26 @@ func TestEnginePauseStepStop(t *testing.T) {
 			}
 		}
 	}
-	if s := next(KindControl); s.Ack.Control.Op != OpPause || s.Step != 5 || s.State != Paused {
+	if s := next(train.KindControl); s.Ack.Control.Op != train.OpPause || s.Step != 5 || s.State != train.Paused {
 		t.Fatalf("pause: %+v", s)
 	}
-	e.Send(Control{Op: OpStep})
-	next(KindControl) // the step's ack
+	e.Send(train.Control{Op: train.OpStep})
+	next(train.KindControl) // the step's ack
 	// Runs to the refresh at 10, then pauses again.
-	if s := next(KindControl); s.State != Paused || s.Step != 10 {
+	if s := next(train.KindControl); s.State != train.Paused || s.Step != 10 {
 		t.Fatalf("after single step: state %s at %d, want paused at 10", s.State, s.Step)
 	}
-	e.Send(Control{Op: OpStop})
+	e.Send(train.Control{Op: train.OpStop})
 	r := <-done
-	if r.err != ErrStopped || r.sum == nil || r.sum.Steps != 10 {
+	if r.err != train.ErrStopped || r.sum == nil || r.sum.Steps != 10 {
 		t.Fatalf("stop: err %v, summary %+v", r.err, r.sum)
-	}
-}
-
-func TestSamplerNeverDrawsMaskedPairs(t *testing.T) {
-	sp := toySplit(3, 5, 60, 2)
-	cfg := toyConfig()
-	cfg.Policy = gain.Greedy
-	cfg.Steps = 1
-	l := toyLocal(t, sp, cfg.Batch)
-	// P with mass only on (2,0) and (1,1), zeros first and last.
-	l.cum = []float64{0, 0, 0, 0, 0.25, 0.25, 1, 1, 1}
-	seen := map[int]int{}
-	for i := 0; i < 20000; i++ {
-		seen[l.drawPair()]++
-	}
-	if len(seen) != 2 || seen[4] == 0 || seen[6] == 0 {
-		t.Fatalf("drawn pairs %v, want only 4 and 6", seen)
-	}
-	if f := float64(seen[4]) / 20000; f < 0.23 || f > 0.27 {
-		t.Errorf("pair (1,1) drawn with frequency %.3f, want 0.25", f)
 	}
 }
 
 // Where runs of steps begin and end (the pacer's choice, which depends on
 // the machine's speed) must not change anything a run computes.
 func TestChunkingInvariant(t *testing.T) {
-	ctl := []Control{{Op: OpSet, Key: "s", Value: "2", At: 15}, {Op: OpSet, Key: "batch", Value: "8", At: 33}}
+	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "2", At: 15}, {Op: train.OpSet, Key: "batch", Value: "8", At: 33}}
 	want := runToyWith(t, toyConfig(), ctl, toySeed, 1)
 	for _, chunk := range []int{3, 7, 1000} {
 		got := runToyWith(t, toyConfig(), ctl, toySeed, chunk)
@@ -307,7 +281,7 @@ func TestChunkingInvariant(t *testing.T) {
 	}
 }
 
-func eventKeys(evs []Snapshot) []string {
+func eventKeys(evs []train.Snapshot) []string {
 	var out []string
 	for _, s := range evs {
 		k := fmt.Sprintf("%v@%d", s.Kind, s.Step)
@@ -334,7 +308,7 @@ func TestRefreshCarriesPrediction(t *testing.T) {
 		r := runToy(t, cfg, nil)
 		n := 0
 		for _, s := range r.events {
-			if s.Kind != KindRefresh {
+			if s.Kind != train.KindRefresh {
 				continue
 			}
 			n++
@@ -345,6 +319,38 @@ func TestRefreshCarriesPrediction(t *testing.T) {
 			if has && !(*s.Refresh.Predicted > 0) {
 				t.Errorf("refresh at %d: SelMix predicts %v; its P holds positive gains only", s.Step, *s.Refresh.Predicted)
 			}
+		}
+	}
+}
+
+// Adaptation never takes the interval or the learning rate beyond what
+// the researcher set, nor below its floor; every change it makes is an
+// automatic control at a refresh.
+func TestAdaptBounds(t *testing.T) {
+	for _, adapt := range []train.Adapt{train.AdaptRefresh, train.AdaptLR} {
+		cfg := toyConfig()
+		cfg.Adapt = adapt
+		r := runToy(t, cfg, nil)
+		n := 0
+		for _, s := range r.events {
+			if s.Ack == nil || !s.Ack.Control.Auto {
+				continue
+			}
+			n++
+			h := s.Hyper
+			switch adapt {
+			case train.AdaptRefresh:
+				if h.Refresh < max(1, cfg.Refresh/10) || h.Refresh > cfg.Refresh {
+					t.Errorf("refresh set to %d, outside [%d, %d]", h.Refresh, max(1, cfg.Refresh/10), cfg.Refresh)
+				}
+			case train.AdaptLR:
+				if h.LR < cfg.LR*train.LRFloor*0.999 || h.LR > cfg.LR {
+					t.Errorf("lr set to %v, outside [%v, %v]", h.LR, cfg.LR*train.LRFloor, cfg.LR)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("adapt %s changed nothing", adapt)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package train
+package train_test
 
 import (
 	"context"
@@ -6,35 +6,38 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+
+	"selmix/core/local"
+	"selmix/core/train"
 )
 
 // halting is a Local whose nth Train call fails with an error wrapping
 // ErrHalt (a worker interrupted or out of memory); it counts the calls it
 // gets after that.
 type halting struct {
-	*Local
+	*local.Local
 	n, calls, after int
 }
 
-func (h *halting) Train(r *TrainRequest) (float64, error) {
+func (h *halting) Train(r *train.TrainRequest) (float64, error) {
 	h.calls++
 	if h.calls > h.n {
 		h.after++
 	}
 	if h.calls == h.n {
-		return 0, fmt.Errorf("worker ran out of memory: %w", ErrHalt)
+		return 0, fmt.Errorf("worker ran out of memory: %w", train.ErrHalt)
 	}
 	return h.Local.Train(r)
 }
 
-func (h *halting) Evaluate(s Split, c bool) (*Eval, error) {
+func (h *halting) Evaluate(s train.Split, c bool) (*train.Eval, error) {
 	if h.calls >= h.n {
 		h.after++
 	}
 	return h.Local.Evaluate(s, c)
 }
 
-func (h *halting) Save() (*Saved, error) {
+func (h *halting) Save() (*train.Saved, error) {
 	if h.calls >= h.n {
 		h.after++
 	}
@@ -52,17 +55,17 @@ func TestEngineTrainerHalts(t *testing.T) {
 	want := runToy(t, cfg, nil)
 
 	tr := &halting{Local: toyLocal(t, sp, cfg.Batch), n: 4}
-	e, err := New(cfg, tr)
+	e, err := train.New(cfg, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.pace.fixed = 5 // the 4th request is the one after the checkpoint at step 10
+	train.SetPace(e, 5) // the 4th request is the one after the checkpoint at step 10
 	var last []byte
 	e.SetCheckpointer(1, func(step int, b []byte, final bool) error { last = b; return nil })
 	st := e.Subscribe()
-	done := make(chan []Snapshot)
+	done := make(chan []train.Snapshot)
 	go func() {
-		var evs []Snapshot
+		var evs []train.Snapshot
 		for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
 			evs = append(evs, s)
 		}
@@ -70,19 +73,19 @@ func TestEngineTrainerHalts(t *testing.T) {
 	}()
 	sum, err := e.Run(context.Background())
 	evs := <-done
-	var h *Halted
-	if !errors.As(err, &h) || !errors.Is(err, ErrStopped) || !errors.Is(err, ErrHalt) || sum != nil {
+	var h *train.Halted
+	if !errors.As(err, &h) || !errors.Is(err, train.ErrStopped) || !errors.Is(err, train.ErrHalt) || sum != nil {
 		t.Fatalf("Run: %v (summary %v), want a *Halted wrapping ErrStopped and ErrHalt, no summary", err, sum)
 	}
 	if tr.after != 0 {
 		t.Errorf("the engine made %d requests of the trainer after it halted", tr.after)
 	}
 	end := evs[len(evs)-1]
-	if end.Kind != KindFinal || end.State != Stopped || end.Summary != nil || end.Step != h.Step {
+	if end.Kind != train.KindFinal || end.State != train.Stopped || end.Summary != nil || end.Step != h.Step {
 		t.Errorf("last snapshot: %v in state %v at step %d with summary %v; want a final, stopped one at step %d without", end.Kind, end.State, end.Step, end.Summary, h.Step)
 	}
 	for _, s := range evs {
-		if s.Kind == KindError {
+		if s.Kind == train.KindError {
 			t.Errorf("an error snapshot was published: %s", s.Err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 // Trainer takes the steps of a fine-tuning run: it owns the model, the data
 // and the device. The engine owns everything else — objectives, multipliers,
 // D, G, P, the schedule, controls, snapshots and checkpoints — and drives a
-// Trainer through this interface: in process (Local, on gorgonia) or in a
+// Trainer through this interface: in process (local.Local, on gorgonia) or in a
 // worker process in the model's own framework (docs/worker-protocol.md).
 //
 // A Trainer is used from the engine's goroutine only.
@@ -141,7 +141,7 @@ type TrainRequest struct {
 
 // Saved is a Trainer's checkpoint.
 type Saved struct {
-	Format string // what State holds: LocalFormat, or a worker's own
+	Format string // what State holds: local.Format, or a worker's own
 	State  []byte
 	// The head at the checkpoint, so a run's head can be exported without
 	// the Trainer (a worker's State is opaque to selmix).

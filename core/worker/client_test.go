@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"selmix/core/gain"
+	"selmix/core/local/workertest"
 	"selmix/core/train"
 	"selmix/core/worker"
-	"selmix/core/worker/workertest"
 )
 
 func toyConfig() train.Config {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"selmix/core/local/workertest"
 	"selmix/core/worker"
-	"selmix/core/worker/workertest"
 )
 
 // The test binary doubles as a fake worker (workertest.Serve).

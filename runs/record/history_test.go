@@ -166,7 +166,7 @@ func TestLoadV1(t *testing.T) {
 				objs := st["Objectives"].([]any)
 				for i, name := range []metric.Objective{metric.MeanRecall, metric.HMeanHTCov} {
 					pos := []int{0, 8}[i]
-					if got, want := rf.Stats.Objectives[objIndex(name)], objs[pos].(float64); got != want {
+					if got, want := rf.Stats.Objectives[name.Index()], objs[pos].(float64); got != want {
 						t.Errorf("%s refresh %d: ψ %s %v, want %v", id, nref, name, got, want)
 					}
 				}
@@ -205,15 +205,6 @@ func TestLoadV1(t *testing.T) {
 			t.Errorf("%s: %d refreshes, %d controls decoded; log has %d, %d", id, len(h.Refreshes), len(h.Controls), nref, nctl)
 		}
 	}
-}
-
-func objIndex(o metric.Objective) int {
-	for i, x := range metric.Objectives() {
-		if x == o {
-			return i
-		}
-	}
-	return -1
 }
 
 // A record of arrays.bin that is missing or corrupt fails Load with one

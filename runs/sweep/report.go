@@ -2,8 +2,6 @@ package sweep
 
 import (
 	"fmt"
-	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,75 +9,113 @@ import (
 
 	"selmix/core/metric"
 	"selmix/core/train"
+	"selmix/runs"
 	"selmix/runs/record"
-	"selmix/viz"
 )
 
 // SeedKey is the axis a report averages over.
 const SeedKey = "seed"
 
-// reportColumn is one test metric of a member's final summary.
-type reportColumn struct {
-	name string
-	get  func(s *train.Summary) float64
+// ResultColumn is one test metric of a finished run's final summary, after
+// fine-tuning and before it (the pre-trained model): the columns of a
+// sweep's report (viz.SweepReport) and of the paper suite's tables
+// (bench.PaperReport).
+type ResultColumn struct {
+	Name          string // as a sweep's report heads it
+	Short         string // as the paper suite's wider tables head it
+	After, Before func(s *train.Summary) float64
 }
 
-var reportColumns = []reportColumn{
-	{"ψ (optimized)", func(s *train.Summary) float64 {
-		i := slices.Index(metric.Objectives(), s.Objective)
-		if i < 0 || i >= len(s.TestObjAfter) {
-			return math.NaN()
-		}
-		return s.TestObjAfter[i]
-	}},
-	{"mean recall", func(s *train.Summary) float64 { return s.TestAfter.MeanRecall }},
-	{"min recall", func(s *train.Summary) float64 { return s.TestAfter.MinRecall }},
-	{"H-mean", func(s *train.Summary) float64 { return s.TestAfter.HMean }},
-	{"G-mean", func(s *train.Summary) float64 { return s.TestAfter.GMean }},
-	{"min coverage", func(s *train.Summary) float64 { return s.TestAfter.MinCoverage }},
+func reportColumn(name, short string, f func(metric.Report) float64) ResultColumn {
+	return ResultColumn{name, short,
+		func(s *train.Summary) float64 { return f(s.TestAfter) },
+		func(s *train.Summary) float64 { return f(s.TestBefore) }}
 }
 
-// group is the members that differ only by seed.
-type group struct {
-	key     []string // display values of the grouping columns
-	members []int
-	sums    []*train.Summary // of its finished members
-	first   *viz.Run         // its first finished member, for the figures
-	runs    []*viz.Run       // every finished member, for the spread over seeds
+// ObjectiveColumn is ψ of objective o.
+func ObjectiveColumn(o metric.Objective) ResultColumn {
+	name := "ψ " + string(o)
+	return ResultColumn{name, name,
+		func(s *train.Summary) float64 { return o.In(s.TestObjAfter) },
+		func(s *train.Summary) float64 { return o.In(s.TestObjBefore) }}
 }
 
-// ReportOptions says where the report's figures go.
-type ReportOptions struct {
-	FigDir string // folder for the comparison figures ("" for none)
-	FigRel string // FigDir as the Markdown links it (relative to the report)
-	Format string // png, svg, pdf or tex; "" = png
+// OptimizedColumn is ψ of the objective the run optimized.
+var OptimizedColumn = ResultColumn{"ψ (optimized)", "ψ optimized",
+	func(s *train.Summary) float64 { return s.Objective.In(s.TestObjAfter) },
+	func(s *train.Summary) float64 { return s.Objective.In(s.TestObjBefore) }}
+
+// MetricColumns are the metrics of metric.Report the reports show.
+var MetricColumns = []ResultColumn{
+	reportColumn("mean recall", "mean rec", func(r metric.Report) float64 { return r.MeanRecall }),
+	reportColumn("min recall", "min rec", func(r metric.Report) float64 { return r.MinRecall }),
+	reportColumn("H-mean", "H-mean", func(r metric.Report) float64 { return r.HMean }),
+	reportColumn("G-mean", "G-mean", func(r metric.Report) float64 { return r.GMean }),
+	reportColumn("min coverage", "min cov", func(r metric.Report) float64 { return r.MinCoverage }),
 }
 
-// Report is the sweep as a Markdown table: members grouped by every
-// column but seed, the mean ± sample standard deviation over a group's
-// finished members of the test metrics of their final summaries, and the
-// comparison figures `selmix export --compare` draws (one run per group:
-// its first finished member). Notes say what was left out.
-func (s *Sweep) Report(o ReportOptions) (md string, notes []string, err error) {
+// ReportColumns are a sweep report's: the optimized ψ, then MetricColumns.
+var ReportColumns = append([]ResultColumn{OptimizedColumn}, MetricColumns...)
+
+// Results is what a sweep's report shows: its members grouped by every
+// column but seed, with the final summaries of the finished ones.
+type Results struct {
+	ID      string
+	Members int      // how many the sweep has
+	Keys    []string // the grouping columns, by their short names
+	Groups  []*Group
+	Notes   []string // what was left out, and why
+}
+
+// Group is the members that differ only by seed.
+type Group struct {
+	Key       []string // display values of the grouping columns
+	Label     string   // the group in figure legends: "objective=min-recall policy=greedy"
+	Members   int
+	Summaries []*train.Summary // of its finished members, in member order
+	// First is its first finished member with a refresh in its log, and
+	// History that log, for the figures; nil if none.
+	First   *runs.Run
+	History *record.History
+	// Runs are its finished members and Histories their logs, in member
+	// order, for the spread over seeds.
+	Runs      []*runs.Run
+	Histories []*record.History
+}
+
+// Finished is how many members have finished.
+func (r *Results) Finished() int {
+	n := 0
+	for _, g := range r.Groups {
+		n += len(g.Summaries)
+	}
+	return n
+}
+
+// Results reads the final summaries of s's finished members, grouped by
+// every column but seed. Notes say which members could not be read.
+func (s *Sweep) Results() (*Results, error) {
 	byName, err := s.Runs()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
+	res := &Results{ID: s.ID, Members: len(s.Members)}
 	var keyCols []int
+	names := ShortNames(s.Columns)
 	for c, k := range s.Columns {
 		if k != SeedKey {
 			keyCols = append(keyCols, c)
+			res.Keys = append(res.Keys, names[c])
 		}
 	}
-	var groups []*group
-	find := func(key []string) *group {
-		for _, g := range groups {
-			if slices.Equal(g.key, key) {
+	find := func(key []string) *Group {
+		for _, g := range res.Groups {
+			if slices.Equal(g.Key, key) {
 				return g
 			}
 		}
-		g := &group{key: key}
-		groups = append(groups, g)
+		g := &Group{Key: key, Label: label(s, keyCols, key)}
+		res.Groups = append(res.Groups, g)
 		return g
 	}
 	for i, m := range s.Members {
@@ -88,10 +124,10 @@ func (s *Sweep) Report(o ReportOptions) (md string, notes []string, err error) {
 			key[j] = Display(m.Vary[c])
 		}
 		g := find(key)
-		g.members = append(g.members, i)
+		g.Members++
 		run, err := s.pick(i, byName)
 		if err != nil {
-			notes = append(notes, err.Error())
+			res.Notes = append(res.Notes, err.Error())
 			continue
 		}
 		if run == nil {
@@ -99,99 +135,19 @@ func (s *Sweep) Report(o ReportOptions) (md string, notes []string, err error) {
 		}
 		h, err := record.Load(run)
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("member %d: %v", i, err))
+			res.Notes = append(res.Notes, fmt.Sprintf("member %d: %v", i, err))
 			continue
 		}
 		if h.Final == nil {
 			continue
 		}
-		g.sums = append(g.sums, h.Final)
-		if vr, err := viz.FromHistory(run.Dir, run.Meta, h); err == nil {
-			g.runs = append(g.runs, vr)
-			if g.first == nil {
-				g.first = vr
-			}
+		g.Summaries = append(g.Summaries, h.Final)
+		g.Runs, g.Histories = append(g.Runs, run), append(g.Histories, h)
+		if g.First == nil && len(h.Refreshes) > 0 {
+			g.First, g.History = run, h
 		}
 	}
-	var b strings.Builder
-	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	pf("# Sweep %s\n\n", s.ID)
-	finished := 0
-	for _, g := range groups {
-		finished += len(g.sums)
-	}
-	pf("%d members, %d finished. Test set after fine-tuning, mean ± sample standard deviation over seeds (finished members only). `selmix sweep status %s` lists the members.\n\n", len(s.Members), finished, s.ID)
-	head := []string{}
-	names := ShortNames(s.Columns)
-	for _, c := range keyCols {
-		head = append(head, names[c])
-	}
-	head = append(head, "n")
-	for _, c := range reportColumns {
-		head = append(head, c.name)
-	}
-	pf("| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
-	for _, g := range groups {
-		row := slices.Clone(g.key)
-		row = append(row, fmt.Sprintf("%d/%d", len(g.sums), len(g.members)))
-		for _, c := range reportColumns {
-			xs := make([]float64, len(g.sums))
-			for k, sum := range g.sums {
-				xs[k] = c.get(sum)
-			}
-			row = append(row, MeanStd(xs))
-		}
-		for k := range row {
-			row[k] = strings.ReplaceAll(row[k], "|", `\|`)
-		}
-		pf("| %s |\n", strings.Join(row, " | "))
-	}
-	if o.FigDir == "" {
-		return b.String(), notes, nil
-	}
-	var rs []*viz.Run
-	for _, g := range groups {
-		if g.first == nil {
-			continue
-		}
-		if len(g.key) > 0 {
-			g.first.Name = label(s, keyCols, g.key)
-		}
-		rs = append(rs, g.first)
-	}
-	if len(rs) == 0 {
-		notes = append(notes, "no finished member: no figures")
-		return b.String(), notes, nil
-	}
-	var sg []viz.SeedGroup
-	for _, g := range groups {
-		if len(g.runs) > 0 {
-			sg = append(sg, viz.SeedGroup{Label: g.runs[0].Name, Runs: g.runs})
-		}
-	}
-	sres, serr := viz.SweepCurves(sg, viz.DefaultCompareMetric(rs), o.FigDir, viz.Options{Format: o.Format})
-	if sres != nil && len(sres.Files) > 0 {
-		pf("\n## Spread over seeds (validation: mean line, ± one std band, pre-trained dashed)\n\n")
-		for _, f := range sres.Files {
-			pf("![%s](%s)\n", f.Name, filepath.ToSlash(filepath.Join(o.FigRel, f.Name)))
-		}
-		notes = append(notes, sres.Notes...)
-	}
-	if serr != nil {
-		notes = append(notes, "figures: "+serr.Error())
-	}
-	res, err := viz.Compare(rs, viz.DefaultCompareMetric(rs), o.FigDir, viz.Options{Format: o.Format})
-	if res != nil {
-		pf("\n## Figures (`selmix export --compare`, one run per row: its first finished seed)\n\n")
-		for _, f := range res.Files {
-			pf("![%s](%s)\n", f.Name, filepath.ToSlash(filepath.Join(o.FigRel, f.Name)))
-		}
-		notes = append(notes, res.Notes...)
-	}
-	if err != nil {
-		notes = append(notes, "figures: "+err.Error())
-	}
-	return b.String(), notes, nil
+	return res, nil
 }
 
 // label names a group in figure legends: "objective=min-recall policy=greedy".

@@ -213,39 +213,50 @@ func TestStatusAndReport(t *testing.T) {
 		t.Errorf("table:\n%s", tbl.String())
 	}
 
-	md, notes, err := s.Report(ReportOptions{})
+	res, err := s.Results()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(notes) > 0 {
-		t.Errorf("notes: %v", notes)
+	if len(res.Notes) > 0 {
+		t.Errorf("notes: %v", res.Notes)
 	}
-	// selmix: values 0.2, 0.4, 0.6 → mean 0.4, sample std 0.2; ψ is 2x.
-	wantRows := []string{
-		"| policy | n | ψ (optimized) | mean recall | min recall | H-mean | G-mean | min coverage |",
-		"| selmix | 3/3 | 0.8000 ± 0.4000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 |",
-		"| uniform | 0/3 | – | – | – | – | – | – |",
+	if res.ID != s.ID || res.Members != 6 || res.Finished() != 3 || !reflect.DeepEqual(res.Keys, []string{"policy"}) || len(res.Groups) != 2 {
+		t.Fatalf("results %+v, want 6 members, 3 finished, grouped by policy into 2", res)
 	}
-	for _, r := range wantRows {
-		if !strings.Contains(md, r+"\n") {
-			t.Errorf("report lacks %q:\n%s", r, md)
+	// selmix: members 0-2, all finished, min recall 0.2, 0.4, 0.6 and ψ
+	// (min recall is optimized) twice that; uniform: none finished.
+	for i, w := range []struct {
+		key, label string
+		members    int
+		psi        []float64
+		first      bool
+	}{
+		{"selmix", "policy=selmix", 3, []float64{0.4, 0.8, 1.2}, true},
+		{"uniform", "policy=uniform", 3, nil, false},
+	} {
+		g := res.Groups[i]
+		var psi []float64
+		for _, sum := range g.Summaries {
+			psi = append(psi, OptimizedColumn.After(sum))
+		}
+		if !reflect.DeepEqual(g.Key, []string{w.key}) || g.Label != w.label || g.Members != w.members || !reflect.DeepEqual(psi, w.psi) || (g.First != nil) != w.first {
+			t.Errorf("group %d: key %v label %q, %d members, ψ %v, first %v; want %s, %q, %d, %v, %v", i, g.Key, g.Label, g.Members, psi, g.First != nil, w.key, w.label, w.members, w.psi, w.first)
 		}
 	}
-	// The figures show the spread over seeds and the pre-trained model.
-	figs := t.TempDir()
-	md, notes, err = s.Report(ReportOptions{FigDir: figs, FigRel: "figs", Format: "svg"})
-	if err != nil {
-		t.Fatal(err)
+	if g := res.Groups[0]; g.First == nil || g.First.Meta.Name != s.Members[0].Run || g.History == nil || len(g.History.Refreshes) != 3 {
+		t.Errorf("selmix's first finished member is not member 0 with its log")
 	}
-	if !strings.Contains(md, "## Spread over seeds") || !strings.Contains(md, "(figs/sweep-") {
-		t.Errorf("report has no spread figure (notes %v):\n%s", notes, md)
-	}
-	spread, _ := filepath.Glob(filepath.Join(figs, "sweep-*.csv"))
-	if len(spread) != 1 {
-		t.Fatalf("spread CSVs %v, want one", spread)
-	}
-	if b, err := os.ReadFile(spread[0]); err != nil || !strings.Contains(string(b), "policy=selmix,pre-trained,,3,") {
-		t.Errorf("spread CSV lacks the pre-trained row of 3 seeds (%v):\n%s", err, b)
+	// Every finished member, with its log, for the spread over seeds.
+	for i, want := range []int{3, 0} {
+		g := res.Groups[i]
+		if len(g.Runs) != want || len(g.Histories) != want {
+			t.Errorf("group %d: %d runs and %d logs, want %d finished members", i, len(g.Runs), len(g.Histories), want)
+		}
+		for k, run := range g.Runs {
+			if run.Meta.Name != s.Members[k].Run || g.Histories[k].Final == nil {
+				t.Errorf("group %d run %d: %s, want member %d finished", i, k, run.Meta.Name, k)
+			}
+		}
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"selmix/core/data"
 )
 
 func TestSort(t *testing.T) {
@@ -75,8 +77,7 @@ func TestGains(t *testing.T) {
 
 func TestFind(t *testing.T) {
 	unnamed := func(k int) string { return "class " + strconv.Itoa(k) }
-	fashion := []string{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"}
-	named := func(k int) string { return fashion[k] }
+	named := func(k int) string { return data.FashionMNISTClasses[k] }
 	worstFirst := []int{125, 412, 12, 120, 7} // a display order
 	cases := []struct {
 		name        string

@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/data"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
@@ -39,7 +40,7 @@ func synth(id, policy, lr string, K, n int, base float64, seed uint64) *Run {
 		r.Recall[k] = math.Min(1, math.Max(0, 0.9-0.6*float64(k)/float64(K)+0.1*rng.NormFloat64()))
 	}
 	if K == 10 {
-		r.Classes = fixture.FashionNames
+		r.Classes = data.FashionMNISTClasses
 	}
 	return r
 }

@@ -59,7 +59,7 @@ func (m *Model) selected() int {
 	if m.sel >= 0 {
 		return m.sel
 	}
-	return max(0, history.ObjIndex(m.Run.Latest.Hyper.Objective))
+	return max(0, m.Run.Latest.Hyper.Objective.Index())
 }
 
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
@@ -138,7 +138,7 @@ func (m *Model) View() string {
 func (m *Model) table(w int) string {
 	th := m.Ctx.Theme
 	r := m.Run
-	opt := history.ObjIndex(r.Latest.Hyper.Objective)
+	opt := r.Latest.Hyper.Objective.Index()
 	sel := m.selected()
 	var b strings.Builder
 	b.WriteString(th.Render(th.Dim, fmt.Sprintf("  %-19s %7s %7s  %s", "ψ of (*=optimized)", "now", "Δ pre", "history")))
@@ -193,7 +193,7 @@ func (m *Model) chart(w, h int) string {
 	lo, hi = lo-pad, hi+pad
 	const axisW = 7
 	name := "ψ " + string(metric.Objectives()[o])
-	if o == history.ObjIndex(r.Latest.Hyper.Objective) {
+	if o == r.Latest.Hyper.Objective.Index() {
 		name += " (optimized)"
 	}
 	legend := fmt.Sprintf("⣿ EMA  ⠂ raw  ⠉ pre-trained %.4f", base)

@@ -220,11 +220,11 @@ func (r *Run) Apply(s train.Snapshot) {
 	case train.KindFinal:
 		r.Summary = s.Summary
 		if sm := s.Summary; sm != nil && len(sm.TestObjBefore) > 0 {
-			i := objIndex(sm.Objective)
+			i := sm.Objective.Index()
 			r.log(Entry{s.Step, Note, fmt.Sprintf("%s after %d steps: test %s %.4f → %.4f",
 				s.State, sm.Steps, sm.Objective, sm.TestObjBefore[i], sm.TestObjAfter[i])})
 			if b := sm.Best; b != nil && len(b.TestObj) == len(sm.TestObjAfter) {
-				j := objIndex(b.Objective)
+				j := b.Objective.Index()
 				r.log(Entry{s.Step, Note, fmt.Sprintf("best checkpoint at step %d (validation %s %.4f): test %s %.4f, worst recall %.4f (at the end %.4f)",
 					b.Step, b.Objective, b.Psi, b.Objective, b.TestObj[j], b.Test.MinRecall, sm.TestAfter.MinRecall)})
 			}
@@ -292,18 +292,6 @@ func (r *Run) LambdaHistory(i, n int) []float64 {
 		out[a], out[b] = out[b], out[a]
 	}
 	return out
-}
-
-// ObjIndex is the position of o in metric.Objectives(), or -1.
-func ObjIndex(o metric.Objective) int { return objIndex(o) }
-
-func objIndex(o metric.Objective) int {
-	for i, x := range metric.Objectives() {
-		if x == o {
-			return i
-		}
-	}
-	return -1
 }
 
 // Phase is a short description of where the run is.

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/core/experiment"
+	"selmix/core/local"
 	"selmix/core/npy"
 	"selmix/core/train"
 	"selmix/runs"
@@ -107,7 +108,7 @@ func resumeRun(ctx context.Context, w io.Writer, root, id string, o startOpts) e
 			return err
 		}
 	} else {
-		ckpt, err := train.ParseCheckpoint(state)
+		ckpt, err := local.ParseCheckpoint(state)
 		if err != nil {
 			return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, step, err)
 		}
@@ -455,7 +456,7 @@ func checkpointAt(w io.Writer, r *runs.Run, at ckptSel) (int, []byte, error) {
 		step = math.MaxInt
 	}
 	got, state, skipped, err := r.LatestValidCheckpoint(step, func(b []byte) error {
-		_, err := train.ParseCheckpoint(b)
+		_, err := local.ParseCheckpoint(b)
 		return err
 	})
 	if errors.Is(err, runs.ErrNoCheckpoint) {
@@ -487,7 +488,7 @@ func exportHead(w io.Writer, root, id string, sel ckptSel, out string) error {
 	if sel.best {
 		which = fmt.Sprintf("best checkpoint (step %d)", at)
 	}
-	ck, err := train.ParseCheckpoint(state)
+	ck, err := local.ParseCheckpoint(state)
 	if err != nil {
 		return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, at, err)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
+	"selmix/core/local/workertest"
 	"selmix/core/train"
-	"selmix/core/worker/workertest"
 	"selmix/runs"
 	"selmix/runs/record"
 )

@@ -23,6 +23,7 @@ import (
 	"selmix/core/boundedfile"
 	"selmix/core/data"
 	"selmix/core/experiment"
+	"selmix/core/local"
 	"selmix/core/model"
 	"selmix/core/train"
 )
@@ -53,7 +54,7 @@ the built-in experiment.`,
 			if err != nil {
 				return usageError{err}
 			}
-			net, err := model.New(experiment.ModelConfig(c, sp))
+			net, err := model.New(local.ModelConfig(c, sp))
 			if err != nil {
 				return usageError{err}
 			}
@@ -101,12 +102,12 @@ the built-in experiment.`,
 
 // pretrain runs pre-training with one progress line per epoch.
 func pretrain(ctx context.Context, w io.Writer, c experiment.Config, net *model.Net, sp *data.Split, quiet bool) error {
-	pc := c.PretrainConfig()
+	pc := local.PretrainConfigOf(c)
 	start := time.Now()
 	if !quiet {
 		fmt.Fprintf(w, "pre-training %s on %d labeled samples: %s, %d epochs\n", c.Model.Arch, sp.Labeled.N, c.Pretrain.Loss, pc.Epochs)
 	}
-	err := train.Pretrain(ctx, net, sp, pc, func(p train.PretrainProgress) {
+	err := local.Pretrain(ctx, net, sp, pc, func(p local.PretrainProgress) {
 		if !quiet {
 			fmt.Fprintf(w, "epoch %3d/%d  loss %.4f", p.Epoch, p.Epochs, p.Loss)
 			if pc.FixMatch && sp.Unlabeled.N > 0 {
@@ -130,7 +131,7 @@ func pretrainCached(ctx context.Context, w io.Writer, c experiment.Config, net *
 	}
 	// CSST pre-training reads the objective and its parameters; the
 	// others do not, so every objective shares their model.
-	pc := c.PretrainConfig()
+	pc := local.PretrainConfigOf(c)
 	var objective *train.Hyper
 	if pc.CSST {
 		objective = &c.Finetune.Hyper
@@ -142,7 +143,7 @@ func pretrainCached(ctx context.Context, w io.Writer, c experiment.Config, net *
 		Arch      string
 		Hidden    []int
 		Adapter   int
-		Pretrain  train.PretrainConfig
+		Pretrain  local.PretrainConfig
 		Objective *train.Hyper
 		BLAS      string
 		Threads   int

@@ -14,6 +14,7 @@ import (
 	"selmix/core/blas"
 	"selmix/core/data"
 	"selmix/core/experiment"
+	"selmix/core/local"
 	"selmix/core/model"
 	"selmix/core/safetext"
 	"selmix/core/train"
@@ -76,7 +77,7 @@ func prepare(ctx context.Context, w io.Writer, c experiment.Config, quiet bool) 
 		if sp, head, err = experiment.LoadData(c); err != nil {
 			return usageError{err}
 		}
-		if net, needsPretrain, err = experiment.LoadModel(c, sp, head); err != nil {
+		if net, needsPretrain, err = local.LoadModel(c, sp, head); err != nil {
 			return usageError{err}
 		}
 		return nil
@@ -100,7 +101,7 @@ func prepare(ctx context.Context, w io.Writer, c experiment.Config, quiet bool) 
 			return nil, err
 		}
 	}
-	tr, err := train.NewLocal(net, sp, uint64(c.Seed))
+	tr, err := local.New(net, sp, uint64(c.Seed))
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -154,7 +155,7 @@ func restore(ctx context.Context, w io.Writer, c experiment.Config, ck *train.Ch
 	if err != nil {
 		return nil, err
 	}
-	return train.LoadLocal(sp, ck.Trainer)
+	return local.Load(sp, ck.Trainer)
 }
 
 // maxConsoleLine is the longest worker line printed here, in bytes.
@@ -205,7 +206,7 @@ func startRun(ctx context.Context, w io.Writer, c experiment.Config, o startOpts
 	tc := c.Train()
 	var eng *train.Engine
 	if o.state != nil {
-		ck, err := train.ParseCheckpoint(o.state)
+		ck, err := local.ParseCheckpoint(o.state)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/core/worker/workertest"
+	"selmix/core/local/workertest"
 	"selmix/runs"
 	"selmix/runs/live/livetest"
 )

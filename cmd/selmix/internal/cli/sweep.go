@@ -24,6 +24,7 @@ import (
 	"selmix/runs/sweep"
 	"selmix/tui/pane"
 	sweepview "selmix/tui/sweep"
+	"selmix/viz"
 )
 
 // Sweeps: the logic lives in runs/sweep; this file wires it to commands
@@ -436,10 +437,11 @@ func sweepReport(w io.Writer, s *sweep.Sweep, out, format string) error {
 		return badInput("--out %q: want a .md file", out)
 	}
 	stem := strings.TrimSuffix(filepath.Base(out), ".md") + "-figures"
-	md, notes, err := s.Report(sweep.ReportOptions{FigDir: filepath.Join(filepath.Dir(out), stem), FigRel: stem, Format: format})
+	res, err := s.Results()
 	if err != nil {
 		return err
 	}
+	md, notes := viz.SweepReport(res, viz.SweepOptions{FigDir: filepath.Join(filepath.Dir(out), stem), FigRel: stem, Format: format})
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 // Package workertest is a fake worker for tests. A test binary whose
 // TestMain calls Serve when Env is set doubles as a worker: it serves the
 // protocol of docs/worker-protocol.md on stdin/stdout over an in-process
-// train.Local on a toy problem, misbehaving as Env says. A run through it
+// local.Local on a toy problem, misbehaving as Env says. A run through it
 // equals the same run in process, bit for bit.
 package workertest
 
@@ -19,6 +19,7 @@ import (
 
 	"selmix/core/data"
 	"selmix/core/data/datatest"
+	"selmix/core/local"
 	"selmix/core/model"
 	"selmix/core/train"
 	"selmix/core/worker"
@@ -39,13 +40,13 @@ func ToySplit(K, dim, n1, unl int, seed uint64) *data.Split {
 }
 
 // ToyLocal is the in-process trainer the fake worker serves.
-func ToyLocal(seed uint64, unl int) (*train.Local, error) {
+func ToyLocal(seed uint64, unl int) (*local.Local, error) {
 	sp := ToySplit(4, 6, 80, unl, 1)
 	net, err := model.New(model.Config{Arch: "mlp", In: 6, Hidden: []int{12, 8}, Classes: 4, Batch: 16, EvalBatch: 32, Seed: 3})
 	if err != nil {
 		return nil, err
 	}
-	return train.NewLocal(net, sp, seed)
+	return local.New(net, sp, seed)
 }
 
 // Serve serves one session and returns the exit code. Modes:
@@ -85,7 +86,7 @@ func Serve(mode string) int {
 		worker.WriteFrame(w, &worker.Frame{Header: h})
 		w.Flush()
 	}
-	var l *train.Local
+	var l *local.Local
 	var trains int
 	var P, T, A []float64 // the last mixup distribution, soft targets and adjustment received
 	for {
@@ -124,7 +125,7 @@ func Serve(mode string) int {
 				"sizes":  map[string]any{"labeled": in.Labeled, "unlabeled": in.Unlabeled, "val": in.Val, "test": in.Test},
 				"device": "cpu"})
 		case "load":
-			s, err := train.LoadLocal(l.Split(), &train.Saved{Format: f.Header["format"].(string), State: f.Array("state").Data})
+			s, err := local.Load(l.Split(), &train.Saved{Format: f.Header["format"].(string), State: f.Array("state").Data})
 			if err != nil {
 				refuse(map[string]any{"error": err.Error()})
 				continue

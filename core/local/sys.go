@@ -1,4 +1,4 @@
-package train
+package local
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"selmix/core/train"
 )
 
 // cpuClock measures the process's CPU use between two reports.
@@ -51,6 +53,6 @@ func rss() int64 {
 	return pages * int64(os.Getpagesize())
 }
 
-func (l *Local) system() *System {
-	return &System{Device: l.Info().Device, RSS: rss(), CPU: l.cpu.since()}
+func (l *Local) system() *train.System {
+	return &train.System{Device: l.Info().Device, RSS: rss(), CPU: l.cpu.since()}
 }

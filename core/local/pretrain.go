@@ -1,4 +1,4 @@
-package train
+package local
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"selmix/core/data"
 	"selmix/core/metric"
 	"selmix/core/model"
+	"selmix/core/train"
 )
 
 // PretrainConfig is supervised pre-training on the labeled set.
@@ -63,7 +64,7 @@ func Pretrain(ctx context.Context, net *model.Net, sp *data.Split, c PretrainCon
 	}
 	var csst *pretrainCSST
 	if c.CSST {
-		if err := CSSTObjective(c.Objective); err != nil {
+		if err := train.CSSTObjective(c.Objective); err != nil {
 			return fmt.Errorf("pre-training: %w", err)
 		}
 		var err error
@@ -149,7 +150,7 @@ type pretrainCSST struct {
 }
 
 func newPretrainCSST(net *model.Net, sp *data.Split, c PretrainConfig) (*pretrainCSST, error) {
-	ev, err := NewLocal(net, sp, 0)
+	ev, err := New(net, sp, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -167,11 +168,11 @@ func newPretrainCSST(net *model.Net, sp *data.Split, c PretrainConfig) (*pretrai
 // epoch evaluates the validation set and returns the adjustment of the
 // epoch's loss, its targets left in tgt.
 func (cs *pretrainCSST) epoch() ([]float32, error) {
-	e, err := cs.ev.Evaluate(SplitVal, false)
+	e, err := cs.ev.Evaluate(train.SplitVal, false)
 	if err != nil {
 		return nil, err
 	}
-	t, a, err := CSSTObjectiveLoss(cs.obj, e.C, cs.tail, cs.p)
+	t, a, err := train.CSSTObjectiveLoss(cs.obj, e.C, cs.tail, cs.p)
 	if err != nil {
 		return nil, fmt.Errorf("validation: %w", err)
 	}

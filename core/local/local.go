@@ -1,4 +1,4 @@
-package train
+package local
 
 import (
 	"bytes"
@@ -14,12 +14,13 @@ import (
 	"selmix/core/blas"
 	"selmix/core/data"
 	"selmix/core/model"
+	"selmix/core/train"
 )
 
-// LocalFormat names the State of a Local trainer's checkpoint: a little-
+// Format names the State of a Local trainer's checkpoint: a little-
 // endian uint32 length, a JSON header (sampler RNG, pseudo-labels), then the
 // model checkpoint (model.Save).
-const LocalFormat = "selmix-local/1"
+const Format = "selmix-local/1"
 
 // Local is the in-process Trainer: a gorgonia model (model.Net) and a data
 // split in memory.
@@ -49,9 +50,9 @@ type Local struct {
 // the Trainer existed, and keeping it keeps recorded runs reproducible.
 const samplerStream = 0x5e1a1c
 
-// NewLocal checks that net and sp fit together and returns a Trainer over
+// New checks that net and sp fit together and returns a Trainer over
 // them whose sampler is seeded with seed.
-func NewLocal(net *model.Net, sp *data.Split, seed uint64) (*Local, error) {
+func New(net *model.Net, sp *data.Split, seed uint64) (*Local, error) {
 	mc := net.Config()
 	if sp.K != mc.Classes {
 		return nil, fmt.Errorf("model has %d classes, data has %d", mc.Classes, sp.K)
@@ -95,10 +96,10 @@ type localHeader struct {
 	Pseudo []int  `json:"pseudo,omitempty"`
 }
 
-// LoadLocal restores a Local trainer on sp from its Saved state.
-func LoadLocal(sp *data.Split, s *Saved) (*Local, error) {
-	if s.Format != LocalFormat {
-		return nil, fmt.Errorf("checkpoint holds a %q trainer state; the in-process trainer reads %q", s.Format, LocalFormat)
+// Load restores a Local trainer on sp from its Saved state.
+func Load(sp *data.Split, s *train.Saved) (*Local, error) {
+	if s.Format != Format {
+		return nil, fmt.Errorf("checkpoint holds a %q trainer state; the in-process trainer reads %q", s.Format, Format)
 	}
 	b := s.State
 	if len(b) < 4 {
@@ -116,7 +117,7 @@ func LoadLocal(sp *data.Split, s *Saved) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local trainer state: %w", err)
 	}
-	l, err := NewLocal(net, sp, 0)
+	l, err := New(net, sp, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -138,9 +139,9 @@ func (l *Local) Net() *model.Net { return l.net }
 // Split is the data.
 func (l *Local) Split() *data.Split { return l.sp }
 
-func (l *Local) Info() Info {
+func (l *Local) Info() train.Info {
 	sp := l.sp
-	return Info{
+	return train.Info{
 		K: sp.K, D: l.net.Dim(),
 		ClassNames:  sp.ClassNames,
 		TrainCounts: sp.Labeled.Counts(sp.K),
@@ -158,9 +159,9 @@ const evalChunk = 4096
 // Evaluate runs split through the model: the joint confusion matrix and,
 // with centroids, the per-class feature centroids (by true label) and the
 // head.
-func (l *Local) Evaluate(split Split, centroids bool) (*Eval, error) {
+func (l *Local) Evaluate(split train.Split, centroids bool) (*train.Eval, error) {
 	set := &l.sp.Val
-	if split == SplitTest {
+	if split == train.SplitTest {
 		set = &l.sp.Test
 	}
 	K, d, in, n := l.sp.K, l.net.Dim(), set.Dim, set.N
@@ -195,7 +196,7 @@ func (l *Local) Evaluate(split Split, centroids bool) (*Eval, error) {
 		}
 		acc.Add(set.Y[lo:hi], logits, feat)
 	}
-	ev := &Eval{Rows: n, Sys: l.system()}
+	ev := &train.Eval{Rows: n, Sys: l.system()}
 	ev.C, ev.Z = acc.Result()
 	if centroids {
 		W, b := l.net.Head()
@@ -315,7 +316,7 @@ func (l *Local) setPseudo(labels []int) {
 }
 
 // Train takes len(r.LR) steps of Alg. 2 (or of plain CE).
-func (l *Local) Train(r *TrainRequest) (float64, error) {
+func (l *Local) Train(r *train.TrainRequest) (float64, error) {
 	B := r.Batch
 	if err := l.net.SetBatch(B); err != nil {
 		return 0, err
@@ -326,7 +327,7 @@ func (l *Local) Train(r *TrainRequest) (float64, error) {
 		l.beta, l.y = make([]float32, B), make([]int, B)
 	}
 	K := l.sp.K
-	if r.Mode == ModeMixup {
+	if r.Mode == train.ModeMixup {
 		if len(r.P) != K*K {
 			panic(fmt.Sprintf("train: P has %d entries, want %d", len(r.P), K*K))
 		}
@@ -335,7 +336,7 @@ func (l *Local) Train(r *TrainRequest) (float64, error) {
 			l.pOf = r.P
 		}
 	}
-	if r.Mode == ModeSoft {
+	if r.Mode == train.ModeSoft {
 		if len(r.Targets) != K*K || (r.Adjust != nil && len(r.Adjust) != K) {
 			panic(fmt.Sprintf("train: %d targets and %d adjustments, want %d and nil or %d", len(r.Targets), len(r.Adjust), K*K, K))
 		}
@@ -357,9 +358,9 @@ func (l *Local) Train(r *TrainRequest) (float64, error) {
 		}
 		var err error
 		switch r.Mode {
-		case ModeCE:
+		case train.ModeCE:
 			loss, err = l.ceStep(o)
-		case ModeSoft:
+		case train.ModeSoft:
 			loss, err = l.softStep(r.Sampling, o)
 		default:
 			loss, err = l.mixStep(r.BetaMin, o)
@@ -409,11 +410,11 @@ func toF32(dst []float32, v []float64) []float32 {
 }
 
 // softStep is a soft-target step on a labeled batch drawn by sampling.
-func (l *Local) softStep(sampling Sampling, o model.StepOpts) (float64, error) {
+func (l *Local) softStep(sampling train.Sampling, o model.StepOpts) (float64, error) {
 	lab, in, K := &l.sp.Labeled, l.sp.Labeled.Dim, l.sp.K
 	for i := range l.y {
 		var j int
-		if sampling == SampleClass {
+		if sampling == train.SampleClass {
 			idx := l.labeledIdx[l.rng.IntN(K)]
 			j = idx[l.rng.IntN(len(idx))]
 		} else {
@@ -461,7 +462,7 @@ func (l *Local) drawPair() int {
 }
 
 // Save encodes the sampler, the pseudo-labels and the model.
-func (l *Local) Save() (*Saved, error) {
+func (l *Local) Save() (*train.Saved, error) {
 	rng, err := l.src.MarshalBinary()
 	if err != nil {
 		return nil, err
@@ -477,10 +478,31 @@ func (l *Local) Save() (*Saved, error) {
 		return nil, err
 	}
 	W, b := l.net.Head()
-	return &Saved{Format: LocalFormat, State: buf.Bytes(), W: W, B: b}, nil
+	return &train.Saved{Format: Format, State: buf.Bytes(), W: W, B: b}, nil
 }
 
-// localState builds a LocalFormat state from a model checkpoint and a
+// ParseCheckpoint decodes and checks an engine checkpoint, version 1 or 2:
+// a version 1 file's model and sampler become a Local trainer's state.
+func ParseCheckpoint(b []byte) (*train.Checkpoint, error) {
+	return train.ParseCheckpointWith(b, v1State)
+}
+
+// v1State is the Local state and head of a version 1 checkpoint's model
+// and sampler.
+func v1State(modelBytes, rng []byte) (*train.Saved, error) {
+	net, err := model.Load(bytes.NewReader(modelBytes))
+	if err != nil {
+		return nil, err
+	}
+	state, err := localState(modelBytes, rng)
+	if err != nil {
+		return nil, err
+	}
+	W, b := net.Head()
+	return &train.Saved{Format: Format, State: state, W: W, B: b}, nil
+}
+
+// localState builds a Format state from a model checkpoint and a
 // sampler state (reading version 1 engine checkpoints).
 func localState(modelBytes, rng []byte) ([]byte, error) {
 	js, err := json.Marshal(localHeader{RNG: rng})

@@ -1,0 +1,98 @@
+package viz
+
+import (
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+
+	"selmix/core/metric"
+	"selmix/runs/record"
+)
+
+// metricsFigure: ψ of the optimized objective and every reported metric
+// over steps, one small panel each, with the pre-trained value dashed.
+func metricsFigure(f *figure, r *Run) (*drawing, error) {
+	xs := steps(r)
+	type panel struct {
+		m          Metric
+		emphasised bool
+	}
+	psi := Metric{Name: "psi", Title: "ψ " + optimizedNames(r) + " (optimized)", Unit: "ψ", obj: -1,
+		get: func(rf *record.Refresh) float64 { return rf.Stats.Psi }}
+	panels := []panel{{psi, true}}
+	for _, m := range ReportedMetrics() {
+		opt := false
+		for _, rf := range r.Hist.Refreshes {
+			opt = opt || string(rf.Hyper.Objective) == m.Name
+		}
+		panels = append(panels, panel{m, opt})
+	}
+	t := newTable("metric", "step", "value")
+	cols := 3
+	rows := (len(panels) + cols - 1) / cols
+	plots := make([][]*plot.Plot, rows)
+	for i := range plots {
+		plots[i] = make([]*plot.Plot, cols)
+	}
+	for i, pn := range panels {
+		ys := make([]float64, len(xs))
+		for k := range r.Hist.Refreshes {
+			ys[k] = pn.m.get(&r.Hist.Refreshes[k])
+			t.add(ys[k], pn.m.Name, itoa(r.Hist.Refreshes[k].Step))
+		}
+		title := pn.m.Title
+		xl := ""
+		if i/cols == rows-1 {
+			xl = "step (SGD iterations)"
+		}
+		p := f.newPlot(title, xl, pn.m.Unit)
+		p.Add(gridLines())
+		if finite(ys[0]) {
+			p.Add(hline{ys[0], lineStyle(grey, 0.8, 3, 2)})
+		}
+		sty := lineStyle(postColor, 1)
+		if pn.emphasised {
+			sty = lineStyle(emphasis, 1.6)
+			p.Title.TextStyle.Color = emphasis
+		}
+		series(p, xs, ys, sty, false)
+		f.addControls(p, r, "")
+		setXRange(p, xs)
+		plots[i/cols][i%cols] = p
+	}
+	noteControls(t, r, "", 2)
+	// Psi of every objective goes into the CSV too, so any of them can be
+	// re-plotted from it.
+	// An objective added after the run was recorded has no values in it:
+	// one line says so.
+	for k, o := range metric.Objectives() {
+		vs := make([]float64, len(r.Hist.Refreshes))
+		recorded := false
+		for i, rf := range r.Hist.Refreshes {
+			vs[i] = nan
+			if k < len(rf.Stats.Objectives) {
+				vs[i] = rf.Stats.Objectives[k]
+			}
+			recorded = recorded || !math.IsNaN(vs[i])
+		}
+		if !recorded {
+			t.addNote("not recorded by this run", "psi:"+string(o), "")
+			continue
+		}
+		for i, rf := range r.Hist.Refreshes {
+			t.add(vs[i], "psi:"+string(o), itoa(rf.Step))
+		}
+	}
+	key := []keyEntry{
+		{"fine-tuning (validation)", &plotter.Line{LineStyle: lineStyle(postColor, 1)}},
+		{"optimized objective", &plotter.Line{LineStyle: lineStyle(emphasis, 1.6)}},
+		{"pre-trained", hline{style: lineStyle(grey, 0.8, 3, 2)}},
+	}
+	key = append(key, f.controlKey(r, "")...)
+	return &drawing{table: t, draw: func(c draw.Canvas) {
+		c = f.drawKey(c, key)
+		f.drawGrid(c, plots)
+	}}, nil
+}

@@ -1,0 +1,106 @@
+package viz
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"selmix/core/metric"
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/record"
+	"selmix/runs/sweep"
+)
+
+// sweepSummary is a finished member's summary whose every metric is x and
+// whose optimized objective (min recall) is 2x.
+func sweepSummary(x float64) *train.Summary {
+	objs := make([]float64, len(metric.Objectives()))
+	objs[metric.MinRecall.Index()] = 2 * x
+	r := metric.Report{MeanRecall: x, MinRecall: x, HMean: x, GMean: x, MinCoverage: x}
+	return &train.Summary{Steps: 100, Objective: metric.MinRecall, TestAfter: r, TestObjAfter: objs}
+}
+
+// A sweep report is a table of the groups' mean ± sample std over seeds
+// and, with a figure folder, the spread of each group over its seeds and
+// the comparison figures of each group's first finished member, linked
+// from the Markdown.
+func TestSweepReport(t *testing.T) {
+	first := func(name string) (*runs.Run, *record.History) {
+		t.Helper()
+		run, err := runs.Open(filepath.Join("testdata", "run"), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := record.Load(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run, h
+	}
+	sel, selH := first("viz-selmix")
+	uni, uniH := first("viz-uniform")
+	res := &sweep.Results{ID: "sw1", Members: 7, Keys: []string{"policy"}, Notes: []string{"member 6: unreadable"}, Groups: []*sweep.Group{
+		{Key: []string{"selmix"}, Label: "policy=selmix", Members: 3, Summaries: []*train.Summary{sweepSummary(0.2), sweepSummary(0.4), sweepSummary(0.6)}, First: sel, History: selH,
+			Runs: []*runs.Run{sel, sel, sel}, Histories: []*record.History{selH, selH, selH}},
+		{Key: []string{"uniform"}, Label: "policy=uniform", Members: 3, Summaries: []*train.Summary{sweepSummary(0.5)}, First: uni, History: uniH,
+			Runs: []*runs.Run{uni}, Histories: []*record.History{uniH}},
+		{Key: []string{"a|b"}, Label: "policy=a|b", Members: 1},
+	}}
+	md, notes := SweepReport(res, SweepOptions{})
+	// selmix: values 0.2, 0.4, 0.6 → mean 0.4, sample std 0.2; ψ is 2x.
+	for _, r := range []string{
+		"# Sweep sw1\n",
+		"7 members, 4 finished.",
+		"| policy | n | ψ (optimized) | mean recall | min recall | H-mean | G-mean | min coverage |",
+		"| selmix | 3/3 | 0.8000 ± 0.4000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 |",
+		"| uniform | 1/3 | 1.0000 | 0.5000 | 0.5000 | 0.5000 | 0.5000 | 0.5000 |",
+		`| a\|b | 0/1 | – | – | – | – | – | – |`,
+	} {
+		if !strings.Contains(md, r) {
+			t.Errorf("report lacks %q:\n%s", r, md)
+		}
+	}
+	if strings.Contains(md, "## Figures") || strings.Contains(md, "## Spread over seeds") {
+		t.Errorf("figures without a figure folder:\n%s", md)
+	}
+	if !reflect.DeepEqual(notes, []string{"member 6: unreadable"}) {
+		t.Errorf("notes %v, want the results' own", notes)
+	}
+
+	dir := filepath.Join(t.TempDir(), "report-figures")
+	md, _ = SweepReport(res, SweepOptions{FigDir: dir, FigRel: "report-figures", Format: "png"})
+	for _, name := range []string{"compare-psi_min-recall.png", "compare-final.png"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("figure %s: %v", name, err)
+		}
+		if link := "](report-figures/" + name + ")"; !strings.Contains(md, link) {
+			t.Errorf("report does not link %s:\n%s", name, md)
+		}
+	}
+	// The spread over seeds, with the pre-trained model.
+	if !strings.Contains(md, "## Spread over seeds") || !strings.Contains(md, "(report-figures/sweep-") {
+		t.Errorf("report has no spread figure:\n%s", md)
+	}
+	spread, _ := filepath.Glob(filepath.Join(dir, "sweep-*.csv"))
+	if len(spread) != 1 {
+		t.Fatalf("spread CSVs %v, want one", spread)
+	}
+	if b, err := os.ReadFile(spread[0]); err != nil || !strings.Contains(string(b), "policy=selmix,pre-trained,,3,") || !strings.Contains(string(b), "policy=uniform,pre-trained,,1,") {
+		t.Errorf("spread CSV lacks the pre-trained rows of 3 and 1 seeds (%v):\n%s", err, b)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "compare-final.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(csv), "policy=selmix") || !strings.Contains(string(csv), "policy=uniform") {
+		t.Errorf("the figures do not name the runs by their group:\n%s", csv)
+	}
+
+	res.Groups = res.Groups[2:]
+	if _, notes := SweepReport(res, SweepOptions{FigDir: dir}); !reflect.DeepEqual(notes, []string{"member 6: unreadable", "no finished member: no figures"}) {
+		t.Errorf("no finished member: notes %v", notes)
+	}
+}
