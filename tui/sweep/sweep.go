@@ -5,7 +5,9 @@
 // a sparkline of ψ over its refreshes. Any column sorts the view. It reads
 // nothing itself: Poll reads the sweep off the UI goroutine and sends
 // StatusMsg. Enter picks the selected member; the caller opens (finished)
-// or attaches to (live) its run.
+// or attaches to (live) its run. c picks every member that has a run, for
+// the caller's comparison view, grouped by the sweep's first axis but
+// seed.
 package sweep
 
 import (
@@ -72,6 +74,7 @@ type Model struct {
 	top     int    // first row shown
 	w, h    int
 	chosen  int
+	compare bool // c: compare the members (Compared)
 	sortCol int  // the column the view is sorted by (see columns)
 	desc    bool // sorted high to low
 	dialogs *dialog.Stack
@@ -88,6 +91,31 @@ func (m *Model) Chosen() (index int, runID string, ok bool) {
 		return 0, "", false
 	}
 	return m.chosen, m.st.Members[m.chosen].RunID, true
+}
+
+// keyCompare compares the members (tui/compare), as c does in the runs
+// browser.
+var keyCompare = key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "compare the members"))
+
+// Compared is, after c, the runs of every member that has one, in the
+// order shown, and the config key to group them by: the sweep's first
+// axis that is not seed ("" when seed is its only axis).
+func (m *Model) Compared() (runIDs []string, groupBy string, ok bool) {
+	if !m.compare || m.st == nil {
+		return nil, "", false
+	}
+	for _, i := range m.memberOrder() {
+		if id := m.st.Members[i].RunID; id != "" {
+			runIDs = append(runIDs, id)
+		}
+	}
+	for _, c := range m.st.Columns {
+		if c != sweep.SeedKey {
+			groupBy = c
+			break
+		}
+	}
+	return runIDs, groupBy, true
 }
 
 // Live reports whether the chosen member's run is running now.
@@ -166,6 +194,13 @@ func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 		}
 		m.chosen = m.sel
 		return tea.Quit
+	case key.Matches(kp, keyCompare):
+		if m.st == nil || !slices.ContainsFunc(m.st.Members, func(ms sweep.MemberStatus) bool { return ms.RunID != "" }) {
+			m.note = "no member has a run yet"
+			return nil
+		}
+		m.compare = true
+		return tea.Quit
 	}
 	if len(order) > 0 && pos >= -1 {
 		m.sel = order[max(0, min(pos, len(order)-1))]
@@ -181,6 +216,7 @@ func (m *Model) helpDialog() dialog.Dialog {
 			{B: k.Up, Desc: "previous member"}, {B: k.Down, Desc: "next member"},
 			{B: k.Top, Desc: "first member"}, {B: k.Bottom, Desc: "last member"},
 			{B: k.Accept, Desc: "open a finished run, attach to a live one"},
+			{B: keyCompare, Desc: "compare the members' curves, grouped by the first axis"},
 		}},
 		{Name: "sort", Items: []item{
 			{B: k.Left, Desc: "sort by the column to the left"}, {B: k.Right, Desc: "sort by the column to the right"},
@@ -222,8 +258,8 @@ func (m *Model) Render() string {
 		body = m.table(m.w-2, m.h-5)
 	}
 	k := m.ctx.Keys
-	help := th.Render(th.Dim, fmt.Sprintf("%s help  %s/%s select  %s open a finished run, attach to a live one  %s/%s sort column  %s reverse  %s quit",
-		k.Help.Help().Key, k.Up.Help().Key, k.Down.Help().Key, k.Accept.Help().Key, k.Left.Help().Key, k.Right.Help().Key, k.Sort.Help().Key, k.Quit.Help().Key))
+	help := th.Render(th.Dim, fmt.Sprintf("%s help  %s/%s select  %s open or attach  %s compare  %s/%s sort column  %s reverse  %s quit",
+		k.Help.Help().Key, k.Up.Help().Key, k.Down.Help().Key, k.Accept.Help().Key, keyCompare.Help().Key, k.Left.Help().Key, k.Right.Help().Key, k.Sort.Help().Key, k.Quit.Help().Key))
 	frame := pane.Frame(th, "members by configuration", body, m.w, m.h-3, true)
 	screen := pane.Fit(strings.Join([]string{head, frame, status, help}, "\n"), m.w, m.h)
 	return m.dialogs.Draw(screen, m.w, m.h)

@@ -110,6 +110,43 @@ func TestChoose(t *testing.T) {
 	}
 }
 
+// c picks every member with a run, in the order shown, grouped by the
+// first axis that is not seed; with no run yet it says so and stays.
+func TestCompareMembers(t *testing.T) {
+	m := New(fixture.Plain(), "grid-a3f9")
+	m.Update(StatusMsg{status()})
+	m.Update(fixture.Key("r")) // members by #, high to low
+	_, cmd := m.Update(fixture.Key("c"))
+	if cmd == nil {
+		t.Fatal("c does not quit to compare")
+	}
+	ids, group, ok := m.Compared()
+	want := []string{"20261123-1042-c6c3", "20261123-1042-4f11", "20261123-1042-a317", "20261123-1041-370b"}
+	if !ok || !slices.Equal(ids, want) || group != "finetune.policy" {
+		t.Errorf("compared %v by %q (%v), want %v by finetune.policy", ids, group, ok, want)
+	}
+	if _, _, ok := m.Chosen(); ok {
+		t.Error("c also chose a member to open")
+	}
+
+	st := status()
+	for i := range st.Members {
+		st.Members[i].RunID = ""
+	}
+	st.Columns = []string{"seed"}
+	m = New(fixture.Plain(), "grid-a3f9")
+	m.Update(StatusMsg{st})
+	if _, cmd := m.Update(fixture.Key("c")); cmd != nil {
+		t.Error("c with no member run quit")
+	}
+	if _, _, ok := m.Compared(); ok {
+		t.Error("compared with no member run")
+	}
+	if !strings.Contains(m.Render(), "no member has a run yet") {
+		t.Errorf("no note:\n%s", m.Render())
+	}
+}
+
 // Poll sends what read returns, again every interval, until ctx ends.
 func TestPoll(t *testing.T) {
 	var mu sync.Mutex

@@ -22,6 +22,7 @@ import (
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/sweep"
+	"selmix/tui/compare"
 	"selmix/tui/pane"
 	sweepview "selmix/tui/sweep"
 	"selmix/viz"
@@ -469,8 +470,9 @@ func newSweepOpenCmd() *cobra.Command {
 }
 
 // openSweepView shows the sweep; Enter on a member opens its run (or
-// attaches to it while it runs) in the workbench, and quitting that comes
-// back here.
+// attaches to it while it runs) in the workbench, c compares the members'
+// curves grouped by the sweep's first axis but seed, and quitting either
+// comes back here.
 func openSweepView(cmd *cobra.Command, s *sweep.Sweep, keysPath string) error {
 	km, _, err := loadKeys(keysPath)
 	if err != nil {
@@ -492,6 +494,14 @@ func openSweepView(cmd *cobra.Command, s *sweep.Sweep, keysPath string) error {
 		cancel()
 		if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 			return err
+		}
+		if ids, group, ok := m.Compared(); ok {
+			cm := compare.New(ctx, ids, func(ids []string) ([]*compare.Run, error) { return compare.Load(s.Root, ids) })
+			cm.GroupBy(group)
+			if err := runProgram(cmd.Context(), cm); err != nil {
+				return err
+			}
+			continue
 		}
 		i, id, ok := m.Chosen()
 		if !ok {
