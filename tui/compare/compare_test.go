@@ -335,3 +335,21 @@ func BenchmarkFirstFrameK1000(b *testing.B) {
 	}
 	b.ReportMetric(float64(heap)/(1<<20), "MiB-heap")
 }
+
+// Labels too wide for a per-class column keep what sets them apart.
+func TestDistinctTails(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		w    int
+		want []string
+	}{
+		{[]string{"pol-7e40-0", "pol-7e40-11", "pol-7e40-2"}, 6, []string{"…0", "…11", "…2"}},
+		{[]string{"pol-7e40-0", "pol-7e40-11"}, 14, []string{"pol-7e40-0", "pol-7e40-11"}},            // they fit
+		{[]string{"selmix-long-a", "uniform-long-b"}, 6, []string{"selmix-long-a", "uniform-long-b"}}, // no shared prefix
+		{[]string{"run", "run-fork"}, 4, []string{"…n", "…n-fork"}},                                   // each keeps a rune
+	} {
+		if got := distinctTails(c.in, c.w); !slices.Equal(got, c.want) {
+			t.Errorf("distinctTails(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+	}
+}

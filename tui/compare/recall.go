@@ -106,9 +106,14 @@ func (m *Model) recallTable(w, h int) string {
 	if len(m.runs) == 1 {
 		deltaName = ""
 	}
+	labels := make([]string, len(m.runs))
+	for i, r := range m.runs {
+		labels[i] = r.Label()
+	}
+	labels = distinctTails(labels, colW-2)
 	head := pane.PadRight("class", classW)
 	for i := range nRuns {
-		head += " " + pane.PadLeft(m.paints[i%len(m.paints)].Render(Mark(i))+" "+pane.PadRight(m.runs[i].Label(), colW-2), colW)
+		head += " " + pane.PadLeft(m.paints[i%len(m.paints)].Render(Mark(i))+" "+pane.PadRight(labels[i], colW-2), colW)
 	}
 	head += " " + pane.PadLeft(deltaName, colW)
 	row := func(d ClassDiff) string {
@@ -161,4 +166,32 @@ func signed(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%+.3f", x)
+}
+
+// distinctTails shortens labels wider than w to what sets them apart: the
+// part after the prefix they all share, behind "…" (a sweep's members
+// pol-7e40-0 … pol-7e40-11 become …0 … …11). Labels that fit, or that
+// share no prefix, are left to the column to cut.
+func distinctTails(labels []string, w int) []string {
+	if len(labels) < 2 || !slices.ContainsFunc(labels, func(l string) bool { return pane.Width(l) > w }) {
+		return labels
+	}
+	prefix := []rune(labels[0])
+	prefix = prefix[:max(0, len(prefix)-1)] // each keeps a rune
+	for _, l := range labels[1:] {
+		r := []rune(l)
+		n := 0
+		for n < len(prefix) && n < len(r)-1 && prefix[n] == r[n] {
+			n++
+		}
+		prefix = prefix[:n]
+	}
+	if len(prefix) == 0 {
+		return labels
+	}
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		out[i] = "…" + string([]rune(l)[len(prefix):])
+	}
+	return out
 }
