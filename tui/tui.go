@@ -26,6 +26,7 @@ import (
 	"selmix/tui/keys"
 	"selmix/tui/multipliers"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // State is the root model's state.
@@ -117,7 +118,7 @@ func New(o Options) *Model {
 	if km == nil {
 		km = keys.Default()
 	}
-	ctx := &pane.Context{Theme: pane.NewTheme(o.Color), Keys: km}
+	ctx := &pane.Context{Theme: style.NewTheme(o.Color), Keys: km}
 	run := history.New(o.Info)
 	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), dialogs: dialog.NewStack(ctx), help: help.New(), keysPath: o.KeysPath, attached: o.Attached, fork: o.Fork, export: o.Export, matrices: o.LoadMatrices}
 	if !o.Color {
@@ -500,25 +501,25 @@ func (m *Model) Render() string {
 	rs := m.rects()
 	frame := func(i int) string {
 		p := m.panes[i]
-		return pane.Frame(th, p.Title(), p.View(), rs[i].w, rs[i].h, i == m.focus)
+		return style.Frame(th, p.Title(), p.View(), rs[i].w, rs[i].h, i == m.focus)
 	}
 	switch m.layout {
 	case grid:
 		parts = append(parts,
-			pane.JoinH(frame(paneClasses), frame(paneHeatmap)),
-			pane.JoinH(frame(paneMultipliers), frame(paneCurves)),
+			style.JoinH(frame(paneClasses), frame(paneHeatmap)),
+			style.JoinH(frame(paneMultipliers), frame(paneCurves)),
 			frame(paneLog))
 	case medium:
 		mid := paneCurves
 		if m.focus == paneMultipliers {
 			mid = paneMultipliers
 		}
-		parts = append(parts, pane.JoinH(frame(paneClasses), frame(paneHeatmap)), frame(mid), frame(paneLog))
+		parts = append(parts, style.JoinH(frame(paneClasses), frame(paneHeatmap)), frame(mid), frame(paneLog))
 	default:
 		parts = append(parts, m.tabs(), frame(m.focus), m.status())
 	}
 	parts = append(parts, m.helpBar())
-	return m.dialogs.Draw(pane.Fit(strings.Join(parts, "\n"), m.w, m.h), m.w, m.h)
+	return m.dialogs.Draw(style.Fit(strings.Join(parts, "\n"), m.w, m.h), m.w, m.h)
 }
 
 func (m *Model) tabs() string {
@@ -595,7 +596,7 @@ func (m *Model) helpBar() string {
 			global = append(global, b)
 		}
 	}
-	return bar + "  " + fitHelp(m.help, global, m.w-pane.Width(bar)-2)
+	return bar + "  " + fitHelp(m.help, global, m.w-style.Width(bar)-2)
 }
 
 // fitHelp is the short help of as many of bs as fit in w columns, with
@@ -608,7 +609,7 @@ func fitHelp(h help.Model, bs []key.Binding, w int) string {
 		if n < len(bs) {
 			v += " …"
 		}
-		if pane.Width(v) <= w {
+		if style.Width(v) <= w {
 			return v
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // ListMsg is a fresh read of the runs root (the entries are the
@@ -396,8 +397,8 @@ func (m *Model) Render() string {
 	} else {
 		title += " ↑"
 	}
-	frame := pane.Frame(th, title, body, m.w, m.h-4, true)
-	return pane.Fit(strings.Join([]string{head, fl, frame, status, m.help()}, "\n"), m.w, m.h)
+	frame := style.Frame(th, title, body, m.w, m.h-4, true)
+	return style.Fit(strings.Join([]string{head, fl, frame, status, m.help()}, "\n"), m.w, m.h)
 }
 
 func (m *Model) help() string {
@@ -431,9 +432,9 @@ func (m *Model) table(w, h int) string {
 				b.WriteString("  ")
 			}
 			if c.right {
-				b.WriteString(pane.PadLeft(cells[i], c.w))
+				b.WriteString(style.PadLeft(cells[i], c.w))
 			} else {
-				b.WriteString(pane.PadRight(cells[i], c.w))
+				b.WriteString(style.PadRight(cells[i], c.w))
 			}
 		}
 		return b.String()
@@ -480,7 +481,7 @@ func (m *Model) table(w, h int) string {
 		}
 		out = append(out, cur+mark+text)
 	}
-	return pane.Fit(strings.Join(out, "\n"), w, h)
+	return style.Fit(strings.Join(out, "\n"), w, h)
 }
 
 type colSpec struct {
@@ -495,9 +496,9 @@ type colSpec struct {
 func (m *Model) layout(w int) []colSpec {
 	avail := w - 4 // cursor and mark
 	natural := func(c Column, lo, hi int) int {
-		n := max(lo, pane.Width(c.String())+1)
+		n := max(lo, style.Width(c.String())+1)
 		for _, i := range m.view {
-			n = max(n, pane.Width(m.cell(c, &m.all[i])))
+			n = max(n, style.Width(m.cell(c, &m.all[i])))
 			if n >= hi {
 				return hi
 			}

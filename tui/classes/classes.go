@@ -16,6 +16,7 @@ import (
 	"selmix/tui/classlist"
 	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Model lists classes, scrolling when K exceeds the height.
@@ -148,8 +149,8 @@ func (m *Model) View() string {
 	} else {
 		head := fmt.Sprintf("%s %s  %s %s %.3g",
 			th.Render(th.Worst, "▶"), "worst: "+r.ClassName(rep.Worst),
-			th.Render(th.Dim, "│ = α/K ="), pane.Trimmed(alpha)+"/"+fmt.Sprint(K), target)
-		if key := "  " + th.Render(th.Dim, "! = below α/K"); pane.Width(head+key) <= m.W {
+			th.Render(th.Dim, "│ = α/K ="), style.Trimmed(alpha)+"/"+fmt.Sprint(K), target)
+		if key := "  " + th.Render(th.Dim, "! = below α/K"); style.Width(head+key) <= m.W {
 			head += key // the key goes before a cut would
 		}
 		b.WriteString(head)
@@ -169,14 +170,14 @@ func (m *Model) View() string {
 		gainHead = "max G"
 	}
 	recHead := "recall 0–1"
-	if pane.Width(recHead) > recW+1 {
+	if style.Width(recHead) > recW+1 {
 		recHead = "recall" // narrow: the bars are 0–1 all the same
 	}
-	if 2+nameW+countW+gainW+1+recW+1+13+2+pane.Width(covHead) > m.W {
+	if 2+nameW+countW+gainW+1+recW+1+13+2+style.Width(covHead) > m.W {
 		covHead = fmt.Sprintf("cov 0–%.*f", hd, covScale)
 	}
-	b.WriteString(th.Render(th.Dim, pane.PadRight("", 2+nameW)+pane.PadLeft(countHead, countW)+pane.PadLeft(gainHead, gainW)+" "+
-		pane.PadRight(recHead, recW+1)+pane.PadRight("", 13)+"│ "+covHead))
+	b.WriteString(th.Render(th.Dim, style.PadRight("", 2+nameW)+style.PadLeft(countHead, countW)+style.PadLeft(gainHead, gainW)+" "+
+		style.PadRight(recHead, recW+1)+style.PadRight("", 13)+"│ "+covHead))
 	lo, hi := m.Scroll.Window(K, m.Rows())
 	for _, k := range m.Nav.Order[lo:hi] {
 		b.WriteByte('\n')
@@ -190,20 +191,20 @@ func (m *Model) View() string {
 		case k == m.Nav.Found:
 			mark, nameStyle = th.Render(th.Accent, "» "), th.Accent
 		}
-		name := pane.PadRight(history.Short(r.ClassName(k), nameW), nameW)
+		name := style.PadRight(history.Short(r.ClassName(k), nameW), nameW)
 		b.WriteString(mark + th.Render(nameStyle, name))
 		if countW > 0 {
-			b.WriteString(th.Render(th.Dim, pane.PadLeft(fmt.Sprint(counts[k]), countW)))
+			b.WriteString(th.Render(th.Dim, style.PadLeft(fmt.Sprint(counts[k]), countW)))
 		}
 		if gainW > 0 {
 			g := "—"
 			if v := m.Nav.Gain(k); !math.IsNaN(v) { // NaN: G not loaded yet
 				g = fmt.Sprintf("%+.1e", v)
 			}
-			b.WriteString(pane.PadLeft(g, gainW))
+			b.WriteString(style.PadLeft(g, gainW))
 		}
 		b.WriteString(" ")
-		recBar := pane.Bar(rec, recW)
+		recBar := style.Bar(rec, recW)
 		if k == rep.Worst {
 			recBar = th.Render(th.Worst, recBar)
 		} else {
@@ -212,7 +213,7 @@ func (m *Model) View() string {
 		b.WriteString(recBar + fmt.Sprintf(" %5.3f ", rec))
 		b.WriteString(m.delta(prev != nil, 3, func() float64 { return rec - prev.Report.Recall[k] }))
 		b.WriteString(th.Render(th.Dim, " │ "))
-		covBar := pane.BarMark(cov/covScale, target/covScale, covBarW)
+		covBar := style.BarMark(cov/covScale, target/covScale, covBarW)
 		flag := " "
 		if cov < target {
 			covBar, flag = th.Render(th.Bad, covBar), th.Render(th.Bad, "!")
@@ -223,7 +224,7 @@ func (m *Model) View() string {
 		}
 		b.WriteString(" " + flag)
 	}
-	return pane.Fit(b.String(), m.W, m.H)
+	return style.Fit(b.String(), m.W, m.H)
 }
 
 // covDecimals is how many decimals tell coverages of K classes apart:
@@ -236,7 +237,7 @@ func (m *Model) delta(known bool, dec int, d func() float64) string {
 	th := m.Ctx.Theme
 	w := dec + 3
 	if !known {
-		return th.Render(th.Dim, pane.PadLeft("—", w))
+		return th.Render(th.Dim, style.PadLeft("—", w))
 	}
 	v := d()
 	s := fmt.Sprintf("%+*.*f", w, dec, v)

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // EMA smooths v with weight a on the past (0 = raw), at full resolution;
@@ -136,7 +136,7 @@ func Mark(i int) string {
 
 // chart draws traces over x in [x0, x1] in w×h cells (axis included).
 // logY plots log10 of the values (those ≤ 0 are left out).
-func chart(th *pane.Theme, paints []pane.Paint, traces []trace, x0, x1 float64, logY bool, xlabel string, w, h int) string {
+func chart(th *style.Theme, paints []style.Paint, traces []trace, x0, x1 float64, logY bool, xlabel string, w, h int) string {
 	const axisW = 8
 	plotW, plotH := max(1, w-axisW), max(1, h-1)
 	c := newCanvas(plotW, plotH)
@@ -167,7 +167,7 @@ func chart(th *pane.Theme, paints []pane.Paint, traces []trace, x0, x1 float64, 
 		}
 	}
 	if math.IsInf(lo, 0) {
-		return pane.Fit(th.Render(th.Dim, "nothing to draw: no run has a value of this series yet"), w, h)
+		return style.Fit(th.Render(th.Dim, "nothing to draw: no run has a value of this series yet"), w, h)
 	}
 	if hi-lo < 1e-12 {
 		lo, hi = lo-0.01, hi+0.01
@@ -254,11 +254,11 @@ func chart(th *pane.Theme, paints []pane.Paint, traces []trace, x0, x1 float64, 
 		case i == len(rows)/2 && len(rows) > 4:
 			l = label((hi + lo) / 2)
 		}
-		lines = append(lines, th.Render(th.Dim, pane.PadLeft(l, axisW-1)+"┤")+row)
+		lines = append(lines, th.Render(th.Dim, style.PadLeft(l, axisW-1)+"┤")+row)
 	}
 	left := fmt.Sprintf("└%s %s", xlabel, xnum(x0))
 	right := xnum(x1)
-	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+pane.PadRight(left, max(0, plotW+1-len(right)))+right))
+	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+style.PadRight(left, max(0, plotW+1-len(right)))+right))
 	return strings.Join(lines, "\n")
 }
 

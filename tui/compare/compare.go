@@ -22,6 +22,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // DataMsg carries runs read from disk: all of them, or (Partial) fresh
@@ -45,7 +46,7 @@ type Model struct {
 	load   Loader
 	runs   []*Run
 	err    error
-	paints []pane.Paint
+	paints []style.Paint
 
 	metric   int
 	picked   bool // the user chose the metric (else it follows the first run's objective)
@@ -66,9 +67,9 @@ func New(ctx *pane.Context, ids []string, load Loader) *Model {
 	m := &Model{ctx: ctx, ids: slices.Clone(ids), load: load, smooth: 0.6, w: 80, h: 24}
 	for _, c := range palette {
 		if ctx.Theme.Plain {
-			m.paints = append(m.paints, pane.Paint{})
+			m.paints = append(m.paints, style.Paint{})
 		} else {
-			m.paints = append(m.paints, pane.NewPaint(lipgloss.NewStyle().Foreground(lipgloss.Color(c))))
+			m.paints = append(m.paints, style.NewPaint(lipgloss.NewStyle().Foreground(lipgloss.Color(c))))
 		}
 	}
 	return m
@@ -256,12 +257,12 @@ func (m *Model) Render() string {
 		if m.err != nil {
 			body = th.Render(th.Dim, "the runs could not be read")
 		}
-		frame := pane.Frame(th, "compare", body, m.w, m.h-3, true)
-		return pane.Fit(strings.Join([]string{head, frame, status, m.help()}, "\n"), m.w, m.h)
+		frame := style.Frame(th, "compare", body, m.w, m.h-3, true)
+		return style.Fit(strings.Join([]string{head, frame, status, m.help()}, "\n"), m.w, m.h)
 	}
 	if m.recall {
-		frame := pane.Frame(th, "per-class recall at the last refresh", m.recallTable(m.w-2, m.h-5), m.w, m.h-3, true)
-		return pane.Fit(strings.Join([]string{head, frame, status, m.help()}, "\n"), m.w, m.h)
+		frame := style.Frame(th, "per-class recall at the last refresh", m.recallTable(m.w-2, m.h-5), m.w, m.h-3, true)
+		return style.Fit(strings.Join([]string{head, frame, status, m.help()}, "\n"), m.w, m.h)
 	}
 	traces, legend := m.traces(m.w - 2 - 8)
 	settings := fmt.Sprintf("%s · x %s · EMA %.2f %s", metrics[m.metric].Name, m.xName(), m.smooth, slider(m.smooth, 10))
@@ -289,8 +290,8 @@ func (m *Model) Render() string {
 	x0, x1 := m.xRange()
 	body := chart(th, m.paints, traces, x0, x1, m.logY, m.xName(), m.w-2, chartH)
 	body += "\n" + strings.Join(legendLines, "\n")
-	frame := pane.Frame(th, metrics[m.metric].Name, body, m.w, m.h-3, true)
-	return pane.Fit(strings.Join([]string{head, frame, status, m.help()}, "\n"), m.w, m.h)
+	frame := style.Frame(th, metrics[m.metric].Name, body, m.w, m.h-3, true)
+	return style.Fit(strings.Join([]string{head, frame, status, m.help()}, "\n"), m.w, m.h)
 }
 
 func (m *Model) help() string {
@@ -506,8 +507,8 @@ func (m *Model) legend(items []legendItem, w int) []string {
 	cur := ""
 	for i, it := range items {
 		cell := m.paints[i%len(m.paints)].Render(Mark(i)) + " " + it.label + " " + it.last
-		cw := pane.Width(cell)
-		if cur != "" && pane.Width(cur)+3+cw > w {
+		cw := style.Width(cell)
+		if cur != "" && style.Width(cur)+3+cw > w {
 			lines = append(lines, cur)
 			cur = ""
 		}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Per-class recall beyond this many classes shows the worst and the best
@@ -82,12 +82,12 @@ func (m *Model) recallTable(w, h int) string {
 	th := m.ctx.Theme
 	diffs := ClassDiffs(m.runs)
 	if len(diffs) == 0 {
-		return pane.Fit(th.Render(th.Dim, "no per-class recall yet: no run has a refresh"), w, h)
+		return style.Fit(th.Render(th.Dim, "no per-class recall yet: no run has a refresh"), w, h)
 	}
 	const classW = 16
 	colW := 8 // "1 " and the run's label, at most 14 wide
 	for _, r := range m.runs {
-		colW = max(colW, min(16, pane.Width(r.Label())+2))
+		colW = max(colW, min(16, style.Width(r.Label())+2))
 	}
 	nRuns := min(len(m.runs), max(1, (w-classW-colW-2)/(colW+1)))
 	if nRuns < len(m.runs) { // narrow: many runs before long labels
@@ -106,18 +106,18 @@ func (m *Model) recallTable(w, h int) string {
 	if len(m.runs) == 1 {
 		deltaName = ""
 	}
-	head := pane.PadRight("class", classW)
+	head := style.PadRight("class", classW)
 	for i := range nRuns {
-		head += " " + pane.PadLeft(m.paints[i%len(m.paints)].Render(Mark(i))+" "+pane.PadRight(m.runs[i].Label(), colW-2), colW)
+		head += " " + style.PadLeft(m.paints[i%len(m.paints)].Render(Mark(i))+" "+style.PadRight(m.runs[i].Label(), colW-2), colW)
 	}
-	head += " " + pane.PadLeft(deltaName, colW)
+	head += " " + style.PadLeft(deltaName, colW)
 	row := func(d ClassDiff) string {
-		s := pane.PadRight(names(d.Class), classW)
+		s := style.PadRight(names(d.Class), classW)
 		for i := range nRuns {
-			s += " " + pane.PadLeft(num3(d.Recall[i]), colW)
+			s += " " + style.PadLeft(num3(d.Recall[i]), colW)
 		}
 		if len(m.runs) > 1 {
-			s += " " + pane.PadLeft(signed(d.Delta), colW)
+			s += " " + style.PadLeft(signed(d.Delta), colW)
 		}
 		return s
 	}
@@ -146,7 +146,7 @@ func (m *Model) recallTable(w, h int) string {
 	if nRuns < len(m.runs) {
 		lines = append(lines, th.Render(th.Dim, fmt.Sprintf("%d more runs do not fit: widen the terminal", len(m.runs)-nRuns)))
 	}
-	return pane.Fit(strings.Join(lines, "\n"), w, h)
+	return style.Fit(strings.Join(lines, "\n"), w, h)
 }
 
 func num3(x float64) string {

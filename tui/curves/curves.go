@@ -16,6 +16,7 @@ import (
 	"selmix/core/metric"
 	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Model is the curves pane.
@@ -127,12 +128,12 @@ func (m *Model) View() string {
 	}
 	table := m.table(tableW)
 	if side {
-		return pane.JoinH(pane.Fit(chart, chartW, m.H), pane.Fit("", 2, m.H), pane.Fit(table, tableW, m.H))
+		return style.JoinH(style.Fit(chart, chartW, m.H), style.Fit("", 2, m.H), style.Fit(table, tableW, m.H))
 	}
 	if chart == "" {
-		return pane.Fit(table, m.W, m.H)
+		return style.Fit(table, m.W, m.H)
 	}
-	return pane.Fit(chart+"\n"+table, m.W, m.H)
+	return style.Fit(chart+"\n"+table, m.W, m.H)
 }
 
 func (m *Model) table(w int) string {
@@ -162,10 +163,10 @@ func (m *Model) table(w int) string {
 		case d < -5e-5:
 			ds = th.Render(th.Bad, ds)
 		}
-		line := fmt.Sprintf("%s%-19s %7.4f ", mark, name, cur) + ds + "  " + pane.Sparkline(EMA(v, m.smooth), sparkW)
+		line := fmt.Sprintf("%s%-19s %7.4f ", mark, name, cur) + ds + "  " + style.Sparkline(EMA(v, m.smooth), sparkW)
 		switch {
 		case o == sel:
-			line = th.Render(th.Selected, pane.PadRight(line, w))
+			line = th.Render(th.Selected, style.PadRight(line, w))
 		case o == opt:
 			line = th.Render(th.Accent, line)
 		}
@@ -198,7 +199,7 @@ func (m *Model) chart(w, h int) string {
 	}
 	legend := fmt.Sprintf("⣿ EMA  ⠂ raw  ⠉ pre-trained %.4f", base)
 	title := []string{th.Render(th.Bold, name) + "  " + th.Render(th.Dim, legend)}
-	if pane.Width(name)+2+pane.Width(legend) > w {
+	if style.Width(name)+2+style.Width(legend) > w {
 		// Too narrow for one line: the legend gets its own, never a cut.
 		title = []string{th.Render(th.Bold, name), th.Render(th.Dim, legend)}
 	}
@@ -234,10 +235,10 @@ func (m *Model) chart(w, h int) string {
 		case i == baseRow:
 			label = num(base) // the pre-trained model's ψ, on the ⠉ line
 		}
-		lines = append(lines, th.Render(th.Dim, pane.PadLeft(label, axisW-1)+"┤")+row)
+		lines = append(lines, th.Render(th.Dim, style.PadLeft(label, axisW-1)+"┤")+row)
 	}
 	xl := fmt.Sprintf("%d", total)
-	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+"└step 0"+pane.PadLeft(xl, max(0, plotW-6))))
+	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+"└step 0"+style.PadLeft(xl, max(0, plotW-6))))
 	return strings.Join(lines, "\n")
 }
 
@@ -297,7 +298,7 @@ func (c *canvas) line(l layer, x0, y0, x1, y1 int) {
 }
 
 // render styles each cell by its top layer: EMA over raw over baseline.
-func (c *canvas) render(th *pane.Theme) []string {
+func (c *canvas) render(th *style.Theme) []string {
 	out := make([]string, c.h)
 	for y := range c.h {
 		var b strings.Builder

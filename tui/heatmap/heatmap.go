@@ -20,6 +20,7 @@ import (
 	"selmix/core/train"
 	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Model is the G and P heatmap pane.
@@ -294,13 +295,13 @@ func (m *Model) redraw() {
 		m.view = m.Waiting()
 		return
 	case !m.loaded:
-		m.view = pane.Fit(th.Render(th.Warn, fmt.Sprintf("loading G/P… (refresh at step %d)", rs.Step))+"\n"+
+		m.view = style.Fit(th.Render(th.Warn, fmt.Sprintf("loading G/P… (refresh at step %d)", rs.Step))+"\n"+
 			th.Render(th.Dim, "the other panes work meanwhile"), m.W, m.H)
 		return
 	}
 	g := m.geometry()
 	if g.n < 2 {
-		m.view = pane.Fit(th.Render(th.Dim, "too small for the heatmaps: enlarge the terminal or press tab for another pane"), m.W, m.H)
+		m.view = style.Fit(th.Render(th.Dim, "too small for the heatmaps: enlarge the terminal or press tab for another pane"), m.W, m.H)
 		return
 	}
 	m.view = m.render(rs, g)
@@ -442,21 +443,21 @@ func (m *Model) render(rs *train.RefreshStats, geo geometry) string {
 	}
 	gLines := m.matrix("G (row i, col j)", gr, func(v float64) string {
 		if v > 0 {
-			return th.GPos[pane.SqrtLevel(v, gScale)]
+			return th.GPos[style.SqrtLevel(v, gScale)]
 		}
-		return th.GNeg[pane.SqrtLevel(v, gScale)]
+		return th.GNeg[style.SqrtLevel(v, gScale)]
 	}, gr.G)
 	pLines := m.matrix("P = softmax(s·G)", gr, func(v float64) string {
 		if v <= 0 {
 			return th.PZero
 		}
-		return th.PLev[pane.SqrtLevel(v, pMax)]
+		return th.PLev[style.SqrtLevel(v, pMax)]
 	}, gr.P)
 	var body []string
 	if geo.side {
 		gw := m.labW() + 1 + 2*gr.nc + 3
 		for i := range gLines {
-			body = append(body, pane.PadRight(gLines[i], gw)+pLines[i])
+			body = append(body, style.PadRight(gLines[i], gw)+pLines[i])
 		}
 	} else {
 		body = append(gLines, pLines...)
@@ -464,9 +465,9 @@ func (m *Model) render(rs *train.RefreshStats, geo geometry) string {
 	legend := []string{
 		fmt.Sprintf("G: %s%s%s%s ≤0 masked  %s%s%s%s >0  (√ scale)  range %s … %s",
 			th.GNeg[0], th.GNeg[1], th.GNeg[2], th.GNeg[3], th.GPos[0], th.GPos[1], th.GPos[2], th.GPos[3], sci(gMin), sci(gScale)),
-		fmt.Sprintf("P: %s 0  %s%s%s%s up to %.3g   s = %s", th.PZero, th.PLev[0], th.PLev[1], th.PLev[2], th.PLev[3], pMax, pane.Trimmed(rs.S)),
+		fmt.Sprintf("P: %s 0  %s%s%s%s up to %.3g   s = %s", th.PZero, th.PLev[0], th.PLev[1], th.PLev[2], th.PLev[3], pMax, style.Trimmed(rs.S)),
 	}
-	if pane.Width(legend[0]) > m.W {
+	if style.Width(legend[0]) > m.W {
 		// Narrow: the same scale in fewer words, never cut.
 		legend[0] = fmt.Sprintf("G: %s%s%s%s ≤0  %s%s%s%s >0 (√)  %s…%s",
 			th.GNeg[0], th.GNeg[1], th.GNeg[2], th.GNeg[3], th.GPos[0], th.GPos[1], th.GPos[2], th.GPos[3], sci(gMin), sci(gScale))
@@ -477,7 +478,7 @@ func (m *Model) render(rs *train.RefreshStats, geo geometry) string {
 	if status != "" {
 		legend = append(legend, th.Render(th.Accent, status))
 	}
-	return pane.Fit(strings.Join(append(body, legend...), "\n"), m.W, m.H)
+	return style.Fit(strings.Join(append(body, legend...), "\n"), m.W, m.H)
 }
 
 // matrix renders a title line, a column-label line and one line per row.
@@ -500,7 +501,7 @@ func (m *Model) matrix(title string, gr grid, cell func(float64) string, v []flo
 		if i == gr.mark.i {
 			sep = th.Render(th.Accent, "▸")
 		}
-		b.WriteString(th.Render(th.Dim, pane.PadRight(lab, lw)) + sep)
+		b.WriteString(th.Render(th.Dim, style.PadRight(lab, lw)) + sep)
 		for j := range gr.nc {
 			c := cell(v[i*gr.nc+j])
 			if i == gr.mark.i && j == gr.mark.j {

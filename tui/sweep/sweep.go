@@ -26,6 +26,7 @@ import (
 	"selmix/tui/dialog"
 	"selmix/tui/internal/wait"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // StatusMsg carries a fresh read of the sweep (owned by the receiver).
@@ -224,8 +225,8 @@ func (m *Model) Render() string {
 	k := m.ctx.Keys
 	help := th.Render(th.Dim, fmt.Sprintf("%s help  %s/%s select  %s open a finished run, attach to a live one  %s/%s sort column  %s reverse  %s quit",
 		k.Help.Help().Key, k.Up.Help().Key, k.Down.Help().Key, k.Accept.Help().Key, k.Left.Help().Key, k.Right.Help().Key, k.Sort.Help().Key, k.Quit.Help().Key))
-	frame := pane.Frame(th, "members by configuration", body, m.w, m.h-3, true)
-	screen := pane.Fit(strings.Join([]string{head, frame, status, help}, "\n"), m.w, m.h)
+	frame := style.Frame(th, "members by configuration", body, m.w, m.h-3, true)
+	screen := style.Fit(strings.Join([]string{head, frame, status, help}, "\n"), m.w, m.h)
 	return m.dialogs.Draw(screen, m.w, m.h)
 }
 
@@ -451,9 +452,9 @@ func (m *Model) table(w, h int) string {
 	}
 	widths := make([]int, len(cols))
 	for c := range cols {
-		widths[c] = pane.Width(names[c])
+		widths[c] = style.Width(names[c])
 		for _, r := range rows {
-			widths[c] = max(widths[c], pane.Width(r.cells[c]))
+			widths[c] = max(widths[c], style.Width(r.cells[c]))
 		}
 	}
 	line := func(cells []string) string {
@@ -463,16 +464,16 @@ func (m *Model) table(w, h int) string {
 				b.WriteString("  ")
 			}
 			if cols[c].right {
-				b.WriteString(pane.PadLeft(cell, widths[c]))
+				b.WriteString(style.PadLeft(cell, widths[c]))
 			} else {
-				b.WriteString(pane.PadRight(cell, widths[c]))
+				b.WriteString(style.PadRight(cell, widths[c]))
 			}
 		}
 		return b.String()
 	}
-	fixed := 2 + pane.Width(line(names)) + 2
+	fixed := 2 + style.Width(line(names)) + 2
 	spark := max(0, w-fixed)
-	out := []string{"  " + th.Render(th.Bold, line(names)) + "  " + th.Render(th.Bold, pane.PadRight("ψ over refreshes", spark))}
+	out := []string{"  " + th.Render(th.Bold, line(names)) + "  " + th.Render(th.Bold, style.PadRight("ψ over refreshes", spark))}
 	n := max(1, h-1)
 	selRow := 0
 	for i, r := range rows {
@@ -498,7 +499,7 @@ func (m *Model) table(w, h int) string {
 		if r.member == m.sel {
 			mark = "▶ "
 		}
-		text := line(r.cells) + "  " + pane.PadRight(pane.Sparkline(r.hist, spark), spark)
+		text := line(r.cells) + "  " + style.PadRight(style.Sparkline(r.hist, spark), spark)
 		switch {
 		case r.member == m.sel && !th.Plain:
 			text = th.Selected.Render(text)
@@ -511,5 +512,5 @@ func (m *Model) table(w, h int) string {
 		}
 		out = append(out, mark+text)
 	}
-	return pane.Fit(strings.Join(out, "\n"), w, h)
+	return style.Fit(strings.Join(out, "\n"), w, h)
 }

@@ -13,6 +13,7 @@ import (
 	"selmix/tui/browser"
 	"selmix/tui/compare"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // browseRuns shows the runs browser over root. Enter opens the chosen
@@ -29,7 +30,7 @@ func browseRuns(cmd *cobra.Command, root, keysPath string) error {
 	}
 	ctx, cancel := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 	defer cancel()
-	pc := &pane.Context{Theme: pane.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
+	pc := &pane.Context{Theme: style.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
 	m := browser.New(pc, root)
 	for {
 		if err := runProgram(ctx, m); err != nil {

@@ -23,6 +23,7 @@ import (
 	"selmix/runs/live"
 	"selmix/runs/sweep"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 	sweepview "selmix/tui/sweep"
 	"selmix/viz"
 )
@@ -480,7 +481,7 @@ func openSweepView(cmd *cobra.Command, s *sweep.Sweep, keysPath string) error {
 		return err
 	}
 	rd := sweep.NewReader(s, sweep.Commands{})
-	ctx := &pane.Context{Theme: pane.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
+	ctx := &pane.Context{Theme: style.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
 	sel := 0
 	for {
 		m := sweepview.New(ctx, s.ID)
