@@ -43,7 +43,7 @@ func (s State) String() string { return [...]string{"loading", "running", "finis
 
 // Options configure a workbench.
 type Options struct {
-	Info  history.Info
+	Info  history.RunInfo
 	Ctl   Controller // nil: read-only (a recorded run)
 	Keys  *keys.Map  // nil: keys.Default()
 	Color bool       // false: plain theme (NO_COLOR, tests)
@@ -86,7 +86,7 @@ var paneTabs = [nPanes]string{"classes", "G·P", "s·λ", "curves", "events"}
 // Model is the root model.
 type Model struct {
 	ctx    *pane.Context
-	run    *history.Run
+	run    *history.RunState
 	ctl    Controller
 	state  State
 	header *header.Model
@@ -146,7 +146,7 @@ func (m *Model) Detached() bool { return m.detached }
 func (m *Model) Browse() bool { return m.browse }
 
 // Run is the accumulated run data (for tests and the caller's summary).
-func (m *Model) Run() *history.Run { return m.run }
+func (m *Model) Run() *history.RunState { return m.run }
 
 func (m *Model) Init() tea.Cmd {
 	if m.matrices == nil {

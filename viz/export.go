@@ -35,22 +35,22 @@ type Result struct {
 type figSpec struct {
 	name string
 	w, h vg.Length
-	make func(f *figure, r *Run) (*drawing, error)
+	make func(f *figure, r *RunData) (*drawing, error)
 	// height, if set, overrides h for a run (a figure with more panels).
-	height func(r *Run) vg.Length
+	height func(r *RunData) vg.Length
 }
 
 // runFigures are the figures of one run, in the order of the issue.
 var runFigures = []figSpec{
 	{"metrics", fullWidth, 5 * vg.Inch, metricsFigure, nil},
-	{"per-class", fullWidth, 4 * vg.Inch, perClassFigure, func(r *Run) vg.Length {
+	{"per-class", fullWidth, 4 * vg.Inch, perClassFigure, func(r *RunData) vg.Length {
 		if r.K > maxClassBars {
 			return 6 * vg.Inch // the histogram of every class goes below
 		}
 		return 4 * vg.Inch
 	}},
-	{"gain", fullWidth, 2.7 * vg.Inch, func(f *figure, r *Run) (*drawing, error) { return heatFigure(f, r, "G") }, nil},
-	{"mixup", fullWidth, 2.7 * vg.Inch, func(f *figure, r *Run) (*drawing, error) { return heatFigure(f, r, "P") }, nil},
+	{"gain", fullWidth, 2.7 * vg.Inch, func(f *figure, r *RunData) (*drawing, error) { return heatFigure(f, r, "G") }, nil},
+	{"mixup", fullWidth, 2.7 * vg.Inch, func(f *figure, r *RunData) (*drawing, error) { return heatFigure(f, r, "P") }, nil},
 	{"lambda", fullWidth, 3 * vg.Inch, lambdaFigure, nil},
 	{"s", colWidth, 2.4 * vg.Inch, sFigure, nil},
 	{"linear", fullWidth, 4.2 * vg.Inch, linearFigure, nil},
@@ -69,7 +69,7 @@ func FigureNames() []string {
 // Export writes every figure of r, each with its CSV, into dir (created
 // if missing). A figure that fails is reported and the others are still
 // written; the error joins every failure.
-func Export(r *Run, dir string, o Options) (*Result, error) {
+func Export(r *RunData, dir string, o Options) (*Result, error) {
 	o, err := prepare(o, dir)
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func write(res *Result, dir, name string, f *figure, mk func() (*drawing, error)
 
 // DefaultCompareMetric is ψ of the objective every run optimized, or mean
 // recall when they differ.
-func DefaultCompareMetric(rs []*Run) Metric {
+func DefaultCompareMetric(rs []*RunData) Metric {
 	for _, r := range rs[1:] {
 		if r.Objective != rs[0].Objective {
 			return ReportedMetrics()[0]
@@ -143,7 +143,7 @@ func DefaultCompareMetric(rs []*Run) Metric {
 // Compare writes the comparison figures of several runs into dir: one
 // curve per run of m over steps (compare-<m>), and the final value of
 // every reported metric per run as grouped bars (compare-final).
-func Compare(rs []*Run, m Metric, dir string, o Options) (*Result, error) {
+func Compare(rs []*RunData, m Metric, dir string, o Options) (*Result, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("compare: no runs")
 	}
@@ -174,7 +174,7 @@ func prepare(o Options, dir string) (Options, error) {
 	return o, os.MkdirAll(dir, 0o755)
 }
 
-func compareCurves(f *figure, rs []*Run, m Metric) (*drawing, error) {
+func compareCurves(f *figure, rs []*RunData, m Metric) (*drawing, error) {
 	t := newTable("run", "step", "value")
 	p := f.newPlot(m.Title+" (validation)", "step (SGD iterations)", m.Unit)
 	p.Add(gridLines())
@@ -209,7 +209,7 @@ func compareCurves(f *figure, rs []*Run, m Metric) (*drawing, error) {
 	}}, nil
 }
 
-func compareFinal(f *figure, rs []*Run) (*drawing, error) {
+func compareFinal(f *figure, rs []*RunData) (*drawing, error) {
 	test := true
 	for _, r := range rs {
 		test = test && r.Hist.Final != nil

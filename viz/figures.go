@@ -22,7 +22,7 @@ type errSkip struct{ reason string }
 
 func (e errSkip) Error() string { return e.reason }
 
-func steps(r *Run) []float64 {
+func steps(r *RunData) []float64 {
 	xs := make([]float64, len(r.Hist.Refreshes))
 	for i, rf := range r.Hist.Refreshes {
 		xs[i] = float64(rf.Step)
@@ -32,7 +32,7 @@ func steps(r *Run) []float64 {
 
 // controlsShown are the controls that changed the run: accepted sets and
 // stops (pause/resume change timing only).
-func controlsShown(r *Run) []train.Ack {
+func controlsShown(r *RunData) []train.Ack {
 	var out []train.Ack
 	for _, a := range r.Hist.Controls {
 		if a.Err == "" && (a.Control.Op == train.OpSet || a.Control.Op == train.OpStop) {
@@ -45,7 +45,7 @@ func controlsShown(r *Run) []train.Ack {
 // addControls marks every control change on p (or only those of key
 // only) with a vertical line; what changed is said in the key and the CSV,
 // never written over the data.
-func (f *figure) addControls(p *plot.Plot, r *Run, only string) {
+func (f *figure) addControls(p *plot.Plot, r *RunData, only string) {
 	for _, a := range controlsShown(r) {
 		if only != "" && a.Control.Key != only {
 			continue
@@ -59,7 +59,7 @@ func ctlStyle() draw.LineStyle { return lineStyle(ctlColor, 0.7, 0.7, 1.6) }
 
 // controlKey is the key entry for the control marks: each change and its
 // step, or a count when there are too many to list.
-func (f *figure) controlKey(r *Run, only string) []keyEntry {
+func (f *figure) controlKey(r *RunData, only string) []keyEntry {
 	var parts []string
 	for _, a := range controlsShown(r) {
 		if only == "" || a.Control.Key == only {
@@ -76,7 +76,7 @@ func (f *figure) controlKey(r *Run, only string) []keyEntry {
 }
 
 // noteControls lists the control changes in a figure's CSV.
-func noteControls(t *table, r *Run, only string, fields int) {
+func noteControls(t *table, r *RunData, only string, fields int) {
 	for _, a := range controlsShown(r) {
 		if only == "" || a.Control.Key == only {
 			row := []string{"control", itoa(a.Step)}
@@ -90,7 +90,7 @@ func noteControls(t *table, r *Run, only string, fields int) {
 
 // optimizedNames is the optimized objective, or each one in turn when a
 // control changed it.
-func optimizedNames(r *Run) string {
+func optimizedNames(r *RunData) string {
 	var objs []string
 	for _, rf := range r.Hist.Refreshes {
 		o := string(rf.Hyper.Objective)
@@ -161,7 +161,7 @@ func naGlyph() draw.GlyphStyle {
 
 // classTicks names classes on an axis: full names for a few classes,
 // indices for many (names would overlap).
-func classTicks(r *Run, maxNamed int) []string {
+func classTicks(r *RunData, maxNamed int) []string {
 	out := make([]string, r.K)
 	every := 1
 	if r.K > 20 {

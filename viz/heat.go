@@ -76,7 +76,7 @@ func blockMeans(v []float64, K, bs int) []float64 {
 // snapshotIndices picks the refreshes the heatmaps show, among those that
 // kept G and P: the first, the one nearest the middle of fine-tuning, and
 // the last.
-func snapshotIndices(r *Run) []int {
+func snapshotIndices(r *RunData) []int {
 	var have []int
 	for i := range r.Hist.Refreshes {
 		if r.Hist.HasMatrices(i) {
@@ -106,7 +106,7 @@ func abs(x int) int {
 }
 
 // blockLabel names the classes of block b in CSVs: a class, or a range.
-func (r *Run) blockLabel(b, bs int) string {
+func (r *RunData) blockLabel(b, bs int) string {
 	if bs == 1 {
 		return r.ClassNames[b]
 	}
@@ -117,7 +117,7 @@ func (r *Run) blockLabel(b, bs int) string {
 // start, middle and end of fine-tuning with one shared colour bar. Only
 // the refreshes drawn are read from the run; beyond maxCells classes,
 // blocks of classes are averaged.
-func heatFigure(f *figure, r *Run, which string) (*drawing, error) {
+func heatFigure(f *figure, r *RunData, which string) (*drawing, error) {
 	cbLabel := "gain G_ij (first-order change of ψ)"
 	if which == "P" {
 		cbLabel = "mixup probability P_ij"

@@ -29,7 +29,7 @@ var (
 // happened (docs/method.md), over the step that closed the interval; below,
 // realised/predicted, with the intervals of the wrong sign marked. A run
 // that records no prediction gets no figure.
-func linearFigure(f *figure, r *Run) (*drawing, error) {
+func linearFigure(f *figure, r *RunData) (*drawing, error) {
 	rs := r.Hist.Refreshes
 	n := len(rs)
 	xs := make([]float64, n)

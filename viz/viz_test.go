@@ -19,10 +19,10 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden figures and CSVs in testdata/")
 
 // fixture loads one of the small runs in testdata/run by name.
-func fixture(t *testing.T, name string) *Run { t.Helper(); return fixtureIn(t, "run", name) }
+func fixture(t *testing.T, name string) *RunData { t.Helper(); return fixtureIn(t, "run", name) }
 
 // fixtureIn loads the run name from the runs root testdata/root.
-func fixtureIn(t *testing.T, root, name string) *Run {
+func fixtureIn(t *testing.T, root, name string) *RunData {
 	t.Helper()
 	run, err := runs.Open(filepath.Join("testdata", root), name)
 	if err != nil {
@@ -55,7 +55,7 @@ func TestGoldenRun(t *testing.T) {
 }
 
 func TestGoldenCompare(t *testing.T) {
-	rs := []*Run{fixture(t, "viz-selmix"), fixture(t, "viz-uniform")}
+	rs := []*RunData{fixture(t, "viz-selmix"), fixture(t, "viz-uniform")}
 	dir := t.TempDir()
 	res, err := Compare(rs, DefaultCompareMetric(rs), dir, goldenOpts)
 	if err != nil {
@@ -152,7 +152,7 @@ func pixelClose(a, b image.Image, x, y int) bool {
 // moved (here: another run's data) is not within tolerance.
 func TestSamePNGCatchesChanges(t *testing.T) {
 	f := newFigure(goldenOpts, colWidth, 2*72)
-	draw := func(r *Run) []byte {
+	draw := func(r *RunData) []byte {
 		d, err := sFigure(f, r)
 		if err != nil {
 			t.Fatal(err)
@@ -229,14 +229,14 @@ func roundValues(t *testing.T, b []byte) []byte {
 
 func TestGroupStats(t *testing.T) {
 	a, b := fixture(t, "viz-selmix"), fixture(t, "viz-uniform")
-	m := DefaultCompareMetric([]*Run{a, b})
-	st := Group{"both", []*Run{a, b}}.Stats(m)
+	m := DefaultCompareMetric([]*RunData{a, b})
+	st := Group{"both", []*RunData{a, b}}.Stats(m)
 	if len(st.Steps) == 0 {
 		t.Fatal("no steps")
 	}
 	for k, x := range st.Steps {
 		var vals []float64
-		for _, r := range []*Run{a, b} {
+		for _, r := range []*RunData{a, b} {
 			for i := range r.Hist.Refreshes {
 				if float64(r.Hist.Refreshes[i].Step) == x {
 					vals = append(vals, m.get(&r.Hist.Refreshes[i]))
@@ -251,7 +251,7 @@ func TestGroupStats(t *testing.T) {
 			t.Errorf("step %v: mean %v std %v over %d, want %v %v over 2", x, st.Mean[k], st.Std[k], st.N[k], mu, sd)
 		}
 	}
-	one := Group{"one", []*Run{a}}.Stats(m)
+	one := Group{"one", []*RunData{a}}.Stats(m)
 	for k := range one.Steps {
 		if one.Std[k] != 0 || one.N[k] != 1 || one.Mean[k] != m.get(&a.Hist.Refreshes[k]) {
 			t.Fatalf("one member at step %v: mean %v std %v n %d, want its own value, 0, 1", one.Steps[k], one.Mean[k], one.Std[k], one.N[k])
@@ -262,8 +262,8 @@ func TestGroupStats(t *testing.T) {
 func TestGoldenCompareGroups(t *testing.T) {
 	a, b := fixture(t, "viz-selmix"), fixture(t, "viz-uniform")
 	dir := t.TempDir()
-	groups := []Group{{"both", []*Run{a, b}}, {"selmix", []*Run{a}}}
-	res, err := CompareGroups(groups, "finetune.policy", DefaultCompareMetric([]*Run{a, b}), dir, goldenOpts)
+	groups := []Group{{"both", []*RunData{a, b}}, {"selmix", []*RunData{a}}}
+	res, err := CompareGroups(groups, "finetune.policy", DefaultCompareMetric([]*RunData{a, b}), dir, goldenOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.Run) *Model {
+func New(ctx *pane.Context, run *history.RunState) *Model {
 	m := &Model{Pane: classlist.NewPane(ctx, run)}
 	m.sync()
 	return m

@@ -28,13 +28,13 @@ import (
 // DataMsg carries runs read from disk: all of them, or (Partial) fresh
 // reads of some, which replace the runs of the same id.
 type DataMsg struct {
-	Runs    []*Run
+	Runs    []*RunSeries
 	Partial bool
 	Err     error
 }
 
 // Loader reads runs by id; it runs off the UI goroutine.
-type Loader func(ids []string) ([]*Run, error)
+type Loader func(ids []string) ([]*RunSeries, error)
 
 // pollEvery is how often live runs are read again.
 const pollEvery = time.Second
@@ -44,7 +44,7 @@ type Model struct {
 	ctx    *pane.Context
 	ids    []string
 	load   Loader
-	runs   []*Run
+	runs   []*RunSeries
 	err    error
 	paints []style.Paint
 
@@ -79,7 +79,7 @@ func New(ctx *pane.Context, ids []string, load Loader) *Model {
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 
 // Runs are the runs compared, in the order given.
-func (m *Model) Runs() []*Run { return m.runs }
+func (m *Model) Runs() []*RunSeries { return m.runs }
 
 func (m *Model) Init() tea.Cmd {
 	if m.load == nil {
@@ -312,7 +312,7 @@ func (m *Model) xName() string {
 	return "step"
 }
 
-func (m *Model) xs(r *Run) []float64 {
+func (m *Model) xs(r *RunSeries) []float64 {
 	if m.byTime {
 		return r.Secs
 	}

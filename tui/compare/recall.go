@@ -27,7 +27,7 @@ type ClassDiff struct {
 // ClassDiffs orders the classes by the difference of the runs' recall at
 // their last refresh, lowest first: the classes the other runs lose most
 // against the first run come first. With one run it orders by recall.
-func ClassDiffs(runs []*Run) []ClassDiff {
+func ClassDiffs(runs []*RunSeries) []ClassDiff {
 	K := 0
 	for _, r := range runs {
 		K = max(K, len(r.Recall))

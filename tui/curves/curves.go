@@ -28,7 +28,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.Run) *Model {
+func New(ctx *pane.Context, run *history.RunState) *Model {
 	return &Model{Base: pane.NewBase(ctx, run), sel: -1, smooth: 0.6}
 }
 

@@ -34,7 +34,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.Run) *Model {
+func New(ctx *pane.Context, run *history.RunState) *Model {
 	return &Model{Base: pane.NewBase(ctx, run), views: [2]view{{scroll: pane.NewTail()}, {scroll: pane.NewTail()}}}
 }
 

@@ -56,7 +56,7 @@ type aggregate struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.Run) *Model {
+func New(ctx *pane.Context, run *history.RunState) *Model {
 	m := &Model{Base: pane.NewBase(ctx, run)}
 	m.sync()
 	m.redraw()

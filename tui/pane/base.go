@@ -14,12 +14,12 @@ import (
 // A pane that must react to a resize wraps SetSize.
 type Base struct {
 	Ctx  *Context
-	Run  *history.Run
+	Run  *history.RunState
 	W, H int
 }
 
 // NewBase returns the Base of a pane over run.
-func NewBase(ctx *Context, run *history.Run) Base { return Base{Ctx: ctx, Run: run} }
+func NewBase(ctx *Context, run *history.RunState) Base { return Base{Ctx: ctx, Run: run} }
 
 // SetSize records the pane's content area.
 func (b *Base) SetSize(w, h int) { b.W, b.H = w, h }

@@ -44,7 +44,7 @@ func browseRuns(cmd *cobra.Command, root, keysPath string) error {
 		case browser.Open:
 			err = openOrAttach(cmd, root, ids[0], keysPath)
 		case browser.Compare:
-			cm := compare.New(pc, ids, func(ids []string) ([]*compare.Run, error) { return compare.Load(root, ids) })
+			cm := compare.New(pc, ids, func(ids []string) ([]*compare.RunSeries, error) { return compare.Load(root, ids) })
 			if err := runProgram(ctx, cm); err != nil {
 				return err
 			}
