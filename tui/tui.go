@@ -473,6 +473,12 @@ func (m *Model) rects() [nPanes]rect {
 		r[paneHeatmap] = rect{m.w - l1, h1}
 		h3 := max(4, (body-h1)/4)
 		h2 := body - h1 - h3
+		// The curves' table must fit whole beside their chart (at 120×36
+		// it lost its last row): the events give up to one line for it
+		// (the top row has none to spare: K = 10 just fits there whole).
+		if d := min(curves.TableRows()+2-h2, h3-3); d > 0 {
+			h2, h3 = h2+d, h3-d
+		}
 		r[paneMultipliers] = rect{m.w, h2}
 		r[paneCurves] = rect{m.w, h2}
 		r[paneLog] = rect{m.w, h3}

@@ -2,12 +2,15 @@ package tui
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/internal/fixture"
 )
@@ -476,6 +479,14 @@ func TestLayout(t *testing.T) {
 		for _, want := range []string{"recall & coverage", "gain G · mixup P", "objectives", "events", "⠉ pre-trained 0.6495", "│ classes: r sort  / find class │"} {
 			if !strings.Contains(screen, want) {
 				t.Errorf("%dx%d: no %q on screen:\n%s", sz[0], sz[1], want, screen)
+			}
+		}
+		// Every objective has its row in the curves' table (at 120×36 the
+		// last one was cut).
+		for _, o := range metric.Objectives() {
+			row := regexp.MustCompile(regexp.QuoteMeta(fmt.Sprintf("%-19s", o)) + ` +-?\d\.\d{4} [+-]\d\.\d{4}`)
+			if !row.MatchString(screen) {
+				t.Errorf("%dx%d: no row for objective %s in the curves' table:\n%s", sz[0], sz[1], o, screen)
 			}
 		}
 		press(m, "tab", "tab")

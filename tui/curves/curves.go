@@ -109,9 +109,8 @@ func (m *Model) View() string {
 	if m.linear {
 		return m.linearView()
 	}
-	objs := metric.Objectives()
 	tableW := 46
-	tableH := len(objs) + 1
+	tableH := TableRows()
 	var chartW, chartH int
 	side := m.W >= 100
 	if side {
@@ -135,6 +134,11 @@ func (m *Model) View() string {
 	}
 	return style.Fit(chart+"\n"+table, m.W, m.H)
 }
+
+// TableRows is the height of the objectives table (a header and one row
+// per objective): beside the chart (from 100 columns) the pane shows it
+// whole only with at least that many rows.
+func TableRows() int { return len(metric.Objectives()) + 1 }
 
 func (m *Model) table(w int) string {
 	th := m.Ctx.Theme
