@@ -54,9 +54,10 @@ type Options struct {
 	Attached bool
 	// Fork and Export do the work behind f and x. They run as commands,
 	// off the UI loop, and return a line for the event log; nil means the
-	// key only says how to do it from a shell. Fork gets the step and the
+	// key only says how to do it from a shell. Fork gets where the fork
+	// starts, as `selmix fork --at` takes it (a step, or "best"), and the
 	// configuration overrides (section.key=value) chosen in its form.
-	Fork   func(step int, sets []string) (string, error)
+	Fork   func(at string, sets []string) (string, error)
 	Export func() (string, error)
 	// LoadMatrices, if set, is called once, off the UI loop, when the
 	// workbench starts: snapshots replayed from a run's log come without
@@ -106,7 +107,7 @@ type Model struct {
 	detached bool    // the user quit leaving the run going
 	browse   bool    // the user quit to the runs browser
 	forkStep int     // the step the open fork form forks at
-	fork     func(step int, sets []string) (string, error)
+	fork     func(at string, sets []string) (string, error)
 	export   func() (string, error)
 	matrices func() MatricesMsg
 }
@@ -361,9 +362,13 @@ func (m *Model) act(a dialog.Action) tea.Cmd {
 		return tea.Quit
 	case dialog.Submit:
 		if a.ID == forkID {
-			step, sets, fork := m.forkStep, forkSets(a.Values), m.fork
-			m.run.Note(history.Note, fmt.Sprintf("forking at the checkpoint at or before step %d…", step))
-			return func() tea.Msg { t, err := fork(step, sets); return NoteMsg{t, err} }
+			at, sets, fork := forkAt(m.forkStep, a.Values), forkSets(a.Values), m.fork
+			if at == "best" {
+				m.run.Note(history.Note, "forking at the best checkpoint…")
+			} else {
+				m.run.Note(history.Note, fmt.Sprintf("forking at the checkpoint at or before step %s…", at))
+			}
+			return func() tea.Msg { t, err := fork(at, sets); return NoteMsg{t, err} }
 		}
 		for _, kv := range a.Values {
 			m.send(train.Control{Op: train.OpSet, Key: kv.Key, Value: kv.Value})
