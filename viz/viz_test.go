@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/cmpimg"
+
 	"selmix/runs"
 )
 
@@ -97,7 +99,12 @@ func checkGolden(t *testing.T, dir, test string, f File) {
 			if msg := samePNG(got, want); msg != "" {
 				failed := filepath.Join(os.TempDir(), "selmix-viz-"+test+"-"+name)
 				os.WriteFile(failed, got, 0o644)
-				t.Errorf("%s differs from %s: %s (got written to %s; -update accepts it)", name, golden, msg, failed)
+				if diff, _, _ := pngDiff(got, want); diff != nil {
+					var buf bytes.Buffer
+					png.Encode(&buf, diff)
+					os.WriteFile(strings.TrimSuffix(failed, ".png")+"-diff.png", buf.Bytes(), 0o644)
+				}
+				t.Errorf("%s differs from %s: %s (got written to %s, the difference beside it; -update accepts it)", name, golden, msg, failed)
 			}
 		} else if !bytes.Equal(got, want) {
 			t.Errorf("%s differs from %s:\n got: %.400s\nwant: %.400s", name, golden, got, want)
@@ -105,47 +112,51 @@ func checkGolden(t *testing.T, dir, test string, f File) {
 	}
 }
 
-// Pixel tolerance: a channel may differ by pixTol (anti-aliasing noise),
-// and at most maxBadFrac of the pixels may differ by more.
-const (
-	pixTol     = 24
-	maxBadFrac = 0.002
-)
+// pngDelta is cmpimg's normalised tolerance for the golden PNGs (0: the
+// same pixels; 1: anything): anti-aliasing noise passes, a moved line or
+// label does not (TestSamePNGCatchesChanges).
+const pngDelta = 0.1
 
-// samePNG returns "" if two PNGs match within the tolerance, else why not.
-func samePNG(a, b []byte) string {
-	ia, err := png.Decode(bytes.NewReader(a))
-	if err != nil {
-		return "got: " + err.Error()
+// samePNG returns "" if two PNGs match within pngDelta (gonum/plot's
+// cmpimg, as plot's own golden tests compare them), else why not.
+func samePNG(got, want []byte) string {
+	ok, err := cmpimg.EqualApprox("png", got, want, pngDelta)
+	switch {
+	case err != nil:
+		return err.Error()
+	case ok:
+		return ""
 	}
-	ib, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		return "golden: " + err.Error()
+	diff, n, msg := pngDiff(got, want)
+	if msg != "" {
+		return msg
 	}
-	if ia.Bounds() != ib.Bounds() {
-		return fmt.Sprintf("size %v, want %v", ia.Bounds().Size(), ib.Bounds().Size())
-	}
-	bad, n := 0, 0
-	bd := ia.Bounds()
-	for y := bd.Min.Y; y < bd.Max.Y; y++ {
-		for x := bd.Min.X; x < bd.Max.X; x++ {
-			n++
-			if !pixelClose(ia, ib, x, y) {
-				bad++
-			}
-		}
-	}
-	if float64(bad) > maxBadFrac*float64(n) {
-		return fmt.Sprintf("%d of %d pixels differ", bad, n)
-	}
-	return ""
+	b := diff.Bounds()
+	return fmt.Sprintf("%d of %d pixels differ", n, b.Dx()*b.Dy())
 }
 
-func pixelClose(a, b image.Image, x, y int) bool {
-	r1, g1, b1, a1 := a.At(x, y).RGBA()
-	r2, g2, b2, a2 := b.At(x, y).RGBA()
-	d := func(p, q uint32) bool { return math.Abs(float64(p>>8)-float64(q>>8)) <= pixTol }
-	return d(r1, r2) && d(g1, g2) && d(b1, b2) && d(a1, a2)
+// pngDiff is cmpimg's intensity-scaled difference of two PNGs and the
+// number of pixels that differ at all; msg says why there is none.
+func pngDiff(got, want []byte) (diff *image.RGBA, n int, msg string) {
+	a, err := png.Decode(bytes.NewReader(got))
+	if err != nil {
+		return nil, 0, "got: " + err.Error()
+	}
+	b, err := png.Decode(bytes.NewReader(want))
+	if err != nil {
+		return nil, 0, "golden: " + err.Error()
+	}
+	if a.Bounds() != b.Bounds() {
+		return nil, 0, fmt.Sprintf("size %v, want %v", a.Bounds().Size(), b.Bounds().Size())
+	}
+	diff = image.NewRGBA(a.Bounds())
+	cmpimg.Diff(diff, a, b)
+	for i := 0; i < len(diff.Pix); i += 4 {
+		if diff.Pix[i] != 0 || diff.Pix[i+1] != 0 || diff.Pix[i+2] != 0 {
+			n++
+		}
+	}
+	return diff, n, ""
 }
 
 // The comparison must catch a real change: a figure drawn with a line
