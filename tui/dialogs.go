@@ -5,10 +5,13 @@ import (
 	"strconv"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
+
 	"selmix/core/gain"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/dialog"
+	"selmix/tui/history"
 )
 
 // Dialog IDs the root model acts on.
@@ -182,4 +185,41 @@ func (m *Model) helpDialog() dialog.Dialog {
 		where = m.keysPath + " or --keys FILE"
 	}
 	return dialog.NewHelp(m.ctx, groups, "keys are remappable: "+where, []int{0, 1, 4, 5, 2, 3}, []int{0, 2, 3}, []int{1, 4, 5})
+}
+
+// act carries out what a dialog asked for.
+func (m *Model) act(a dialog.Action) tea.Cmd {
+	switch a := a.(type) {
+	case dialog.Quit:
+		m.quit, m.detached = true, a.Detach && m.attached
+		return tea.Quit
+	case dialog.Submit:
+		if a.ID == forkID {
+			at, sets, fork := forkAt(m.forkStep, a.Values), forkSets(a.Values), m.fork
+			if at == "best" {
+				m.run.Note(history.Note, "forking at the best checkpoint…")
+			} else {
+				m.run.Note(history.Note, fmt.Sprintf("forking at the checkpoint at or before step %s…", at))
+			}
+			return func() tea.Msg { t, err := fork(at, sets); return NoteMsg{t, err} }
+		}
+		for _, kv := range a.Values {
+			m.send(train.Control{Op: train.OpSet, Key: kv.Key, Value: kv.Value})
+		}
+	}
+	return nil
+}
+
+func (m *Model) nameOr(def string) string {
+	if m.run.Info.Name != "" {
+		return m.run.Info.Name
+	}
+	return def
+}
+
+func (m *Model) idOr(def string) string {
+	if m.run.Info.ID != "" {
+		return m.run.Info.ID
+	}
+	return def
 }
