@@ -83,14 +83,12 @@ func newCanvas(w, h int) *canvas {
 	return c
 }
 
-var dotBit = [2][4]uint8{{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}}
-
 func (c *canvas) set(t, x, y int) {
 	if x < 0 || y < 0 || x >= c.dw || y >= c.dh {
 		return
 	}
 	i := (y/4)*c.w + x/2
-	c.line[i] |= dotBit[x%2][y%4]
+	c.line[i] |= style.BrailleBit(x, y)
 	c.owner[i] = int16(t)
 }
 
@@ -98,29 +96,12 @@ func (c *canvas) setBand(x, y int) {
 	if x < 0 || y < 0 || x >= c.dw || y >= c.dh {
 		return
 	}
-	c.band[(y/4)*c.w+x/2] |= dotBit[x%2][y%4]
+	c.band[(y/4)*c.w+x/2] |= style.BrailleBit(x, y)
 }
 
 // seg draws a Bresenham line of trace t.
 func (c *canvas) seg(t, x0, y0, x1, y1 int) {
-	dx, dy := abs(x1-x0), -abs(y1-y0)
-	sx, sy := sign(x1-x0), sign(y1-y0)
-	e := dx + dy
-	for {
-		c.set(t, x0, y0)
-		if x0 == x1 && y0 == y1 {
-			return
-		}
-		e2 := 2 * e
-		if e2 >= dy {
-			e += dy
-			x0 += sx
-		}
-		if e2 <= dx {
-			e += dx
-			y0 += sy
-		}
-	}
+	style.Line(x0, y0, x1, y1, func(x, y int) { c.set(t, x, y) })
 }
 
 // palette colours the traces in turn; the plain theme tells them apart by
@@ -260,23 +241,6 @@ func chart(th *style.Theme, paints []style.Paint, traces []trace, x0, x1 float64
 	right := xnum(x1)
 	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+style.PadRight(left, max(0, plotW+1-len(right)))+right))
 	return strings.Join(lines, "\n")
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-func sign(x int) int {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
 }
 
 // xnum formats a step or a number of seconds.

@@ -270,35 +270,16 @@ func newCanvas(w, h int) *canvas {
 	return c
 }
 
-var dotBit = [2][4]uint8{{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}}
-
 func (c *canvas) set(l layer, x, y int) {
 	if x < 0 || y < 0 || x >= c.dw || y >= c.dh {
 		return
 	}
-	c.bits[l][(y/4)*c.w+x/2] |= dotBit[x%2][y%4]
+	c.bits[l][(y/4)*c.w+x/2] |= style.BrailleBit(x, y)
 }
 
 // line draws a Bresenham line.
 func (c *canvas) line(l layer, x0, y0, x1, y1 int) {
-	dx, dy := abs(x1-x0), -abs(y1-y0)
-	sx, sy := sign(x1-x0), sign(y1-y0)
-	e := dx + dy
-	for {
-		c.set(l, x0, y0)
-		if x0 == x1 && y0 == y1 {
-			return
-		}
-		e2 := 2 * e
-		if e2 >= dy {
-			e += dy
-			x0 += sx
-		}
-		if e2 <= dx {
-			e += dx
-			y0 += sy
-		}
-	}
+	style.Line(x0, y0, x1, y1, func(x, y int) { c.set(l, x, y) })
 }
 
 // render styles each cell by its top layer: EMA over raw over baseline.
@@ -327,23 +308,6 @@ func (c *canvas) render(th *style.Theme) []string {
 		out[y] = b.String()
 	}
 	return out
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-func sign(x int) int {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
 }
 
 // num formats an axis value in at most 6 columns.
