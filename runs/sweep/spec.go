@@ -125,40 +125,85 @@ func Parse(text []byte, file string) (*Spec, error) {
 			s.BaseConfig = filepath.Join(filepath.Dir(file), s.BaseConfig)
 		}
 	}
-	bad := func(where, key string, err error) error {
-		return fmt.Errorf("%s: %s %q: %v", file, where, key, err)
+	if s.Base, err = parseBase(f.Base, file); err != nil {
+		return nil, err
 	}
-	base, err := flatten(f.Base, "")
+	if s.Axes, err = parseAxes(md, f.Axes, file); err != nil {
+		return nil, err
+	}
+	if s.Rows, err = parseRows(f.Rows, s.Axes, file); err != nil {
+		return nil, err
+	}
+	if len(s.Axes) == 0 && len(s.Rows) == 0 {
+		return nil, fmt.Errorf("%s: no members: give [axes] (a product) or [[rows]] (explicit members), or both", file)
+	}
+	if err := s.checkKeys(); err != nil {
+		return nil, err
+	}
+	if n := s.Count(); n > MaxMembers {
+		return nil, fmt.Errorf("%s: %d members; at most %d per sweep", file, n, MaxMembers)
+	}
+	if s.Slurm != nil {
+		if err := s.Slurm.check(); err != nil {
+			return nil, fmt.Errorf("%s: [slurm] %v", file, err)
+		}
+	}
+	return s, nil
+}
+
+// badKey is the error of key in a part of spec file (where: "[base]",
+// "[axes]", "[[rows]] 2").
+func badKey(file, where, key string, err error) error {
+	return fmt.Errorf("%s: %s %q: %v", file, where, key, err)
+}
+
+// parseBase reads [base]: one setting per key, sorted.
+func parseBase(m map[string]any, file string) ([]Setting, error) {
+	base, err := flatten(m, "")
 	if err != nil {
 		return nil, fmt.Errorf("%s: [base]: %v", file, err)
 	}
+	var out []Setting
 	for _, k := range sortedKeys(base) {
 		v, err := render(base[k])
 		if err != nil {
-			return nil, bad("[base]", k, err)
+			return nil, badKey(file, "[base]", k, err)
 		}
-		s.Base = append(s.Base, Setting{k, v})
+		out = append(out, Setting{k, v})
 	}
-	axes, err := flatten(f.Axes, "")
+	return out, nil
+}
+
+// parseAxes reads [axes] in the order the file declares them: each a
+// non-empty array of values.
+func parseAxes(md toml.MetaData, m map[string]any, file string) ([]Axis, error) {
+	axes, err := flatten(m, "")
 	if err != nil {
 		return nil, fmt.Errorf("%s: [axes]: %v", file, err)
 	}
+	var out []Axis
 	for _, k := range declared(md, "axes", axes) {
 		vals, ok := axes[k].([]any)
 		if !ok || len(vals) == 0 {
-			return nil, bad("[axes]", k, errors.New("want a non-empty array of values, e.g. [1, 2, 3]"))
+			return nil, badKey(file, "[axes]", k, errors.New("want a non-empty array of values, e.g. [1, 2, 3]"))
 		}
 		a := Axis{Key: k}
 		for _, v := range vals {
 			t, err := render(v)
 			if err != nil {
-				return nil, bad("[axes]", k, err)
+				return nil, badKey(file, "[axes]", k, err)
 			}
 			a.Values = append(a.Values, t)
 		}
-		s.Axes = append(s.Axes, a)
+		out = append(out, a)
 	}
-	for i, r := range f.Rows {
+	return out, nil
+}
+
+// parseRows reads [[rows]]: each non-empty, none setting an axis's key.
+func parseRows(rows []map[string]any, axes []Axis, file string) ([]Row, error) {
+	var out []Row
+	for i, r := range rows {
 		flat, err := flatten(r, "")
 		if err != nil {
 			return nil, fmt.Errorf("%s: [[rows]] %d: %v", file, i+1, err)
@@ -170,61 +215,55 @@ func Parse(text []byte, file string) (*Spec, error) {
 		for _, k := range sortedKeys(flat) {
 			v, err := render(flat[k])
 			if err != nil {
-				return nil, bad(fmt.Sprintf("[[rows]] %d", i+1), k, err)
+				return nil, badKey(file, fmt.Sprintf("[[rows]] %d", i+1), k, err)
 			}
-			if slices.ContainsFunc(s.Axes, func(a Axis) bool { return a.Key == k }) {
-				return nil, bad(fmt.Sprintf("[[rows]] %d", i+1), k, errors.New("is also an axis; give it in one place"))
+			if slices.ContainsFunc(axes, func(a Axis) bool { return a.Key == k }) {
+				return nil, badKey(file, fmt.Sprintf("[[rows]] %d", i+1), k, errors.New("is also an axis; give it in one place"))
 			}
 			row = append(row, Setting{k, v})
 		}
-		s.Rows = append(s.Rows, row)
+		out = append(out, row)
 	}
-	if len(s.Axes) == 0 && len(s.Rows) == 0 {
-		return nil, fmt.Errorf("%s: no members: give [axes] (a product) or [[rows]] (explicit members), or both", file)
-	}
-	// Every key must be a configuration key taking such a value; members
-	// are checked whole later, but a typo is best named where it is.
+	return out, nil
+}
+
+// checkKeys checks that every key is a configuration key taking such a
+// value and not one the sweep sets: members are checked whole later, but
+// a typo is best named where it is.
+func (s *Spec) checkKeys() error {
 	def := experiment.Default()
 	check := func(where string, st Setting) error {
 		if why, ok := reservedKeys[st.Key]; ok {
-			return bad(where, st.Key, errors.New("is set by the sweep: "+why))
+			return badKey(s.File, where, st.Key, errors.New("is set by the sweep: "+why))
 		}
 		c := def
 		c.Model.Hidden = slices.Clone(def.Model.Hidden)
 		c.Worker.Command = slices.Clone(def.Worker.Command)
 		if err := experiment.Set(&c, st.Arg()); err != nil {
-			return bad(where, st.Key, err)
+			return badKey(s.File, where, st.Key, err)
 		}
 		return nil
 	}
 	for _, st := range s.Base {
 		if err := check("[base]", st); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, a := range s.Axes {
 		for _, v := range a.Values {
 			if err := check("[axes]", Setting{a.Key, v}); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	for i, r := range s.Rows {
 		for _, st := range r {
 			if err := check(fmt.Sprintf("[[rows]] %d", i+1), st); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	if n := s.Count(); n > MaxMembers {
-		return nil, fmt.Errorf("%s: %d members; at most %d per sweep", file, n, MaxMembers)
-	}
-	if s.Slurm != nil {
-		if err := s.Slurm.check(); err != nil {
-			return nil, fmt.Errorf("%s: [slurm] %v", file, err)
-		}
-	}
-	return s, nil
+	return nil
 }
 
 // Count is the number of members: rows × the product of the axes (either
