@@ -412,37 +412,7 @@ func (m *Model) table(w, h int) string {
 	th := m.ctx.Theme
 	st := m.st
 	cols := m.columns()
-	type row struct {
-		cells  []string
-		member int // -1: a group's row
-		hist   []float64
-	}
-	var rows []row
-	for _, g := range m.sorted() {
-		if len(g) > 1 {
-			ms := make([]sweep.MemberStatus, len(g))
-			for i, x := range g {
-				ms[i] = st.Members[x]
-			}
-			cells := make([]string, len(cols))
-			for c, col := range cols {
-				if col.agg != nil {
-					cells[c] = col.agg(ms)
-				}
-			}
-			rows = append(rows, row{cells: cells, member: -1})
-		}
-		for _, i := range g {
-			cells := make([]string, len(cols))
-			for c, col := range cols {
-				cells[c] = safetext.Line(col.cell(st.Members[i])) // values of the spec, states read from runs
-				if len(g) > 1 && col.config {
-					cells[c] = "" // said on the group's row
-				}
-			}
-			rows = append(rows, row{cells: cells, member: i, hist: st.Members[i].History})
-		}
-	}
+	rows := m.tableRows(cols)
 	names := make([]string, len(cols))
 	for c, col := range cols {
 		names[c] = safetext.Line(col.name)
@@ -475,19 +445,7 @@ func (m *Model) table(w, h int) string {
 	spark := max(0, w-fixed)
 	out := []string{"  " + th.Render(th.Bold, line(names)) + "  " + th.Render(th.Bold, style.PadRight("ψ over refreshes", spark))}
 	n := max(1, h-1)
-	selRow := 0
-	for i, r := range rows {
-		if r.member == m.sel {
-			selRow = i
-		}
-	}
-	if selRow < m.top {
-		m.top = selRow
-	}
-	if selRow >= m.top+n {
-		m.top = selRow - n + 1
-	}
-	m.top = max(0, min(m.top, len(rows)-n))
+	m.scrollTo(rows, n)
 	for i := m.top; i < len(rows) && i < m.top+n; i++ {
 		r := rows[i]
 		if r.member < 0 {
@@ -513,4 +471,64 @@ func (m *Model) table(w, h int) string {
 		out = append(out, mark+text)
 	}
 	return style.Fit(strings.Join(out, "\n"), w, h)
+}
+
+// tableRow is one line of the table: a member's cells and ψ history, or
+// a group's row (member -1) with what its members share and aggregates.
+type tableRow struct {
+	cells  []string
+	member int
+	hist   []float64
+}
+
+// tableRows are the table's lines in order: per group of members that
+// differ only by seed, the group's row (if more than one) then each
+// member's, whose configuration cells the group's row already says.
+func (m *Model) tableRows(cols []column) []tableRow {
+	st := m.st
+	var rows []tableRow
+	for _, g := range m.sorted() {
+		if len(g) > 1 {
+			ms := make([]sweep.MemberStatus, len(g))
+			for i, x := range g {
+				ms[i] = st.Members[x]
+			}
+			cells := make([]string, len(cols))
+			for c, col := range cols {
+				if col.agg != nil {
+					cells[c] = col.agg(ms)
+				}
+			}
+			rows = append(rows, tableRow{cells: cells, member: -1})
+		}
+		for _, i := range g {
+			cells := make([]string, len(cols))
+			for c, col := range cols {
+				cells[c] = safetext.Line(col.cell(st.Members[i])) // values of the spec, states read from runs
+				if len(g) > 1 && col.config {
+					cells[c] = "" // said on the group's row
+				}
+			}
+			rows = append(rows, tableRow{cells: cells, member: i, hist: st.Members[i].History})
+		}
+	}
+	return rows
+}
+
+// scrollTo moves the table's first shown row so the selected member's
+// row is among the n shown.
+func (m *Model) scrollTo(rows []tableRow, n int) {
+	selRow := 0
+	for i, r := range rows {
+		if r.member == m.sel {
+			selRow = i
+		}
+	}
+	if selRow < m.top {
+		m.top = selRow
+	}
+	if selRow >= m.top+n {
+		m.top = selRow - n + 1
+	}
+	m.top = max(0, min(m.top, len(rows)-n))
 }
