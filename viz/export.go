@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"selmix/core/atomicfile"
 	"selmix/core/safetext"
@@ -169,3 +170,14 @@ func prepare(o Options, dir string) (Options, error) {
 	}
 	return o, os.MkdirAll(dir, 0o755)
 }
+
+// drawing is a figure ready to render plus the CSV of what it plots.
+type drawing struct {
+	draw  func(c draw.Canvas)
+	table *table
+}
+
+// errSkip says a figure does not apply to a run (no multipliers to draw).
+type errSkip struct{ reason string }
+
+func (e errSkip) Error() string { return e.reason }

@@ -197,3 +197,11 @@ func finalValue(r *RunData, m Metric, test bool) float64 {
 	last := r.Hist.Refreshes[len(r.Hist.Refreshes)-1]
 	return m.get(&last)
 }
+
+func steps(r *RunData) []float64 {
+	xs := make([]float64, len(r.Hist.Refreshes))
+	for i, rf := range r.Hist.Refreshes {
+		xs[i] = float64(rf.Step)
+	}
+	return xs
+}

@@ -202,3 +202,12 @@ func barWidth(f *figure, k int) vg.Length {
 	// class fill 70% of each class's slot.
 	return (f.w - vg.Inch) / vg.Length(k) * 0.37
 }
+
+// Beyond maxClassBars classes, per-class figures show the worstShown
+// classes and the bestShown ones (by fine-tuned recall) and a histogram
+// of all: a thousand bars cannot be read.
+const (
+	maxClassBars = 40
+	worstShown   = 30
+	bestShown    = 10
+)
