@@ -24,7 +24,7 @@ func paperFigures(rs []paperResult, figDir, figRel string) (string, error) {
 	first := rs[0].seed
 	objs, _ := splitLabels(rs, "policies")
 	for _, o := range objs {
-		var group []*viz.Run
+		var group []*viz.RunData
 		for _, r := range rs {
 			if r.seed != first || !(r.table == "objectives" && r.label == o || r.table == "policies" && strings.HasPrefix(r.label, o+"/")) {
 				continue

@@ -15,7 +15,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"selmix/core/atomicfile"
 	"selmix/core/boundedfile"
 )
 
@@ -242,41 +241,6 @@ func openWriter(dir, id string, lock *os.File) (*Writer, error) {
 	return w, nil
 }
 
-// openArrays opens dir's arrays.bin for appending and cuts it to end, the
-// end of the last record an event refers to. A missing file is fine when
-// no event refers to it (nil is returned); one shorter than end is an
-// error: events would refer to records that are gone.
-func openArrays(dir string, end int64) (*os.File, error) {
-	path := filepath.Join(dir, arraysName)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
-	if errors.Is(err, os.ErrNotExist) && end == 0 {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	switch {
-	case fi.Size() < end:
-		f.Close()
-		return nil, fmt.Errorf("%s: %d bytes, but the event log refers to records up to byte %d", path, fi.Size(), end)
-	case fi.Size() > end:
-		if err := f.Truncate(end); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("repair torn tail of %s: %w", path, err)
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("repair torn tail of %s: %w", path, err)
-		}
-	}
-	return f, nil
-}
-
 // closeFile closes f if it is open.
 func closeFile(f *os.File) {
 	if f != nil {
@@ -290,116 +254,6 @@ func closeFile(f *os.File) {
 // is left as it was: a partial write is truncated away.
 func (w *Writer) Append(kind string, step int, data any, sync bool) (Event, error) {
 	return w.AppendArrays(kind, step, data, nil, sync)
-}
-
-// AppendArrays is Append for an event that refers to records of
-// arrays.bin: each element of records becomes one record, appended (and
-// with sync fsynced) before the event, whose Arrays then lists them in
-// order. A crash between the two leaves records no event refers to;
-// readers never see them and OpenWriter cuts them. On any error both
-// files are left as they were.
-func (w *Writer) AppendArrays(kind string, step int, data any, records [][]Array, sync bool) (Event, error) {
-	if kind == "" {
-		return Event{}, errors.New("append event: empty kind")
-	}
-	var raw json.RawMessage
-	if data != nil {
-		b, err := json.Marshal(data)
-		if err != nil {
-			return Event{}, fmt.Errorf("append %s event: %w", kind, err)
-		}
-		if string(b) != "null" {
-			raw = b
-		}
-	}
-	var blob []byte
-	lens := make([]int64, len(records))
-	for i, rec := range records {
-		b, err := EncodeRecord(rec)
-		if err != nil {
-			return Event{}, fmt.Errorf("append %s event: %w", kind, err)
-		}
-		blob = append(blob, b...)
-		lens[i] = int64(len(b))
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.log == nil {
-		return Event{}, ErrClosed
-	}
-	if w.broken != nil {
-		return Event{}, fmt.Errorf("append to run %s: log needs repair (reopen the run): %w", w.id, w.broken)
-	}
-	ev := Event{Seq: w.seq + 1, Time: time.Now().Format(time.RFC3339Nano), Kind: kind, Step: step, Data: raw}
-	arrStart := w.arrSize
-	if len(records) > 0 {
-		off := arrStart
-		for _, n := range lens {
-			ev.Arrays = append(ev.Arrays, Ref{Offset: off, Length: n})
-			off += n
-		}
-		if err := w.writeArrays(blob, sync); err != nil {
-			return Event{}, err
-		}
-	}
-	// undoArrays takes the records back when their event cannot be
-	// written: left in place they would shift every later record.
-	undoArrays := func() {
-		if len(records) == 0 {
-			return
-		}
-		if err := w.arr.Truncate(arrStart); err != nil {
-			w.broken = err
-			return
-		}
-		w.arrSize = arrStart
-	}
-	line, err := encodeEvent(ev)
-	if err != nil {
-		undoArrays()
-		return Event{}, fmt.Errorf("append %s event: %w", kind, err)
-	}
-	ev.Data = nil
-	if raw != nil {
-		// encodeEvent compacted raw; hand back what is on disk.
-		back, _ := parseEvent(line[:len(line)-1], ev.Seq)
-		ev.Data = back.Data
-	}
-	if undone, err := w.appendTo(w.log, w.size, line, sync, filepath.Join(w.dir, eventsName)); err != nil {
-		if undone {
-			undoArrays()
-		}
-		return Event{}, err
-	}
-	w.size += int64(len(line))
-	w.seq = ev.Seq
-	return ev, nil
-}
-
-// writeArrays appends blob to arrays.bin, creating the file when first
-// needed. On error the file is cut back to where it was. Callers hold mu.
-func (w *Writer) writeArrays(blob []byte, sync bool) error {
-	path := filepath.Join(w.dir, arraysName)
-	if w.arr == nil {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if err != nil {
-			return fmt.Errorf("append to %s: %w", path, err)
-		}
-		// A new name in the directory is durable only once the directory is.
-		if err := atomicfile.SyncDir(w.dir); err != nil {
-			f.Close()
-			return fmt.Errorf("append to %s: %w", path, err)
-		}
-		w.arr = f
-		if w.wrap != nil {
-			w.arr = w.wrap(w.arr)
-		}
-	}
-	if _, err := w.appendTo(w.arr, w.arrSize, blob, sync, path); err != nil {
-		return err
-	}
-	w.arrSize += int64(len(blob))
-	return nil
 }
 
 // appendTo writes b at the end of f, size bytes long, and fsyncs it with
@@ -468,107 +322,6 @@ func (w *Writer) writeMeta(m Meta) error {
 		return err
 	}
 	w.meta = m.clone()
-	return nil
-}
-
-// WriteCheckpoint stores b as the checkpoint of step atomically, then
-// deletes older checkpoints beyond the most recent Keep (pinned ones and
-// this one are always kept).
-func (w *Writer) WriteCheckpoint(step int, b []byte) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.writeCheckpoint(step, b)
-}
-
-// WriteFinalCheckpoint is WriteCheckpoint that also pins the checkpoint
-// (Meta.Pinned), so retention never deletes it.
-func (w *Writer) WriteFinalCheckpoint(step int, b []byte) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.log == nil {
-		return ErrClosed
-	}
-	if !slices.Contains(w.meta.Pinned, step) {
-		m := w.meta.clone()
-		m.Pinned = sortedInts(append(m.Pinned, step))
-		if err := w.writeMeta(m); err != nil {
-			return err
-		}
-	}
-	return w.writeCheckpoint(step, b)
-}
-
-// WriteBestCheckpoint stores the best checkpoint taken at step and
-// removes the one it replaces: a run keeps one best checkpoint, never
-// pruned by retention.
-func (w *Writer) WriteBestCheckpoint(step int, b []byte) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.log == nil {
-		return ErrClosed
-	}
-	if step < 0 {
-		return fmt.Errorf("run %s: best checkpoint step %d is negative", w.id, step)
-	}
-	dir := filepath.Join(w.dir, ckptDirName)
-	if err := writeAtomic(filepath.Join(dir, bestName(step)), b, w.wrap); err != nil {
-		return err
-	}
-	steps, err := listSteps(w.dir, "best-")
-	if err != nil {
-		return fmt.Errorf("best checkpoint %d written; removing the one it replaces failed: %w", step, err)
-	}
-	removed := false
-	for _, s := range steps {
-		if s == step {
-			continue
-		}
-		if err := os.Remove(filepath.Join(dir, bestName(s))); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("best checkpoint %d written; removing the one it replaces failed: %w", step, err)
-		}
-		removed = true
-	}
-	if removed {
-		if err := atomicfile.SyncDir(dir); err != nil {
-			return fmt.Errorf("best checkpoint %d written; removing the one it replaces failed: %w", step, err)
-		}
-	}
-	return nil
-}
-
-func (w *Writer) writeCheckpoint(step int, b []byte) error {
-	if w.log == nil {
-		return ErrClosed
-	}
-	if step < 0 {
-		return fmt.Errorf("run %s: checkpoint step %d is negative", w.id, step)
-	}
-	dir := filepath.Join(w.dir, ckptDirName)
-	if err := writeAtomic(filepath.Join(dir, ckptName(step)), b, w.wrap); err != nil {
-		return err
-	}
-	if w.keep < 1 {
-		return nil
-	}
-	steps, err := listCheckpoints(w.dir)
-	if err != nil {
-		return fmt.Errorf("checkpoint %d written; pruning old ones failed: %w", step, err)
-	}
-	removed := false
-	for i, s := range steps {
-		if i >= len(steps)-w.keep || s == step || slices.Contains(w.meta.Pinned, s) {
-			continue
-		}
-		if err := os.Remove(filepath.Join(dir, ckptName(s))); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("checkpoint %d written; pruning old ones failed: %w", step, err)
-		}
-		removed = true
-	}
-	if removed {
-		if err := atomicfile.SyncDir(dir); err != nil {
-			return fmt.Errorf("checkpoint %d written; pruning old ones failed: %w", step, err)
-		}
-	}
 	return nil
 }
 

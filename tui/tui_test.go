@@ -1,13 +1,18 @@
 package tui
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/internal/fixture"
 )
@@ -329,10 +334,10 @@ func TestBrowseKey(t *testing.T) {
 // the UI loop (as commands) and log what they report. The fork gets the
 // step on screen and no overrides when nothing in the form changed.
 func TestForkAndExportKeys(t *testing.T) {
-	forkedAt, forkSets := -1, []string{"unset"}
+	forkedAt, forkSets := "unset", []string{"unset"}
 	m := New(Options{Info: fixture.Info(10), Ctl: &recorder{},
-		Fork: func(step int, sets []string) (string, error) {
-			forkedAt, forkSets = step, sets
+		Fork: func(at string, sets []string) (string, error) {
+			forkedAt, forkSets = at, sets
 			return "forked as run X", nil
 		},
 		Export: func() (string, error) { return "", errors.New("export: disk full") },
@@ -354,36 +359,45 @@ func TestForkAndExportKeys(t *testing.T) {
 			t.Errorf("%s: last log line %q, want %q", c.key, last, c.want)
 		}
 	}
-	if forkedAt != m.run.Latest.Step || len(forkSets) != 0 {
-		t.Errorf("forked at step %d with %q, want the current step %d and no overrides", forkedAt, forkSets, m.run.Latest.Step)
+	if forkedAt != strconv.Itoa(m.run.Latest.Step) || len(forkSets) != 0 {
+		t.Errorf("forked at %q with %q, want the current step %d and no overrides", forkedAt, forkSets, m.run.Latest.Step)
 	}
 }
 
 // The fork form is prefilled with the run's settings; what is changed
 // becomes the fork's overrides, a bad value keeps the form open with its
 // error, and esc forks nothing (issue 26: f silently started a fork).
+// Its last field says where the fork starts: the current step unless
+// changed, an earlier step, or best (as `selmix fork --at best`).
 func TestForkForm(t *testing.T) {
 	cases := []struct {
 		name string
 		keys []string
 		want []string // nil: no fork
 		open bool     // the form is still open
+		at   string   // where the fork starts ("": the current step)
 	}{
-		{"esc cancels", []string{"f", "esc"}, nil, false},
+		{"esc cancels", []string{"f", "esc"}, nil, false, ""},
 		{"name and objective", []string{"f", "t", "r", "y", "down", "ctrl+u", "h", "m", "e", "a", "n", "enter"},
-			[]string{"name=try", "finetune.objective=hmean"}, false},
+			[]string{"name=try", "finetune.objective=hmean"}, false, ""},
 		{"s and steps", []string{"f", "down", "down", "down", "ctrl+u", "2", "0", "down", "down", "ctrl+u", "4", "0", "0", "0", "enter"},
-			[]string{"finetune.s=20", "finetune.steps=4000"}, false},
-		{"bad objective stays open", []string{"f", "down", "ctrl+u", "m", "i", "n", "enter"}, nil, true},
-		{"steps before the fork stay open", []string{"f", "down", "down", "down", "down", "down", "ctrl+u", "5", "enter"}, nil, true},
+			[]string{"finetune.s=20", "finetune.steps=4000"}, false, ""},
+		{"bad objective stays open", []string{"f", "down", "ctrl+u", "m", "i", "n", "enter"}, nil, true, ""},
+		{"steps before the fork stay open", []string{"f", "down", "down", "down", "down", "down", "ctrl+u", "5", "enter"}, nil, true, ""},
+		{"at best", []string{"f", "up", "ctrl+u", "b", "e", "s", "t", "enter"}, []string{}, false, "best"},
+		{"at best with s", []string{"f", "up", "ctrl+u", "b", "e", "s", "t", "down", "down", "down", "down", "ctrl+u", "5", "enter"},
+			[]string{"finetune.s=5"}, false, "best"},
+		{"at an earlier step", []string{"f", "up", "ctrl+u", "1", "0", "0", "enter"}, []string{}, false, "100"},
+		{"at a later step stays open", []string{"f", "up", "ctrl+u", "9", "9", "9", "9", "enter"}, nil, true, ""},
+		{"at a bad word stays open", []string{"f", "up", "ctrl+u", "b", "e", "s", "enter"}, nil, true, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
-			forked := false
+			forked, gotAt := false, ""
 			ctl := &recorder{}
-			m := New(Options{Info: fixture.Info(10), Ctl: ctl, Fork: func(step int, sets []string) (string, error) {
-				forked, got = true, sets
+			m := New(Options{Info: fixture.Info(10), Ctl: ctl, Fork: func(at string, sets []string) (string, error) {
+				forked, got, gotAt = true, sets, at
 				return "ok", nil
 			}})
 			m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
@@ -397,6 +411,9 @@ func TestForkForm(t *testing.T) {
 			}
 			if forked != (c.want != nil) || strings.Join(got, " ") != strings.Join(c.want, " ") {
 				t.Errorf("forked %v with %q, want %q", forked, got, c.want)
+			}
+			if wantAt := cmp.Or(c.at, strconv.Itoa(m.run.Latest.Step)); forked && gotAt != wantAt {
+				t.Errorf("forked at %q, want %q", gotAt, wantAt)
 			}
 			if open := m.dialogs.Has(forkID); open != c.open {
 				t.Errorf("form open = %v, want %v:\n%s", open, c.open, m.Render())
@@ -478,6 +495,14 @@ func TestLayout(t *testing.T) {
 				t.Errorf("%dx%d: no %q on screen:\n%s", sz[0], sz[1], want, screen)
 			}
 		}
+		// Every objective has its row in the curves' table (at 120×36 the
+		// last one was cut).
+		for _, o := range metric.Objectives() {
+			row := regexp.MustCompile(regexp.QuoteMeta(fmt.Sprintf("%-19s", o)) + ` +-?\d\.\d{4} [+-]\d\.\d{4}`)
+			if !row.MatchString(screen) {
+				t.Errorf("%dx%d: no row for objective %s in the curves' table:\n%s", sz[0], sz[1], o, screen)
+			}
+		}
 		press(m, "tab", "tab")
 		if screen := m.Render(); !strings.Contains(screen, "s and λ") || !strings.Contains(screen, "│ s·λ: +/- s  r sort") {
 			t.Errorf("%dx%d: focusing s·λ does not show it and its keys:\n%s", sz[0], sz[1], screen)
@@ -515,7 +540,7 @@ func TestFooterKeysDistinct(t *testing.T) {
 
 // The fork form at 120×36 fits on screen: no line of it is cut.
 func TestForkFormFits(t *testing.T) {
-	m := New(Options{Info: fixture.Info(10), Ctl: &recorder{}, Fork: func(int, []string) (string, error) { return "", nil }})
+	m := New(Options{Info: fixture.Info(10), Ctl: &recorder{}, Fork: func(string, []string) (string, error) { return "", nil }})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
 	for _, s := range fixture.Running(10, 3) {
 		m.Update(SnapshotMsg{s})

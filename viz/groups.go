@@ -18,7 +18,7 @@ import (
 // Group is the runs that share one value of a config key.
 type Group struct {
 	Value string
-	Runs  []*Run
+	Runs  []*RunData
 }
 
 // GroupStats is a group's curve: at every step any member refreshed at,

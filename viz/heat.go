@@ -76,7 +76,7 @@ func blockMeans(v []float64, K, bs int) []float64 {
 // snapshotIndices picks the refreshes the heatmaps show, among those that
 // kept G and P: the first, the one nearest the middle of fine-tuning, and
 // the last.
-func snapshotIndices(r *Run) []int {
+func snapshotIndices(r *RunData) []int {
 	var have []int
 	for i := range r.Hist.Refreshes {
 		if r.Hist.HasMatrices(i) {
@@ -106,7 +106,7 @@ func abs(x int) int {
 }
 
 // blockLabel names the classes of block b in CSVs: a class, or a range.
-func (r *Run) blockLabel(b, bs int) string {
+func (r *RunData) blockLabel(b, bs int) string {
 	if bs == 1 {
 		return r.ClassNames[b]
 	}
@@ -117,7 +117,7 @@ func (r *Run) blockLabel(b, bs int) string {
 // start, middle and end of fine-tuning with one shared colour bar. Only
 // the refreshes drawn are read from the run; beyond maxCells classes,
 // blocks of classes are averaged.
-func heatFigure(f *figure, r *Run, which string) (*drawing, error) {
+func heatFigure(f *figure, r *RunData, which string) (*drawing, error) {
 	cbLabel := "gain G_ij (first-order change of ψ)"
 	if which == "P" {
 		cbLabel = "mixup probability P_ij"
@@ -126,17 +126,61 @@ func heatFigure(f *figure, r *Run, which string) (*drawing, error) {
 	if len(idx) == 0 {
 		return nil, errSkip{"no refresh kept its G and P (see record.matrices_every)"}
 	}
+	bs, _ := blocks(r.K)
+	t, mats, lo, hi, err := heatMatrices(r, which, idx)
+	if err != nil {
+		return nil, err
+	}
+	cmap := heatColors(which, lo, hi)
+	pal := cmap.Palette(255)
+	plots := make([]*plot.Plot, len(idx))
+	ticks := classTicks(r, 12)
+	for n, i := range idx {
+		plots[n] = heatPanel(f, r, which, i, n == 0, mats[n], cmap, pal, ticks)
+	}
+	cb := f.newPlot("", "", cbLabel)
+	cb.Add(colorBar{cmap: cmap, bands: 96})
+	cb.HideX()
+	cb.Y.Padding = 0
+	cb.Y.Label.Position = draw.PosCenter
+	var key []keyEntry
+	if bs > 1 {
+		key = append(key, keyEntry{f.t(fmt.Sprintf("each cell: the mean over a block of %d×%d of the %d classes", bs, bs, r.K)), boxThumb{grey}})
+	}
+	if t.dropped > 0 {
+		key = append(key, keyEntry{"not finite (white, see CSV)", glyphThumb{naGlyph()}})
+	}
+	return &drawing{table: t, draw: func(c draw.Canvas) {
+		c = f.drawKey(c, key)
+		// The colour bar takes a narrow strip at the right, spanning the
+		// heatmaps' data area exactly.
+		cbW := 0.85 * vg.Inch
+		left := c
+		left.Max.X -= cbW
+		cs := f.drawGrid(left, [][]*plot.Plot{plots})
+		data := plots[0].DataCanvas(cs[0][0])
+		right := c
+		right.Min.X = c.Max.X - cbW + 10
+		right.Max.X -= 2
+		right.Min.Y, right.Max.Y = data.Min.Y, data.Max.Y
+		cb.Draw(right)
+	}}, nil
+}
+
+// heatMatrices reads G or P (which) of the refreshes idx, averaged over
+// blocks of classes beyond maxCells: the CSV table, one nb×nb matrix per
+// refresh (non-finite values NaN) and the range of the finite values.
+func heatMatrices(r *RunData, which string, idx []int) (t *table, mats [][]float64, lo, hi float64, err error) {
 	K := r.K
 	bs, nb := blocks(K)
-
-	t := newTable("matrix", "step", "row_class", "col_class", "value")
-	mats := make([][]float64, len(idx))
-	lo, hi := math.Inf(1), math.Inf(-1)
+	t = newTable("matrix", "step", "row_class", "col_class", "value")
+	mats = make([][]float64, len(idx))
+	lo, hi = math.Inf(1), math.Inf(-1)
 	for n, i := range idx {
 		rf := &r.Hist.Refreshes[i]
 		G, P, err := r.Hist.Matrices(i)
 		if err != nil {
-			return nil, err
+			return nil, nil, 0, 0, err
 		}
 		src := G
 		if which == "P" {
@@ -169,9 +213,14 @@ func heatFigure(f *figure, r *Run, which string) (*drawing, error) {
 		}
 		mats[n] = m
 	}
-	var cmap palette.ColorMap
+	return t, mats, lo, hi, nil
+}
+
+// heatColors is the colour map of G (diverging around 0: red gains help
+// the objective, blue ones hurt it) or P (sequential from 0) over the
+// finite values' range [lo, hi].
+func heatColors(which string, lo, hi float64) palette.ColorMap {
 	if which == "G" {
-		// Diverging around 0: red gains help the objective, blue ones hurt it.
 		m := math.Max(math.Abs(lo), math.Abs(hi))
 		if !(m > 0) || math.IsInf(m, 0) {
 			m = 1
@@ -179,110 +228,88 @@ func heatFigure(f *figure, r *Run, which string) (*drawing, error) {
 		d := moreland.SmoothBlueRed()
 		d.SetMin(-m)
 		d.SetMax(m)
-		cmap = d
-	} else {
-		m := hi
-		if !(m > 0) || math.IsInf(m, 0) {
-			m = 1
-		}
-		cmap = sequential(m)
+		return d
 	}
-	pal := cmap.Palette(255)
-	plots := make([]*plot.Plot, len(idx))
-	ticks := classTicks(r, 12)
-	for n, i := range idx {
-		rf := r.Hist.Refreshes[i]
-		title := fmt.Sprintf("step %d", rf.Step)
-		switch {
-		case i == 0:
-			title += " (pre-trained)"
-		case i == len(r.Hist.Refreshes)-1:
-			title += " (end)"
+	m := hi
+	if !(m > 0) || math.IsInf(m, 0) {
+		m = 1
+	}
+	return sequential(m)
+}
+
+// heatPanel draws matrix mat of refresh i: the first panel (left) names
+// the label classes, non-finite cells are marked.
+func heatPanel(f *figure, r *RunData, which string, i int, first bool, mat []float64, cmap palette.ColorMap, pal palette.Palette, ticks []string) *plot.Plot {
+	_, nb := blocks(r.K)
+	title := fmt.Sprintf("step %d", r.Hist.Refreshes[i].Step)
+	switch {
+	case i == 0:
+		title += " (pre-trained)"
+	case i == len(r.Hist.Refreshes)-1:
+		title += " (end)"
+	}
+	p := f.newPlot(which+" at "+title, "mixed-in class j", "")
+	h := plotter.NewHeatMap(matrixGrid{nb, mat}, pal)
+	h.Min, h.Max = cmap.Min(), cmap.Max()
+	h.NaN = color.White
+	p.Add(h)
+	var bad plotter.XYs
+	for a := range nb {
+		for b := range nb {
+			if math.IsNaN(mat[a*nb+b]) {
+				bad = append(bad, plotter.XY{X: float64(b), Y: float64(nb - 1 - a)})
+			}
 		}
-		p := f.newPlot(which+" at "+title, "mixed-in class j", "")
-		h := plotter.NewHeatMap(matrixGrid{nb, mats[n]}, pal)
-		h.Min, h.Max = cmap.Min(), cmap.Max()
-		h.NaN = color.White
-		p.Add(h)
-		var bad plotter.XYs
-		for a := range nb {
-			for b := range nb {
-				if math.IsNaN(mats[n][a*nb+b]) {
-					bad = append(bad, plotter.XY{X: float64(b), Y: float64(nb - 1 - a)})
+	}
+	if len(bad) > 0 {
+		sc, _ := plotter.NewScatter(bad)
+		sc.GlyphStyle = naGlyph()
+		p.Add(sc)
+	}
+	xt, yt := heatTicks(f, r, first, ticks)
+	p.X.Tick.Marker = plot.ConstantTicks(xt)
+	p.Y.Tick.Marker = plot.ConstantTicks(yt)
+	if first {
+		p.Y.Label.Text = f.t("label class i")
+	}
+	p.X.Padding, p.Y.Padding = 0, 0
+	p.X.Min, p.X.Max = -0.5, float64(nb)-0.5
+	p.Y.Min, p.Y.Max = -0.5, float64(nb)-0.5
+	return p
+}
+
+// heatTicks marks the cells of a heatmap panel: cell c holds classes
+// c·bs …, and labels name the first. Up to 20 cells every one is marked;
+// beyond, a labelled mark every tenth (every quarter when blocks are
+// averaged: three panels share the width). Only the first panel labels
+// its rows.
+func heatTicks(f *figure, r *RunData, first bool, ticks []string) (xt, yt []plot.Tick) {
+	bs, nb := blocks(r.K)
+	every := 1
+	switch {
+	case bs > 1:
+		every = (nb + 3) / 4
+	case nb > 20:
+		every = (nb + 9) / 10
+	}
+	for c := range nb {
+		if c%every != 0 {
+			continue
+		}
+		xt = append(xt, plot.Tick{Value: float64(c), Label: itoa(c * bs)})
+		yl := ""
+		if first {
+			yl = itoa(c * bs)
+			if bs == 1 && r.K <= 12 {
+				yl = ticks[c]
+				if r.Named {
+					yl = fmt.Sprintf("%s %d", ticks[c], c)
 				}
 			}
 		}
-		if len(bad) > 0 {
-			sc, _ := plotter.NewScatter(bad)
-			sc.GlyphStyle = naGlyph()
-			p.Add(sc)
-		}
-		// Cell c holds classes c·bs …; labels name the first. Up to 20
-		// cells every one is marked; beyond, a labelled mark every
-		// tenth (every quarter when blocks are averaged: three panels
-		// share the width).
-		every := 1
-		switch {
-		case bs > 1:
-			every = (nb + 3) / 4
-		case nb > 20:
-			every = (nb + 9) / 10
-		}
-		var xt, yt []plot.Tick
-		for c := range nb {
-			if c%every != 0 {
-				continue
-			}
-			xt = append(xt, plot.Tick{Value: float64(c), Label: itoa(c * bs)})
-			yl := ""
-			if n == 0 {
-				yl = itoa(c * bs)
-				if bs == 1 && K <= 12 {
-					yl = ticks[c]
-					if r.Named {
-						yl = fmt.Sprintf("%s %d", ticks[c], c)
-					}
-				}
-			}
-			yt = append(yt, plot.Tick{Value: float64(nb - 1 - c), Label: f.t(yl)})
-		}
-		p.X.Tick.Marker = plot.ConstantTicks(xt)
-		p.Y.Tick.Marker = plot.ConstantTicks(yt)
-		if n == 0 {
-			p.Y.Label.Text = f.t("label class i")
-		}
-		p.X.Padding, p.Y.Padding = 0, 0
-		p.X.Min, p.X.Max = -0.5, float64(nb)-0.5
-		p.Y.Min, p.Y.Max = -0.5, float64(nb)-0.5
-		plots[n] = p
+		yt = append(yt, plot.Tick{Value: float64(nb - 1 - c), Label: f.t(yl)})
 	}
-	cb := f.newPlot("", "", cbLabel)
-	cb.Add(colorBar{cmap: cmap, bands: 96})
-	cb.HideX()
-	cb.Y.Padding = 0
-	cb.Y.Label.Position = draw.PosCenter
-	var key []keyEntry
-	if bs > 1 {
-		key = append(key, keyEntry{f.t(fmt.Sprintf("each cell: the mean over a block of %d×%d of the %d classes", bs, bs, K)), boxThumb{grey}})
-	}
-	if t.dropped > 0 {
-		key = append(key, keyEntry{"not finite (white, see CSV)", glyphThumb{naGlyph()}})
-	}
-	return &drawing{table: t, draw: func(c draw.Canvas) {
-		c = f.drawKey(c, key)
-		// The colour bar takes a narrow strip at the right, spanning the
-		// heatmaps' data area exactly.
-		cbW := 0.85 * vg.Inch
-		left := c
-		left.Max.X -= cbW
-		cs := f.drawGrid(left, [][]*plot.Plot{plots})
-		data := plots[0].DataCanvas(cs[0][0])
-		right := c
-		right.Min.X = c.Max.X - cbW + 10
-		right.Max.X -= 2
-		right.Min.Y, right.Max.Y = data.Min.Y, data.Max.Y
-		cb.Draw(right)
-	}}, nil
+	return xt, yt
 }
 
 // sequential maps [0, hi] from white to dark blue (P is a probability,

@@ -11,7 +11,7 @@ import (
 // lambdaFigure: the Lagrange multipliers over steps, one line per class
 // (or head and tail); with many classes, the lines of the worstShown
 // classes whose multipliers grew largest (the CSV has every class).
-func lambdaFigure(f *figure, r *Run) (*drawing, error) {
+func lambdaFigure(f *figure, r *RunData) (*drawing, error) {
 	xs := steps(r)
 	n := 0
 	for _, rf := range r.Hist.Refreshes {

@@ -29,117 +29,29 @@ var (
 // happened (docs/method.md), over the step that closed the interval; below,
 // realised/predicted, with the intervals of the wrong sign marked. A run
 // that records no prediction gets no figure.
-func linearFigure(f *figure, r *Run) (*drawing, error) {
-	rs := r.Hist.Refreshes
-	n := len(rs)
-	xs := make([]float64, n)
-	pred, real, ratio := make([]float64, n), make([]float64, n), make([]float64, n)
-	t := newTable("series", "from_step", "step", "value")
-	have, wrong := 0, 0
-	var ok, bad, clipped, clippedBad, badReal plotter.XYs
-	for i, rf := range rs {
-		xs[i] = float64(rf.Step)
-		pred[i], real[i], ratio[i] = nan, nan, nan
-		from := ""
-		if i > 0 {
-			from = itoa(rs[i-1].Step)
-		}
-		st := rf.Stats
-		if st.Predicted == nil || st.Realised == nil {
-			t.addNote("no prediction", "interval", from, itoa(rf.Step))
-			continue
-		}
-		have++
-		p, q := *st.Predicted, *st.Realised
-		pred[i], real[i] = p, q
-		t.add(p, "predicted", from, itoa(rf.Step))
-		t.add(q, "realised", from, itoa(rf.Step))
-		if p == 0 {
-			t.addNote("no ratio: the prediction is 0", "ratio", from, itoa(rf.Step))
-			continue
-		}
-		ratio[i] = q / p
-		note := ""
-		if train.WrongSign(p, q) {
-			wrong++
-			note = "wrong sign"
-			if finite(q) {
-				badReal = append(badReal, plotter.XY{X: xs[i], Y: q})
-			}
-		}
-		if finite(ratio[i]) && math.Abs(ratio[i]) > ratioLimit {
-			if note != "" {
-				note += "; "
-			}
-			note += fmt.Sprintf("drawn at ±%g", ratioLimit)
-		}
-		t.addNoted(ratio[i], note, "ratio", from, itoa(rf.Step))
-		if !finite(ratio[i]) {
-			continue
-		}
-		pt := plotter.XY{X: xs[i], Y: math.Max(-ratioLimit, math.Min(ratioLimit, ratio[i]))}
-		switch {
-		case math.Abs(ratio[i]) > ratioLimit && train.WrongSign(p, q):
-			clippedBad = append(clippedBad, pt)
-		case math.Abs(ratio[i]) > ratioLimit:
-			clipped = append(clipped, pt)
-		case train.WrongSign(p, q):
-			bad = append(bad, pt)
-		default:
-			ok = append(ok, pt)
-		}
-	}
-	if have == 0 {
+func linearFigure(f *figure, r *RunData) (*drawing, error) {
+	d := linearPoints(r)
+	if d.have == 0 {
 		return nil, errSkip{"no refresh of this run records a predicted change of ψ (policy none, or recorded before refreshes kept it)"}
 	}
+	t := d.t
 	for _, a := range controlsShown(r) {
 		t.addNote(a.Control.String(), "control", "", itoa(a.Step))
 	}
-
 	predStyle := lineStyle(predColor, 1.2, 4, 2)
 	realStyle := lineStyle(postColor, 1.4)
-	top := f.newPlot("", "", "Δψ over the interval")
-	top.Add(gridLines())
-	top.Add(hline{0, lineStyle(black, 0.6)})
-	series(top, xs, pred, predStyle, false)
-	series(top, xs, real, realStyle, false)
-	top.Add(dots(pred, xs, predColor, draw.CircleGlyph{}), dots(real, xs, postColor, draw.CircleGlyph{}))
-	addScatter(top, badReal, wrongGlyph())
-	f.addControls(top, r, "")
-	setXRange(top, xs)
-	top.X.Tick.Label.Font.Size = 0.01 // the panel below names the steps
-	top.X.Tick.Label.Color = nil
-
-	bot := f.newPlot("", "step (SGD iterations) at the refresh closing the interval", "realised / predicted")
-	bot.Add(gridLines())
-	bot.Add(hline{0, lineStyle(black, 0.6)}, hline{1, lineStyle(grey, 0.8, 3, 2)})
-	// Stems from 0, so a small ratio still reads as a value, not a gap.
-	for _, pts := range []struct {
-		xy plotter.XYs
-		c  color.Color
-	}{{ok, postColor}, {bad, wrongColor}, {clipped, postColor}, {clippedBad, wrongColor}} {
-		for _, p := range pts.xy {
-			bot.Add(stem{p, lineStyle(pts.c, 1)})
-		}
-	}
-	addScatter(bot, ok, draw.GlyphStyle{Color: postColor, Radius: 2.2, Shape: draw.CircleGlyph{}})
-	addScatter(bot, bad, wrongGlyph())
-	addScatter(bot, clipped, clipGlyph(postColor))
-	addScatter(bot, clippedBad, clipGlyph(wrongColor))
-	f.addControls(bot, r, "")
-	setXRange(bot, xs)
-	bot.Y.Min, bot.Y.Max = math.Min(bot.Y.Min, -0.25), math.Max(bot.Y.Max, 1.25)
-	bot.Y.Tick.Marker = niceTicks{want: 4, refs: []float64{0, 1}} // 0 and the reference 1 always named
+	top := linearDeltaPanel(f, r, d, predStyle, realStyle)
+	bot := linearRatioPanel(f, r, d)
 
 	title := fmt.Sprintf("change of ψ %s per refresh interval: predicted by G·P (first order) and realised; wrong sign in %d of %d",
-		optimizedNames(r), wrong, have)
+		optimizedNames(r), d.wrong, d.have)
 	key := []keyEntry{
 		{"predicted", &plotter.Line{LineStyle: predStyle}},
 		{"realised", &plotter.Line{LineStyle: realStyle}},
 		{"ratio 1: the prediction held", hline{style: lineStyle(grey, 0.8, 3, 2)}},
 		{"wrong sign", glyphThumb{wrongGlyph()}},
 	}
-	if len(clipped)+len(clippedBad) > 0 {
+	if len(d.clipped)+len(d.clippedBad) > 0 {
 		key = append(key, keyEntry{fmt.Sprintf("|ratio| > %g, drawn at the edge (see CSV)", ratioLimit), glyphThumb{clipGlyph(black)}})
 	}
 	key = append(key, f.controlKey(r, "")...)
@@ -154,6 +66,123 @@ func linearFigure(f *figure, r *Run) (*drawing, error) {
 		c = f.drawKey(c, key)
 		f.drawGrid(c, grid)
 	}}, nil
+}
+
+// linearData is what the linear-step figure draws: per refresh (at xs)
+// the predicted and realised change of ψ (NaN where none), the ratio
+// points by kind (right sign, wrong sign, either beyond ratioLimit), the
+// realised changes of the wrong sign, and how many intervals have a
+// prediction and how many of those the wrong sign.
+type linearData struct {
+	t                                     *table
+	xs, pred, real                        []float64
+	ok, bad, clipped, clippedBad, badReal plotter.XYs
+	have, wrong                           int
+}
+
+// linearPoints reads the intervals of r into the figure's data and CSV.
+func linearPoints(r *RunData) *linearData {
+	rs := r.Hist.Refreshes
+	n := len(rs)
+	d := &linearData{t: newTable("series", "from_step", "step", "value"),
+		xs: make([]float64, n), pred: make([]float64, n), real: make([]float64, n)}
+	t := d.t
+	for i, rf := range rs {
+		d.xs[i] = float64(rf.Step)
+		d.pred[i], d.real[i] = nan, nan
+		from := ""
+		if i > 0 {
+			from = itoa(rs[i-1].Step)
+		}
+		st := rf.Stats
+		if st.Predicted == nil || st.Realised == nil {
+			t.addNote("no prediction", "interval", from, itoa(rf.Step))
+			continue
+		}
+		d.have++
+		p, q := *st.Predicted, *st.Realised
+		d.pred[i], d.real[i] = p, q
+		t.add(p, "predicted", from, itoa(rf.Step))
+		t.add(q, "realised", from, itoa(rf.Step))
+		if p == 0 {
+			t.addNote("no ratio: the prediction is 0", "ratio", from, itoa(rf.Step))
+			continue
+		}
+		ratio := q / p
+		note := ""
+		if train.WrongSign(p, q) {
+			d.wrong++
+			note = "wrong sign"
+			if finite(q) {
+				d.badReal = append(d.badReal, plotter.XY{X: d.xs[i], Y: q})
+			}
+		}
+		if finite(ratio) && math.Abs(ratio) > ratioLimit {
+			if note != "" {
+				note += "; "
+			}
+			note += fmt.Sprintf("drawn at ±%g", ratioLimit)
+		}
+		t.addNoted(ratio, note, "ratio", from, itoa(rf.Step))
+		if !finite(ratio) {
+			continue
+		}
+		pt := plotter.XY{X: d.xs[i], Y: math.Max(-ratioLimit, math.Min(ratioLimit, ratio))}
+		switch {
+		case math.Abs(ratio) > ratioLimit && train.WrongSign(p, q):
+			d.clippedBad = append(d.clippedBad, pt)
+		case math.Abs(ratio) > ratioLimit:
+			d.clipped = append(d.clipped, pt)
+		case train.WrongSign(p, q):
+			d.bad = append(d.bad, pt)
+		default:
+			d.ok = append(d.ok, pt)
+		}
+	}
+	return d
+}
+
+// linearDeltaPanel is the upper panel: predicted and realised Δψ per
+// interval, the wrong-sign realised changes marked.
+func linearDeltaPanel(f *figure, r *RunData, d *linearData, predStyle, realStyle draw.LineStyle) *plot.Plot {
+	top := f.newPlot("", "", "Δψ over the interval")
+	top.Add(gridLines())
+	top.Add(hline{0, lineStyle(black, 0.6)})
+	series(top, d.xs, d.pred, predStyle, false)
+	series(top, d.xs, d.real, realStyle, false)
+	top.Add(dots(d.pred, d.xs, predColor, draw.CircleGlyph{}), dots(d.real, d.xs, postColor, draw.CircleGlyph{}))
+	addScatter(top, d.badReal, wrongGlyph())
+	f.addControls(top, r, "")
+	setXRange(top, d.xs)
+	top.X.Tick.Label.Font.Size = 0.01 // the panel below names the steps
+	top.X.Tick.Label.Color = nil
+	return top
+}
+
+// linearRatioPanel is the lower panel: realised/predicted as stems from
+// 0, the wrong sign in vermillion, values beyond ±ratioLimit at the edge.
+func linearRatioPanel(f *figure, r *RunData, d *linearData) *plot.Plot {
+	bot := f.newPlot("", "step (SGD iterations) at the refresh closing the interval", "realised / predicted")
+	bot.Add(gridLines())
+	bot.Add(hline{0, lineStyle(black, 0.6)}, hline{1, lineStyle(grey, 0.8, 3, 2)})
+	// Stems from 0, so a small ratio still reads as a value, not a gap.
+	for _, pts := range []struct {
+		xy plotter.XYs
+		c  color.Color
+	}{{d.ok, postColor}, {d.bad, wrongColor}, {d.clipped, postColor}, {d.clippedBad, wrongColor}} {
+		for _, p := range pts.xy {
+			bot.Add(stem{p, lineStyle(pts.c, 1)})
+		}
+	}
+	addScatter(bot, d.ok, draw.GlyphStyle{Color: postColor, Radius: 2.2, Shape: draw.CircleGlyph{}})
+	addScatter(bot, d.bad, wrongGlyph())
+	addScatter(bot, d.clipped, clipGlyph(postColor))
+	addScatter(bot, d.clippedBad, clipGlyph(wrongColor))
+	f.addControls(bot, r, "")
+	setXRange(bot, d.xs)
+	bot.Y.Min, bot.Y.Max = math.Min(bot.Y.Min, -0.25), math.Max(bot.Y.Max, 1.25)
+	bot.Y.Tick.Marker = niceTicks{want: 4, refs: []float64{0, 1}} // 0 and the reference 1 always named
+	return bot
 }
 
 func clipGlyph(c color.Color) draw.GlyphStyle {

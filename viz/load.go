@@ -18,8 +18,8 @@ import (
 	"selmix/runs/record"
 )
 
-// Run is one run directory decoded: what every figure draws from.
-type Run struct {
+// RunData is one run directory decoded: what every figure draws from.
+type RunData struct {
 	Dir       string
 	ID, Name  string
 	Objective metric.Objective // the objective at the start of the run
@@ -34,7 +34,7 @@ type Run struct {
 }
 
 // Load reads the run in dir.
-func Load(dir string) (*Run, error) {
+func Load(dir string) (*RunData, error) {
 	dir = filepath.Clean(dir)
 	r, err := runs.Open(filepath.Dir(dir), filepath.Base(dir))
 	if err != nil {
@@ -45,7 +45,7 @@ func Load(dir string) (*Run, error) {
 
 // FromRun decodes an opened run. A run with no refresh has nothing to
 // draw and is an error.
-func FromRun(r *runs.Run) (*Run, error) {
+func FromRun(r *runs.Run) (*RunData, error) {
 	h, err := record.Load(r)
 	if err != nil {
 		return nil, err
@@ -53,12 +53,12 @@ func FromRun(r *runs.Run) (*Run, error) {
 	return FromHistory(r.Dir, r.Meta, h)
 }
 
-// FromHistory builds a Run from an already decoded history.
-func FromHistory(dir string, m runs.Meta, h *record.History) (*Run, error) {
+// FromHistory builds a RunData from an already decoded history.
+func FromHistory(dir string, m runs.Meta, h *record.History) (*RunData, error) {
 	if len(h.Refreshes) == 0 {
 		return nil, fmt.Errorf("run %s has no refresh in its log yet: nothing to plot", m.ID)
 	}
-	out := &Run{Dir: dir, ID: m.ID, Name: m.Name, Objective: metric.Objective(m.Objective), Policy: m.Policy, Hist: h}
+	out := &RunData{Dir: dir, ID: m.ID, Name: m.Name, Objective: metric.Objective(m.Objective), Policy: m.Policy, Hist: h}
 	first := h.Refreshes[0]
 	out.K = first.Stats.K
 	if out.K == 0 {
@@ -95,7 +95,7 @@ func FromHistory(dir string, m runs.Meta, h *record.History) (*Run, error) {
 }
 
 // Label is how the run is named in legends: its name, else its id.
-func (r *Run) Label() string {
+func (r *RunData) Label() string {
 	if r.Name != "" {
 		return r.Name
 	}
@@ -183,7 +183,7 @@ func ParseMetric(name string) (Metric, error) {
 
 // finalValue is m on the test set after fine-tuning, or, for a run with no
 // final summary, on validation at its last refresh; set says which.
-func finalValue(r *Run, m Metric, test bool) float64 {
+func finalValue(r *RunData, m Metric, test bool) float64 {
 	if test {
 		f := r.Hist.Final
 		if m.final != nil {
@@ -196,4 +196,12 @@ func finalValue(r *Run, m Metric, test bool) float64 {
 	}
 	last := r.Hist.Refreshes[len(r.Hist.Refreshes)-1]
 	return m.get(&last)
+}
+
+func steps(r *RunData) []float64 {
+	xs := make([]float64, len(r.Hist.Refreshes))
+	for i, rf := range r.Hist.Refreshes {
+		xs[i] = float64(rf.Step)
+	}
+	return xs
 }

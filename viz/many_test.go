@@ -20,7 +20,7 @@ import (
 // synthRun is a run of K classes and n refreshes with random numbers,
 // built in memory (G and P filled in, as History.Matrices returns them);
 // named gives its classes names.
-func synthRun(t testing.TB, K, n int, named bool) *Run {
+func synthRun(t testing.TB, K, n int, named bool) *RunData {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(uint64(K), uint64(n)))
 	vec := func(scale float64) []float64 {

@@ -13,7 +13,7 @@ import (
 
 // metricsFigure: ψ of the optimized objective and every reported metric
 // over steps, one small panel each, with the pre-trained value dashed.
-func metricsFigure(f *figure, r *Run) (*drawing, error) {
+func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 	xs := steps(r)
 	type panel struct {
 		m          Metric

@@ -18,7 +18,7 @@ import (
 // beforeAfter are the reports the per-class figure compares: test set
 // from the final summary if the run finished, else validation at the
 // first and last refresh.
-func beforeAfter(r *Run) (before, after metric.Report, set string) {
+func beforeAfter(r *RunData) (before, after metric.Report, set string) {
 	if f := r.Hist.Final; f != nil && len(f.TestAfter.Recall) == r.K && len(f.TestBefore.Recall) == r.K {
 		return f.TestBefore, f.TestAfter, "test"
 	}
@@ -51,7 +51,7 @@ func shownClasses(rec []float64, K int) []int {
 // fine-tuned, as grouped bars, with the α/K coverage target; with many
 // classes, the worst and best ones and a histogram of every class's
 // recall. The CSV has every class.
-func perClassFigure(f *figure, r *Run) (*drawing, error) {
+func perClassFigure(f *figure, r *RunData) (*drawing, error) {
 	before, after, set := beforeAfter(r)
 	last := r.Hist.Refreshes[len(r.Hist.Refreshes)-1]
 	target := last.Hyper.Alpha / float64(r.K)
@@ -142,7 +142,7 @@ const histBins = 20
 
 // recallHistogram: how many classes have each recall, before and after,
 // over every class; its bins go into t.
-func recallHistogram(f *figure, t *table, r *Run, before, after metric.Report, set string) *plot.Plot {
+func recallHistogram(f *figure, t *table, r *RunData, before, after metric.Report, set string) *plot.Plot {
 	p := f.newPlot("", fmt.Sprintf("%s recall, all %d classes", set, r.K), "classes")
 	g := gridLines()
 	g.Vertical.Color = nil
@@ -202,3 +202,12 @@ func barWidth(f *figure, k int) vg.Length {
 	// class fill 70% of each class's slot.
 	return (f.w - vg.Inch) / vg.Length(k) * 0.37
 }
+
+// Beyond maxClassBars classes, per-class figures show the worstShown
+// classes and the bestShown ones (by fine-tuned recall) and a histogram
+// of all: a thousand bars cannot be read.
+const (
+	maxClassBars = 40
+	worstShown   = 30
+	bestShown    = 10
+)

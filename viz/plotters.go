@@ -189,3 +189,7 @@ func (b colorBar) Plot(c draw.Canvas, p *plot.Plot) {
 func (b colorBar) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return 0, 1, b.cmap.Min(), b.cmap.Max()
 }
+
+func naGlyph() draw.GlyphStyle {
+	return draw.GlyphStyle{Color: black, Radius: 2.5, Shape: draw.CrossGlyph{}}
+}

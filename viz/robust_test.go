@@ -72,7 +72,7 @@ func TestNonFiniteValues(t *testing.T) {
 					t.Errorf("notes do not report the dropped values of %s: %q", fig, notes)
 				}
 			}
-			cres, err := Compare([]*Run{r, fixture(t, "viz-uniform")}, ObjectiveMetric("min-recall"), dir, Options{Format: format, DPI: 30})
+			cres, err := Compare([]*RunData{r, fixture(t, "viz-uniform")}, ObjectiveMetric("min-recall"), dir, Options{Format: format, DPI: 30})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestNonFiniteValues(t *testing.T) {
 
 // loadMatrices reads every refresh's G and P into its Stats, where tests
 // can change them (History.Matrices returns them from there).
-func loadMatrices(t *testing.T, r *Run) {
+func loadMatrices(t *testing.T, r *RunData) {
 	t.Helper()
 	for i := range r.Hist.Refreshes {
 		G, P, err := r.Hist.Matrices(i)

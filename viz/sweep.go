@@ -18,7 +18,7 @@ import (
 // the runs of its seeds.
 type SeedGroup struct {
 	Label string
-	Runs  []*Run
+	Runs  []*RunData
 }
 
 // SweepCurves writes sweep-<m>: per group, the mean of m over its seeds
@@ -55,7 +55,7 @@ type seedStats struct {
 
 func groupStats(g SeedGroup, m Metric) seedStats {
 	var st seedStats
-	var runs []*Run
+	var runs []*RunData
 	for _, r := range g.Runs {
 		if r != nil && len(r.Hist.Refreshes) > 0 {
 			runs = append(runs, r)

@@ -15,8 +15,8 @@ import (
 // the number of seeds, and each group's pre-trained value (step 0).
 func TestSweepCurves(t *testing.T) {
 	obj := slices.Index(metric.Objectives(), "min-recall")
-	seeds := func(offsets []float64, slope float64) []*Run {
-		var rs []*Run
+	seeds := func(offsets []float64, slope float64) []*RunData {
+		var rs []*RunData
 		for _, off := range offsets {
 			r := synthRun(t, 4, 3, false)
 			for k := range r.Hist.Refreshes {

@@ -53,7 +53,7 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 	if o.FigDir == "" {
 		return b.String(), notes
 	}
-	var rs []*Run
+	var rs []*RunData
 	for _, g := range r.Groups {
 		if g.First == nil {
 			continue
@@ -73,7 +73,7 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 	}
 	var sg []SeedGroup
 	for _, g := range r.Groups {
-		var seeds []*Run
+		var seeds []*RunData
 		for k, run := range g.Runs {
 			if vr, err := FromHistory(run.Dir, run.Meta, g.Histories[k]); err == nil {
 				seeds = append(seeds, vr)

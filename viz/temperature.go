@@ -8,7 +8,7 @@ import (
 
 // sFigure: the inverse temperature s over steps, as a step function with
 // its changes marked.
-func sFigure(f *figure, r *Run) (*drawing, error) {
+func sFigure(f *figure, r *RunData) (*drawing, error) {
 	xs := steps(r)
 	ys := make([]float64, len(xs))
 	t := newTable("series", "step", "value")

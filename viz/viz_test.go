@@ -13,16 +13,18 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/cmpimg"
+
 	"selmix/runs"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden figures and CSVs in testdata/")
 
 // fixture loads one of the small runs in testdata/run by name.
-func fixture(t *testing.T, name string) *Run { t.Helper(); return fixtureIn(t, "run", name) }
+func fixture(t *testing.T, name string) *RunData { t.Helper(); return fixtureIn(t, "run", name) }
 
 // fixtureIn loads the run name from the runs root testdata/root.
-func fixtureIn(t *testing.T, root, name string) *Run {
+func fixtureIn(t *testing.T, root, name string) *RunData {
 	t.Helper()
 	run, err := runs.Open(filepath.Join("testdata", root), name)
 	if err != nil {
@@ -55,7 +57,7 @@ func TestGoldenRun(t *testing.T) {
 }
 
 func TestGoldenCompare(t *testing.T) {
-	rs := []*Run{fixture(t, "viz-selmix"), fixture(t, "viz-uniform")}
+	rs := []*RunData{fixture(t, "viz-selmix"), fixture(t, "viz-uniform")}
 	dir := t.TempDir()
 	res, err := Compare(rs, DefaultCompareMetric(rs), dir, goldenOpts)
 	if err != nil {
@@ -97,7 +99,12 @@ func checkGolden(t *testing.T, dir, test string, f File) {
 			if msg := samePNG(got, want); msg != "" {
 				failed := filepath.Join(os.TempDir(), "selmix-viz-"+test+"-"+name)
 				os.WriteFile(failed, got, 0o644)
-				t.Errorf("%s differs from %s: %s (got written to %s; -update accepts it)", name, golden, msg, failed)
+				if diff, _, _ := pngDiff(got, want); diff != nil {
+					var buf bytes.Buffer
+					png.Encode(&buf, diff)
+					os.WriteFile(strings.TrimSuffix(failed, ".png")+"-diff.png", buf.Bytes(), 0o644)
+				}
+				t.Errorf("%s differs from %s: %s (got written to %s, the difference beside it; -update accepts it)", name, golden, msg, failed)
 			}
 		} else if !bytes.Equal(got, want) {
 			t.Errorf("%s differs from %s:\n got: %.400s\nwant: %.400s", name, golden, got, want)
@@ -105,54 +112,58 @@ func checkGolden(t *testing.T, dir, test string, f File) {
 	}
 }
 
-// Pixel tolerance: a channel may differ by pixTol (anti-aliasing noise),
-// and at most maxBadFrac of the pixels may differ by more.
-const (
-	pixTol     = 24
-	maxBadFrac = 0.002
-)
+// pngDelta is cmpimg's normalised tolerance for the golden PNGs (0: the
+// same pixels; 1: anything): anti-aliasing noise passes, a moved line or
+// label does not (TestSamePNGCatchesChanges).
+const pngDelta = 0.1
 
-// samePNG returns "" if two PNGs match within the tolerance, else why not.
-func samePNG(a, b []byte) string {
-	ia, err := png.Decode(bytes.NewReader(a))
-	if err != nil {
-		return "got: " + err.Error()
+// samePNG returns "" if two PNGs match within pngDelta (gonum/plot's
+// cmpimg, as plot's own golden tests compare them), else why not.
+func samePNG(got, want []byte) string {
+	ok, err := cmpimg.EqualApprox("png", got, want, pngDelta)
+	switch {
+	case err != nil:
+		return err.Error()
+	case ok:
+		return ""
 	}
-	ib, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		return "golden: " + err.Error()
+	diff, n, msg := pngDiff(got, want)
+	if msg != "" {
+		return msg
 	}
-	if ia.Bounds() != ib.Bounds() {
-		return fmt.Sprintf("size %v, want %v", ia.Bounds().Size(), ib.Bounds().Size())
-	}
-	bad, n := 0, 0
-	bd := ia.Bounds()
-	for y := bd.Min.Y; y < bd.Max.Y; y++ {
-		for x := bd.Min.X; x < bd.Max.X; x++ {
-			n++
-			if !pixelClose(ia, ib, x, y) {
-				bad++
-			}
-		}
-	}
-	if float64(bad) > maxBadFrac*float64(n) {
-		return fmt.Sprintf("%d of %d pixels differ", bad, n)
-	}
-	return ""
+	b := diff.Bounds()
+	return fmt.Sprintf("%d of %d pixels differ", n, b.Dx()*b.Dy())
 }
 
-func pixelClose(a, b image.Image, x, y int) bool {
-	r1, g1, b1, a1 := a.At(x, y).RGBA()
-	r2, g2, b2, a2 := b.At(x, y).RGBA()
-	d := func(p, q uint32) bool { return math.Abs(float64(p>>8)-float64(q>>8)) <= pixTol }
-	return d(r1, r2) && d(g1, g2) && d(b1, b2) && d(a1, a2)
+// pngDiff is cmpimg's intensity-scaled difference of two PNGs and the
+// number of pixels that differ at all; msg says why there is none.
+func pngDiff(got, want []byte) (diff *image.RGBA, n int, msg string) {
+	a, err := png.Decode(bytes.NewReader(got))
+	if err != nil {
+		return nil, 0, "got: " + err.Error()
+	}
+	b, err := png.Decode(bytes.NewReader(want))
+	if err != nil {
+		return nil, 0, "golden: " + err.Error()
+	}
+	if a.Bounds() != b.Bounds() {
+		return nil, 0, fmt.Sprintf("size %v, want %v", a.Bounds().Size(), b.Bounds().Size())
+	}
+	diff = image.NewRGBA(a.Bounds())
+	cmpimg.Diff(diff, a, b)
+	for i := 0; i < len(diff.Pix); i += 4 {
+		if diff.Pix[i] != 0 || diff.Pix[i+1] != 0 || diff.Pix[i+2] != 0 {
+			n++
+		}
+	}
+	return diff, n, ""
 }
 
 // The comparison must catch a real change: a figure drawn with a line
 // moved (here: another run's data) is not within tolerance.
 func TestSamePNGCatchesChanges(t *testing.T) {
 	f := newFigure(goldenOpts, colWidth, 2*72)
-	draw := func(r *Run) []byte {
+	draw := func(r *RunData) []byte {
 		d, err := sFigure(f, r)
 		if err != nil {
 			t.Fatal(err)
@@ -229,14 +240,14 @@ func roundValues(t *testing.T, b []byte) []byte {
 
 func TestGroupStats(t *testing.T) {
 	a, b := fixture(t, "viz-selmix"), fixture(t, "viz-uniform")
-	m := DefaultCompareMetric([]*Run{a, b})
-	st := Group{"both", []*Run{a, b}}.Stats(m)
+	m := DefaultCompareMetric([]*RunData{a, b})
+	st := Group{"both", []*RunData{a, b}}.Stats(m)
 	if len(st.Steps) == 0 {
 		t.Fatal("no steps")
 	}
 	for k, x := range st.Steps {
 		var vals []float64
-		for _, r := range []*Run{a, b} {
+		for _, r := range []*RunData{a, b} {
 			for i := range r.Hist.Refreshes {
 				if float64(r.Hist.Refreshes[i].Step) == x {
 					vals = append(vals, m.get(&r.Hist.Refreshes[i]))
@@ -251,7 +262,7 @@ func TestGroupStats(t *testing.T) {
 			t.Errorf("step %v: mean %v std %v over %d, want %v %v over 2", x, st.Mean[k], st.Std[k], st.N[k], mu, sd)
 		}
 	}
-	one := Group{"one", []*Run{a}}.Stats(m)
+	one := Group{"one", []*RunData{a}}.Stats(m)
 	for k := range one.Steps {
 		if one.Std[k] != 0 || one.N[k] != 1 || one.Mean[k] != m.get(&a.Hist.Refreshes[k]) {
 			t.Fatalf("one member at step %v: mean %v std %v n %d, want its own value, 0, 1", one.Steps[k], one.Mean[k], one.Std[k], one.N[k])
@@ -262,8 +273,8 @@ func TestGroupStats(t *testing.T) {
 func TestGoldenCompareGroups(t *testing.T) {
 	a, b := fixture(t, "viz-selmix"), fixture(t, "viz-uniform")
 	dir := t.TempDir()
-	groups := []Group{{"both", []*Run{a, b}}, {"selmix", []*Run{a}}}
-	res, err := CompareGroups(groups, "finetune.policy", DefaultCompareMetric([]*Run{a, b}), dir, goldenOpts)
+	groups := []Group{{"both", []*RunData{a, b}}, {"selmix", []*RunData{a}}}
+	res, err := CompareGroups(groups, "finetune.policy", DefaultCompareMetric([]*RunData{a, b}), dir, goldenOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

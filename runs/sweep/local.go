@@ -62,124 +62,155 @@ func (s *Sweep) RunLocal(o LocalOptions) (*LocalResult, error) {
 	if err := os.MkdirAll(filepath.Join(s.Dir, logsDir), 0o755); err != nil {
 		return nil, err
 	}
-	res := &LocalResult{}
-	var (
-		mu      sync.Mutex
-		running = map[int]*exec.Cmd{}
-		wg      sync.WaitGroup
-	)
-	slots := make(chan struct{}, o.Parallel)
-	forward := func(sig os.Signal) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, cmd := range running {
-			syscall.Kill(-cmd.Process.Pid, sig.(syscall.Signal))
-		}
+	x := &localExec{s: s, o: o, res: &LocalResult{}, running: map[int]*exec.Cmd{}, slots: make(chan struct{}, o.Parallel)}
+	sig, launched := x.launch()
+	if sig != nil {
+		x.res.NotStarted = append(x.res.NotStarted, o.Members[launched:]...)
+		x.forward(sig)
 	}
-	end := func(i int, code int, err error, secs float64) {
-		mu.Lock()
-		defer mu.Unlock()
-		delete(running, i)
-		line := fmt.Sprintf("member %d  %s  ", i, s.Describe(i))
-		switch {
-		case err != nil:
-			res.Failed = append(res.Failed, i)
-			line += fmt.Sprintf("could not start: %v", err)
-		case code == 0:
-			res.Finished = append(res.Finished, i)
-			line += fmt.Sprintf("finished (%.1fs)", secs)
-			if r, err := s.Run(i); err == nil && r != nil {
-				line += ", run " + r.Meta.ID
-			}
-		case code == 130 || code == 143:
-			res.Stopped = append(res.Stopped, i)
-			line += fmt.Sprintf("stopped (exit %d, %.1fs): resumable", code, secs)
-		case code < 0:
-			res.Failed = append(res.Failed, i)
-			line += fmt.Sprintf("killed (%.1fs): see %s", secs, s.LogPath(i))
-		default:
-			res.Failed = append(res.Failed, i)
-			line += fmt.Sprintf("failed (exit %d, %.1fs): see %s", code, secs, s.LogPath(i))
-		}
-		fmt.Fprintln(o.Out, line)
-	}
-	start := func(i int) (*exec.Cmd, error) {
-		logf, err := os.OpenFile(s.LogPath(i), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		defer logf.Close() // the child has its own descriptor
-		fmt.Fprintf(logf, "=== %s: selmix sweep member %s %d\n", time.Now().Format(time.RFC3339), s.Dir, i)
-		cmd := exec.Command(o.Binary, "sweep", "member", s.Dir, strconv.Itoa(i))
-		cmd.Dir = s.Workdir
-		t := strconv.Itoa(o.Threads)
-		cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS="+t, "GOMAXPROCS="+t)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		// Its own process group: a Ctrl-C at the terminal reaches the
-		// executor only, which passes it on (and a kill of one member
-		// reaches that member only).
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		return cmd, cmd.Start()
-	}
-	var sig os.Signal
-	launched := 0
-launch:
-	for _, i := range o.Members {
+	x.res.Signal = x.wait(sig)
+	return x.res, nil
+}
+
+// localExec is one RunLocal: the members running (by index) and a slot
+// per member that may run at once.
+type localExec struct {
+	s   *Sweep
+	o   LocalOptions
+	res *LocalResult
+
+	mu      sync.Mutex // guards running and res
+	running map[int]*exec.Cmd
+	wg      sync.WaitGroup
+	slots   chan struct{}
+}
+
+// launch starts the members in order as slots free up, until all are
+// started or a signal comes: it returns that signal (nil if none) and
+// how many members it started (or tried to).
+func (x *localExec) launch() (sig os.Signal, launched int) {
+	for _, i := range x.o.Members {
 		select {
-		case slots <- struct{}{}:
-		case sig = <-o.Signals:
-			break launch
+		case x.slots <- struct{}{}:
+		case sig = <-x.o.Signals:
+			return sig, launched
 		}
 		// A signal that came while a slot freed up still stops launching.
 		select {
-		case sig = <-o.Signals:
-			<-slots
-			break launch
+		case sig = <-x.o.Signals:
+			<-x.slots
+			return sig, launched
 		default:
 		}
 		launched++
 		t0 := time.Now()
-		mu.Lock()
-		cmd, err := start(i)
+		x.mu.Lock()
+		cmd, err := x.start(i)
 		if err == nil {
-			running[i] = cmd
+			x.running[i] = cmd
 		}
-		mu.Unlock()
+		x.mu.Unlock()
 		if err != nil {
-			end(i, 0, err, 0)
-			<-slots
+			x.end(i, 0, err, 0)
+			<-x.slots
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			err := cmd.Wait()
-			code := 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode() // -1 when a signal killed it
-			} else if err != nil {
-				code = -1
-			}
-			end(i, code, nil, time.Since(t0).Seconds())
-		}()
+		x.wg.Add(1)
+		go x.reap(i, cmd, t0)
 	}
-	if sig != nil {
-		res.NotStarted = append(res.NotStarted, o.Members[launched:]...)
-		forward(sig)
+	return nil, launched
+}
+
+// reap waits for member i's process and frees its slot.
+func (x *localExec) reap(i int, cmd *exec.Cmd, t0 time.Time) {
+	defer x.wg.Done()
+	defer func() { <-x.slots }()
+	err := cmd.Wait()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode() // -1 when a signal killed it
+	} else if err != nil {
+		code = -1
 	}
+	x.end(i, code, nil, time.Since(t0).Seconds())
+}
+
+// wait returns once every started member has ended, passing on each
+// signal that comes meanwhile; it returns the last signal (sig if none
+// came).
+func (x *localExec) wait(sig os.Signal) os.Signal {
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { x.wg.Wait(); close(done) }()
 	for {
 		select {
 		case <-done:
-			res.Signal = sig
-			return res, nil
-		case s2 := <-o.Signals:
+			return sig
+		case s2 := <-x.o.Signals:
 			// Passed on again: a second Ctrl-C is for the members too.
 			sig = s2
-			forward(s2)
+			x.forward(s2)
 		}
 	}
+}
+
+// forward sends sig to every running member's process group.
+func (x *localExec) forward(sig os.Signal) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, cmd := range x.running {
+		syscall.Kill(-cmd.Process.Pid, sig.(syscall.Signal))
+	}
+}
+
+// end records how member i ended (exit code, or err if it could not
+// start) and writes its line.
+func (x *localExec) end(i int, code int, err error, secs float64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s, res := x.s, x.res
+	delete(x.running, i)
+	line := fmt.Sprintf("member %d  %s  ", i, s.Describe(i))
+	switch {
+	case err != nil:
+		res.Failed = append(res.Failed, i)
+		line += fmt.Sprintf("could not start: %v", err)
+	case code == 0:
+		res.Finished = append(res.Finished, i)
+		line += fmt.Sprintf("finished (%.1fs)", secs)
+		if r, err := s.Run(i); err == nil && r != nil {
+			line += ", run " + r.Meta.ID
+		}
+	case code == 130 || code == 143:
+		res.Stopped = append(res.Stopped, i)
+		line += fmt.Sprintf("stopped (exit %d, %.1fs): resumable", code, secs)
+	case code < 0:
+		res.Failed = append(res.Failed, i)
+		line += fmt.Sprintf("killed (%.1fs): see %s", secs, s.LogPath(i))
+	default:
+		res.Failed = append(res.Failed, i)
+		line += fmt.Sprintf("failed (exit %d, %.1fs): see %s", code, secs, s.LogPath(i))
+	}
+	fmt.Fprintln(x.o.Out, line)
+}
+
+// start starts member i's process, appending to its log.
+func (x *localExec) start(i int) (*exec.Cmd, error) {
+	s, o := x.s, x.o
+	logf, err := os.OpenFile(s.LogPath(i), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close() // the child has its own descriptor
+	fmt.Fprintf(logf, "=== %s: selmix sweep member %s %d\n", time.Now().Format(time.RFC3339), s.Dir, i)
+	cmd := exec.Command(o.Binary, "sweep", "member", s.Dir, strconv.Itoa(i))
+	cmd.Dir = s.Workdir
+	t := strconv.Itoa(o.Threads)
+	cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS="+t, "GOMAXPROCS="+t)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group: a Ctrl-C at the terminal reaches the
+	// executor only, which passes it on (and a kill of one member
+	// reaches that member only).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd, cmd.Start()
 }

@@ -41,11 +41,11 @@ const (
 // Sweep is an open sweep folder.
 type Sweep struct {
 	Dir string // absolute
-	Info
+	Manifest
 }
 
-// Info is the content of sweep.json.
-type Info struct {
+// Manifest is the content of sweep.json.
+type Manifest struct {
 	ID         string   `json:"id"`
 	Name       string   `json:"name"`
 	Created    string   `json:"created"` // RFC3339
@@ -93,7 +93,7 @@ func Plan(root string, spec *Spec, executor, workdir string) (*Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sweep{Dir: filepath.Join(parent, id), Info: Info{
+	s := &Sweep{Dir: filepath.Join(parent, id), Manifest: Manifest{
 		ID: id, Name: spec.Name, Created: time.Now().Format(time.RFC3339), Root: root, Workdir: workdir,
 		Executor: executor, Columns: spec.Columns(), Members: members, Slurm: spec.Slurm,
 	}}
@@ -138,7 +138,7 @@ func (s *Sweep) Create(spec *Spec, text []byte) error {
 
 // Save writes sweep.json.
 func (s *Sweep) Save() error {
-	b, err := json.MarshalIndent(s.Info, "", "  ")
+	b, err := json.MarshalIndent(s.Manifest, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func Load(dir string) (*Sweep, error) {
 		return nil, err
 	}
 	s := &Sweep{Dir: dir}
-	if err := json.Unmarshal(b, &s.Info); err != nil {
+	if err := json.Unmarshal(b, &s.Manifest); err != nil {
 		return nil, fmt.Errorf("%s is damaged: %v", path, err)
 	}
 	if err := s.check(); err != nil {

@@ -54,8 +54,8 @@ func TestCreateOpenList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back.Info, s.Info) {
-		t.Errorf("sweep.json round trip:\n got %+v\nwant %+v", back.Info, s.Info)
+	if !reflect.DeepEqual(back.Manifest, s.Manifest) {
+		t.Errorf("sweep.json round trip:\n got %+v\nwant %+v", back.Manifest, s.Manifest)
 	}
 	for _, q := range []string{s.ID, s.ID[:len("small-")+2], "small", s.Dir} {
 		got, err := Open(s.Root, q)

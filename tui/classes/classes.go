@@ -16,6 +16,7 @@ import (
 	"selmix/tui/classlist"
 	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Model lists classes, scrolling when K exceeds the height.
@@ -31,7 +32,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.Run) *Model {
+func New(ctx *pane.Context, run *history.RunState) *Model {
 	m := &Model{Pane: classlist.NewPane(ctx, run)}
 	m.sync()
 	return m
@@ -102,128 +103,150 @@ func (m *Model) sync() {
 }
 
 func (m *Model) View() string {
-	th := m.Ctx.Theme
-	r := m.Run
-	cur := m.RS
-	if cur == nil {
+	if m.RS == nil {
 		return m.Waiting()
 	}
-	rep := cur.Report
-	K := cur.K
-	alpha := r.Latest.Hyper.Alpha
-	target := alpha / float64(K)
-	prev := m.prev
+	c := m.columns()
+	var b strings.Builder
+	b.WriteString(m.topLine())
+	b.WriteByte('\n')
+	b.WriteString(m.headRow(c))
+	lo, hi := m.Scroll.Window(m.RS.K, m.Rows())
+	for _, k := range m.Nav.Order[lo:hi] {
+		b.WriteByte('\n')
+		b.WriteString(m.row(k, c))
+	}
+	return style.Fit(b.String(), m.W, m.H)
+}
 
-	nameW := m.nameW
-	wide := m.W >= 90
+// columns are the widths of a class row: its name, training count and
+// gain (0: not shown), recall bar, coverage bar and coverage value (with
+// its decimals), and whether there is room for the coverage's change.
+type columns struct {
+	name, count, gain, rec, covBar, cov, covDecimals int
+	wide                                             bool
+}
+
+func (m *Model) columns() columns {
+	c := columns{name: m.nameW, wide: m.W >= 90}
 	// Training counts show the long tail beside each class, when known
 	// and there is room, or when they are the order.
-	counts := r.Info.TrainCounts
-	countW := 0
-	if wide || m.Nav.By() == classlist.ByCount {
-		countW = m.countW
+	if c.wide || m.Nav.By() == classlist.ByCount {
+		c.count = m.countW
 	}
 	// Coverages are near 1/K: at K = 1000 three decimals would show
 	// 0.001 for every class, so the decimals follow K.
-	cd := covDecimals(K)
-	covW := cd + 2
+	c.covDecimals = covDecimals(m.RS.K)
+	c.cov = c.covDecimals + 2
 	// Sorted by gain, the gain is shown: it is not visible otherwise.
-	gainW := 0
 	if m.Nav.By() == classlist.ByGain {
-		gainW = 9
+		c.gain = 9
 	}
 	// mark(2) name [count] [gain] sp bar sp val(5) sp Δ(6) | sp bar sp val [sp Δ] sp flag(1)
-	fixed := 2 + nameW + countW + gainW + 1 + 1 + 5 + 1 + 6 + 3 + 1 + covW + 2
-	if wide {
-		fixed += covW + 2
+	fixed := 2 + c.name + c.count + c.gain + 1 + 1 + 5 + 1 + 6 + 3 + 1 + c.cov + 2
+	if c.wide {
+		fixed += c.cov + 2
 	}
 	bars := max(4, m.W-fixed)
-	recW := bars * 3 / 5
-	covBarW := bars - recW
-	covScale := m.covScale
+	c.rec = bars * 3 / 5
+	c.covBar = bars - c.rec
+	return c
+}
 
-	var b strings.Builder
+// topLine is the search prompt while searching, else the worst class
+// and the coverage target α/K.
+func (m *Model) topLine() string {
 	if m.Nav.Searching() {
-		b.WriteString(m.Nav.Prompt(m.Ctx))
-	} else {
-		head := fmt.Sprintf("%s %s  %s %s %.3g",
-			th.Render(th.Worst, "▶"), "worst: "+r.ClassName(rep.Worst),
-			th.Render(th.Dim, "│ = α/K ="), pane.Trimmed(alpha)+"/"+fmt.Sprint(K), target)
-		if key := "  " + th.Render(th.Dim, "! = below α/K"); pane.Width(head+key) <= m.W {
-			head += key // the key goes before a cut would
-		}
-		b.WriteString(head)
+		return m.Nav.Prompt(m.Ctx)
 	}
-	b.WriteByte('\n')
-	hd := cd
-	if cd == 3 {
+	th, r, K := m.Ctx.Theme, m.Run, m.RS.K
+	alpha := r.Latest.Hyper.Alpha
+	head := fmt.Sprintf("%s %s  %s %s %.3g",
+		th.Render(th.Worst, "▶"), "worst: "+r.ClassName(m.RS.Report.Worst),
+		th.Render(th.Dim, "│ = α/K ="), style.Trimmed(alpha)+"/"+fmt.Sprint(K), alpha/float64(K))
+	if key := "  " + th.Render(th.Dim, "! = below α/K"); style.Width(head+key) <= m.W {
+		head += key // the key goes before a cut would
+	}
+	return head
+}
+
+// headRow names the columns, shorter when narrow.
+func (m *Model) headRow(c columns) string {
+	th := m.Ctx.Theme
+	hd := c.covDecimals
+	if hd == 3 {
 		hd = 2
 	}
-	covHead := fmt.Sprintf("coverage 0–%.*f", hd, covScale)
+	covHead := fmt.Sprintf("coverage 0–%.*f", hd, m.covScale)
 	countHead := ""
-	if countW > 0 {
+	if c.count > 0 {
 		countHead = "n"
 	}
 	gainHead := ""
-	if gainW > 0 {
+	if c.gain > 0 {
 		gainHead = "max G"
 	}
 	recHead := "recall 0–1"
-	if pane.Width(recHead) > recW+1 {
+	if style.Width(recHead) > c.rec+1 {
 		recHead = "recall" // narrow: the bars are 0–1 all the same
 	}
-	if 2+nameW+countW+gainW+1+recW+1+13+2+pane.Width(covHead) > m.W {
-		covHead = fmt.Sprintf("cov 0–%.*f", hd, covScale)
+	if 2+c.name+c.count+c.gain+1+c.rec+1+13+2+style.Width(covHead) > m.W {
+		covHead = fmt.Sprintf("cov 0–%.*f", hd, m.covScale)
 	}
-	b.WriteString(th.Render(th.Dim, pane.PadRight("", 2+nameW)+pane.PadLeft(countHead, countW)+pane.PadLeft(gainHead, gainW)+" "+
-		pane.PadRight(recHead, recW+1)+pane.PadRight("", 13)+"│ "+covHead))
-	lo, hi := m.Scroll.Window(K, m.Rows())
-	for _, k := range m.Nav.Order[lo:hi] {
-		b.WriteByte('\n')
-		rec, cov := rep.Recall[k], rep.Coverage[k]
-		mark, nameStyle := "  ", th.Bold
-		switch {
-		case k == rep.Worst && k == m.Nav.Found:
-			mark, nameStyle = th.Render(th.Worst, "▶»"), th.Worst
-		case k == rep.Worst:
-			mark, nameStyle = th.Render(th.Worst, "▶ "), th.Worst
-		case k == m.Nav.Found:
-			mark, nameStyle = th.Render(th.Accent, "» "), th.Accent
-		}
-		name := pane.PadRight(history.Short(r.ClassName(k), nameW), nameW)
-		b.WriteString(mark + th.Render(nameStyle, name))
-		if countW > 0 {
-			b.WriteString(th.Render(th.Dim, pane.PadLeft(fmt.Sprint(counts[k]), countW)))
-		}
-		if gainW > 0 {
-			g := "—"
-			if v := m.Nav.Gain(k); !math.IsNaN(v) { // NaN: G not loaded yet
-				g = fmt.Sprintf("%+.1e", v)
-			}
-			b.WriteString(pane.PadLeft(g, gainW))
-		}
-		b.WriteString(" ")
-		recBar := pane.Bar(rec, recW)
-		if k == rep.Worst {
-			recBar = th.Render(th.Worst, recBar)
-		} else {
-			recBar = th.Render(th.Accent, recBar)
-		}
-		b.WriteString(recBar + fmt.Sprintf(" %5.3f ", rec))
-		b.WriteString(m.delta(prev != nil, 3, func() float64 { return rec - prev.Report.Recall[k] }))
-		b.WriteString(th.Render(th.Dim, " │ "))
-		covBar := pane.BarMark(cov/covScale, target/covScale, covBarW)
-		flag := " "
-		if cov < target {
-			covBar, flag = th.Render(th.Bad, covBar), th.Render(th.Bad, "!")
-		}
-		b.WriteString(covBar + fmt.Sprintf(" %*.*f", covW, cd, cov))
-		if wide {
-			b.WriteString(" " + m.delta(prev != nil, cd, func() float64 { return cov - prev.Report.Coverage[k] }))
-		}
-		b.WriteString(" " + flag)
+	return th.Render(th.Dim, style.PadRight("", 2+c.name)+style.PadLeft(countHead, c.count)+style.PadLeft(gainHead, c.gain)+" "+
+		style.PadRight(recHead, c.rec+1)+style.PadRight("", 13)+"│ "+covHead)
+}
+
+// row is class k: its mark (worst, found), name, count, gain, recall
+// and coverage with their changes since the previous refresh, and the
+// flag of a coverage below α/K.
+func (m *Model) row(k int, c columns) string {
+	th, r, rep, prev := m.Ctx.Theme, m.Run, m.RS.Report, m.prev
+	target := r.Latest.Hyper.Alpha / float64(m.RS.K)
+	var b strings.Builder
+	rec, cov := rep.Recall[k], rep.Coverage[k]
+	mark, nameStyle := "  ", th.Bold
+	switch {
+	case k == rep.Worst && k == m.Nav.Found:
+		mark, nameStyle = th.Render(th.Worst, "▶»"), th.Worst
+	case k == rep.Worst:
+		mark, nameStyle = th.Render(th.Worst, "▶ "), th.Worst
+	case k == m.Nav.Found:
+		mark, nameStyle = th.Render(th.Accent, "» "), th.Accent
 	}
-	return pane.Fit(b.String(), m.W, m.H)
+	name := style.PadRight(history.Short(r.ClassName(k), c.name), c.name)
+	b.WriteString(mark + th.Render(nameStyle, name))
+	if c.count > 0 {
+		b.WriteString(th.Render(th.Dim, style.PadLeft(fmt.Sprint(r.Info.TrainCounts[k]), c.count)))
+	}
+	if c.gain > 0 {
+		g := "—"
+		if v := m.Nav.Gain(k); !math.IsNaN(v) { // NaN: G not loaded yet
+			g = fmt.Sprintf("%+.1e", v)
+		}
+		b.WriteString(style.PadLeft(g, c.gain))
+	}
+	b.WriteString(" ")
+	recBar := style.Bar(rec, c.rec)
+	if k == rep.Worst {
+		recBar = th.Render(th.Worst, recBar)
+	} else {
+		recBar = th.Render(th.Accent, recBar)
+	}
+	b.WriteString(recBar + fmt.Sprintf(" %5.3f ", rec))
+	b.WriteString(m.delta(prev != nil, 3, func() float64 { return rec - prev.Report.Recall[k] }))
+	b.WriteString(th.Render(th.Dim, " │ "))
+	covBar := style.BarMark(cov/m.covScale, target/m.covScale, c.covBar)
+	flag := " "
+	if cov < target {
+		covBar, flag = th.Render(th.Bad, covBar), th.Render(th.Bad, "!")
+	}
+	b.WriteString(covBar + fmt.Sprintf(" %*.*f", c.cov, c.covDecimals, cov))
+	if c.wide {
+		b.WriteString(" " + m.delta(prev != nil, c.covDecimals, func() float64 { return cov - prev.Report.Coverage[k] }))
+	}
+	b.WriteString(" " + flag)
+	return b.String()
 }
 
 // covDecimals is how many decimals tell coverages of K classes apart:
@@ -236,7 +259,7 @@ func (m *Model) delta(known bool, dec int, d func() float64) string {
 	th := m.Ctx.Theme
 	w := dec + 3
 	if !known {
-		return th.Render(th.Dim, pane.PadLeft("—", w))
+		return th.Render(th.Dim, style.PadLeft("—", w))
 	}
 	v := d()
 	s := fmt.Sprintf("%+*.*f", w, dec, v)

@@ -11,7 +11,7 @@ import (
 	"selmix/tui/internal/fixture"
 )
 
-func navOver(run *history.Run) *Nav {
+func navOver(run *history.RunState) *Nav {
 	n := NewNav()
 	n.Refresh(run.Cur, run)
 	return &n

@@ -24,7 +24,7 @@ type Pane struct {
 }
 
 // NewPane returns the Pane of a list over run.
-func NewPane(ctx *pane.Context, run *history.Run) Pane {
+func NewPane(ctx *pane.Context, run *history.RunState) Pane {
 	return Pane{Base: pane.NewBase(ctx, run), Nav: NewNav()}
 }
 

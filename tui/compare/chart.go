@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // EMA smooths v with weight a on the past (0 = raw), at full resolution;
@@ -83,14 +83,12 @@ func newCanvas(w, h int) *canvas {
 	return c
 }
 
-var dotBit = [2][4]uint8{{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}}
-
 func (c *canvas) set(t, x, y int) {
 	if x < 0 || y < 0 || x >= c.dw || y >= c.dh {
 		return
 	}
 	i := (y/4)*c.w + x/2
-	c.line[i] |= dotBit[x%2][y%4]
+	c.line[i] |= style.BrailleBit(x, y)
 	c.owner[i] = int16(t)
 }
 
@@ -98,29 +96,12 @@ func (c *canvas) setBand(x, y int) {
 	if x < 0 || y < 0 || x >= c.dw || y >= c.dh {
 		return
 	}
-	c.band[(y/4)*c.w+x/2] |= dotBit[x%2][y%4]
+	c.band[(y/4)*c.w+x/2] |= style.BrailleBit(x, y)
 }
 
 // seg draws a Bresenham line of trace t.
 func (c *canvas) seg(t, x0, y0, x1, y1 int) {
-	dx, dy := abs(x1-x0), -abs(y1-y0)
-	sx, sy := sign(x1-x0), sign(y1-y0)
-	e := dx + dy
-	for {
-		c.set(t, x0, y0)
-		if x0 == x1 && y0 == y1 {
-			return
-		}
-		e2 := 2 * e
-		if e2 >= dy {
-			e += dy
-			x0 += sx
-		}
-		if e2 <= dx {
-			e += dx
-			y0 += sy
-		}
-	}
+	style.Line(x0, y0, x1, y1, func(x, y int) { c.set(t, x, y) })
 }
 
 // palette colours the traces in turn; the plain theme tells them apart by
@@ -136,7 +117,7 @@ func Mark(i int) string {
 
 // chart draws traces over x in [x0, x1] in w×h cells (axis included).
 // logY plots log10 of the values (those ≤ 0 are left out).
-func chart(th *pane.Theme, paints []pane.Paint, traces []trace, x0, x1 float64, logY bool, xlabel string, w, h int) string {
+func chart(th *style.Theme, paints []style.Paint, traces []trace, x0, x1 float64, logY bool, xlabel string, w, h int) string {
 	const axisW = 8
 	plotW, plotH := max(1, w-axisW), max(1, h-1)
 	c := newCanvas(plotW, plotH)
@@ -149,7 +130,47 @@ func chart(th *pane.Theme, paints []pane.Paint, traces []trace, x0, x1 float64, 
 		}
 		return v
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
+	lo, hi, ok := yRange(traces, x0, x1, tf)
+	if !ok {
+		return style.Fit(th.Render(th.Dim, "nothing to draw: no run has a value of this series yet"), w, h)
+	}
+	if x1 <= x0 {
+		x1 = x0 + 1
+	}
+	px := func(x float64) int { return int(math.Round((x - x0) / (x1 - x0) * float64(c.dw-1))) }
+	py := func(v float64) int { return int(math.Round((hi - tf(v)) / (hi - lo) * float64(c.dh-1))) }
+	c.bands(traces, py, tf)
+	rows := c.render(th, paints, c.lines(traces, px, py, tf))
+	label := func(v float64) string {
+		if logY {
+			return num(math.Pow(10, v))
+		}
+		return num(v)
+	}
+	lines := make([]string, 0, h)
+	for i, row := range rows {
+		l := ""
+		switch {
+		case i == 0:
+			l = label(hi)
+		case i == len(rows)-1:
+			l = label(lo)
+		case i == len(rows)/2 && len(rows) > 4:
+			l = label((hi + lo) / 2)
+		}
+		lines = append(lines, th.Render(th.Dim, style.PadLeft(l, axisW-1)+"┤")+row)
+	}
+	left := fmt.Sprintf("└%s %s", xlabel, xnum(x0))
+	right := xnum(x1)
+	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+style.PadRight(left, max(0, plotW+1-len(right)))+right))
+	return strings.Join(lines, "\n")
+}
+
+// yRange is the range of the traces' values in [x0, x1] and of their
+// bands, through tf (the log scale), padded by 4%; ok is false when no
+// value is finite.
+func yRange(traces []trace, x0, x1 float64, tf func(float64) float64) (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
 	grow := func(v float64) {
 		if v = tf(v); !math.IsNaN(v) && !math.IsInf(v, 0) {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
@@ -167,18 +188,17 @@ func chart(th *pane.Theme, paints []pane.Paint, traces []trace, x0, x1 float64, 
 		}
 	}
 	if math.IsInf(lo, 0) {
-		return pane.Fit(th.Render(th.Dim, "nothing to draw: no run has a value of this series yet"), w, h)
+		return 0, 0, false
 	}
 	if hi-lo < 1e-12 {
 		lo, hi = lo-0.01, hi+0.01
 	}
 	pad := (hi - lo) * 0.04
-	lo, hi = lo-pad, hi+pad
-	if x1 <= x0 {
-		x1 = x0 + 1
-	}
-	px := func(x float64) int { return int(math.Round((x - x0) / (x1 - x0) * float64(c.dw-1))) }
-	py := func(v float64) int { return int(math.Round((hi - tf(v)) / (hi - lo) * float64(c.dh-1))) }
+	return lo - pad, hi + pad, true
+}
+
+// bands fills each trace's band (lo to hi per dot column).
+func (c *canvas) bands(traces []trace, py func(float64) int, tf func(float64) float64) {
 	for _, t := range traces {
 		for x := range t.lo {
 			if math.IsNaN(t.lo[x]) || math.IsNaN(tf(t.lo[x])) || math.IsNaN(tf(t.hi[x])) {
@@ -189,6 +209,11 @@ func chart(th *pane.Theme, paints []pane.Paint, traces []trace, x0, x1 float64, 
 			}
 		}
 	}
+}
+
+// lines draws each trace's line and returns, by cell, the trace whose
+// last point is there (its mark is drawn in that cell).
+func (c *canvas) lines(traces []trace, px func(float64) int, py func(float64) int, tf func(float64) float64) map[int]int {
 	ends := make([]int, len(traces)) // cell of each trace's last point
 	for ti, t := range traces {
 		ends[ti] = -1
@@ -216,6 +241,12 @@ func chart(th *pane.Theme, paints []pane.Paint, traces []trace, x0, x1 float64, 
 			endMark[e] = ti
 		}
 	}
+	return endMark
+}
+
+// render draws the canvas a row per line: trace marks, then lines in
+// their trace's paint, then bands.
+func (c *canvas) render(th *style.Theme, paints []style.Paint, endMark map[int]int) []string {
 	rows := make([]string, c.h)
 	for y := range c.h {
 		var b strings.Builder
@@ -237,46 +268,7 @@ func chart(th *pane.Theme, paints []pane.Paint, traces []trace, x0, x1 float64, 
 		}
 		rows[y] = b.String()
 	}
-	label := func(v float64) string {
-		if logY {
-			return num(math.Pow(10, v))
-		}
-		return num(v)
-	}
-	lines := make([]string, 0, h)
-	for i, row := range rows {
-		l := ""
-		switch {
-		case i == 0:
-			l = label(hi)
-		case i == len(rows)-1:
-			l = label(lo)
-		case i == len(rows)/2 && len(rows) > 4:
-			l = label((hi + lo) / 2)
-		}
-		lines = append(lines, th.Render(th.Dim, pane.PadLeft(l, axisW-1)+"┤")+row)
-	}
-	left := fmt.Sprintf("└%s %s", xlabel, xnum(x0))
-	right := xnum(x1)
-	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+pane.PadRight(left, max(0, plotW+1-len(right)))+right))
-	return strings.Join(lines, "\n")
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-func sign(x int) int {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
+	return rows
 }
 
 // xnum formats a step or a number of seconds.

@@ -13,11 +13,11 @@ import (
 	"selmix/tui/browser"
 )
 
-// Run is what the comparison keeps of one run: its scalar series at full
+// RunSeries is what the comparison keeps of one run: its scalar series at full
 // resolution (one value per refresh) and its last per-class recall. The
 // rest of its history is dropped once read, so a comparison of runs with
 // K = 1000 costs O(refreshes + K) per run.
-type Run struct {
+type RunSeries struct {
 	ID, Name  string
 	Objective string // the objective it optimizes (run.json)
 	Live      bool
@@ -30,7 +30,7 @@ type Run struct {
 }
 
 // Label is the name shown for the run.
-func (r *Run) Label() string {
+func (r *RunSeries) Label() string {
 	if r.Name != "" {
 		return r.Name
 	}
@@ -75,9 +75,9 @@ var metrics = Metrics()
 
 // FromHistory keeps what the comparison needs of a decoded history;
 // times are the refresh events' times in order (nil if unknown).
-func FromHistory(id, name string, live bool, config map[string]string, h *record.History, times []time.Time) *Run {
+func FromHistory(id, name string, live bool, config map[string]string, h *record.History, times []time.Time) *RunSeries {
 	n := len(h.Refreshes)
-	r := &Run{ID: id, Name: browser.Clean(name), Live: live, Config: config,
+	r := &RunSeries{ID: id, Name: browser.Clean(name), Live: live, Config: config,
 		Steps: make([]float64, n), Secs: make([]float64, n), Series: make([][]float64, len(metrics))}
 	for m := range metrics {
 		r.Series[m] = make([]float64, n)
@@ -105,8 +105,8 @@ func FromHistory(id, name string, live bool, config map[string]string, h *record
 }
 
 // Load reads the runs ids of root (ids as `selmix open` takes them).
-func Load(root string, ids []string) ([]*Run, error) {
-	out := make([]*Run, 0, len(ids))
+func Load(root string, ids []string) ([]*RunSeries, error) {
+	out := make([]*RunSeries, 0, len(ids))
 	for _, id := range ids {
 		r, err := LoadRun(root, id)
 		if err != nil {
@@ -118,7 +118,7 @@ func Load(root string, ids []string) ([]*Run, error) {
 }
 
 // LoadRun reads one run: its event log decoded, its config flattened.
-func LoadRun(root, id string) (*Run, error) {
+func LoadRun(root, id string) (*RunSeries, error) {
 	rr, err := runs.Open(root, id)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func refreshTimes(r *runs.Run) []time.Time {
 }
 
 // String describes r for errors and tests.
-func (r *Run) String() string { return fmt.Sprintf("%s (%d refreshes)", r.ID, len(r.Steps)) }
+func (r *RunSeries) String() string { return fmt.Sprintf("%s (%d refreshes)", r.ID, len(r.Steps)) }
 
 // flatConfig flattens config.toml text; an unreadable one is empty.
 func flatConfig(text string) map[string]string {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Per-class recall beyond this many classes shows the worst and the best
@@ -27,7 +27,7 @@ type ClassDiff struct {
 // ClassDiffs orders the classes by the difference of the runs' recall at
 // their last refresh, lowest first: the classes the other runs lose most
 // against the first run come first. With one run it orders by recall.
-func ClassDiffs(runs []*Run) []ClassDiff {
+func ClassDiffs(runs []*RunSeries) []ClassDiff {
 	K := 0
 	for _, r := range runs {
 		K = max(K, len(r.Recall))
@@ -82,12 +82,12 @@ func (m *Model) recallTable(w, h int) string {
 	th := m.ctx.Theme
 	diffs := ClassDiffs(m.runs)
 	if len(diffs) == 0 {
-		return pane.Fit(th.Render(th.Dim, "no per-class recall yet: no run has a refresh"), w, h)
+		return style.Fit(th.Render(th.Dim, "no per-class recall yet: no run has a refresh"), w, h)
 	}
 	const classW = 16
 	colW := 8 // "1 " and the run's label, at most 14 wide
 	for _, r := range m.runs {
-		colW = max(colW, min(16, pane.Width(r.Label())+2))
+		colW = max(colW, min(16, style.Width(r.Label())+2))
 	}
 	nRuns := min(len(m.runs), max(1, (w-classW-colW-2)/(colW+1)))
 	if nRuns < len(m.runs) { // narrow: many runs before long labels
@@ -111,18 +111,18 @@ func (m *Model) recallTable(w, h int) string {
 		labels[i] = r.Label()
 	}
 	labels = distinctTails(labels, colW-2)
-	head := pane.PadRight("class", classW)
+	head := style.PadRight("class", classW)
 	for i := range nRuns {
-		head += " " + pane.PadLeft(m.paints[i%len(m.paints)].Render(Mark(i))+" "+pane.PadRight(labels[i], colW-2), colW)
+		head += " " + style.PadLeft(m.paints[i%len(m.paints)].Render(Mark(i))+" "+style.PadRight(labels[i], colW-2), colW)
 	}
-	head += " " + pane.PadLeft(deltaName, colW)
+	head += " " + style.PadLeft(deltaName, colW)
 	row := func(d ClassDiff) string {
-		s := pane.PadRight(names(d.Class), classW)
+		s := style.PadRight(names(d.Class), classW)
 		for i := range nRuns {
-			s += " " + pane.PadLeft(num3(d.Recall[i]), colW)
+			s += " " + style.PadLeft(num3(d.Recall[i]), colW)
 		}
 		if len(m.runs) > 1 {
-			s += " " + pane.PadLeft(signed(d.Delta), colW)
+			s += " " + style.PadLeft(signed(d.Delta), colW)
 		}
 		return s
 	}
@@ -151,7 +151,7 @@ func (m *Model) recallTable(w, h int) string {
 	if nRuns < len(m.runs) {
 		lines = append(lines, th.Render(th.Dim, fmt.Sprintf("%d more runs do not fit: widen the terminal", len(m.runs)-nRuns)))
 	}
-	return pane.Fit(strings.Join(lines, "\n"), w, h)
+	return style.Fit(strings.Join(lines, "\n"), w, h)
 }
 
 func num3(x float64) string {
@@ -173,7 +173,7 @@ func signed(x float64) string {
 // pol-7e40-0 … pol-7e40-11 become …0 … …11). Labels that fit, or that
 // share no prefix, are left to the column to cut.
 func distinctTails(labels []string, w int) []string {
-	if len(labels) < 2 || !slices.ContainsFunc(labels, func(l string) bool { return pane.Width(l) > w }) {
+	if len(labels) < 2 || !slices.ContainsFunc(labels, func(l string) bool { return style.Width(l) > w }) {
 		return labels
 	}
 	prefix := []rune(labels[0])

@@ -16,6 +16,7 @@ import (
 	"selmix/core/metric"
 	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Model is the curves pane.
@@ -27,7 +28,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.Run) *Model {
+func New(ctx *pane.Context, run *history.RunState) *Model {
 	return &Model{Base: pane.NewBase(ctx, run), sel: -1, smooth: 0.6}
 }
 
@@ -108,9 +109,8 @@ func (m *Model) View() string {
 	if m.linear {
 		return m.linearView()
 	}
-	objs := metric.Objectives()
 	tableW := 46
-	tableH := len(objs) + 1
+	tableH := TableRows()
 	var chartW, chartH int
 	side := m.W >= 100
 	if side {
@@ -127,13 +127,18 @@ func (m *Model) View() string {
 	}
 	table := m.table(tableW)
 	if side {
-		return pane.JoinH(pane.Fit(chart, chartW, m.H), pane.Fit("", 2, m.H), pane.Fit(table, tableW, m.H))
+		return style.JoinH(style.Fit(chart, chartW, m.H), style.Fit("", 2, m.H), style.Fit(table, tableW, m.H))
 	}
 	if chart == "" {
-		return pane.Fit(table, m.W, m.H)
+		return style.Fit(table, m.W, m.H)
 	}
-	return pane.Fit(chart+"\n"+table, m.W, m.H)
+	return style.Fit(chart+"\n"+table, m.W, m.H)
 }
+
+// TableRows is the height of the objectives table (a header and one row
+// per objective): beside the chart (from 100 columns) the pane shows it
+// whole only with at least that many rows.
+func TableRows() int { return len(metric.Objectives()) + 1 }
 
 func (m *Model) table(w int) string {
 	th := m.Ctx.Theme
@@ -162,10 +167,10 @@ func (m *Model) table(w int) string {
 		case d < -5e-5:
 			ds = th.Render(th.Bad, ds)
 		}
-		line := fmt.Sprintf("%s%-19s %7.4f ", mark, name, cur) + ds + "  " + pane.Sparkline(EMA(v, m.smooth), sparkW)
+		line := fmt.Sprintf("%s%-19s %7.4f ", mark, name, cur) + ds + "  " + style.Sparkline(EMA(v, m.smooth), sparkW)
 		switch {
 		case o == sel:
-			line = th.Render(th.Selected, pane.PadRight(line, w))
+			line = th.Render(th.Selected, style.PadRight(line, w))
 		case o == opt:
 			line = th.Render(th.Accent, line)
 		}
@@ -198,7 +203,7 @@ func (m *Model) chart(w, h int) string {
 	}
 	legend := fmt.Sprintf("⣿ EMA  ⠂ raw  ⠉ pre-trained %.4f", base)
 	title := []string{th.Render(th.Bold, name) + "  " + th.Render(th.Dim, legend)}
-	if pane.Width(name)+2+pane.Width(legend) > w {
+	if style.Width(name)+2+style.Width(legend) > w {
 		// Too narrow for one line: the legend gets its own, never a cut.
 		title = []string{th.Render(th.Bold, name), th.Render(th.Dim, legend)}
 	}
@@ -234,10 +239,10 @@ func (m *Model) chart(w, h int) string {
 		case i == baseRow:
 			label = num(base) // the pre-trained model's ψ, on the ⠉ line
 		}
-		lines = append(lines, th.Render(th.Dim, pane.PadLeft(label, axisW-1)+"┤")+row)
+		lines = append(lines, th.Render(th.Dim, style.PadLeft(label, axisW-1)+"┤")+row)
 	}
 	xl := fmt.Sprintf("%d", total)
-	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+"└step 0"+pane.PadLeft(xl, max(0, plotW-6))))
+	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW-1)+"└step 0"+style.PadLeft(xl, max(0, plotW-6))))
 	return strings.Join(lines, "\n")
 }
 
@@ -265,39 +270,20 @@ func newCanvas(w, h int) *canvas {
 	return c
 }
 
-var dotBit = [2][4]uint8{{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}}
-
 func (c *canvas) set(l layer, x, y int) {
 	if x < 0 || y < 0 || x >= c.dw || y >= c.dh {
 		return
 	}
-	c.bits[l][(y/4)*c.w+x/2] |= dotBit[x%2][y%4]
+	c.bits[l][(y/4)*c.w+x/2] |= style.BrailleBit(x, y)
 }
 
 // line draws a Bresenham line.
 func (c *canvas) line(l layer, x0, y0, x1, y1 int) {
-	dx, dy := abs(x1-x0), -abs(y1-y0)
-	sx, sy := sign(x1-x0), sign(y1-y0)
-	e := dx + dy
-	for {
-		c.set(l, x0, y0)
-		if x0 == x1 && y0 == y1 {
-			return
-		}
-		e2 := 2 * e
-		if e2 >= dy {
-			e += dy
-			x0 += sx
-		}
-		if e2 <= dx {
-			e += dx
-			y0 += sy
-		}
-	}
+	style.Line(x0, y0, x1, y1, func(x, y int) { c.set(l, x, y) })
 }
 
 // render styles each cell by its top layer: EMA over raw over baseline.
-func (c *canvas) render(th *pane.Theme) []string {
+func (c *canvas) render(th *style.Theme) []string {
 	out := make([]string, c.h)
 	for y := range c.h {
 		var b strings.Builder
@@ -322,23 +308,6 @@ func (c *canvas) render(th *pane.Theme) []string {
 		out[y] = b.String()
 	}
 	return out
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-func sign(x int) int {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
 }
 
 // num formats an axis value in at most 6 columns.

@@ -63,7 +63,7 @@ func TestSmoothingBounds(t *testing.T) {
 }
 
 func TestLinearView(t *testing.T) {
-	noPred := func(K, n int) *history.Run {
+	noPred := func(K, n int) *history.RunState {
 		r := history.New(fixture.Info(K))
 		for i := range n {
 			s := fixture.Refresh(K, i, 2000, metric.MinRecall)
@@ -76,7 +76,7 @@ func TestLinearView(t *testing.T) {
 	}
 	// Ratios beyond the scale are clipped with their tip marked; a zero
 	// prediction has no ratio.
-	clipped := func() *history.Run {
+	clipped := func() *history.RunState {
 		r := history.New(fixture.Info(10))
 		for i, pr := range [][2]float64{{0, 0}, {0.01, 0.05}, {0.01, -0.07}, {0, 0.01}, {0.02, 0.02}, {0.02, -0.01}} {
 			s := fixture.Refresh(10, i, 2000, metric.MinRecall)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"selmix/tui/history"
-	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // The linear view: does the first-order step hold? Per refresh interval,
@@ -37,15 +37,15 @@ func (m *Model) linearView() string {
 		if last.Why == history.WhyRecorded {
 			lines = append(lines, th.Render(th.Dim, "This run was recorded before refreshes kept those figures."))
 		}
-		return pane.Fit(strings.Join(lines, "\n"), m.W, m.H)
+		return style.Fit(strings.Join(lines, "\n"), m.W, m.H)
 	}
 	avail := m.H - len(lines)
 	const tableW = 44
 	if m.W >= 100 {
 		chartW := m.W - tableW - 2
-		body := pane.JoinH(pane.Fit(m.ratioBars(chartW, avail), chartW, avail), pane.Fit("", 2, avail),
-			pane.Fit(m.intervalTable(tableW, avail), tableW, avail))
-		return pane.Fit(strings.Join(lines, "\n")+"\n"+body, m.W, m.H)
+		body := style.JoinH(style.Fit(m.ratioBars(chartW, avail), chartW, avail), style.Fit("", 2, avail),
+			style.Fit(m.intervalTable(tableW, avail), tableW, avail))
+		return style.Fit(strings.Join(lines, "\n")+"\n"+body, m.W, m.H)
 	}
 	tableH := min(1+len(r.Intervals), avail/2)
 	chartH := avail - tableH
@@ -56,7 +56,7 @@ func (m *Model) linearView() string {
 	if tableH > 0 {
 		lines = append(lines, m.intervalTable(m.W, tableH))
 	}
-	return pane.Fit(strings.Join(lines, "\n"), m.W, m.H)
+	return style.Fit(strings.Join(lines, "\n"), m.W, m.H)
 }
 
 // linearSummary is the newest interval and the run's tally, in two lines.
@@ -211,12 +211,12 @@ func (m *Model) ratioBars(w, h int) string {
 		if y == pos && sep != "" {
 			gap = th.Render(th.Dim, "─")
 		}
-		lines = append(lines, th.Render(th.Dim, pane.PadLeft(label, axisW-1)+"┤")+strings.Join(cells[y], gap))
+		lines = append(lines, th.Render(th.Dim, style.PadLeft(label, axisW-1)+"┤")+strings.Join(cells[y], gap))
 	}
 	first, last := ivs[0].Step, ivs[len(ivs)-1].Step
 	xl := fmt.Sprintf("step %d", first)
 	barsW := len(ivs) + len(sep)*(len(ivs)-1)
-	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW)+xl+pane.PadLeft(fmt.Sprint(last), max(0, barsW-len(xl)))))
+	lines = append(lines, th.Render(th.Dim, strings.Repeat(" ", axisW)+xl+style.PadLeft(fmt.Sprint(last), max(0, barsW-len(xl)))))
 	return strings.Join(lines, "\n")
 }
 
@@ -240,5 +240,5 @@ func (m *Model) intervalTable(w, h int) string {
 		}
 		lines = append(lines, l)
 	}
-	return pane.Fit(strings.Join(lines, "\n"), w, h)
+	return style.Fit(strings.Join(lines, "\n"), w, h)
 }

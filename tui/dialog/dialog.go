@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Dialog is one overlay: it takes every key while it is on top.
@@ -115,19 +116,19 @@ func (s *Stack) Update(kp tea.KeyPressMsg) Action {
 // Draw draws every open dialog, framed and centred, over screen (w×h).
 func (s *Stack) Draw(screen string, w, h int) string {
 	for _, d := range s.ds {
-		screen = pane.Overlay(screen, Box(s.ctx.Theme, d.Title(), d.View(w, h), w, h), w)
+		screen = style.Overlay(screen, Box(s.ctx.Theme, d.Title(), d.View(w, h), w, h), w)
 	}
 	return screen
 }
 
 // Box frames body under title, as small as the body allows and no larger
 // than w×h.
-func Box(th *pane.Theme, title, body string, w, h int) string {
+func Box(th *style.Theme, title, body string, w, h int) string {
 	bw := 0
 	for _, l := range strings.Split(body, "\n") {
-		bw = max(bw, pane.Width(l))
+		bw = max(bw, style.Width(l))
 	}
 	bw = min(bw+4, w)
 	bh := min(strings.Count(body, "\n")+3, h)
-	return pane.Frame(th, title, body, bw, bh, true)
+	return style.Frame(th, title, body, bw, bh, true)
 }

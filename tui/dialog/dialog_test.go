@@ -8,9 +8,12 @@ import (
 	"selmix/tui/internal/fixture"
 	"selmix/tui/keys"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
-func testCtx() *pane.Context { return &pane.Context{Theme: pane.NewTheme(false), Keys: keys.Default()} }
+func testCtx() *pane.Context {
+	return &pane.Context{Theme: style.NewTheme(false), Keys: keys.Default()}
+}
 
 func send(s *Stack, ks ...string) Action {
 	var a Action

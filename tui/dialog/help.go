@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // HelpID is the help dialog's ID.
@@ -100,7 +101,7 @@ func (d *Help) View(w, h int) string {
 		if i < len(right) {
 			r = right[i]
 		}
-		lines = append(lines, pane.PadRight(l, colW)+r)
+		lines = append(lines, style.PadRight(l, colW)+r)
 	}
 	return strings.Join(append(lines, footer...), "\n")
 }

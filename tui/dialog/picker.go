@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Picker chooses one value of a setting from a list. Enter submits the
@@ -68,7 +69,7 @@ func (p *Picker) View(w, h int) string {
 		line := " " + mark + o
 		if i == p.cursor {
 			line = "▸" + mark + o
-			line = th.Render(th.Selected, pane.PadRight(line, 24))
+			line = th.Render(th.Selected, style.PadRight(line, 24))
 		}
 		b.WriteString(line + "\n")
 	}

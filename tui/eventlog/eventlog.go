@@ -14,6 +14,8 @@ import (
 
 	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/style"
+	"selmix/tui/system"
 )
 
 // view is one of the pane's two lists with its own scroll position.
@@ -32,7 +34,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.Run) *Model {
+func New(ctx *pane.Context, run *history.RunState) *Model {
 	return &Model{Base: pane.NewBase(ctx, run), views: [2]view{{scroll: pane.NewTail()}, {scroll: pane.NewTail()}}}
 }
 
@@ -125,7 +127,7 @@ func (m *Model) View() string {
 			empty = "the in-process trainer writes no lines; a worker's stderr (worker.command) shows here"
 		}
 		b.WriteString(th.Render(th.Dim, empty))
-		return pane.Fit(b.String(), m.W, m.H)
+		return style.Fit(b.String(), m.W, m.H)
 	}
 	lo, hi := m.window()
 	for i, e := range log[lo:hi] {
@@ -135,7 +137,7 @@ func (m *Model) View() string {
 		st := th.Dim
 		switch {
 		case m.console:
-			st = pane.Paint{} // the worker's own text, unstyled
+			st = style.Paint{} // the worker's own text, unstyled
 		case e.Level == history.Note:
 			st = th.Bold
 		case e.Level == history.Warn:
@@ -145,7 +147,7 @@ func (m *Model) View() string {
 		}
 		b.WriteString(th.Render(th.Dim, fmt.Sprintf("%6d  ", e.Step)) + th.Render(st, e.Text))
 	}
-	return pane.Fit(b.String(), m.W, m.H)
+	return style.Fit(b.String(), m.W, m.H)
 }
 
 // systemRows is how many lines the console's system figures take.
@@ -168,7 +170,7 @@ func (m *Model) system() string {
 	if n == 0 {
 		return ""
 	}
-	out := th.Render(th.Bold, "trainer ") + pane.SystemLine(m.Run.System, m.W-8)
+	out := th.Render(th.Bold, "trainer ") + system.Line(m.Run.System, m.W-8)
 	if n == 2 {
 		const w = 16
 		hist := m.Run.SystemHistory
@@ -192,7 +194,7 @@ func (m *Model) system() string {
 				known = known || v[i] != 0
 			}
 			if known {
-				parts = append(parts, f.name+" "+pane.Sparkline(v, w))
+				parts = append(parts, f.name+" "+style.Sparkline(v, w))
 			}
 		}
 		out += "\n" + th.Render(th.Dim, strings.Join(parts, "  ")+"  (per refresh)")

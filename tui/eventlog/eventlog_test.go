@@ -11,7 +11,7 @@ import (
 )
 
 func TestView(t *testing.T) {
-	withNotes := func() *history.Run {
+	withNotes := func() *history.RunState {
 		r := fixture.Run(10, 8)
 		r.Note(history.Warn, "fork is not available yet")
 		r.Apply(fixture.Final(r.Latest))
@@ -62,7 +62,7 @@ func TestConsole(t *testing.T) {
 }
 
 // quietWorker is a run trained by a worker that has written no line.
-func quietWorker() *history.Run {
+func quietWorker() *history.RunState {
 	r := fixture.Run(10, 4)
 	r.Info.Worker = "python3 workers/torch/selmix_worker.py"
 	return r

@@ -14,13 +14,15 @@ import (
 	"selmix/core/train"
 	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/style"
+	"selmix/tui/system"
 )
 
 // Model draws two lines: identity and state, then progress.
 type Model struct{ pane.Base }
 
 // New returns a header over run.
-func New(ctx *pane.Context, run *history.Run) *Model { return &Model{pane.NewBase(ctx, run)} }
+func New(ctx *pane.Context, run *history.RunState) *Model { return &Model{pane.NewBase(ctx, run)} }
 
 func (m *Model) Update(tea.Msg) tea.Cmd    { return nil }
 func (m *Model) Title() string             { return "run" }
@@ -77,7 +79,7 @@ func (m *Model) View() string {
 		sep := th.Render(th.Dim, " · ")
 		left = th.Render(th.Title, "selmix") + " " + name + sep + obj + sep + pol + sep + r.Phase()
 	}
-	line1 := pane.PadRight(left, max(0, m.W-rightW-1)) + " " + right
+	line1 := style.PadRight(left, max(0, m.W-rightW-1)) + " " + right
 
 	// Progress line: fixed-width fields around a bar that takes the rest.
 	frac := 0.0
@@ -91,7 +93,7 @@ func (m *Model) View() string {
 	}
 	psi := ""
 	if r.Cur != nil {
-		psi = fmt.Sprintf("  ψ %.4f  s %s", r.Cur.Psi, pane.Trimmed(s.Hyper.S))
+		psi = fmt.Sprintf("  ψ %.4f  s %s", r.Cur.Psi, style.Trimmed(s.Hyper.S))
 	}
 	fields := fmt.Sprintf(" %3.0f%%  %s  %s%s", 100*frac, rate, eta, psi)
 	head := fmt.Sprintf("step %d/%d ", s.Step, s.Total)
@@ -110,16 +112,16 @@ func (m *Model) View() string {
 	case m.W >= 100:
 		minBar = 20
 	}
-	sys := pane.SystemLine(r.System, barW-minBar-2)
+	sys := system.Line(r.System, barW-minBar-2)
 	if sys != "" {
 		barW -= len([]rune(sys)) + 2
 	}
 	bar := min(barW, 60)
-	line2 := head + th.Render(th.Accent, pane.Bar(frac, max(0, bar))) + fields
+	line2 := head + th.Render(th.Accent, style.Bar(frac, max(0, bar))) + fields
 	if sys != "" {
 		line2 += strings.Repeat(" ", barW-bar+2) + th.Render(th.Dim, sys)
 	}
-	return pane.Fit(line1+"\n"+line2, m.W, m.H)
+	return style.Fit(line1+"\n"+line2, m.W, m.H)
 }
 
 // clock formats seconds as m:ss or h:mm:ss.

@@ -9,41 +9,41 @@ import (
 )
 
 func TestView(t *testing.T) {
-	paused := func() *history.Run {
+	paused := func() *history.RunState {
 		snaps := fixture.Running(10, 4)
 		p := snaps[len(snaps)-1]
 		p.Kind, p.State = train.KindControl, train.Paused
 		p.Ack = &train.Ack{Control: train.Control{Op: train.OpPause}, Step: p.Step}
 		return fixture.Apply(fixture.Info(10), append(snaps, p))
 	}
-	finished := func() *history.Run {
+	finished := func() *history.RunState {
 		r := fixture.Run(10, 4)
 		r.Apply(fixture.Final(r.Latest))
 		r.Closed = true
 		return r
 	}
-	failed := func() *history.Run {
+	failed := func() *history.RunState {
 		snaps := fixture.Running(10, 2)
 		e := snaps[len(snaps)-1]
 		e.Kind, e.State, e.Err = train.KindError, train.Failed, "step 117: loss is NaN"
 		return fixture.Apply(fixture.Info(10), append(snaps, e))
 	}
-	worker := func() *history.Run { return fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)) }
-	fed := func() *history.Run {
+	worker := func() *history.RunState { return fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)) }
+	fed := func() *history.RunState {
 		r := worker()
 		s := *r.System
 		s.ImgS, s.MemPeak, s.Util = 2470.4, 5_600_000_000, 0.97
 		r.System = &s
 		return r
 	}
-	local := func() *history.Run {
+	local := func() *history.RunState {
 		r := fixture.Run(10, 4)
 		r.System = &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
 		return r
 	}
 	cases := []struct {
 		name  string
-		run   *history.Run
+		run   *history.RunState
 		w     int
 		state string
 	}{

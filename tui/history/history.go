@@ -13,8 +13,8 @@ import (
 	"selmix/core/train"
 )
 
-// Info is what the workbench knows of a run besides its snapshots.
-type Info struct {
+// RunInfo is what the workbench knows of a run besides its snapshots.
+type RunInfo struct {
 	ID, Name    string
 	Dir         string // the run's directory in the store
 	ClassNames  []string
@@ -43,9 +43,9 @@ type Entry struct {
 	Text  string
 }
 
-// Run is the accumulated view of one run.
-type Run struct {
-	Info Info
+// RunState is the accumulated view of one run.
+type RunState struct {
+	Info RunInfo
 
 	Latest   train.Snapshot // newest snapshot of any kind
 	Seen     bool           // at least one snapshot arrived
@@ -100,21 +100,21 @@ type loaded struct {
 	G, P []float64
 }
 
-// New returns an empty Run. The strings of info come from outside (a
+// New returns an empty RunState. The strings of info come from outside (a
 // worker's hello, a features file, a run directory anyone may have
 // written): each is made safe to draw here, once.
-func New(info Info) *Run {
+func New(info RunInfo) *RunState {
 	info.ID, info.Name, info.Dir = safetext.Line(info.ID), safetext.Line(info.Name), safetext.Line(info.Dir)
 	names := make([]string, len(info.ClassNames))
 	for k, n := range info.ClassNames {
 		names[k] = safetext.Line(n)
 	}
 	info.ClassNames = names
-	return &Run{Info: info, Obj: make([][]float64, len(metric.Objectives()))}
+	return &RunState{Info: info, Obj: make([][]float64, len(metric.Objectives()))}
 }
 
 // K is the number of classes, 0 before the first refresh.
-func (r *Run) K() int {
+func (r *RunState) K() int {
 	if r.Cur == nil {
 		return 0
 	}
@@ -122,7 +122,7 @@ func (r *Run) K() int {
 }
 
 // ClassName names class k: its dataset name if known, else its index.
-func (r *Run) ClassName(k int) string {
+func (r *RunState) ClassName(k int) string {
 	if k < len(r.Info.ClassNames) && r.Info.ClassNames[k] != "" {
 		return r.Info.ClassNames[k]
 	}
@@ -149,10 +149,10 @@ func push(log []Entry, dropped *int, e Entry) []Entry {
 	return log
 }
 
-func (r *Run) log(e Entry) { r.Log = push(r.Log, &r.LogDropped, e) }
+func (r *RunState) log(e Entry) { r.Log = push(r.Log, &r.LogDropped, e) }
 
 // Note appends a UI-side line to the event log (e.g. "fork not available").
-func (r *Run) Note(level Level, text string) {
+func (r *RunState) Note(level Level, text string) {
 	r.log(Entry{Step: r.Latest.Step, Level: level, Text: text})
 }
 
@@ -160,14 +160,14 @@ func (r *Run) Note(level Level, text string) {
 // came without them (RefreshStats.G == nil means "not loaded yet": a
 // recorded run's are read from disk after its history is shown). They
 // fill in Cur whenever it is that refresh and lacks them, now or later.
-func (r *Run) SetMatrices(step int, G, P []float64) {
+func (r *RunState) SetMatrices(step int, G, P []float64) {
 	r.matrices = &loaded{step, G, P}
 	r.fill()
 }
 
 // fill completes Cur with the loaded G and P if they are its own. Cur
 // becomes a copy: the snapshot it came from is shared and never written.
-func (r *Run) fill() {
+func (r *RunState) fill() {
 	m := r.matrices
 	if m == nil || r.Cur == nil || r.Cur.G != nil || r.Cur.Step != m.step {
 		return
@@ -179,7 +179,7 @@ func (r *Run) fill() {
 
 // Apply folds one snapshot in. Snapshots are the engine's immutable
 // copies, so keeping their slices is safe.
-func (r *Run) Apply(s train.Snapshot) {
+func (r *RunState) Apply(s train.Snapshot) {
 	defer r.fill()
 	r.Seen = true
 	// A step snapshot carries the last refresh too; keep per-step values
@@ -239,11 +239,11 @@ func (r *Run) Apply(s train.Snapshot) {
 
 // seenRefresh reports whether rs is the refresh already shown (a repeat,
 // or the same refresh carried again).
-func (r *Run) seenRefresh(rs *train.RefreshStats) bool {
+func (r *RunState) seenRefresh(rs *train.RefreshStats) bool {
 	return r.Cur != nil && r.Cur.Step == rs.Step && (r.Cur == rs || r.cur == rs)
 }
 
-func (r *Run) addRefresh(s train.Snapshot) {
+func (r *RunState) addRefresh(s train.Snapshot) {
 	rs := s.Refresh
 	if rs == nil {
 		return
@@ -279,7 +279,7 @@ func (r *Run) addRefresh(s train.Snapshot) {
 // LambdaHistory returns the history of multiplier i over the trailing
 // refreshes whose multipliers have n entries (a change of objective
 // starts a new history).
-func (r *Run) LambdaHistory(i, n int) []float64 {
+func (r *RunState) LambdaHistory(i, n int) []float64 {
 	var out []float64
 	for j := len(r.Lambda) - 1; j >= 0; j-- {
 		l := r.Lambda[j]
@@ -295,7 +295,7 @@ func (r *Run) LambdaHistory(i, n int) []float64 {
 }
 
 // Phase is a short description of where the run is.
-func (r *Run) Phase() string {
+func (r *RunState) Phase() string {
 	switch {
 	case !r.Seen:
 		return "starting"

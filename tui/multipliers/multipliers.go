@@ -15,6 +15,7 @@ import (
 	"selmix/tui/classlist"
 	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Model is the pane.
@@ -31,7 +32,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.Run) *Model {
+func New(ctx *pane.Context, run *history.RunState) *Model {
 	m := &Model{Pane: classlist.NewPane(ctx, run)}
 	m.sync()
 	return m
@@ -116,17 +117,17 @@ func (m *Model) View() string {
 	var b strings.Builder
 	sparkW := max(4, min(40, m.W/3))
 	sNow := r.Latest.Hyper.S
-	fmt.Fprintf(&b, "s = %s  %s  %s", th.Render(th.Accent, pane.Trimmed(sNow)),
-		th.Render(th.Accent, pane.Sparkline(r.S, sparkW)), th.Render(th.Dim, fmt.Sprintf("(%s to scale)", m.Ctx.Keys.SUp.Help().Key)))
+	fmt.Fprintf(&b, "s = %s  %s  %s", th.Render(th.Accent, style.Trimmed(sNow)),
+		th.Render(th.Accent, style.Sparkline(r.S, sparkW)), th.Render(th.Dim, fmt.Sprintf("(%s to scale)", m.Ctx.Keys.SUp.Help().Key)))
 	lam := m.RS.Lambda
 	obj := r.Latest.Hyper.Objective
 	b.WriteByte('\n')
 	if len(lam) == 0 {
 		b.WriteString(th.Render(th.Dim, fmt.Sprintf("%s has no Lagrange multipliers", obj)))
-		return pane.Fit(b.String(), m.W, m.H)
+		return style.Fit(b.String(), m.W, m.H)
 	}
 	hi := m.hi
-	scaleNote := fmt.Sprintf("bars 0–%s", pane.Trimmed(hi))
+	scaleNote := fmt.Sprintf("bars 0–%s", style.Trimmed(hi))
 	if hi == 0 {
 		hi = 1
 		scaleNote = "all zero"
@@ -141,14 +142,14 @@ func (m *Model) View() string {
 	first, end := m.Scroll.Window(len(m.order), m.Rows())
 	for _, i := range m.order[first:end] {
 		b.WriteByte('\n')
-		name := pane.PadRight(history.Short(m.names[i], nameW), nameW)
+		name := style.PadRight(history.Short(m.names[i], nameW), nameW)
 		if m.perClass && i == m.Nav.Found {
-			name = th.Render(th.Accent, pane.PadRight("»"+history.Short(m.names[i], nameW-1), nameW))
+			name = th.Render(th.Accent, style.PadRight("»"+history.Short(m.names[i], nameW-1), nameW))
 		}
 		b.WriteString(name + " ")
-		b.WriteString(th.Render(th.Accent, pane.Bar(lam[i]/hi, barW)))
+		b.WriteString(th.Render(th.Accent, style.Bar(lam[i]/hi, barW)))
 		fmt.Fprintf(&b, " %8.3g ", lam[i])
-		b.WriteString(th.Render(th.Dim, pane.Sparkline(r.LambdaHistory(i, len(lam)), sparkW)))
+		b.WriteString(th.Render(th.Dim, style.Sparkline(r.LambdaHistory(i, len(lam)), sparkW)))
 	}
-	return pane.Fit(b.String(), m.W, m.H)
+	return style.Fit(b.String(), m.W, m.H)
 }

@@ -1,14 +1,12 @@
 package pane
 
 import (
-	"fmt"
-	"strings"
-
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/tui/history"
 	"selmix/tui/keys"
+	"selmix/tui/style"
 )
 
 // Base is what every pane embeds: the shared context, the run it draws
@@ -16,12 +14,12 @@ import (
 // A pane that must react to a resize wraps SetSize.
 type Base struct {
 	Ctx  *Context
-	Run  *history.Run
+	Run  *history.RunState
 	W, H int
 }
 
 // NewBase returns the Base of a pane over run.
-func NewBase(ctx *Context, run *history.Run) Base { return Base{Ctx: ctx, Run: run} }
+func NewBase(ctx *Context, run *history.RunState) Base { return Base{Ctx: ctx, Run: run} }
 
 // SetSize records the pane's content area.
 func (b *Base) SetSize(w, h int) { b.W, b.H = w, h }
@@ -29,7 +27,7 @@ func (b *Base) SetSize(w, h int) { b.W, b.H = w, h }
 // Waiting is the view of a pane before the first evaluation.
 func (b *Base) Waiting() string {
 	th := b.Ctx.Theme
-	return Fit(th.Render(th.Dim, "waiting for the first evaluation…"), b.W, b.H)
+	return style.Fit(th.Render(th.Dim, "waiting for the first evaluation…"), b.W, b.H)
 }
 
 // Scroll is a window of rows lines over n lines, the vertical half of
@@ -108,10 +106,4 @@ func (s *Scroll) Update(kp tea.KeyPressMsg, k *keys.Map, n, rows int) bool {
 		return false
 	}
 	return true
-}
-
-// Trimmed formats x with at most three decimals and no trailing zeros
-// (0.95, 10, 12.5).
-func Trimmed(x float64) string {
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", x), "0"), ".")
 }

@@ -101,14 +101,3 @@ func TestScrollKeys(t *testing.T) {
 		}
 	}
 }
-
-func TestTrimmed(t *testing.T) {
-	for _, c := range []struct {
-		x    float64
-		want string
-	}{{0.95, "0.95"}, {10, "10"}, {12.5, "12.5"}, {0.0004, "0"}, {1.23456, "1.235"}, {-2.5, "-2.5"}} {
-		if got := Trimmed(c.x); got != c.want {
-			t.Errorf("Trimmed(%g) = %q, want %q", c.x, got, c.want)
-		}
-	}
-}

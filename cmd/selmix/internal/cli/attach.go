@@ -49,7 +49,7 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 	if err != nil {
 		return err
 	}
-	info := history.Info{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir, Worker: workerOf(r)}
+	info := history.RunInfo{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir, Worker: workerOf(r)}
 	if len(h.Starts) > 0 {
 		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
 	}
@@ -122,16 +122,16 @@ func printRecordedSummary(w io.Writer, r *runs.Run) error {
 	return nil
 }
 
-// forkAction forks run id of root at a step, with the overrides chosen
+// forkAction forks run id of root at a step or its best checkpoint, with the overrides chosen
 // in the workbench's fork form, into a new background run: what f does
 // in the workbench. Forks start one at a time, so each new run's name is
 // chosen after the previous fork's run exists (forkRun picks a free one).
-func forkAction(root, id string) func(step int, sets []string) (string, error) {
+func forkAction(root, id string) func(at string, sets []string) (string, error) {
 	var mu sync.Mutex
-	return func(step int, sets []string) (string, error) {
+	return func(at string, sets []string) (string, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		nid, _, err := spawnForkDetached(root, id, step, sets)
+		nid, _, err := spawnForkDetached(root, id, at, sets)
 		if err != nil {
 			return "", fmt.Errorf("fork: %v", err)
 		}

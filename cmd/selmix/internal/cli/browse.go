@@ -13,6 +13,7 @@ import (
 	"selmix/tui/browser"
 	"selmix/tui/compare"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // browseRuns shows the runs browser over root. Enter opens the chosen
@@ -29,7 +30,7 @@ func browseRuns(cmd *cobra.Command, root, keysPath string) error {
 	}
 	ctx, cancel := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 	defer cancel()
-	pc := &pane.Context{Theme: pane.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
+	pc := &pane.Context{Theme: style.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
 	m := browser.New(pc, root)
 	for {
 		if err := runProgram(ctx, m); err != nil {
@@ -43,7 +44,7 @@ func browseRuns(cmd *cobra.Command, root, keysPath string) error {
 		case browser.Open:
 			err = openOrAttach(cmd, root, ids[0], keysPath)
 		case browser.Compare:
-			cm := compare.New(pc, ids, func(ids []string) ([]*compare.Run, error) { return compare.Load(root, ids) })
+			cm := compare.New(pc, ids, func(ids []string) ([]*compare.RunSeries, error) { return compare.Load(root, ids) })
 			if err := runProgram(ctx, cm); err != nil {
 				return err
 			}

@@ -47,10 +47,10 @@ func spawnDetached(root, config string, sets []string) (id string, pid int, err 
 	return spawnChild(root, args)
 }
 
-// spawnForkDetached forks run id at step, with the configuration
-// overrides sets, into a new background run.
-func spawnForkDetached(root, id string, step int, sets []string) (string, int, error) {
-	args := []string{"fork", id, "--at", fmt.Sprint(step), "-q"}
+// spawnForkDetached forks run id at at (a step or best, as --at takes
+// it), with the configuration overrides sets, into a new background run.
+func spawnForkDetached(root, id, at string, sets []string) (string, int, error) {
+	args := []string{"fork", id, "--at", at, "-q"}
 	for _, kv := range sets {
 		args = append(args, "--set", kv)
 	}

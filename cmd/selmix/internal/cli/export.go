@@ -123,7 +123,7 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 	if !f.compare && len(args) != 1 {
 		return badInput("export takes one run (got %d); use --compare to compare runs", len(args))
 	}
-	var rs []*viz.Run
+	var rs []*viz.RunData
 	for _, a := range args {
 		r, err := openPlotRun(f.runs, a)
 		if err != nil {
@@ -184,7 +184,7 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 
 // openPlotRun opens RUN as a directory holding run.json, else by id,
 // prefix or name in the runs root.
-func openPlotRun(root, arg string) (*viz.Run, error) {
+func openPlotRun(root, arg string) (*viz.RunData, error) {
 	if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
 		r, err := viz.Load(arg)
 		if err != nil {

@@ -15,7 +15,7 @@ import (
 // run's config lacks it), groups in order of first member. key is a
 // whole config key ("finetune.policy") or its last parts ("policy") if
 // they name one key only; it returns the whole key.
-func groupRuns(rs []*viz.Run, key string) ([]viz.Group, string, error) {
+func groupRuns(rs []*viz.RunData, key string) ([]viz.Group, string, error) {
 	cfgs := make([]map[string]string, len(rs))
 	keys := map[string]bool{}
 	for i, r := range rs {

@@ -24,6 +24,7 @@ import (
 	"selmix/runs/sweep"
 	"selmix/tui/compare"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 	sweepview "selmix/tui/sweep"
 	"selmix/viz"
 )
@@ -482,7 +483,7 @@ func openSweepView(cmd *cobra.Command, s *sweep.Sweep, keysPath string) error {
 		return err
 	}
 	rd := sweep.NewReader(s, sweep.Commands{})
-	ctx := &pane.Context{Theme: pane.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
+	ctx := &pane.Context{Theme: style.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
 	sel := 0
 	for {
 		m := sweepview.New(ctx, s.ID)
@@ -496,7 +497,7 @@ func openSweepView(cmd *cobra.Command, s *sweep.Sweep, keysPath string) error {
 			return err
 		}
 		if ids, group, ok := m.Compared(); ok {
-			cm := compare.New(ctx, ids, func(ids []string) ([]*compare.Run, error) { return compare.Load(s.Root, ids) })
+			cm := compare.New(ctx, ids, func(ids []string) ([]*compare.RunSeries, error) { return compare.Load(s.Root, ids) })
 			cm.GroupBy(group)
 			if err := runProgram(cmd.Context(), cm); err != nil {
 				return err

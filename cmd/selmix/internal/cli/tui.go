@@ -133,7 +133,7 @@ func recorded(root, id string, km *keys.Map, kpath string) (*tui.Model, []train.
 	if err != nil {
 		return nil, nil, err
 	}
-	info := history.Info{ID: run.Meta.ID, Name: run.Meta.Name, Dir: run.Dir, ReadOnly: true, Worker: workerOf(run)}
+	info := history.RunInfo{ID: run.Meta.ID, Name: run.Meta.Name, Dir: run.Dir, ReadOnly: true, Worker: workerOf(run)}
 	if len(h.Starts) > 0 {
 		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
 	}
@@ -219,7 +219,7 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 		out.hold()
 		defer out.release()
 		m := tui.New(tui.Options{
-			Info: history.Info{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts,
+			Info: history.RunInfo{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts,
 				Worker: strings.Join(vi.Config.Worker.Command, " ")},
 			Ctl: eng, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "",
 			Fork: forkAction(filepath.Dir(vi.Dir), vi.ID), Export: exportAction(vi.Dir),

@@ -83,7 +83,7 @@ func TestOpenReplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := tui.New(tui.Options{Info: history.Info{ID: r.Meta.ID, ClassNames: h.Starts[0].ClassNames, ReadOnly: true}, LoadMatrices: loadMatrices(h)})
+		m := tui.New(tui.Options{Info: history.RunInfo{ID: r.Meta.ID, ClassNames: h.Starts[0].ClassNames, ReadOnly: true}, LoadMatrices: loadMatrices(h)})
 		m.Update(tea.WindowSizeMsg{Width: 140, Height: 42})
 		m.Update(tui.SnapshotsMsg(record.Snapshots(h)))
 		m.Update(m.Init()())

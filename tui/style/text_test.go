@@ -1,4 +1,4 @@
-package pane
+package style
 
 import (
 	"testing"
@@ -83,17 +83,13 @@ func splitLines(s string) []string {
 	return append(out, s[start:])
 }
 
-func TestBar(t *testing.T) {
-	cases := []struct {
-		frac float64
-		w    int
+func TestTrimmed(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
 		want string
-	}{
-		{0, 4, "····"}, {1, 4, "████"}, {0.5, 4, "██··"}, {0.5625, 4, "██▎·"}, {2, 3, "███"}, {-1, 3, "···"},
-	}
-	for _, c := range cases {
-		if got := Bar(c.frac, c.w); got != c.want {
-			t.Errorf("Bar(%g, %d) = %q, want %q", c.frac, c.w, got, c.want)
+	}{{0.95, "0.95"}, {10, "10"}, {12.5, "12.5"}, {0.0004, "0"}, {1.23456, "1.235"}, {-2.5, "-2.5"}} {
+		if got := Trimmed(c.x); got != c.want {
+			t.Errorf("Trimmed(%g) = %q, want %q", c.x, got, c.want)
 		}
 	}
 }

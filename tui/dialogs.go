@@ -5,10 +5,13 @@ import (
 	"strconv"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
+
 	"selmix/core/gain"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/dialog"
+	"selmix/tui/history"
 )
 
 // Dialog IDs the root model acts on.
@@ -68,7 +71,9 @@ func (m *Model) editForm() dialog.Dialog {
 
 // forkForm asks for the settings of a fork at step, prefilled with the
 // run's values: the new run's name ("" picks a free one), objective,
-// policy, s, η, steps and refresh.
+// policy, s, η, steps, refresh, and where it starts: the checkpoint at
+// or before a step (step itself unless changed) or the best one, as
+// `selmix fork --at STEP|best`.
 func (m *Model) forkForm(step int) dialog.Dialog {
 	h := m.run.Latest.Hyper
 	name := dialog.Field{Key: "name", Label: "name", Text: true,
@@ -80,13 +85,19 @@ func (m *Model) forkForm(step int) dialog.Dialog {
 	obj.Doc, pol.Doc = "objective to optimize (a wrong name lists them)", "fine-tuning policy (a wrong name lists them)"
 	total := m.run.Latest.Total
 	steps := dialog.Field{Key: "steps", Label: "steps", Value: strconv.Itoa(total), Doc: "fine-tuning steps in all (the fork goes on from its step)"}
-	fields := []dialog.Field{name, obj, pol, hyperField(h, "s"), hyperField(h, "lr"), steps, hyperField(h, "refresh")}
+	at := dialog.Field{Key: "at", Label: "at", Text: true, Value: strconv.Itoa(step),
+		Doc: "a step ≤ " + strconv.Itoa(step) + ", or best (the best validation ψ)"}
+	fields := []dialog.Field{name, obj, pol, hyperField(h, "s"), hyperField(h, "lr"), steps, hyperField(h, "refresh"), at}
 	check := func(changed []dialog.KV) map[string]string {
 		var hyper []dialog.KV
 		errs := map[string]string{}
 		for _, kv := range changed {
 			switch kv.Key {
 			case "name":
+			case "at":
+				if n, err := strconv.Atoi(kv.Value); kv.Value != "best" && (err != nil || n < 0 || n > step) {
+					errs["at"] = fmt.Sprintf("want best or a step from 0 to %d, got %q", step, kv.Value)
+				}
 			case "steps":
 				if n, err := strconv.Atoi(kv.Value); err != nil || n <= step {
 					errs["steps"] = fmt.Sprintf("want an integer > the fork's step %d, got %q", step, kv.Value)
@@ -103,12 +114,24 @@ func (m *Model) forkForm(step int) dialog.Dialog {
 	return dialog.NewForm(m.ctx, forkID, fmt.Sprintf("fork at the checkpoint at or before step %d", step), "enter forks", fields, check)
 }
 
+// forkAt is where a fork form's fork starts, as `selmix fork --at` takes
+// it: "best", or the step (the form's own unless changed).
+func forkAt(step int, changed []dialog.KV) string {
+	for _, kv := range changed {
+		if kv.Key == "at" {
+			return kv.Value
+		}
+	}
+	return strconv.Itoa(step)
+}
+
 // forkSets turns a fork form's changes into the run's configuration
 // overrides (section.key=value).
 func forkSets(changed []dialog.KV) []string {
 	var sets []string
 	for _, kv := range changed {
 		switch kv.Key {
+		case "at":
 		case "name":
 			if kv.Value != "" {
 				sets = append(sets, "name="+kv.Value)
@@ -162,4 +185,41 @@ func (m *Model) helpDialog() dialog.Dialog {
 		where = m.keysPath + " or --keys FILE"
 	}
 	return dialog.NewHelp(m.ctx, groups, "keys are remappable: "+where, []int{0, 1, 4, 5, 2, 3}, []int{0, 2, 3}, []int{1, 4, 5})
+}
+
+// act carries out what a dialog asked for.
+func (m *Model) act(a dialog.Action) tea.Cmd {
+	switch a := a.(type) {
+	case dialog.Quit:
+		m.quit, m.detached = true, a.Detach && m.attached
+		return tea.Quit
+	case dialog.Submit:
+		if a.ID == forkID {
+			at, sets, fork := forkAt(m.forkStep, a.Values), forkSets(a.Values), m.fork
+			if at == "best" {
+				m.run.Note(history.Note, "forking at the best checkpoint…")
+			} else {
+				m.run.Note(history.Note, fmt.Sprintf("forking at the checkpoint at or before step %s…", at))
+			}
+			return func() tea.Msg { t, err := fork(at, sets); return NoteMsg{t, err} }
+		}
+		for _, kv := range a.Values {
+			m.send(train.Control{Op: train.OpSet, Key: kv.Key, Value: kv.Value})
+		}
+	}
+	return nil
+}
+
+func (m *Model) nameOr(def string) string {
+	if m.run.Info.Name != "" {
+		return m.run.Info.Name
+	}
+	return def
+}
+
+func (m *Model) idOr(def string) string {
+	if m.run.Info.ID != "" {
+		return m.run.Info.ID
+	}
+	return def
 }

@@ -1,4 +1,7 @@
-package pane
+// Package system formats what the trainer reports of its device and
+// process (train.System) for the header and the event log: one line that
+// drops fields until it fits.
+package system
 
 import (
 	"fmt"
@@ -72,13 +75,13 @@ func fieldsOf(s *train.System) systemFields {
 	return f
 }
 
-// SystemLine is what the trainer reports of its device and process in at
+// Line is what the trainer reports of its device and process in at
 // most w columns, e.g. "cuda:0 NVIDIA A100 · 2470 img/s · mem 3.1/4.0 GiB
 // · peak 5.2 GiB · util 87% · rss 2.3 GiB · cpu 1.2": the longest of ever
 // shorter forms that fits (the device's first word only, then without the
 // device, without the peak, without rss, without cpu, img/s and
 // utilisation, utilisation alone), "" if none does or s is nil.
-func SystemLine(s *train.System, w int) string {
+func Line(s *train.System, w int) string {
 	if s == nil {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package pane
+package system
 
 import (
 	"testing"
@@ -21,7 +21,7 @@ func TestBytes(t *testing.T) {
 	}
 }
 
-func TestSystemLine(t *testing.T) {
+func TestLine(t *testing.T) {
 	gpu := &train.System{Device: "cuda:0 NVIDIA A100", MemUsed: 3_300_000_000, MemReserved: 4 << 30, Util: 0.87, RSS: 2_469_606_195, CPU: 1.2}
 	cpu := &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
 	fed := &train.System{Device: "cuda:0 NVIDIA H100", ImgS: 2470.4, MemUsed: 3_300_000_000, MemReserved: 4 << 30, MemPeak: 5_600_000_000,
@@ -61,8 +61,8 @@ func TestSystemLine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := SystemLine(c.s, c.w); got != c.want {
-				t.Errorf("SystemLine(%d) = %q, want %q", c.w, got, c.want)
+			if got := Line(c.s, c.w); got != c.want {
+				t.Errorf("Line(%d) = %q, want %q", c.w, got, c.want)
 			}
 		})
 	}
