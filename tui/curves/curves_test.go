@@ -17,6 +17,9 @@ func TestView(t *testing.T) {
 		{Name: "other-objective-raw", Run: fixture.Run(10, 12), W: 120, H: 14,
 			Keys: []string{"j", "j", "[", "[", "[", "[", "[", "[", "["}},
 		{Name: "table-only", Run: fixture.Run(10, 12), W: 60, H: 11},
+		// The size the workbench gives the pane at 120×36: every
+		// objective's row beside the chart.
+		{Name: "side-120x36", Run: fixture.Run(10, 12), W: 118, H: TableRows()},
 	})
 }
 
