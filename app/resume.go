@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"selmix/core/local"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/live"
@@ -57,22 +56,14 @@ func (s *Session) Resume(ctx context.Context, id string) error {
 		// Crashed before its first (valid) checkpoint: start over; the
 		// events it logged are reproduced exactly and not written twice.
 		step = 0
-		if eng, err = s.fresh(sig, c); err != nil {
-			return err
-		}
+		eng, err = s.fresh(sig, c)
 	} else {
-		ckpt, err := local.ParseCheckpoint(state)
-		if err != nil {
+		eng, err = s.restored(sig, c, state, func(err error) error {
 			return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, step, err)
-		}
-		tr, err := s.restore(sig.workerCtx, c, ckpt)
-		if err != nil {
-			return sig.interrupted(err)
-		}
-		if eng, err = train.Resume(c.Train(), tr, ckpt); err != nil {
-			tr.Close()
-			return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, step, err)
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	defer eng.Trainer().Close()
 	rec, err := record.Reopen(root, r.Meta.ID)
@@ -84,7 +75,15 @@ func (s *Session) Resume(ctx context.Context, id string) error {
 		// run's lock, so no live process owns it.
 		os.Remove(filepath.Join(r.Dir, live.SocketName))
 	}
-	// Controls acknowledged after the checkpoint are re-sent at their steps.
+	resend(eng, h)
+	fmt.Fprintf(w, "resuming run %s from step %d (%s)\n", r.Meta.ID, step, r.Dir)
+	return s.execute(ctx, sig, eng, rec, c, step, true)
+}
+
+// resend sends again, at their steps, the controls h acknowledged after
+// the checkpoint eng continues from: a resumed run takes them as the
+// run did.
+func resend(eng *train.Engine, h *record.History) {
 	acked := eng.Acked()
 	for i, a := range h.Controls {
 		if i < acked || a.Err != "" || a.Control.Op != train.OpSet || a.Control.Auto {
@@ -94,6 +93,4 @@ func (s *Session) Resume(ctx context.Context, id string) error {
 		c.At = a.Step
 		eng.Send(c)
 	}
-	fmt.Fprintf(w, "resuming run %s from step %d (%s)\n", r.Meta.ID, step, r.Dir)
-	return s.execute(ctx, sig, eng, rec, c, step, true)
 }

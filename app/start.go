@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"syscall"
 	"time"
 
@@ -24,24 +25,14 @@ func (s *Session) Start(ctx context.Context, c experiment.Config, from Origin) e
 	ctx, sig := withSignals(ctx)
 	defer sig.stop()
 	var eng *train.Engine
+	var err error
 	if from.State != nil {
-		ck, err := local.ParseCheckpoint(from.State)
-		if err != nil {
-			return err
-		}
-		tr, err := s.restore(sig.workerCtx, c, ck)
-		if err != nil {
-			return sig.interrupted(err)
-		}
-		if eng, err = train.Resume(c.Train(), tr, ck); err != nil {
-			tr.Close()
-			return err
-		}
+		eng, err = s.restored(sig, c, from.State, func(err error) error { return err })
 	} else {
-		var err error
-		if eng, err = s.fresh(sig, c); err != nil {
-			return err
-		}
+		eng, err = s.fresh(sig, c)
+	}
+	if err != nil {
+		return err
 	}
 	defer eng.Trainer().Close()
 	resolved, err := c.Encode()
@@ -85,6 +76,26 @@ func (s *Session) fresh(sig *signals, c experiment.Config) (*train.Engine, error
 	return eng, nil
 }
 
+// restored rebuilds the trainer checkpoint state was taken with and an
+// engine that continues from it; what the checkpoint itself refuses is
+// returned through where (which may say which checkpoint it was).
+func (s *Session) restored(sig *signals, c experiment.Config, state []byte, where func(error) error) (*train.Engine, error) {
+	ck, err := local.ParseCheckpoint(state)
+	if err != nil {
+		return nil, where(err)
+	}
+	tr, err := s.restore(sig.workerCtx, c, ck)
+	if err != nil {
+		return nil, sig.interrupted(err)
+	}
+	eng, err := train.Resume(c.Train(), tr, ck)
+	if err != nil {
+		tr.Close()
+		return nil, where(err)
+	}
+	return eng, nil
+}
+
 // execute runs eng to its end while rec records it, and prints progress
 // and the final table. A run stopped early returns a *StoppedError.
 func (s *Session) execute(ctx context.Context, sig *signals, eng *train.Engine, rec *record.Recorder, c experiment.Config, startStep int, resumed bool) (err error) {
@@ -108,22 +119,9 @@ func (s *Session) execute(ctx context.Context, sig *signals, eng *train.Engine, 
 		return err
 	}
 	defer s.followWorker(eng, rec.Writer().Dir())()
-	// The worker's share of the run: its time in requests from here on
-	// (its hello, which may pre-train, came before) against the wall time.
-	wall := time.Now()
-	var busy0 time.Duration
-	if wc, ok := eng.Trainer().(*worker.Client); ok {
-		busy0 = wc.Busy()
-	}
-	stream, view := eng.Subscribe(), eng.Subscribe()
-	eng.SetCheckpointer(c.Finetune.CheckpointEvery, rec.Checkpointer(stream))
-	eng.KeepBest(rec.BestKeeper(stream))
-	recErr := make(chan error, 1)
-	go func() {
-		// A failed write (a full disk) stops the run: what is on disk
-		// stays valid, and nothing runs on unrecorded.
-		recErr <- rec.Follow(context.Background(), stream, func(error) { eng.Send(train.Control{Op: train.OpStop}) })
-	}()
+	share := measureWorker(eng)
+	recErr := follow(eng, rec, c.Finetune.CheckpointEvery)
+	view := eng.Subscribe()
 	printed := make(chan struct{})
 	var viewErr error
 	go func() {
@@ -165,11 +163,40 @@ func (s *Session) execute(ctx context.Context, sig *signals, eng *train.Engine, 
 	if s.Summary != nil {
 		s.Summary(w, sum, startStep)
 	}
-	if wc, ok := eng.Trainer().(*worker.Client); ok {
+	share(w)
+	return s.ended(sig, rec.Writer().ID(), rec.Writer().Dir(), c, sum, runErr)
+}
+
+// follow has rec record eng's run (its log, checkpoints every
+// checkpointEvery steps, its best model) and returns where the recording
+// ends: with nil, or the write error that stopped the run.
+func follow(eng *train.Engine, rec *record.Recorder, checkpointEvery int) <-chan error {
+	stream := eng.Subscribe()
+	eng.SetCheckpointer(checkpointEvery, rec.Checkpointer(stream))
+	eng.KeepBest(rec.BestKeeper(stream))
+	recErr := make(chan error, 1)
+	go func() {
+		// A failed write (a full disk) stops the run: what is on disk
+		// stays valid, and nothing runs on unrecorded.
+		recErr <- rec.Follow(context.Background(), stream, func(error) { eng.Send(train.Control{Op: train.OpStop}) })
+	}()
+	return recErr
+}
+
+// measureWorker starts measuring the worker's share of eng's run: its
+// time in requests from here on (its hello, which may pre-train, came
+// before) against the wall time. The returned function prints it; it
+// prints nothing for the in-process trainer.
+func measureWorker(eng *train.Engine) func(w io.Writer) {
+	wc, ok := eng.Trainer().(*worker.Client)
+	if !ok {
+		return func(io.Writer) {}
+	}
+	wall, busy0 := time.Now(), wc.Busy()
+	return func(w io.Writer) {
 		d, b := time.Since(wall), wc.Busy()-busy0
 		fmt.Fprintf(w, "worker: %.2fs in its requests of %.2fs wall (%.0f%%; selmix and the protocol: %.0f%%)\n", b.Seconds(), d.Seconds(), 100*b.Seconds()/d.Seconds(), 100*(d-b).Seconds()/d.Seconds())
 	}
-	return s.ended(sig, rec.Writer().ID(), rec.Writer().Dir(), c, sum, runErr)
 }
 
 // show hands the run's snapshots to the viewer, or prints them as
