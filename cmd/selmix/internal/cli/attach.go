@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,13 +11,11 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"selmix/core/train"
+	"selmix/app"
 	"selmix/runs"
-	"selmix/runs/live"
 	"selmix/runs/record"
 	"selmix/tui"
 	"selmix/tui/history"
@@ -40,7 +37,7 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 	defer cancel()
 	// Subscribe before reading the log: what happens in between arrives
 	// twice and is dropped below, never missed.
-	cl, err := dialLive(r, true)
+	cl, err := app.DialLive(r, true)
 	if err != nil {
 		return err
 	}
@@ -53,7 +50,7 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 	if len(h.Starts) > 0 {
 		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
 	}
-	st := replayThenFollow(ctx, h, cl)
+	st := app.ReplayThenFollow(ctx, h, cl)
 	root := filepath.Dir(r.Dir)
 	m := tui.New(tui.Options{
 		Info: info, Ctl: cl, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Attached: true,
@@ -71,44 +68,11 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 		return nil
 	}
 	if m.State() != tui.Finished && m.State() != tui.Failed {
-		if err := stopLive(cmd.Context(), w, r); err != nil {
+		if err := app.StopLive(cmd.Context(), w, r); err != nil {
 			return err
 		}
 	}
 	return printRecordedSummary(w, r)
-}
-
-// stopLive asks a live run to stop and waits until it confirms.
-func stopLive(ctx context.Context, w io.Writer, r *runs.Run) error {
-	cl, err := dialLive(r, false)
-	if errors.Is(err, live.ErrNotLive) {
-		return nil // it ended meanwhile
-	}
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	cl.Send(train.Control{Op: train.OpStop})
-	last, final := -1, false
-	for {
-		s, ok := cl.Next(ctx)
-		if !ok {
-			break
-		}
-		last = s.Step
-		final = final || s.Kind == train.KindFinal
-	}
-	if !final {
-		// A run that ended on its own as we connected closes the
-		// connection without a word: its record says how it ended.
-		if st, ok := endedStatus(r); ok {
-			fmt.Fprintf(w, "run %s had already ended (%s)\n", r.Meta.ID, st)
-			return nil
-		}
-		return fmt.Errorf("run %s: connection closed before the run confirmed it stopped (last step %d)", r.Meta.ID, last)
-	}
-	fmt.Fprintf(w, "run %s stopped at step %d\n", r.Meta.ID, last)
-	return nil
 }
 
 // printRecordedSummary prints the before/after table from the run's log.
@@ -131,7 +95,7 @@ func forkAction(root, id string) func(at string, sets []string) (string, error) 
 	return func(at string, sets []string) (string, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		nid, _, err := spawnForkDetached(root, id, at, sets)
+		nid, _, err := app.SpawnForkDetached(root, id, at, sets)
 		if err != nil {
 			return "", fmt.Errorf("fork: %v", err)
 		}
@@ -150,47 +114,6 @@ func exportAction(dir string) func() (string, error) {
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 		return lines[len(lines)-1], nil
 	}
-}
-
-// replayThenFollow is a stream of the run's logged history followed by the
-// live snapshots that are newer than it.
-func replayThenFollow(ctx context.Context, h *record.History, cl *live.Client) *train.Stream {
-	st := train.NewStream()
-	lastRefresh, lastCtl, atLast := -1, -1, 0
-	for _, s := range record.Snapshots(h) {
-		st.Publish(s)
-		switch {
-		case s.Kind == train.KindRefresh:
-			lastRefresh = s.Step
-		case s.Kind == train.KindControl && s.Step == lastCtl:
-			atLast++
-		case s.Kind == train.KindControl:
-			lastCtl, atLast = s.Step, 1
-		}
-	}
-	go func() {
-		defer st.Close()
-		for {
-			s, ok := cl.Next(ctx)
-			if !ok {
-				if err := cl.Err(); err != nil {
-					st.Publish(train.Snapshot{Kind: train.KindError, State: train.Failed, Err: err.Error()})
-				}
-				return
-			}
-			switch {
-			case s.Kind == train.KindRefresh && s.Step <= lastRefresh:
-				continue
-			case s.Kind == train.KindControl && s.Step < lastCtl:
-				continue
-			case s.Kind == train.KindControl && s.Step == lastCtl && atLast > 0:
-				atLast-- // logged already
-				continue
-			}
-			st.Publish(s)
-		}
-	}()
-	return st
 }
 
 func newAttachCmd() *cobra.Command {
@@ -221,7 +144,7 @@ the live run. Quitting asks whether to stop the run or detach from it.
 func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	cl, err := dialLive(r, false)
+	cl, err := app.DialLive(r, false)
 	if err != nil {
 		return err
 	}
@@ -235,22 +158,4 @@ func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 		fmt.Fprintf(w, "detached; run %s goes on\n", r.Meta.ID)
 	}
 	return nil
-}
-
-// endedStatus waits a little for r's process to let go of it and returns
-// its recorded status once it has.
-func endedStatus(r *runs.Run) (string, bool) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		now, err := runs.Open(filepath.Dir(r.Dir), r.Meta.ID)
-		if err != nil {
-			return "", false
-		}
-		if !now.Live {
-			st := now.EffectiveStatus()
-			return st, st != runs.StatusRunning
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "", false
 }

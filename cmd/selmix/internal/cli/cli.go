@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,9 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"selmix/core/boundedfile"
+	"selmix/app"
 	"selmix/core/safetext"
-	"selmix/runs"
 )
 
 // usageError marks input errors (bad flags, bad files): exit code 2.
@@ -22,6 +20,7 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+func (e usageError) ExitCode() int { return app.ExitBadInput }
 
 // codeError ends the command with a given exit code (e.g. 130 or 143 for
 // a sweep whose members were interrupted).
@@ -32,6 +31,7 @@ type codeError struct {
 
 func (e codeError) Error() string { return e.err.Error() }
 func (e codeError) Unwrap() error { return e.err }
+func (e codeError) ExitCode() int { return e.code }
 
 func badInput(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
@@ -68,18 +68,12 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		lines[i] = safetext.Line(l)
 	}
 	fmt.Fprintf(stderr, "selmix: %s\n", strings.Join(lines, "\n"))
-	var ue usageError
-	var stop *stoppedError
-	var ce codeError
-	switch {
-	case errors.As(err, &stop):
-		return stop.code
-	case errors.As(err, &ce):
-		return ce.code
-	case errors.As(err, &ue) || isCobraUsage(err) || errors.As(err, new(*boundedfile.Error)) || errors.Is(err, runs.ErrDamaged):
-		return 2
+	// Cobra's own argument errors are bad input too; it has no typed
+	// errors for them.
+	if code := app.ExitCode(err); code != app.ExitFailure || !isCobraUsage(err) {
+		return code
 	}
-	return 1
+	return app.ExitBadInput
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

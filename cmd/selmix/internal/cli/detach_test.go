@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"selmix/app"
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/train"
 	"selmix/runs"
@@ -52,7 +53,7 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := dialLive(r, false) // wait until it trains
+	cl, err := app.DialLive(r, false) // wait until it trains
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	a, err := dialLive(r, true) // as the workbench: with G and P
+	a, err := app.DialLive(r, true) // as the workbench: with G and P
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	next(a, isRefresh)
 	next(a, isRefresh)
 
-	b, err := dialLive(r, false)
+	b, err := app.DialLive(r, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"selmix/app"
 	"selmix/core/experiment"
 	"selmix/core/train"
 	"selmix/runs/runstest"
@@ -39,7 +40,7 @@ func recordVizFixture(t *testing.T, dstRoot string, sets []string, ctls []train.
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	if err := startRun(context.Background(), io.Discard, c, startOpts{root: root, quiet: true, controls: ctls}); err != nil {
+	if err := newSession(io.Discard, root, true, false).Start(context.Background(), c, app.Origin{Controls: ctls}); err != nil {
 		t.Fatal(err)
 	}
 	ents, err := os.ReadDir(root)

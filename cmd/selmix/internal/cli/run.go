@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/core/experiment"
 	"selmix/core/metric"
 	"selmix/core/train"
@@ -137,21 +138,21 @@ before and after fine-tuning, and records the run (config, event log,
 checkpoints, summary) in the runs root.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var shake *childHandshake
+			var shake *app.Handshake
 			if f.shake {
-				shake = newChildHandshake()
+				shake = app.NewHandshake()
 			}
 			if err := f.takeWorker(cmd, args); err != nil {
 				return err
 			}
 			c, err := loadConfig(f.config, f.sets)
 			if err != nil {
-				shake.fail(err)
+				shake.Fail(err)
 				return err
 			}
 			w := cmd.OutOrStdout()
 			if f.detach {
-				id, pid, err := spawnDetached(f.runs, f.config, f.sets)
+				id, pid, err := app.SpawnDetached(f.runs, f.config, f.sets)
 				if err != nil {
 					return err
 				}
@@ -163,12 +164,12 @@ checkpoints, summary) in the runs root.`,
 			if !f.headless {
 				return badInput("choose --headless (here) or --detach (in the background); bare `selmix` opens the workbench")
 			}
-			o := startOpts{root: f.runs, quiet: f.quiet, serve: f.serve}
+			s := newSession(w, f.runs, f.quiet, f.serve)
 			if shake != nil {
-				o.created = shake.created(f.runs)
+				s.Created = shake.Created(f.runs)
 			}
-			err = startRun(cmd.Context(), w, c, o)
-			shake.fail(err)
+			err = s.Start(cmd.Context(), c, app.Origin{})
+			shake.Fail(err)
 			return err
 		},
 	}
@@ -191,13 +192,9 @@ func loadConfig(path string, sets []string) (experiment.Config, error) {
 	return c, nil
 }
 
-// source is where snapshots come from: an engine's Stream, or a live
-// client of a run in another process.
-type source interface {
-	Next(ctx context.Context) (train.Snapshot, bool)
-}
-
-func printProgress(ctx context.Context, w io.Writer, st source, quiet bool) {
+// printProgress prints a line per refresh, control and error of st's
+// snapshots (only drains them when quiet) until st ends.
+func printProgress(ctx context.Context, w io.Writer, st app.Source, quiet bool) {
 	var linear train.LinearWatch
 	for {
 		s, ok := st.Next(ctx)

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"selmix/app"
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/local/workertest"
 	"selmix/runs"
@@ -384,7 +385,7 @@ func TestWorkerSettingsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := runConfig(r)
+	c, err := app.RunConfig(r)
 	if err != nil || c.Worker.Dir != wd {
 		t.Errorf("recorded worker.dir %q (%v), want %q", c.Worker.Dir, err, wd)
 	}

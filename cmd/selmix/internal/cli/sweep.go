@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/core/atomicfile"
 	"selmix/runs"
 	"selmix/runs/live"
@@ -258,9 +259,9 @@ func runMember(ctx context.Context, w io.Writer, s *sweep.Sweep, i int, quiet bo
 		fmt.Fprintf(w, "run %s has finished: nothing to do\n", r.Meta.ID)
 		return nil
 	case sweep.Resume:
-		return resumeRun(ctx, w, s.Root, r.Meta.ID, startOpts{quiet: quiet, serve: serve})
+		return newSession(w, s.Root, quiet, serve).Resume(ctx, r.Meta.ID)
 	}
-	return startRun(ctx, w, c, startOpts{root: s.Root, quiet: quiet, serve: serve})
+	return newSession(w, s.Root, quiet, serve).Start(ctx, c, app.Origin{})
 }
 
 func newSweepResumeCmd() *cobra.Command {

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -202,7 +203,7 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 		// The run lives in its own process; the workbench is a client
 		// that may detach and come back.
 		fmt.Fprintln(cmd.OutOrStdout(), "starting the run in the background…")
-		id, _, err := spawnDetached(f.runs, f.config, f.sets)
+		id, _, err := app.SpawnDetached(f.runs, f.config, f.sets)
 		if err != nil {
 			return err
 		}
@@ -215,7 +216,7 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 	// Bubble Tea owns the terminal while it runs: what the run prints
 	// meanwhile is held and printed after the workbench closes.
 	out := &holdWriter{w: cmd.OutOrStdout()}
-	view := func(ctx context.Context, eng *train.Engine, st *train.Stream, vi ViewInfo) error {
+	view := func(ctx context.Context, eng *train.Engine, st *train.Stream, vi app.ViewInfo) error {
 		out.hold()
 		defer out.release()
 		m := tui.New(tui.Options{
@@ -226,7 +227,9 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 		})
 		return showProgram(ctx, m, st)
 	}
-	return startRun(cmd.Context(), out, c, startOpts{root: f.runs, view: view})
+	s := newSession(out, f.runs, false, false)
+	s.View = view
+	return s.Start(cmd.Context(), c, app.Origin{})
 }
 
 // showProgram runs the Bubble Tea program over m while one goroutine

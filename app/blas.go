@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 	"selmix/runs"
 )
 
-// useRunBLAS makes this process split its products over the threads run m
+// UseRunBLAS makes this process split its products over the threads run m
 // was made with (run.json's blas_threads), so that resuming or replaying
 // it gives the same bits whatever this shell's OPENBLAS_NUM_THREADS; it
 // says so in one line when that changes anything, and warns when it
 // cannot. A worker started from here inherits the setting.
-func useRunBLAS(w io.Writer, m runs.Meta) {
+func UseRunBLAS(w io.Writer, m runs.Meta) {
 	if m.BLASThreads < 1 {
 		return // recorded before selmix recorded it
 	}

@@ -1,0 +1,90 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"selmix/core/experiment"
+	"selmix/core/train"
+	"selmix/runs"
+)
+
+// Fork starts a new run from run id's checkpoint that at selects, with
+// id's configuration overlaid by sets (section.key=value); the
+// hyperparameters sets change take effect at the fork step as controls.
+func (s *Session) Fork(ctx context.Context, id string, at Checkpoint, sets []string) error {
+	w, root := s.Out, s.root()
+	parent, err := OpenRun(root, id)
+	if err != nil {
+		return err
+	}
+	pc, err := RunConfig(parent)
+	if err != nil {
+		return err
+	}
+	c := pc
+	c.Name = ""
+	for _, kv := range sets {
+		if err := experiment.Set(&c, kv); err != nil {
+			return UsageError{err}
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return UsageError{err}
+	}
+	base := c.Name
+	if base == "" {
+		base = parent.Meta.Name + "-fork"
+	}
+	if c.Name, err = freeName(root, base); err != nil {
+		return err
+	}
+	if c.Name != base {
+		fmt.Fprintf(w, "a run is named %s already: this fork is %s\n", base, c.Name)
+	}
+	step, state, err := checkpointAt(w, parent, at)
+	if err != nil {
+		return err
+	}
+	// The checkpoint carries the parent's hyperparameters with its
+	// controls applied; only what sets changed is applied on top.
+	from := Origin{Parent: parent.Meta.ID, Step: step, Best: at.Best, State: state,
+		Controls: hyperControls(pc.Train().Hyper, c.Train().Hyper, step)}
+	if at.Best {
+		fmt.Fprintf(w, "forking run %s at its best checkpoint (step %d)\n", parent.Meta.ID, step)
+	} else {
+		fmt.Fprintf(w, "forking run %s at step %d\n", parent.Meta.ID, step)
+	}
+	return s.Start(ctx, c, from)
+}
+
+// hyperControls are the Set controls that turn hyperparameters from into to.
+func hyperControls(from, to train.Hyper, at int) []train.Control {
+	var out []train.Control
+	for _, k := range train.HyperKeys() {
+		a, _ := from.Get(k)
+		b, _ := to.Get(k)
+		if a != b {
+			out = append(out, train.Control{Op: train.OpSet, Key: k, Value: b, At: at})
+		}
+	}
+	return out
+}
+
+// freeName is base if no run under root has that name, else the first of
+// base-2, base-3, … that none has: two forks never share a name.
+func freeName(root, base string) (string, error) {
+	rs, err := runs.List(root)
+	if err != nil {
+		return "", err
+	}
+	taken := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		taken[r.Meta.Name] = true
+	}
+	name := base
+	for n := 2; taken[name]; n++ {
+		name = fmt.Sprintf("%s-%d", base, n)
+	}
+	return name, nil
+}

@@ -1,0 +1,96 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/live"
+	"selmix/runs/record"
+)
+
+// Resume continues run id of the runs root in place from its last valid
+// checkpoint (from step 0 when it has none), re-sending the controls
+// acknowledged after it. A run stopped early again returns a
+// *StoppedError.
+func (s *Session) Resume(ctx context.Context, id string) error {
+	w, root := s.Out, s.root()
+	ctx, sig := withSignals(ctx)
+	defer sig.stop()
+	r, err := OpenRun(root, id)
+	if err != nil {
+		return err
+	}
+	if r.Live {
+		return BadInput("run %s is live (pid %d): it is still running", r.Meta.ID, r.Pid)
+	}
+	// The log, not run.json, says whether the run ended: a run whose final
+	// event is missing (say, a torn last line) is resumed, and resuming
+	// writes that event again.
+	h, err := record.Load(r)
+	if err != nil {
+		return err
+	}
+	UseRunBLAS(w, r.Meta)
+	if h.Final != nil {
+		return BadInput("run %s has finished; fork it to train further (selmix fork %s --set finetune.steps=N)", r.Meta.ID, r.Meta.ID)
+	}
+	c, err := RunConfig(r)
+	if err != nil {
+		return err
+	}
+	step, state, err := checkpointAt(w, r, Latest)
+	switch {
+	case errors.Is(err, runs.ErrNoCheckpoint):
+	case errors.Is(err, runs.ErrDamaged):
+		fmt.Fprintf(w, "%v: starting over from step 0\n", err)
+	case err != nil:
+		return err
+	}
+	var eng *train.Engine
+	if state == nil {
+		// Crashed before its first (valid) checkpoint: start over; the
+		// events it logged are reproduced exactly and not written twice.
+		step = 0
+		eng, err = s.fresh(sig, c)
+	} else {
+		eng, err = s.restored(sig, c, state, func(err error) error {
+			return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, step, err)
+		})
+	}
+	if err != nil {
+		return err
+	}
+	defer eng.Trainer().Close()
+	rec, err := record.Reopen(root, r.Meta.ID)
+	if err != nil {
+		return err
+	}
+	if !s.Serve {
+		// A socket left by a process that died serves nobody; we hold the
+		// run's lock, so no live process owns it.
+		os.Remove(filepath.Join(r.Dir, live.SocketName))
+	}
+	resend(eng, h)
+	fmt.Fprintf(w, "resuming run %s from step %d (%s)\n", r.Meta.ID, step, r.Dir)
+	return s.execute(ctx, sig, eng, rec, c, step, true)
+}
+
+// resend sends again, at their steps, the controls h acknowledged after
+// the checkpoint eng continues from: a resumed run takes them as the
+// run did.
+func resend(eng *train.Engine, h *record.History) {
+	acked := eng.Acked()
+	for i, a := range h.Controls {
+		if i < acked || a.Err != "" || a.Control.Op != train.OpSet || a.Control.Auto {
+			continue
+		}
+		c := a.Control
+		c.At = a.Step
+		eng.Send(c)
+	}
+}

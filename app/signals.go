@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// signals cancels a context on SIGINT or SIGTERM and remembers which came.
+// Its workerCtx, the context of the run's worker, also ends with
+// stopWorker, when the run is stopped by other means.
+type signals struct {
+	ch         chan os.Signal
+	mu         sync.Mutex
+	sig        os.Signal
+	stop       func()
+	workerCtx  context.Context
+	stopWorker context.CancelFunc
+}
+
+func withSignals(parent context.Context) (context.Context, *signals) {
+	ctx, cancel := context.WithCancel(parent)
+	s := &signals{ch: make(chan os.Signal, 1)}
+	s.workerCtx, s.stopWorker = context.WithCancel(ctx)
+	signal.Notify(s.ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-s.ch:
+			s.mu.Lock()
+			s.sig = sig
+			s.mu.Unlock()
+			cancel()
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			signal.Stop(s.ch)
+			close(done)
+			s.stopWorker()
+			cancel()
+		})
+	}
+	return ctx, s
+}
+
+// interrupted is err, from the start of a run (its data loading, its
+// worker's hello), with the exit code of the signal that interrupted it.
+func (s *signals) interrupted(err error) error {
+	sig := s.caught()
+	if sig == nil || !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return CodeError{128 + int(sig.(syscall.Signal)), err}
+}
+
+func (s *signals) caught() os.Signal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sig
+}
