@@ -181,7 +181,7 @@ type Snapshot struct {
 // base64 of their little-endian float32 values, row-major; absent when
 // the client did not ask for them.
 type Refresh struct {
-	*train.RefreshStats
+	*train.Refresh
 	G string `json:"G,omitempty"`
 	P string `json:"P,omitempty"`
 }
@@ -229,7 +229,7 @@ func orNaN(p *float64) float64 {
 func Wire(s train.Snapshot, matrices bool) *Snapshot {
 	w := &Snapshot{Snapshot: s, Loss: finite(s.Loss), LR: finite(s.LR), StepsPerSec: finite(s.StepsPerSec)}
 	if rs := s.Refresh; rs != nil {
-		w.Refresh = &Refresh{RefreshStats: rs}
+		w.Refresh = &Refresh{Refresh: rs}
 		if matrices && rs.G != nil && rs.P != nil {
 			w.Refresh.G, w.Refresh.P = packF32(rs.G), packF32(rs.P)
 		}
@@ -244,9 +244,9 @@ func (w *Snapshot) Unwire() (train.Snapshot, error) {
 	s.Loss, s.LR, s.StepsPerSec = orNaN(w.Loss), orNaN(w.LR), orNaN(w.StepsPerSec)
 	s.Refresh = nil
 	if r := w.Refresh; r != nil {
-		var rs train.RefreshStats
-		if r.RefreshStats != nil {
-			rs = *r.RefreshStats
+		var rs train.Refresh
+		if r.Refresh != nil {
+			rs = *r.Refresh
 		}
 		rs.G, rs.P = nil, nil
 		if r.G != "" || r.P != "" {
@@ -421,7 +421,7 @@ func (s *Server) Close() error {
 
 // Client is a connection to a live run.
 type Client struct {
-	last *train.RefreshStats // the newest evaluation received
+	last *train.Refresh // the newest evaluation received
 	c    net.Conn
 	sc   *bufio.Scanner
 	out  chan []byte // lines to send

@@ -281,7 +281,7 @@ func TestMatricesOnRequest(t *testing.T) {
 	G := []float64{0.1, -0.2, 0.3, 1e-9, 0, -1, 2, 3, 4}
 	P := []float64{0.5, 0, 0, 0, 0.25, 0, 0, 0, 0.25}
 	start := time.Now()
-	eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 50, Refresh: &train.RefreshStats{Step: 50, K: K, Psi: 0.5, G: G, P: P}})
+	eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 50, Refresh: &train.Refresh{Step: 50, K: K, Psi: 0.5, G: G, P: P}})
 	eng.end()
 
 	s, ok := want.Next(context.Background())
@@ -345,7 +345,7 @@ func TestDecodeHelloAndMatrices(t *testing.T) {
 			t.Errorf("accepted %s", bad)
 		}
 	}
-	w := Wire(train.Snapshot{Kind: train.KindRefresh, Refresh: &train.RefreshStats{K: 1, G: []float64{2}, P: []float64{1}}}, true)
+	w := Wire(train.Snapshot{Kind: train.KindRefresh, Refresh: &train.Refresh{K: 1, G: []float64{2}, P: []float64{1}}}, true)
 	b, _ := json.Marshal(Message{Snapshot: w})
 	s, err := decodeMessage(b)
 	if err != nil || s.Refresh.G[0] != 2 || s.Refresh.P[0] != 1 {

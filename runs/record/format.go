@@ -213,7 +213,7 @@ const (
 	ArrayP        = "P"
 )
 
-func refreshData(step, total int, state train.State, h train.Hyper, loss float64, rs *train.RefreshStats) RefreshData {
+func refreshData(step, total int, state train.State, h train.Hyper, loss float64, rs *train.Refresh) RefreshData {
 	d := RefreshData{
 		Step: step, Total: total, State: string(state), Hyper: hyperData(h),
 		K: rs.K, S: Num(rs.S), Psi: Num(rs.Psi), Objectives: objectivesOf(rs.Objectives),
@@ -231,7 +231,7 @@ func refreshData(step, total int, state train.State, h train.Hyper, loss float64
 }
 
 // vectorArrays is the first record of a refresh event.
-func vectorArrays(rs *train.RefreshStats) []runs.Array {
+func vectorArrays(rs *train.Refresh) []runs.Array {
 	vec := func(name string, v []float64) runs.Array {
 		return runs.Array{Name: name, DType: runs.Float64, Shape: []int{len(v)}, Data: v}
 	}
@@ -243,7 +243,7 @@ func vectorArrays(rs *train.RefreshStats) []runs.Array {
 }
 
 // matrixArrays is the second record of a refresh event.
-func matrixArrays(rs *train.RefreshStats) []runs.Array {
+func matrixArrays(rs *train.Refresh) []runs.Array {
 	return []runs.Array{
 		{Name: ArrayG, DType: runs.Float32, Shape: []int{rs.K, rs.K}, Data: rs.G},
 		{Name: ArrayP, DType: runs.Float32, Shape: []int{rs.K, rs.K}, Data: rs.P},
