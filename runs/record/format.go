@@ -178,9 +178,12 @@ func (o Objectives) values() []float64 {
 	return out
 }
 
-// RefreshData is the payload of a refresh event: every scalar of one
-// evaluation. Its per-class vectors and the matrices G and P are records
-// of arrays.bin (see the Array names below).
+// RefreshData is the record of one refresh on every wire: the payload of
+// a refresh event (every scalar of one evaluation; its per-class vectors
+// and the matrices G and P are records of arrays.bin, see the Array names
+// below), each refresh of `selmix runs show --json`, and a snapshot's
+// refresh on the control socket, which carries the vectors and matrices
+// inline (InlineRefresh).
 type RefreshData struct {
 	Step  int       `json:"step"`
 	Total int       `json:"total"`
@@ -198,6 +201,13 @@ type RefreshData struct {
 	// (docs/method.md); absent where there is no prediction.
 	Predicted *Num `json:"predicted,omitempty"`
 	Realised  *Num `json:"realised,omitempty"`
+	// Inline: set on the control socket only (InlineRefresh); the log
+	// keeps these in arrays.bin. Lambda is the objective's multipliers;
+	// G and P, sent to a client that asked for them, are base64 of their
+	// little-endian float32 values, row-major.
+	Lambda []Num  `json:"lambda,omitempty"`
+	G      string `json:"g,omitempty"`
+	P      string `json:"p,omitempty"`
 }
 
 // Names of the arrays of a refresh event's records: the first record
@@ -264,7 +274,7 @@ type ControlData struct {
 	Auto bool `json:"auto,omitempty"`
 }
 
-func controlData(a train.Ack) ControlData {
+func ControlRecord(a train.Ack) ControlData {
 	return ControlData{Op: a.Control.Op.String(), Key: a.Control.Key, Value: a.Control.Value, At: a.Control.At, Step: a.Step, Error: a.Err, Auto: a.Control.Auto}
 }
 
@@ -277,7 +287,7 @@ func parseOp(s string) (train.Op, error) {
 	return 0, fmt.Errorf("unknown control op %q", s)
 }
 
-func (d ControlData) ack() (train.Ack, error) {
+func (d ControlData) Ack() (train.Ack, error) {
 	op, err := parseOp(d.Op)
 	if err != nil {
 		return train.Ack{}, err
@@ -336,7 +346,7 @@ func (d *BestData) best() *train.Best {
 	}
 }
 
-func summaryData(s *train.Summary, vectors bool) SummaryData {
+func SummaryRecord(s *train.Summary, vectors bool) SummaryData {
 	return SummaryData{
 		Steps: s.Steps, Objective: string(s.Objective),
 		ValBefore: reportData(s.ValBefore, vectors), ValAfter: reportData(s.ValAfter, vectors),
@@ -347,7 +357,7 @@ func summaryData(s *train.Summary, vectors bool) SummaryData {
 	}
 }
 
-func (d SummaryData) summary() train.Summary {
+func (d SummaryData) Summary() train.Summary {
 	return train.Summary{
 		Steps: d.Steps, Objective: metric.Objective(d.Objective),
 		ValBefore: d.ValBefore.report(), ValAfter: d.ValAfter.report(),
@@ -369,6 +379,6 @@ func LoadSummary(r *runs.Run) (*train.Summary, error) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, fmt.Errorf("%s/summary.json: %w", r.Dir, err)
 	}
-	s := d.summary()
+	s := d.Summary()
 	return &s, nil
 }

@@ -277,7 +277,7 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 		if err != nil {
 			return err
 		}
-		a, err := d.ack()
+		a, err := d.Ack()
 		if err != nil {
 			return err
 		}
@@ -287,7 +287,7 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 		if err != nil {
 			return err
 		}
-		s := d.summary()
+		s := d.Summary()
 		if ev.Kind == KindFinal {
 			h.Final, h.FinalTime = &s, eventTime(ev)
 		} else {
@@ -440,13 +440,13 @@ func (h *History) Scalars() Scalars {
 		s.Refreshes = append(s.Refreshes, h.Refreshes[i].Data())
 	}
 	for _, a := range h.Controls {
-		s.Controls = append(s.Controls, controlData(a))
+		s.Controls = append(s.Controls, ControlRecord(a))
 	}
 	for i := range h.Stops {
-		s.Stops = append(s.Stops, summaryData(&h.Stops[i], false))
+		s.Stops = append(s.Stops, SummaryRecord(&h.Stops[i], false))
 	}
 	if h.Final != nil {
-		f := summaryData(h.Final, true)
+		f := SummaryRecord(h.Final, true)
 		s.Final = &f
 	}
 	for _, e := range h.Errors {
