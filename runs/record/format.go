@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"selmix/core/jsonfloat"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
@@ -16,46 +17,9 @@ import (
 // shape without changing what is on disk, and the conversions below are
 // the only place that knows both.
 
-// Num is a float64 JSON can always hold: NaN and ±Inf, which JSON numbers
-// cannot express, are written as the strings "NaN", "+Inf" and "-Inf"
-// (Python's float() reads all three).
-type Num float64
-
-func (x Num) MarshalJSON() ([]byte, error) {
-	v := float64(x)
-	switch {
-	case math.IsNaN(v):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(v, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(v, -1):
-		return []byte(`"-Inf"`), nil
-	}
-	return json.Marshal(v)
-}
-
-func (x *Num) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		switch s {
-		case "NaN":
-			*x = Num(math.NaN())
-		case "+Inf", "Inf":
-			*x = Num(math.Inf(1))
-		case "-Inf":
-			*x = Num(math.Inf(-1))
-		default:
-			return fmt.Errorf("%q is not a number, NaN, +Inf or -Inf", s)
-		}
-		return nil
-	}
-	var v float64
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*x = Num(v)
-	return nil
-}
+// Num is jsonfloat.Float, the one JSON encoding of a float64: NaN and
+// ±Inf as the strings "NaN", "+Inf" and "-Inf".
+type Num = jsonfloat.Float
 
 func nums(v []float64) []Num   { return convert[Num](v) }
 func floats(v []Num) []float64 { return convert[float64](v) }
