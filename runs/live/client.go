@@ -29,8 +29,9 @@ type Client struct {
 // ErrNotLive reports a run with no process serving it.
 var ErrNotLive = errors.New("run is not live")
 
-// Dial connects to the run in dir and says hello: what it wants sent. It
-// checks the socket's owner and mode before connecting.
+// Dial connects to the run in dir and says hello: what it wants sent
+// (Dial sets its Version). It checks the socket's owner and mode before
+// connecting.
 func Dial(dir string, hello Hello) (*Client, error) {
 	path := filepath.Join(dir, SocketName)
 	fi, err := os.Lstat(path)

@@ -126,13 +126,16 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// versionError says a peer speaks another live protocol; v is 0 for a
-// peer that said none (version 1).
-func versionError(who string, v int) error {
+// versionError says the peer speaks live protocol v (0: it said none,
+// protocol 1); server says whether this side is the run's process.
+func versionError(v int, server bool) error {
 	if v == 0 {
 		v = 1
 	}
-	return fmt.Errorf("%s speaks live protocol %d, this selmix %d: use the selmix that started the run (or read its run directory)", who, v, Version)
+	if server {
+		return fmt.Errorf("this run speaks live protocol %d, the client %d: attach with the selmix that started the run", Version, v)
+	}
+	return fmt.Errorf("the run's process speaks live protocol %d, this selmix %d: attach with the selmix that started the run, or read its run directory", v, Version)
 }
 
 // decodeHello recognises a client's hello line ({"hello":{…}}); ok is
@@ -148,7 +151,7 @@ func decodeHello(b []byte) (h Hello, ok bool, err error) {
 		return h, true, fmt.Errorf("bad hello: %v", err)
 	}
 	if h.Version != Version {
-		return h, true, versionError("the client", h.Version)
+		return h, true, versionError(h.Version, true)
 	}
 	return h, true, nil
 }
@@ -199,9 +202,9 @@ func decodeMessage(b []byte, first bool) (*train.Snapshot, error) {
 	}
 	switch {
 	case m.Hello != nil && m.Hello.Version != Version:
-		return nil, versionError("the run's process", m.Hello.Version)
+		return nil, versionError(m.Hello.Version, false)
 	case first && m.Hello == nil:
-		return nil, versionError("the run's process", 0) // selmix before version 2 sent no hello
+		return nil, versionError(0, false) // selmix before version 2 sent no hello
 	case m.Snapshot == nil || string(m.Snapshot) == "null":
 		return nil, nil
 	}

@@ -100,7 +100,7 @@ func TestOldClientRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m struct{ Error string } // what a version 1 client reads
-	if json.Unmarshal([]byte(line), &m) != nil || !strings.Contains(m.Error, "the client speaks live protocol 1, this selmix 2") {
+	if json.Unmarshal([]byte(line), &m) != nil || !strings.Contains(m.Error, "this run speaks live protocol 2, the client 1") {
 		t.Errorf("old client got %q, want an error naming both versions", line)
 	}
 }
