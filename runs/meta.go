@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"selmix/core/jsonfloat"
 )
 
 // Run statuses as stored in run.json.
@@ -100,19 +101,9 @@ type metaJSON struct {
 
 // MarshalJSON encodes m in the run.json format.
 func (m Meta) MarshalJSON() ([]byte, error) {
-	var best []byte
-	switch {
-	case math.IsNaN(m.Best):
-		best = []byte(`"NaN"`)
-	case math.IsInf(m.Best, 1):
-		best = []byte(`"+Inf"`)
-	case math.IsInf(m.Best, -1):
-		best = []byte(`"-Inf"`)
-	default:
-		var err error
-		if best, err = json.Marshal(m.Best); err != nil {
-			return nil, err
-		}
+	best, err := json.Marshal(jsonfloat.Float(m.Best))
+	if err != nil {
+		return nil, err
 	}
 	return json.Marshal(metaJSON{
 		Format: m.Format, ID: m.ID, Name: m.Name, Created: m.Created, Status: m.Status,
@@ -133,21 +124,11 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 	}
 	best := 0.0
 	if len(j.Best) > 0 && !bytes.Equal(j.Best, []byte("null")) {
-		var s string
-		if err := json.Unmarshal(j.Best, &s); err == nil {
-			switch s {
-			case "NaN":
-				best = math.NaN()
-			case "+Inf", "Inf":
-				best = math.Inf(1)
-			case "-Inf":
-				best = math.Inf(-1)
-			default:
-				return fmt.Errorf("best: %q is not a number, NaN, +Inf or -Inf", s)
-			}
-		} else if err := json.Unmarshal(j.Best, &best); err != nil {
+		var f jsonfloat.Float
+		if err := json.Unmarshal(j.Best, &f); err != nil {
 			return fmt.Errorf("best: %w", err)
 		}
+		best = float64(f)
 	}
 	if j.Format == 0 {
 		j.Format = 1 // written before formats had numbers

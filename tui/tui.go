@@ -226,7 +226,7 @@ func (m *Model) refreshPanes() {
 
 // hasGP reports whether rs carries G and P: they may follow their
 // refresh (loaded lazily at large K).
-func hasGP(rs *train.RefreshStats) bool { return rs != nil && rs.G != nil && rs.P != nil }
+func hasGP(rs *train.Refresh) bool { return rs != nil && rs.G != nil && rs.P != nil }
 
 func (m *Model) apply(s train.Snapshot) {
 	m.run.Apply(s)

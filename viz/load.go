@@ -107,14 +107,14 @@ type Metric struct {
 	Name  string // command-line name
 	Title string // axis/panel title
 	Unit  string // y-axis label
-	get   func(rf *record.Refresh) float64
+	get   func(rf *record.RefreshEvent) float64
 	final func(r *metric.Report) float64 // nil for objectives ψ (see Summary)
 	obj   int                            // index in metric.Objectives() for ψ, else -1
 }
 
 func reportMetric(name, title, unit string, f func(r *metric.Report) float64) Metric {
 	return Metric{Name: name, Title: title, Unit: unit, obj: -1, final: f,
-		get: func(rf *record.Refresh) float64 { return f(&rf.Stats.Report) }}
+		get: func(rf *record.RefreshEvent) float64 { return f(&rf.Stats.Report) }}
 }
 
 // ReportedMetrics are the metrics every run reports (docs/method.md, Objectives), in the
@@ -143,7 +143,7 @@ func ObjectiveMetric(obj metric.Objective) Metric {
 		}
 	}
 	return Metric{Name: "psi:" + string(obj), Title: "ψ " + string(obj), Unit: "ψ", obj: idx,
-		get: func(rf *record.Refresh) float64 {
+		get: func(rf *record.RefreshEvent) float64 {
 			if idx < 0 || idx >= len(rf.Stats.Objectives) {
 				return nan
 			}

@@ -20,7 +20,7 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 		emphasised bool
 	}
 	psi := Metric{Name: "psi", Title: "ψ " + optimizedNames(r) + " (optimized)", Unit: "ψ", obj: -1,
-		get: func(rf *record.Refresh) float64 { return rf.Stats.Psi }}
+		get: func(rf *record.RefreshEvent) float64 { return rf.Stats.Psi }}
 	panels := []panel{{psi, true}}
 	for _, m := range ReportedMetrics() {
 		opt := false

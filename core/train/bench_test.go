@@ -98,7 +98,7 @@ func BenchmarkRefresh(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				if err := train.Refresh(e); err != nil {
+				if err := train.RunRefresh(e); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -84,7 +84,7 @@ type Engine struct {
 	state       State
 	pending     []Control // controls with a future At, sorted by At
 	gc          gain.Computer
-	last        *RefreshStats
+	last        *Refresh
 	es          evalState
 	iv          interval // the current refresh interval's prediction
 	ad          adapter  // finetune.adapt's controller

@@ -8,7 +8,7 @@ package train
 func SetPace(e *Engine, n int) { e.pace.fixed = n }
 
 // Refresh refreshes the engine now.
-func Refresh(e *Engine) error { return e.refresh() }
+func RunRefresh(e *Engine) error { return e.refresh() }
 
 // LRFloor is the lowest learning rate adaptation reaches, as a fraction of
 // the researcher's.

@@ -134,7 +134,7 @@ func (e *Engine) recompute() error {
 		return fmt.Errorf("validation at step %d: %w", e.step, err)
 	}
 	old := e.last
-	e.last = &RefreshStats{
+	e.last = &Refresh{
 		Step: e.lastRefresh, Report: d.Eval.Report, Objectives: d.Objectives, Psi: d.Eval.Psi,
 		Lambda: d.Eval.Lambda,
 		G:      d.G.RawMatrix().Data,

@@ -51,7 +51,7 @@ type Snapshot struct {
 	StepsPerSec float64
 
 	// Set on refresh (and carried on the following step snapshots).
-	Refresh *RefreshStats
+	Refresh *Refresh
 	// System is what the trainer measured of its device and process at
 	// this refresh (nil if it does not say). Live only: never recorded.
 	System *System
@@ -62,8 +62,11 @@ type Snapshot struct {
 	Text    string   // KindLog
 }
 
-// RefreshStats is what one evaluation on the validation set produced.
-type RefreshStats struct {
+// Refresh is what one refresh computed: the evaluation on the validation
+// set and the G and P derived from it. (record.RefreshEvent is a refresh
+// read back from a run's log; record.RefreshData the snake_case record
+// of one on every wire: the log, the control socket and --json.)
+type Refresh struct {
 	Step       int
 	Report     metric.Report // per-class recall, coverage, all reported metrics
 	Objectives []float64     // ψ of each objective in metric.Objectives() order

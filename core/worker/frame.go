@@ -36,6 +36,7 @@ type Array struct {
 type Frame struct {
 	Header map[string]any
 	Arrays []Array
+	header []byte // the header as read (ReadFrame), for the typed replies
 }
 
 func itemSize(dtype string) int {
@@ -167,7 +168,7 @@ func ReadFrame(r io.Reader) (*Frame, error) {
 	if pl != uint64(want) {
 		return nil, fmt.Errorf("%w: payload of %d bytes, its arrays need %d", ErrFrame, pl, want)
 	}
-	f := &Frame{Header: map[string]any{}}
+	f := &Frame{Header: map[string]any{}, header: js}
 	for k, v := range h {
 		if k == "arrays" {
 			continue

@@ -112,7 +112,7 @@ func Points(h *record.History) iter.Seq[Point] {
 // objective's ψ, every reported metric, s, the loss and the predicted and
 // realised Δψ where recorded, the multipliers, then per class the recall,
 // coverage and (per-class) multipliers.
-func Refresh(rf *record.Refresh) iter.Seq[Point] {
+func Refresh(rf *record.RefreshEvent) iter.Seq[Point] {
 	return func(yield func(Point) bool) {
 		at := func(name string, class int, v float64) bool {
 			return yield(Point{Split: Val, Step: rf.Step, Time: rf.Time, Metric: name, Class: class, Value: v})
@@ -146,7 +146,7 @@ func Refresh(rf *record.Refresh) iter.Seq[Point] {
 
 // headTail reports whether a refresh's multipliers are a head and a tail
 // one rather than one per class.
-func headTail(rf *record.Refresh) bool {
+func headTail(rf *record.RefreshEvent) bool {
 	if len(rf.Stats.Lambda) != 2 {
 		return false
 	}

@@ -216,21 +216,21 @@ func TestDialRefuses(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
-	if c, err := decodeControl([]byte(`{"Op":4,"Key":"s","Value":"3","At":50}`)); err != nil || c.Key != "s" || c.At != 0 {
-		t.Errorf("valid control: %+v, %v; want set s with At cleared", c, err)
+	if c, err := decodeControl([]byte(`{"op":"set","key":"s","value":"3","at":50,"auto":true}`)); err != nil || c.Key != "s" || c.At != 0 || c.Auto || c.Op != train.OpSet {
+		t.Errorf("valid control: %+v, %v; want set s with At and Auto cleared", c, err)
 	}
-	for _, bad := range []string{`{"Op":99}`, `{"Op":-1}`, `not json`} {
+	for _, bad := range []string{`{"op":"jump"}`, `{"op":4}`, `{"Op":4,"Key":"s","Value":"3"}`, `{"key":"s"}`, `not json`} {
 		if _, err := decodeControl([]byte(bad)); err == nil {
 			t.Errorf("control %s accepted", bad)
 		}
 	}
-	if s, err := decodeMessage([]byte(`{"snapshot":{"Kind":1,"Step":5,"Loss":null}}`)); err != nil || s == nil || s.Step != 5 || !math.IsNaN(s.Loss) {
+	if s, err := decodeMessage([]byte(`{"snapshot":{"kind":"refresh","step":5,"loss":"NaN"}}`), false); err != nil || s == nil || s.Step != 5 || !math.IsNaN(s.Loss) {
 		t.Errorf("valid snapshot: %+v, %v", s, err)
 	}
-	if _, err := decodeMessage([]byte(`{"error":"refused: mode"}`)); err == nil || err.Error() != "refused: mode" {
+	if _, err := decodeMessage([]byte(`{"error":"refused: mode"}`), true); err == nil || err.Error() != "refused: mode" {
 		t.Errorf("server error not returned: %v", err)
 	}
-	if _, err := decodeMessage([]byte(`{"snapshot":{"Kind":42}}`)); err == nil {
+	if _, err := decodeMessage([]byte(`{"snapshot":{"kind":"jump"}}`), false); err == nil {
 		t.Error("unknown snapshot kind accepted")
 	}
 }
@@ -238,17 +238,18 @@ func TestDecode(t *testing.T) {
 // Lines on the socket are input from another process: decoding never
 // panics, and what it accepts prints (String on Op and Kind) safely.
 func FuzzDecode(f *testing.F) {
-	f.Add([]byte(`{"Op":4,"Key":"s","Value":"3"}`))
-	f.Add([]byte(`{"snapshot":{"Kind":2,"Ack":{"Control":{"Op":7}}}}`))
-	f.Add([]byte(`{"snapshot":{"Kind":1,"Refresh":{"G":[1,2]}}}`))
-	f.Add([]byte(`{"snapshot":{"Kind":1,"Refresh":{"K":1,"G":"AACAPw==","P":"AACAPw=="}}}`))
-	f.Add([]byte(`{"hello":{"matrices":true}}`))
+	f.Add([]byte(`{"op":"set","key":"s","value":"3"}`))
+	f.Add([]byte(`{"snapshot":{"kind":"control","ack":{"op":"jump"}}}`))
+	f.Add([]byte(`{"snapshot":{"kind":"refresh","refresh":{"g":[1,2]}}}`))
+	f.Add([]byte(`{"snapshot":{"kind":"refresh","refresh":{"k":1,"g":"AACAPw==","p":"AACAPw==","report":{"recall":[1]}}}}`))
+	f.Add([]byte(`{"hello":{"version":2,"matrices":true}}`))
+	f.Add([]byte(`{"snapshot":{"kind":"final","loss":"-Inf","summary":{"steps":3,"best":{"step":1}}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		decodeHello(b)
 		if c, err := decodeControl(b); err == nil {
 			_ = c.String()
 		}
-		if s, err := decodeMessage(b); err == nil && s != nil {
+		if s, err := decodeMessage(b, false); err == nil && s != nil {
 			_ = s.Kind.String()
 			if s.Ack != nil {
 				_ = s.Ack.Control.String()
@@ -271,7 +272,7 @@ func TestMatricesOnRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mute, err := net.Dial("unix", filepath.Join(dir, SocketName)) // an old client: no hello
+	mute, err := net.Dial("unix", filepath.Join(dir, SocketName)) // a script that says nothing
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestMatricesOnRequest(t *testing.T) {
 	G := []float64{0.1, -0.2, 0.3, 1e-9, 0, -1, 2, 3, 4}
 	P := []float64{0.5, 0, 0, 0, 0.25, 0, 0, 0, 0.25}
 	start := time.Now()
-	eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 50, Refresh: &train.RefreshStats{Step: 50, K: K, Psi: 0.5, G: G, P: P}})
+	eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 50, Refresh: &train.Refresh{Step: 50, K: K, Psi: 0.5, G: G, P: P}})
 	eng.end()
 
 	s, ok := want.Next(context.Background())
@@ -303,14 +304,21 @@ func TestMatricesOnRequest(t *testing.T) {
 	if !ok || s.Refresh == nil || s.Refresh.G != nil || s.Refresh.P != nil || s.Refresh.Psi != 0.5 {
 		t.Errorf("client without matrices got %+v (ok %v)", s.Refresh, ok)
 	}
-	line, err := bufio.NewReader(mute).ReadString('\n')
+	mr := bufio.NewReader(mute)
+	line, err := mr.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
 	if time.Since(start) < helloWait*9/10 {
 		t.Errorf("a client that said nothing was sent to after %v, before the hello wait", time.Since(start))
 	}
-	if strings.Contains(line, `"G"`) || !strings.Contains(line, `"Psi":0.5`) {
+	if line != `{"hello":{"version":2}}`+"\n" {
+		t.Errorf("the server's first line %q, want its hello", line)
+	}
+	if line, err = mr.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(line, `"g"`) || !strings.Contains(line, `"psi":0.5`) {
 		t.Errorf("a client that said nothing got %.200s", line)
 	}
 	want.Close()
@@ -321,10 +329,11 @@ func TestDecodeHelloAndMatrices(t *testing.T) {
 	for line, want := range map[string]struct {
 		ok, matrices, err bool
 	}{
-		`{"hello":{"matrices":true}}`: {true, true, false},
-		`{"hello":{}}`:                {true, false, false},
-		`{"hello":"yes"}`:             {true, false, true},
-		`{"Op":4}`:                    {false, false, false},
+		`{"hello":{"version":2,"matrices":true}}`: {true, true, false},
+		`{"hello":{"version":2}}`:                 {true, false, false},
+		`{"hello":"yes"}`:                         {true, false, true},
+		`{"hello":{"matrices":true}}`:             {true, true, true}, // version 1
+		`{"op":"set"}`:                            {false, false, false},
 	} {
 		h, ok, err := decodeHello([]byte(line))
 		if ok != want.ok || h.Matrices != want.matrices || (err != nil) != want.err {
@@ -332,22 +341,23 @@ func TestDecodeHelloAndMatrices(t *testing.T) {
 		}
 	}
 	// A hello is no control: without "Op" a line would otherwise pause.
-	if _, err := decodeControl([]byte(`{"hello":{"matrices":true}}`)); err == nil {
+	if _, err := decodeControl([]byte(`{"hello":{"version":2,"matrices":true}}`)); err == nil {
 		t.Error("a line without Op decoded as a control")
 	}
 	for _, bad := range []string{
-		`{"snapshot":{"Kind":1,"Refresh":{"K":2,"G":"AAAA","P":"AAAA"}}}`,        // 1 value for 2×2
-		`{"snapshot":{"Kind":1,"Refresh":{"K":1,"G":"not base64!","P":"AAAA"}}}`, // not base64
-		`{"snapshot":{"Kind":1,"Refresh":{"K":0,"G":"AAAA","P":"AAAA"}}}`,        // no K
-		`{"snapshot":{"Kind":1,"Refresh":{"G":[1,2]}}}`,                          // a JSON array
+		`{"snapshot":{"kind":"refresh","refresh":{"k":2,"g":"AAAA","p":"AAAA"}}}`,        // 1 value for 2×2
+		`{"snapshot":{"kind":"refresh","refresh":{"k":1,"g":"not base64!","p":"AAAA"}}}`, // not base64
+		`{"snapshot":{"kind":"refresh","refresh":{"k":0,"g":"AAAA","p":"AAAA"}}}`,        // no K
+		`{"snapshot":{"kind":"refresh","refresh":{"g":[1,2]}}}`,                          // a JSON array
+		`{"snapshot":{"kind":"refresh","refresh":{"k":2,"report":{"recall":[1]}}}}`,      // 1 recall for 2 classes
 	} {
-		if _, err := decodeMessage([]byte(bad)); err == nil {
+		if _, err := decodeMessage([]byte(bad), false); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
 	}
-	w := Wire(train.Snapshot{Kind: train.KindRefresh, Refresh: &train.RefreshStats{K: 1, G: []float64{2}, P: []float64{1}}}, true)
+	w := Wire(train.Snapshot{Kind: train.KindRefresh, Refresh: &train.Refresh{K: 1, G: []float64{2}, P: []float64{1}}}, true)
 	b, _ := json.Marshal(Message{Snapshot: w})
-	s, err := decodeMessage(b)
+	s, err := decodeMessage(b, false)
 	if err != nil || s.Refresh.G[0] != 2 || s.Refresh.P[0] != 1 {
 		t.Errorf("round trip: %+v, %v", s, err)
 	}

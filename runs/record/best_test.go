@@ -88,7 +88,7 @@ func TestSummaryBestRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(s.Best, sum.Best) {
 		t.Errorf("summary.json's best:\n got %+v\nwant %+v", s.Best, sum.Best)
 	}
-	scalars := summaryData(&sum, false).Best
+	scalars := SummaryRecord(&sum, false).Best
 	if scalars == nil || scalars.Test.Recall != nil || scalars.Step != 20 || float64(scalars.Psi) != 0.61 {
 		t.Errorf("a stop's best = %+v, want step 20, ψ 0.61 and no per-class vectors", scalars)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"selmix/core/jsonfloat"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
@@ -16,46 +17,9 @@ import (
 // shape without changing what is on disk, and the conversions below are
 // the only place that knows both.
 
-// Num is a float64 JSON can always hold: NaN and ±Inf, which JSON numbers
-// cannot express, are written as the strings "NaN", "+Inf" and "-Inf"
-// (Python's float() reads all three).
-type Num float64
-
-func (x Num) MarshalJSON() ([]byte, error) {
-	v := float64(x)
-	switch {
-	case math.IsNaN(v):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(v, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(v, -1):
-		return []byte(`"-Inf"`), nil
-	}
-	return json.Marshal(v)
-}
-
-func (x *Num) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		switch s {
-		case "NaN":
-			*x = Num(math.NaN())
-		case "+Inf", "Inf":
-			*x = Num(math.Inf(1))
-		case "-Inf":
-			*x = Num(math.Inf(-1))
-		default:
-			return fmt.Errorf("%q is not a number, NaN, +Inf or -Inf", s)
-		}
-		return nil
-	}
-	var v float64
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*x = Num(v)
-	return nil
-}
+// Num is jsonfloat.Float, the one JSON encoding of a float64: NaN and
+// ±Inf as the strings "NaN", "+Inf" and "-Inf".
+type Num = jsonfloat.Float
 
 func nums(v []float64) []Num   { return convert[Num](v) }
 func floats(v []Num) []float64 { return convert[float64](v) }
@@ -178,9 +142,12 @@ func (o Objectives) values() []float64 {
 	return out
 }
 
-// RefreshData is the payload of a refresh event: every scalar of one
-// evaluation. Its per-class vectors and the matrices G and P are records
-// of arrays.bin (see the Array names below).
+// RefreshData is the record of one refresh on every wire: the payload of
+// a refresh event (every scalar of one evaluation; its per-class vectors
+// and the matrices G and P are records of arrays.bin, see the Array names
+// below), each refresh of `selmix runs show --json`, and a snapshot's
+// refresh on the control socket, which carries the vectors and matrices
+// inline (InlineRefresh).
 type RefreshData struct {
 	Step  int       `json:"step"`
 	Total int       `json:"total"`
@@ -198,6 +165,13 @@ type RefreshData struct {
 	// (docs/method.md); absent where there is no prediction.
 	Predicted *Num `json:"predicted,omitempty"`
 	Realised  *Num `json:"realised,omitempty"`
+	// Inline: set on the control socket only (InlineRefresh); the log
+	// keeps these in arrays.bin. Lambda is the objective's multipliers;
+	// G and P, sent to a client that asked for them, are base64 of their
+	// little-endian float32 values, row-major.
+	Lambda []Num  `json:"lambda,omitempty"`
+	G      string `json:"g,omitempty"`
+	P      string `json:"p,omitempty"`
 }
 
 // Names of the arrays of a refresh event's records: the first record
@@ -213,7 +187,7 @@ const (
 	ArrayP        = "P"
 )
 
-func refreshData(step, total int, state train.State, h train.Hyper, loss float64, rs *train.RefreshStats) RefreshData {
+func refreshData(step, total int, state train.State, h train.Hyper, loss float64, rs *train.Refresh) RefreshData {
 	d := RefreshData{
 		Step: step, Total: total, State: string(state), Hyper: hyperData(h),
 		K: rs.K, S: Num(rs.S), Psi: Num(rs.Psi), Objectives: objectivesOf(rs.Objectives),
@@ -231,7 +205,7 @@ func refreshData(step, total int, state train.State, h train.Hyper, loss float64
 }
 
 // vectorArrays is the first record of a refresh event.
-func vectorArrays(rs *train.RefreshStats) []runs.Array {
+func vectorArrays(rs *train.Refresh) []runs.Array {
 	vec := func(name string, v []float64) runs.Array {
 		return runs.Array{Name: name, DType: runs.Float64, Shape: []int{len(v)}, Data: v}
 	}
@@ -243,7 +217,7 @@ func vectorArrays(rs *train.RefreshStats) []runs.Array {
 }
 
 // matrixArrays is the second record of a refresh event.
-func matrixArrays(rs *train.RefreshStats) []runs.Array {
+func matrixArrays(rs *train.Refresh) []runs.Array {
 	return []runs.Array{
 		{Name: ArrayG, DType: runs.Float32, Shape: []int{rs.K, rs.K}, Data: rs.G},
 		{Name: ArrayP, DType: runs.Float32, Shape: []int{rs.K, rs.K}, Data: rs.P},
@@ -264,7 +238,7 @@ type ControlData struct {
 	Auto bool `json:"auto,omitempty"`
 }
 
-func controlData(a train.Ack) ControlData {
+func ControlRecord(a train.Ack) ControlData {
 	return ControlData{Op: a.Control.Op.String(), Key: a.Control.Key, Value: a.Control.Value, At: a.Control.At, Step: a.Step, Error: a.Err, Auto: a.Control.Auto}
 }
 
@@ -277,7 +251,7 @@ func parseOp(s string) (train.Op, error) {
 	return 0, fmt.Errorf("unknown control op %q", s)
 }
 
-func (d ControlData) ack() (train.Ack, error) {
+func (d ControlData) Ack() (train.Ack, error) {
 	op, err := parseOp(d.Op)
 	if err != nil {
 		return train.Ack{}, err
@@ -336,7 +310,7 @@ func (d *BestData) best() *train.Best {
 	}
 }
 
-func summaryData(s *train.Summary, vectors bool) SummaryData {
+func SummaryRecord(s *train.Summary, vectors bool) SummaryData {
 	return SummaryData{
 		Steps: s.Steps, Objective: string(s.Objective),
 		ValBefore: reportData(s.ValBefore, vectors), ValAfter: reportData(s.ValAfter, vectors),
@@ -347,7 +321,7 @@ func summaryData(s *train.Summary, vectors bool) SummaryData {
 	}
 }
 
-func (d SummaryData) summary() train.Summary {
+func (d SummaryData) Summary() train.Summary {
 	return train.Summary{
 		Steps: d.Steps, Objective: metric.Objective(d.Objective),
 		ValBefore: d.ValBefore.report(), ValAfter: d.ValAfter.report(),
@@ -369,6 +343,6 @@ func LoadSummary(r *runs.Run) (*train.Summary, error) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, fmt.Errorf("%s/summary.json: %w", r.Dir, err)
 	}
-	s := d.summary()
+	s := d.Summary()
 	return &s, nil
 }

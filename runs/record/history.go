@@ -19,7 +19,7 @@ import (
 type History struct {
 	Format    int // the run's format (run.json)
 	Starts    []Start
-	Refreshes []Refresh
+	Refreshes []RefreshEvent
 	Controls  []train.Ack
 	Final     *train.Summary
 	FinalTime time.Time // when the final event was written; zero if unknown
@@ -33,14 +33,16 @@ type History struct {
 	stopped bool   // the last session ended with a stop
 }
 
-// Refresh is one evaluation. Stats holds everything but G and P (see
-// History.Matrices), unless a caller has filled them in.
-type Refresh struct {
+// RefreshEvent is a refresh as a run's log holds it (train.Refresh is
+// what the refresh computed, RefreshData its record on the wire). Stats
+// holds everything but G and P (see History.Matrices), unless a caller has
+// filled them in.
+type RefreshEvent struct {
 	Step, Total int
 	State       train.State
 	Hyper       train.Hyper
 	Loss        *float64 // last training loss; nil before the first step
-	Stats       train.RefreshStats
+	Stats       train.Refresh
 	Time        time.Time // when the event was written; zero if unknown
 
 	matrices *runs.Ref // where G and P are in arrays.bin; nil if not kept
@@ -48,7 +50,7 @@ type Refresh struct {
 
 // Data is r as a refresh event's payload: the schema runs show --json
 // prints for each refresh.
-func (r *Refresh) Data() RefreshData {
+func (r *RefreshEvent) Data() RefreshData {
 	loss := nan
 	if r.Loss != nil {
 		loss = *r.Loss
@@ -275,7 +277,7 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 		if err != nil {
 			return err
 		}
-		a, err := d.ack()
+		a, err := d.Ack()
 		if err != nil {
 			return err
 		}
@@ -285,7 +287,7 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 		if err != nil {
 			return err
 		}
-		s := d.summary()
+		s := d.Summary()
 		if ev.Kind == KindFinal {
 			h.Final, h.FinalTime = &s, eventTime(ev)
 		} else {
@@ -326,14 +328,14 @@ func decodeData[T any](b []byte, v1 bool, decodeV1 func([]byte) (T, error)) (T, 
 
 // refreshOf converts a refresh payload; the per-class vectors and the
 // matrices come separately.
-func refreshOf(d RefreshData) (Refresh, error) {
+func refreshOf(d RefreshData) (RefreshEvent, error) {
 	hy, err := d.Hyper.hyper()
 	if err != nil {
-		return Refresh{}, err
+		return RefreshEvent{}, err
 	}
-	rf := Refresh{
+	rf := RefreshEvent{
 		Step: d.Step, Total: d.Total, State: train.State(d.State), Hyper: hy,
-		Stats: train.RefreshStats{
+		Stats: train.Refresh{
 			Step: d.Step, Report: d.Report.report(), Objectives: d.Objectives.values(),
 			Psi: float64(d.Psi), K: d.K, S: float64(d.S),
 		},
@@ -351,7 +353,7 @@ func refreshOf(d RefreshData) (Refresh, error) {
 
 // setVectors fills the per-class vectors from a refresh's first record;
 // with require, prior, recall and coverage must all be there.
-func (rf *Refresh) setVectors(arrs []runs.Array, require bool) error {
+func (rf *RefreshEvent) setVectors(arrs []runs.Array, require bool) error {
 	K := rf.Stats.K
 	for _, a := range arrs {
 		if len(a.Shape) != 1 {
@@ -381,7 +383,7 @@ func (rf *Refresh) setVectors(arrs []runs.Array, require bool) error {
 }
 
 // refs reads a format-2 refresh's vectors and notes where its matrices are.
-func (h *History) refs(rf *Refresh, refs []runs.Ref, read func(runs.Ref) ([]runs.Array, error)) error {
+func (h *History) refs(rf *RefreshEvent, refs []runs.Ref, read func(runs.Ref) ([]runs.Array, error)) error {
 	if len(refs) == 0 || len(refs) > 2 {
 		return fmt.Errorf("refers to %d records of arrays.bin, want 1 or 2", len(refs))
 	}
@@ -438,13 +440,13 @@ func (h *History) Scalars() Scalars {
 		s.Refreshes = append(s.Refreshes, h.Refreshes[i].Data())
 	}
 	for _, a := range h.Controls {
-		s.Controls = append(s.Controls, controlData(a))
+		s.Controls = append(s.Controls, ControlRecord(a))
 	}
 	for i := range h.Stops {
-		s.Stops = append(s.Stops, summaryData(&h.Stops[i], false))
+		s.Stops = append(s.Stops, SummaryRecord(&h.Stops[i], false))
 	}
 	if h.Final != nil {
-		f := summaryData(h.Final, true)
+		f := SummaryRecord(h.Final, true)
 		s.Final = &f
 	}
 	for _, e := range h.Errors {

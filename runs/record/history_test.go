@@ -232,10 +232,10 @@ func TestLoadCorruptArrays(t *testing.T) {
 // session.
 func TestSnapshots(t *testing.T) {
 	h := train.DefaultHyper()
-	stats := train.RefreshStats{K: 2, Objectives: make([]float64, len(metric.Objectives()))}
+	stats := train.Refresh{K: 2, Objectives: make([]float64, len(metric.Objectives()))}
 	hist := &History{
 		Starts: []Start{{Step: 0, Total: 100, K: 2}},
-		Refreshes: []Refresh{
+		Refreshes: []RefreshEvent{
 			{Step: 0, Total: 100, State: train.Running, Hyper: h, Stats: stats},
 			{Step: 50, Total: 100, State: train.Running, Hyper: h, Stats: stats},
 		},

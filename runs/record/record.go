@@ -327,7 +327,7 @@ func (r *Recorder) handle(s train.Snapshot, fail func(error)) {
 		fail(r.noteRefresh(s))
 	case train.KindControl:
 		if s.Ack != nil {
-			fail(r.append(KindControl, s.Step, controlData(*s.Ack)))
+			fail(r.append(KindControl, s.Step, ControlRecord(*s.Ack)))
 		}
 		fail(r.w.SetMeta(func(m *runs.Meta) { m.Status = statusOf(s.State); m.Steps = s.Step }))
 	case train.KindFinal:
@@ -340,8 +340,8 @@ func (r *Recorder) handle(s train.Snapshot, fail func(error)) {
 			kind, vectors = KindStop, false
 		}
 		if s.Summary != nil {
-			fail(r.append(kind, s.Step, summaryData(s.Summary, vectors)))
-			js, err := json.MarshalIndent(summaryData(s.Summary, true), "", "  ")
+			fail(r.append(kind, s.Step, SummaryRecord(s.Summary, vectors)))
+			js, err := json.MarshalIndent(SummaryRecord(s.Summary, true), "", "  ")
 			if err == nil {
 				err = r.w.WriteSummary(append(js, '\n'))
 			}

@@ -117,7 +117,7 @@ func TestRecordLoadRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(b, &sd); err != nil {
 		t.Fatal(err)
 	}
-	if got := sd.summary(); !reflect.DeepEqual(got, wantSum) {
+	if got := sd.Summary(); !reflect.DeepEqual(got, wantSum) {
 		t.Errorf("summary.json decodes to %+v", got)
 	}
 	// The log holds no matrix and no per-class vector of a refresh.

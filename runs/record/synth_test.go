@@ -73,7 +73,7 @@ func synth(K, n, every int, seed uint64) []train.Snapshot {
 		for j := range P {
 			P[j] /= sum
 		}
-		rs := &train.RefreshStats{Step: step, Report: report(), Objectives: objs(), K: K, S: h.S, G: G, P: P,
+		rs := &train.Refresh{Step: step, Report: report(), Objectives: objs(), K: K, S: h.S, G: G, P: P,
 			Lambda: vec(func(int) float64 { return rng.Float64() / float64(K) })}
 		rs.Psi = rs.Objectives[1]
 		if i == 0 {

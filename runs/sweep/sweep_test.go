@@ -129,7 +129,7 @@ func fakeRun(t *testing.T, s *Sweep, i int, psis []float64, sum *train.Summary) 
 	for k, p := range psis {
 		step := 25 * k
 		rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{p, p}, Coverage: []float64{0.5, 0.5}}
-		rs := &train.RefreshStats{Step: step, K: 2, Psi: p, Report: rep, Objectives: make([]float64, len(metric.Objectives())),
+		rs := &train.Refresh{Step: step, K: 2, Psi: p, Report: rep, Objectives: make([]float64, len(metric.Objectives())),
 			G: []float64{0, 1, 1, 0}, P: []float64{0, 0.5, 0.5, 0}}
 		st.Publish(train.Snapshot{Kind: train.KindRefresh, Step: step, Total: 100, State: train.Running, Hyper: train.DefaultHyper(), Refresh: rs})
 	}

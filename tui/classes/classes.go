@@ -25,7 +25,7 @@ type Model struct {
 
 	// Derived from one refresh when it arrives (sync), so View formats
 	// only the visible rows.
-	prev     *train.RefreshStats // the refresh before, if of the same K
+	prev     *train.Refresh // the refresh before, if of the same K
 	nameW    int
 	countW   int // 0: no training counts (or too narrow to show them)
 	covScale float64

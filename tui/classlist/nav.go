@@ -25,7 +25,7 @@ type Nav struct {
 	Order []int
 	vals  Values
 	K     int
-	rs    *train.RefreshStats // the refresh the values are from
+	rs    *train.Refresh // the refresh the values are from
 
 	searching bool
 	query     []rune
@@ -45,7 +45,7 @@ func (n *Nav) By() By { return n.by }
 
 // Refresh recomputes the gains and the order for rs (nil: no refresh
 // yet) and the run's class names and training counts.
-func (n *Nav) Refresh(rs *train.RefreshStats, run *history.RunState) {
+func (n *Nav) Refresh(rs *train.Refresh, run *history.RunState) {
 	if rs == nil {
 		n.K, n.Order = 0, n.Order[:0]
 		return

@@ -19,7 +19,7 @@ type Pane struct {
 
 	// RS is the refresh the pane shows, the run's current one as of the
 	// last Sync.
-	RS   *train.RefreshStats
+	RS   *train.Refresh
 	hasG bool
 }
 

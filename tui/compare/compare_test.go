@@ -235,7 +235,7 @@ func recordRun(t testing.TB, root, name string, K, n int, base float64) string {
 		for o := range objs {
 			objs[o] = base + float64(i)/100 + float64(o)/1000
 		}
-		rs := &train.RefreshStats{Step: 10 * i, K: K, Report: rep, Psi: objs[0], Objectives: objs, S: 1, G: G, P: P}
+		rs := &train.Refresh{Step: 10 * i, K: K, Report: rep, Psi: objs[0], Objectives: objs, S: 1, G: G, P: P}
 		st.Publish(train.Snapshot{Kind: train.KindRefresh, Step: 10 * i, Total: 10 * n, State: train.Running, Hyper: h, Refresh: rs})
 		st.Publish(train.Snapshot{Kind: train.KindStep, Step: 10*i + 1, Total: 10 * n, State: train.Running, Hyper: h})
 	}

@@ -40,7 +40,7 @@ func (r *RunSeries) Label() string {
 // Metric is a series every refresh has.
 type Metric struct {
 	Name string
-	get  func(rf *record.Refresh) float64
+	get  func(rf *record.RefreshEvent) float64
 }
 
 // Metrics are the comparable series: ψ of every objective, then mean and
@@ -48,7 +48,7 @@ type Metric struct {
 func Metrics() []Metric {
 	var out []Metric
 	for i, o := range metric.Objectives() {
-		out = append(out, Metric{"ψ " + string(o), func(rf *record.Refresh) float64 {
+		out = append(out, Metric{"ψ " + string(o), func(rf *record.RefreshEvent) float64 {
 			if i < len(rf.Stats.Objectives) {
 				return rf.Stats.Objectives[i]
 			}
@@ -62,12 +62,12 @@ func Metrics() []Metric {
 		return *p
 	}
 	return append(out,
-		Metric{"mean recall", func(rf *record.Refresh) float64 { return rf.Stats.Report.MeanRecall }},
-		Metric{"worst recall", func(rf *record.Refresh) float64 { return rf.Stats.Report.MinRecall }},
-		Metric{"min coverage", func(rf *record.Refresh) float64 { return rf.Stats.Report.MinCoverage }},
-		Metric{"s", func(rf *record.Refresh) float64 { return rf.Stats.S }},
-		Metric{"Δψ predicted", func(rf *record.Refresh) float64 { return opt(rf.Stats.Predicted) }},
-		Metric{"Δψ realised", func(rf *record.Refresh) float64 { return opt(rf.Stats.Realised) }},
+		Metric{"mean recall", func(rf *record.RefreshEvent) float64 { return rf.Stats.Report.MeanRecall }},
+		Metric{"worst recall", func(rf *record.RefreshEvent) float64 { return rf.Stats.Report.MinRecall }},
+		Metric{"min coverage", func(rf *record.RefreshEvent) float64 { return rf.Stats.Report.MinCoverage }},
+		Metric{"s", func(rf *record.RefreshEvent) float64 { return rf.Stats.S }},
+		Metric{"Δψ predicted", func(rf *record.RefreshEvent) float64 { return opt(rf.Stats.Predicted) }},
+		Metric{"Δψ realised", func(rf *record.RefreshEvent) float64 { return opt(rf.Stats.Realised) }},
 	)
 }
 

@@ -81,7 +81,7 @@ func TestJumps(t *testing.T) {
 	run := fixture.Run(1000, 2)
 	// The fixture's largest P is in the worst row: move it elsewhere so
 	// the two jumps differ.
-	rs := &train.RefreshStats{}
+	rs := &train.Refresh{}
 	*rs = *run.Cur
 	K := rs.K
 	rs.P = slices.Clone(rs.P)
@@ -153,7 +153,7 @@ func TestLoading(t *testing.T) {
 // gain and says so.
 func TestJumpWorstWithoutP(t *testing.T) {
 	run := fixture.Run(1000, 2)
-	rs := &train.RefreshStats{}
+	rs := &train.Refresh{}
 	*rs = *run.Cur
 	K, w := rs.K, rs.Report.Worst
 	rs.P = slices.Clone(rs.P)

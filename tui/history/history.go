@@ -50,9 +50,9 @@ type RunState struct {
 	Latest   train.Snapshot // newest snapshot of any kind
 	Seen     bool           // at least one snapshot arrived
 	Closed   bool           // the stream ended
-	Cur      *train.RefreshStats
-	Prev     *train.RefreshStats // the refresh before Cur (for deltas)
-	Baseline []float64           // objectives at the first refresh: the pre-trained model
+	Cur      *train.Refresh
+	Prev     *train.Refresh // the refresh before Cur (for deltas)
+	Baseline []float64      // objectives at the first refresh: the pre-trained model
 
 	// Per refresh, oldest first.
 	Steps  []int
@@ -87,9 +87,9 @@ type RunState struct {
 	ivObjective bool // a control changed ψ (objective or its parameters)
 	lastOK      int  // 1 + index of the newest interval with a prediction; 0: none
 
-	// cur is the snapshot's RefreshStats Cur was copied from when G and P
+	// cur is the snapshot's train.Refresh Cur was copied from when G and P
 	// were filled in (see SetMatrices); matrices are those G and P.
-	cur      *train.RefreshStats
+	cur      *train.Refresh
 	matrices *loaded
 	linear   train.LinearWatch // says when the linear step keeps failing
 }
@@ -157,7 +157,7 @@ func (r *RunState) Note(level Level, text string) {
 }
 
 // SetMatrices supplies G and P for the refresh at step, for snapshots that
-// came without them (RefreshStats.G == nil means "not loaded yet": a
+// came without them (train.Refresh.G == nil means "not loaded yet": a
 // recorded run's are read from disk after its history is shown). They
 // fill in Cur whenever it is that refresh and lacks them, now or later.
 func (r *RunState) SetMatrices(step int, G, P []float64) {
@@ -239,7 +239,7 @@ func (r *RunState) Apply(s train.Snapshot) {
 
 // seenRefresh reports whether rs is the refresh already shown (a repeat,
 // or the same refresh carried again).
-func (r *RunState) seenRefresh(rs *train.RefreshStats) bool {
+func (r *RunState) seenRefresh(rs *train.Refresh) bool {
 	return r.Cur != nil && r.Cur.Step == rs.Step && (r.Cur == rs || r.cur == rs)
 }
 

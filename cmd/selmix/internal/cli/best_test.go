@@ -40,7 +40,7 @@ func objectiveChangeRun(t *testing.T, root string) string {
 		h.Objective = v.obj
 		rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{0.5, 0.5}, Coverage: []float64{0.5, 0.5}}
 		st.Publish(train.Snapshot{Kind: train.KindRefresh, Step: 10 * i, Total: 30, State: train.Running, Hyper: h,
-			Refresh: &train.RefreshStats{Step: 10 * i, K: 2, Report: rep, Psi: v.psi, Objectives: make([]float64, len(metric.Objectives())),
+			Refresh: &train.Refresh{Step: 10 * i, K: 2, Report: rep, Psi: v.psi, Objectives: make([]float64, len(metric.Objectives())),
 				G: make([]float64, 4), P: []float64{0.25, 0.25, 0.25, 0.25}}})
 	}
 	st.Close()

@@ -170,7 +170,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aSeen := map[int]train.RefreshStats{}
+	aSeen := map[int]train.Refresh{}
 	for _, x := range h0.Refreshes {
 		aSeen[x.Step] = x.Stats
 	}

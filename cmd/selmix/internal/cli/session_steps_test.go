@@ -77,7 +77,7 @@ func (s *sliceSource) Next(context.Context) (train.Snapshot, bool) {
 func TestProgressLineNamesBothNumbers(t *testing.T) {
 	h := train.DefaultHyper()
 	h.Objective = metric.MinRecall
-	rs := &train.RefreshStats{Step: 300, K: 2, Psi: 0.5643,
+	rs := &train.Refresh{Step: 300, K: 2, Psi: 0.5643,
 		Report: metric.Report{K: 2, MeanRecall: 0.8016, MinRecall: 0.478, HMean: 0.7565, MinCoverage: 0.067, Accuracy: 0.8016},
 		P:      []float64{0.1, 0.6, 0.2, 0.1}}
 	src := sliceSource{{Kind: train.KindRefresh, Step: 300, Total: 2000, Hyper: h, Refresh: rs}}
@@ -97,7 +97,7 @@ func TestProgressWarnsLinearFailing(t *testing.T) {
 	var src sliceSource
 	for i, real := range []float64{-0.01, 0.01, -0.02, -0.01, -0.03, -0.01} {
 		pred := 0.02
-		rs := &train.RefreshStats{Step: 50 * (i + 1), K: 2, Psi: 0.5, Predicted: &pred, Realised: &real,
+		rs := &train.Refresh{Step: 50 * (i + 1), K: 2, Psi: 0.5, Predicted: &pred, Realised: &real,
 			Report: metric.Report{K: 2}}
 		src = append(src, train.Snapshot{Kind: train.KindRefresh, Step: rs.Step, Total: 2000, Hyper: h, Refresh: rs})
 	}

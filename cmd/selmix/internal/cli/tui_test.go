@@ -110,9 +110,9 @@ func TestOpenReplay(t *testing.T) {
 // shown, and the event log says from which step.
 func TestLoadMatricesThinned(t *testing.T) {
 	G := []float64{1, 2, 3, 4}
-	h := &record.History{Refreshes: []record.Refresh{
-		{Step: 0, Stats: train.RefreshStats{K: 2, G: G, P: G}},
-		{Step: 50, Stats: train.RefreshStats{K: 2}},
+	h := &record.History{Refreshes: []record.RefreshEvent{
+		{Step: 0, Stats: train.Refresh{K: 2, G: G, P: G}},
+		{Step: 50, Stats: train.Refresh{K: 2}},
 	}}
 	msg := loadMatrices(h)()
 	if msg.Step != 50 || !reflect.DeepEqual(msg.G, G) || !strings.Contains(msg.Note, "from step 0") {
