@@ -16,6 +16,7 @@ func TestBenchPaperSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite")
 	}
+	t.Parallel()
 	const data = "/usr/share/datasets/fashion-mnist"
 	if _, err := os.Stat(filepath.Join(data, "train-images-idx3-ubyte.gz")); err != nil {
 		t.Skipf("Debian's dataset-fashion-mnist is not installed (.ci/run installs it): %v", err)

@@ -31,6 +31,7 @@ func TestReplayUsesRecordedBLASThreads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	if !blas.OpenBLAS() || runtime.NumCPU() < 2 {
 		t.Skip("needs OpenBLAS and two CPUs")
 	}

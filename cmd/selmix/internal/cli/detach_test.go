@@ -46,6 +46,7 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	root := livetest.ShortDir(t)
 	id, pid := startDetachedPid(t, root, "--set", "finetune.steps=1500", "--set", "finetune.refresh=25")
 	r, err := runs.Open(root, id)
@@ -111,6 +112,7 @@ func TestDetachedSurvivesClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	root := livetest.ShortDir(t)
 	id := startDetached(t, root, "--set", "finetune.steps=600", "--set", "finetune.refresh=25")
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
@@ -151,6 +153,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	root := livetest.ShortDir(t)
 	id := startDetached(t, root, "--set", "finetune.steps=100000", "--set", "finetune.refresh=25")
 	r, err := runs.Open(root, id)

@@ -19,6 +19,7 @@ func TestSummaryCountsTheSessionsSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains two short runs")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	set := []string{"--set", "finetune.steps=40", "--set", "finetune.refresh=10", "--set", "finetune.checkpoint_every=1", "--set", "record.plots=false"}
 	code, out, stderr := runCLI(append([]string{"run", "--headless", "-q", "--runs", root}, set...)...)
@@ -44,6 +45,7 @@ func TestSummaryCountsTheSessionsSteps(t *testing.T) {
 }
 
 func TestPrintSummarySteps(t *testing.T) {
+	t.Parallel()
 	s := &train.Summary{Steps: 3698, Seconds: 5, TestObjBefore: make([]float64, 10), TestObjAfter: make([]float64, 10)}
 	for _, c := range []struct {
 		from int
@@ -75,6 +77,7 @@ func (s *sliceSource) Next(context.Context) (train.Snapshot, bool) {
 // The headless line names ψ of the objective and the true worst recall
 // apart (issue 26: "min-recall 0.0111 … min-rec 0.0060").
 func TestProgressLineNamesBothNumbers(t *testing.T) {
+	t.Parallel()
 	h := train.DefaultHyper()
 	h.Objective = metric.MinRecall
 	rs := &train.RefreshStats{Step: 300, K: 2, Psi: 0.5643,
@@ -92,6 +95,7 @@ func TestProgressLineNamesBothNumbers(t *testing.T) {
 // When the linear step keeps failing, the headless output says so once,
 // in one line, with what to try.
 func TestProgressWarnsLinearFailing(t *testing.T) {
+	t.Parallel()
 	h := train.DefaultHyper()
 	h.Refresh, h.Adapt = 50, train.AdaptNone
 	var src sliceSource

@@ -93,6 +93,7 @@ func lastLines(s string, n int) string {
 // Both recipes run 200 steps under selmix; the worker's stderr lands in the
 // run's worker.log; replay (which starts the worker again) is identical.
 func TestTorchWorkerRecipes(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	root := t.TempDir()
 	fm := []string{"--recipe", "fmnist", "--n1", "60", "--val-per-class", "20", "--test-per-class", "20", "--pretrain-epochs", "1",
@@ -135,6 +136,7 @@ func TestTorchWorkerRecipes(t *testing.T) {
 // uninterrupted one does — the worker's state (model, optimizer, RNG, P)
 // crosses the checkpoint.
 func TestTorchWorkerStopResume(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	root := livetest.ShortDir(t) // it holds the control socket
 	feat := featureArgs(features(t, 10, 16, 1.2, 2))
@@ -178,6 +180,7 @@ func stopAtLine(t *testing.T, root string, args []string, prefix string) string 
 // A detached worker run goes on without its terminal; attach --follow
 // watches it to the end; ps lists it while it lives.
 func TestTorchWorkerDetachAttach(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	root := livetest.ShortDir(t) // it holds the control socket
 	feat := featureArgs(features(t, 10, 16, 1.2, 3))
@@ -212,6 +215,7 @@ func TestTorchWorkerDetachAttach(t *testing.T) {
 // killer sends) stops the run, saying so and naming what bounds memory;
 // resume starts a new worker from the last checkpoint and finishes.
 func TestTorchWorkerKilled(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	root := t.TempDir()
 	feat := featureArgs(features(t, 10, 16, 1.2, 4))
@@ -269,6 +273,7 @@ func TestTorchWorkerKilled(t *testing.T) {
 // recipe reach test min recall within 1.5 points of each other, mean of 3
 // seeds (their samplers draw different numbers, so single runs differ).
 func TestTorchWorkerParity(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	dir := features(t, 10, 16, 1.6, 5)
 	root := t.TempDir()
@@ -308,6 +313,7 @@ func TestTorchWorkerParity(t *testing.T) {
 // (tee), the statistics written as a gain input, and the two P compared
 // bit for bit.
 func TestTorchWorkerGetsGainsP(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	dir := features(t, 10, 16, 1.6, 6)
 	root := t.TempDir()
