@@ -24,7 +24,8 @@ func TestBenchPaperSmoke(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.md")
 	root := filepath.Join(dir, "runs")
-	log := selmixtest.Run(t, "bench", "paper", "--smoke", "--runs", root, "--out", out)
+	// No figures per member (record.plots): the report draws its own.
+	log := selmixtest.Run(t, "bench", "paper", "--smoke", "--set", "record.plots=false", "--runs", root, "--out", out)
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
