@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,12 +28,16 @@ import (
 // (.ci/run installs them); without them they are skipped, saying so.
 const python = "/usr/bin/python3"
 
+// torchErr is why python cannot import torch and numpy (nil: it can),
+// asked once: importing torch takes a second or two of CPU.
+var torchErr = sync.OnceValue(func() error { return exec.Command(python, "-c", "import torch, numpy").Run() })
+
 func needTorch(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the PyTorch worker")
 	}
-	if err := exec.Command(python, "-c", "import torch, numpy").Run(); err != nil {
+	if err := torchErr(); err != nil {
 		t.Skipf("%s cannot import torch and numpy (apt install python3-torch python3-numpy): %v", python, err)
 	}
 }
