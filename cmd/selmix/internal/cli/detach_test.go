@@ -48,7 +48,9 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	}
 	t.Parallel()
 	root := livetest.ShortDir(t)
-	id, pid := startDetachedPid(t, root, "--set", "finetune.steps=1500", "--set", "finetune.refresh=25")
+	// Killed at its first refresh; resume then trains the rest: 600 steps
+	// of batch 32 leave the kill ample time and the resume little work.
+	id, pid := startDetachedPid(t, root, "--set", "finetune.steps=600", "--set", "finetune.refresh=25", "--set", "finetune.batch=32")
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatal(err)
