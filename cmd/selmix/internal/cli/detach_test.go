@@ -223,9 +223,19 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	}
 
 	// A late viewer: its history from the log must equal what a saw live.
-	h, err := record.Load(r)
-	if err != nil {
-		t.Fatal(err)
+	// The log may lag the stream (under load, by a refresh): wait until it
+	// holds the last refresh a saw.
+	var h *record.History
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if h, err = record.Load(r); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(h.Refreshes); n > 0 && h.Refreshes[n-1].Step >= last.Step {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the log does not reach step %d, the last refresh seen live, within a minute", last.Step)
+		}
 	}
 	checked := 0
 	for i, x := range h.Refreshes {
