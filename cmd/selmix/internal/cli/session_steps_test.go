@@ -15,11 +15,12 @@ import (
 // run's total (issue 26: a resume after Ctrl-C printed "3698 fine-tuning
 // steps in 5.0s" when ~1290 ran in it). A fork at step 20 of a 40-step
 // run is such a session, and runs show reads the same from the log.
+// Not parallel: the fork, in this process, sets OPENBLAS_NUM_THREADS to
+// what the run recorded (useRunBLAS).
 func TestSummaryCountsTheSessionsSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains two short runs")
 	}
-	t.Parallel()
 	root := t.TempDir()
 	set := []string{"--set", "finetune.steps=40", "--set", "finetune.refresh=10", "--set", "finetune.checkpoint_every=1", "--set", "record.plots=false"}
 	code, out, stderr := runCLI(append([]string{"run", "--headless", "-q", "--runs", root}, set...)...)
