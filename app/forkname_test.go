@@ -9,6 +9,7 @@ import (
 // Two forks never share a name (issue 26: two presses of f gave two live
 // runs called keys-test-fork): the first free of base, base-2, base-3, …
 func TestFreeName(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	want := []string{"keys-test-fork", "keys-test-fork-2", "keys-test-fork-3"}
 	for i, w := range want {

@@ -16,6 +16,7 @@ func TestBenchPaperSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite")
 	}
+	t.Parallel()
 	const data = "/usr/share/datasets/fashion-mnist"
 	if _, err := os.Stat(filepath.Join(data, "train-images-idx3-ubyte.gz")); err != nil {
 		t.Skipf("Debian's dataset-fashion-mnist is not installed (.ci/run installs it): %v", err)
@@ -23,7 +24,8 @@ func TestBenchPaperSmoke(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.md")
 	root := filepath.Join(dir, "runs")
-	log := selmixtest.Run(t, "bench", "paper", "--smoke", "--runs", root, "--out", out)
+	// No figures per member (record.plots): the report draws its own.
+	log := selmixtest.Run(t, "bench", "paper", "--smoke", "--set", "record.plots=false", "--runs", root, "--out", out)
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)

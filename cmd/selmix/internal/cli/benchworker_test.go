@@ -16,6 +16,7 @@ import (
 // run, the table has both rows, and the selmix run made the evaluation
 // passes the plain loop was told to make.
 func TestBenchWorkerFeatures(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	dir := features(t, 4, 8, 0.8, 1)
 	work := t.TempDir()
@@ -47,6 +48,7 @@ func TestBenchWorkerFeatures(t *testing.T) {
 }
 
 func TestBenchWorkerBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string

@@ -56,6 +56,7 @@ func objectiveChangeRun(t *testing.T, root string) string {
 // runs show and runs ls judge each ψ with its own objective: after the
 // change to hmean@cov, min-recall's 0.56 is not hmean@cov's best.
 func TestBestAfterObjectiveChange(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	id := objectiveChangeRun(t, root)
 	code, stdout, stderr := runCLI("runs", "show", "--runs", root, id)
@@ -86,6 +87,7 @@ func TestBestAfterObjectiveChange(t *testing.T) {
 // The workbench learns from a recorded run's config whether a worker
 // trains it (its console then waits for the worker's lines).
 func TestWorkerOf(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, c := range []struct{ config, want string }{
 		{"[worker]\ncommand = [\"python3\", \"w.py\", \"--recipe\", \"features\"]\n", "python3 w.py --recipe features"},
@@ -136,8 +138,9 @@ func TestKeepBestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	root := t.TempDir()
-	id := finishShortRun(t, root)
+	t.Parallel()
+	root, id := sharedShortRun(t)
+	root = copyRun(t, root, id)
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatal(err)
@@ -243,6 +246,7 @@ func TestKeepBestEndToEnd(t *testing.T) {
 // A run written before selmix kept the best model has no best
 // checkpoint: export-head --best and fork --at best say so in one line.
 func TestNoBestCheckpoint(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	id := objectiveChangeRun(t, root)
 	for _, args := range [][]string{

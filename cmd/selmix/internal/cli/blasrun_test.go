@@ -31,11 +31,13 @@ func TestReplayUsesRecordedBLASThreads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	if !blas.OpenBLAS() || runtime.NumCPU() < 2 {
 		t.Skip("needs OpenBLAS and two CPUs")
 	}
 	root := t.TempDir()
-	out, code := selmixtest.Code(t, envThreads(1), append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...)...)
+	// The default batch: products large enough for OpenBLAS to split.
+	out, code := selmixtest.Code(t, envThreads(1), append(append([]string{"run", "--headless", "-q", "--runs", root}, shortRun...), "--set", "finetune.batch=128")...)
 	m := selmixtest.RunIDRe.FindStringSubmatch(out)
 	if code != 0 || m == nil {
 		t.Fatalf("run: exit %d\n%s", code, out)

@@ -18,6 +18,7 @@ func TestSpecialFilesRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -41,6 +42,7 @@ func TestSpecialFilesRefused(t *testing.T) {
 		{"sweep spec FIFO", []string{"sweep", fifo, "--dry-run"}, fifo + " is not a regular file (a named pipe)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			out, code := selmixtest.Code(t, append(os.Environ(), "SELMIX_RUNS="+root), c.args...)
 			if code != 2 {

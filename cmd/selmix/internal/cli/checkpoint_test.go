@@ -43,8 +43,8 @@ func TestDamagedCheckpointFallback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	root := t.TempDir()
-	id := finishShortRun(t, root)
+	t.Parallel()
+	root, id := sharedShortRun(t) // read only: each case works on a copy
 	want := selmixtest.ReadOutcome(t, root, id)
 	ckpt := func(root string, step string) string {
 		return filepath.Join(root, id, "checkpoints", "step-0000"+step+".ckpt")
@@ -68,18 +68,21 @@ func TestDamagedCheckpointFallback(t *testing.T) {
 	}
 
 	t.Run("fork", func(t *testing.T) {
+		t.Parallel()
 		damaged := copyRun(t, root, id)
 		flip(ckpt(damaged, "300"))
 		out := selmixtest.Run(t, "fork", "-q", "--runs", damaged, id)
 		fallback(out, damaged)
 		got := selmixtest.RunIDRe.FindStringSubmatch(out)
-		ref := selmixtest.RunIDRe.FindStringSubmatch(selmixtest.Run(t, "fork", "-q", "--runs", root, id, "--at", "250"))
+		intact := copyRun(t, root, id)
+		ref := selmixtest.RunIDRe.FindStringSubmatch(selmixtest.Run(t, "fork", "-q", "--runs", intact, id, "--at", "250"))
 		if got == nil || ref == nil {
 			t.Fatalf("no run id in the fork's output:\n%s", out)
 		}
-		selmixtest.SameOutcome(t, "fork past a damaged checkpoint", selmixtest.ReadOutcome(t, damaged, got[1]), selmixtest.ReadOutcome(t, root, ref[1]))
+		selmixtest.SameOutcome(t, "fork past a damaged checkpoint", selmixtest.ReadOutcome(t, damaged, got[1]), selmixtest.ReadOutcome(t, intact, ref[1]))
 	})
 	t.Run("resume", func(t *testing.T) {
+		t.Parallel()
 		damaged := copyRun(t, root, id)
 		tearFinal(t, damaged, id)
 		flip(ckpt(damaged, "300"))
@@ -91,6 +94,7 @@ func TestDamagedCheckpointFallback(t *testing.T) {
 		selmixtest.SameOutcome(t, "resume past a damaged checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
 	})
 	t.Run("resume, every checkpoint damaged", func(t *testing.T) {
+		t.Parallel()
 		damaged := copyRun(t, root, id)
 		tearFinal(t, damaged, id)
 		for _, s := range []string{"100", "150", "200", "250", "300"} {

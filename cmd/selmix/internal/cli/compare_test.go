@@ -15,6 +15,7 @@ import (
 // and five runs fit in a sane width (issue 26: ids at columns ~6/26/46,
 // values at ~24/63/102, cells "final / best / min / max", 190 columns).
 func TestRunsCompareLayout(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	srcs := []string{"20261123-1200-819c", "20261123-1201-c986"}
 	var ids []string

@@ -21,6 +21,7 @@ func TestDamageExitCodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	const id = "20261123-1200-819c"
 	src := filepath.Join(vizRuns, id)
 	arrays, err := os.ReadFile(filepath.Join(src, "arrays.bin"))
@@ -65,6 +66,7 @@ func TestDamageExitCodes(t *testing.T) {
 		}, regexp.MustCompile(`events\.jsonl:4 \(byte \d+\): missing "kind"`)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			for _, args := range [][]string{
 				{"runs", "show", id}, {"runs", "show", "--json", id}, {"resume", "-q", id}, {"replay", id},
 				{"open", id, "--print", "80x24"}, {"export", id, "--out", t.TempDir()},

@@ -47,8 +47,11 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	root := livetest.ShortDir(t)
-	id, pid := startDetachedPid(t, root, "--set", "finetune.steps=1500", "--set", "finetune.refresh=25")
+	// Killed at its first refresh; resume then trains the rest: 600 steps
+	// of batch 32 leave the kill ample time and the resume little work.
+	id, pid := startDetachedPid(t, root, "--set", "finetune.steps=600", "--set", "finetune.refresh=25", "--set", "finetune.batch=32")
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +115,7 @@ func TestDetachedSurvivesClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	root := livetest.ShortDir(t)
 	id := startDetached(t, root, "--set", "finetune.steps=600", "--set", "finetune.refresh=25")
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
@@ -152,6 +156,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	root := livetest.ShortDir(t)
 	id := startDetached(t, root, "--set", "finetune.steps=100000", "--set", "finetune.refresh=25")
 	r, err := runs.Open(root, id)
@@ -219,9 +224,19 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	}
 
 	// A late viewer: its history from the log must equal what a saw live.
-	h, err := record.Load(r)
-	if err != nil {
-		t.Fatal(err)
+	// The log may lag the stream (under load, by a refresh): wait until it
+	// holds the last refresh a saw.
+	var h *record.History
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if h, err = record.Load(r); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(h.Refreshes); n > 0 && h.Refreshes[n-1].Step >= last.Step {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the log does not reach step %d, the last refresh seen live, within a minute", last.Step)
+		}
 	}
 	checked := 0
 	for i, x := range h.Refreshes {

@@ -14,6 +14,7 @@ import (
 var vizRuns = filepath.Join("..", "..", "..", "..", "viz", "testdata", "run")
 
 func TestExportCommand(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code, stdout, stderr := runCLI("export", "--runs", vizRuns, "viz-selmix", "--out", out, "--dpi", "30")
 	if code != 0 {
@@ -35,6 +36,7 @@ func TestExportCommand(t *testing.T) {
 }
 
 func TestExportCommandFormatsAndDirs(t *testing.T) {
+	t.Parallel()
 	ents, err := os.ReadDir(vizRuns)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +58,7 @@ func TestExportCommandFormatsAndDirs(t *testing.T) {
 }
 
 func TestExportCompare(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	// min-recall, the worst recall's old name, still finds it; the files
 	// are named for what they hold.
@@ -73,6 +76,7 @@ func TestExportCompare(t *testing.T) {
 // --group-by adds the grouped figure: one group per policy here, each of
 // one run, named by the whole key though a short one was given.
 func TestExportCompareGroupBy(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	code, stdout, stderr := runCLI("export", "--compare", "--runs", vizRuns, "viz-selmix", "viz-uniform", "--group-by", "policy", "--out", out, "--dpi", "30")
 	if code != 0 {
@@ -96,6 +100,7 @@ func TestExportCompareGroupBy(t *testing.T) {
 }
 
 func TestExportBadInput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -128,6 +133,7 @@ func TestExportBadInput(t *testing.T) {
 // The after-run hook writes the figures into the run's plots/ and says
 // how long it took; a run it cannot draw gives a warning, not a panic.
 func TestAutoExportHook(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	ents, err := os.ReadDir(vizRuns)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // exists: exit 2, one line naming the file and the class, and no run
 // directory left behind.
 func TestFeaturesRefusedBeforeRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	split := func(name string, ys ...int64) string {
 		x := make([]float64, 4*len(ys))
@@ -79,6 +80,7 @@ func TestFeaturesRefusedBeforeRun(t *testing.T) {
 // Runs that share pretrain.cache pre-train once and end exactly where a
 // run that pre-trains on its own ends.
 func TestPretrainCache(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
 	split := func(name string, n int) string {

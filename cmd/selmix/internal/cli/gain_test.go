@@ -69,6 +69,7 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 // The command's output equals the library computed directly, for every
 // objective and both forms.
 func TestGainCommandMatchesLibrary(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const K, d = 5, 7
 	in := randomStats(K, d, 3)
@@ -135,6 +136,7 @@ func TestGainCommandMatchesLibrary(t *testing.T) {
 }
 
 func TestGainCommandErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name string, arrays []npy.Entry) string {
 		p := filepath.Join(dir, name)
@@ -205,6 +207,7 @@ func TestGainCommandErrors(t *testing.T) {
 // 2, never a panic (the malformed header used to panic inside npyio) and
 // never wrong numbers (a flipped byte used to pass).
 func TestGainCorruptStats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.npz")
 	if err := npy.WriteNPZ(good, randomStats(3, 4, 1)...); err != nil {

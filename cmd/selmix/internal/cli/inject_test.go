@@ -21,6 +21,7 @@ func TestNoTerminalInjection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	const id = "20261123-1200-819c"
 	root := t.TempDir()
 	runstest.Copy(t, filepath.Join(vizRuns, id), filepath.Join(root, id), func(name string, b []byte) []byte {
@@ -70,6 +71,7 @@ func TestRunNameRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	out, code := selmixtest.Code(t, os.Environ(), "run", "--headless", "--runs", root, "--set", "name=a\x1b[31mb\nc")
 	want := `selmix: name: "a\x1b[31mb\nc" holds a control character at byte 1 (a run name is shown in terminals)` + "\n"

@@ -129,12 +129,15 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary many times")
 	}
+	t.Parallel()
+	sharedRoot, sharedID := sharedShortRun(t)
 	root := livetest.ShortDir(t) // it holds the control sockets
-	want := selmixtest.ReadOutcome(t, root, finishShortRun(t, root))
+	want := selmixtest.ReadOutcome(t, sharedRoot, sharedID)
 
 	const trials = 20
 	for ki, how := range interruptions {
 		t.Run(how.name, func(t *testing.T) {
+			t.Parallel()
 			rng := rand.New(rand.NewPCG(7, uint64(ki)))
 			var interruptedN, twice, controls, replays, finished int
 			for trial := range trials {

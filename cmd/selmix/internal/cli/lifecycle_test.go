@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,8 +70,12 @@ func drain(sc *bufio.Scanner) {
 }
 
 // shortRun is a small fine-tuning run of the built-in experiment that
-// checkpoints often, so kills land between checkpoints.
-var shortRun = []string{"--set", "finetune.steps=300", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=2", "--set", "record.plots=false"}
+// checkpoints often, so kills land between checkpoints. Its batch of 32
+// pairs (the default is 128) halves the cost of a step; the tests run it
+// many times (TestInterruptResumeEqualsUninterrupted some 200 times) and
+// ask nothing of its numbers but that they come out the same again.
+var shortRun = []string{"--set", "finetune.steps=300", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=2",
+	"--set", "finetune.batch=32", "--set", "record.plots=false"}
 
 // finishShortRun runs shortRun, with the extra arguments, to the end in
 // root and returns its id.
@@ -84,13 +89,34 @@ func finishShortRun(t *testing.T, root string, extra ...string) string {
 	return m[1]
 }
 
+// sharedShortRun is one finished shortRun, made once per test process for
+// the tests that read it; they must not write into its root: a test that
+// resumes, forks or replays it works on a copy (copyRun).
+func sharedShortRun(t *testing.T) (root, id string) {
+	t.Helper()
+	bin := selmixtest.Binary(t)
+	root = selmixtest.Shared(t, "shortRun", func(dir string) error {
+		out, err := exec.Command(bin, append([]string{"run", "--headless", "-q", "--runs", dir}, shortRun...)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("selmix run: %v\n%s", err, out)
+		}
+		return nil
+	})
+	rs, err := runs.List(root)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("shared short run in %s: %d runs, %v", root, len(rs), err)
+	}
+	return root, filepath.Base(rs[0].Dir)
+}
+
 // Replay, fork and export-head end to end on the real binary.
 func TestReplayForkExportHead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	root := t.TempDir()
-	id := finishShortRun(t, root)
+	t.Parallel()
+	root, id := sharedShortRun(t)
+	root = copyRun(t, root, id)
 
 	rep := selmixtest.Run(t, "replay", "--runs", root, id)
 	if !strings.Contains(rep, "is identical to "+id) {
@@ -157,6 +183,7 @@ func TestFullDisk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
@@ -202,9 +229,20 @@ func TestAdaptReplays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	for _, mode := range []string{"refresh", "lr"} {
-		root := t.TempDir()
-		id := finishShortRun(t, root, "--set", "finetune.adapt="+mode)
+		var root, id string
+		if mode == "lr" {
+			// The built-in default: the shared short run is that run.
+			root, id = sharedShortRun(t)
+			if c, err := runConfig(&runs.Run{Dir: filepath.Join(root, id)}); err != nil || string(c.Finetune.Adapt) != mode {
+				t.Fatalf("the shared short run has finetune.adapt %q (%v), want %q", c.Finetune.Adapt, err, mode)
+			}
+			root = copyRun(t, root, id)
+		} else {
+			root = t.TempDir()
+			id = finishShortRun(t, root, "--set", "finetune.adapt="+mode)
+		}
 		r, err := runs.Open(root, id)
 		if err != nil {
 			t.Fatal(err)
@@ -229,8 +267,9 @@ func TestHostileLifecycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	root := t.TempDir()
-	id := finishShortRun(t, root)
+	t.Parallel()
+	root, id := sharedShortRun(t)
+	root = copyRun(t, root, id)
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // rm asks first: "n" (or nothing) keeps the run, "y" removes it, --yes does
 // not ask.
 func TestRemoveRunsAsks(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var ids []string
 	for _, name := range []string{"a", "b"} {
@@ -52,6 +53,7 @@ var v1Runs = filepath.Join("..", "..", "..", "..", "runs", "record", "testdata",
 // runs ls --json lists every run with the documented keys; the values are
 // run.json's.
 func TestRunsLsJSON(t *testing.T) {
+	t.Parallel()
 	for _, root := range []string{v1Runs, vizRuns} {
 		code, stdout, stderr := runCLI("runs", "ls", "--json", "--runs", root)
 		if code != 0 {
@@ -87,6 +89,7 @@ func TestRunsLsJSON(t *testing.T) {
 // runs show --json holds the run, its config as a table and every
 // refresh's scalars, in one schema for both formats.
 func TestRunsShowJSON(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ root, name string }{{v1Runs, "min-recall-selmix-fork"}, {vizRuns, "viz-selmix"}} {
 		code, stdout, stderr := runCLI("runs", "show", "--json", "--runs", c.root, c.name)
 		if code != 0 {
@@ -128,6 +131,7 @@ func TestRunsShowJSON(t *testing.T) {
 
 // Format-1 runs show, export and compare as before.
 func TestFormat1Commands(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runCLI("runs", "show", "--runs", v1Runs, "min-recall-selmix-fork")
 	if code != 0 || !strings.Contains(stdout, "step    100  set s=2") || !strings.Contains(stdout, "3 refreshes, 1 controls") || !strings.Contains(stdout, "test after") {
 		t.Errorf("runs show: exit %d\n%s%s", code, stdout, stderr)

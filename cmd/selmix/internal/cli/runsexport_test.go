@@ -16,6 +16,7 @@ import (
 // runs export writes the long table and the runs table of the runs
 // given, of every run, or of the runs with a tag.
 func TestRunsExportTables(t *testing.T) {
+	t.Parallel()
 	root, ids := copyVizRuns(t)
 	if code, _, stderr := runCLI("runs", "tag", ids[1], "keep", "--runs", root); code != 0 {
 		t.Fatal(stderr)
@@ -86,6 +87,7 @@ func TestRunsExportTables(t *testing.T) {
 
 // runs compare --json and --csv print the comparison export.Compare makes.
 func TestRunsCompareData(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runCLI("runs", "compare", "--json", "--runs", vizRuns, "viz-selmix", "viz-uniform")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

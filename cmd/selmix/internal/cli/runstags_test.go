@@ -30,6 +30,7 @@ func copyVizRuns(t *testing.T) (root string, ids []string) {
 // runs tag, untag and note change run.json; ls --tag filters on tags,
 // ls and show print them, --json carries them.
 func TestRunsTagNote(t *testing.T) {
+	t.Parallel()
 	root, ids := copyVizRuns(t)
 	steps := [][]string{
 		{"runs", "tag", "viz-selmix", "paper", "baseline"},
@@ -104,6 +105,7 @@ func TestRunsTagNote(t *testing.T) {
 // Bad tags and notes are input errors (exit 2, one line naming the
 // reason) and change nothing.
 func TestRunsTagRefuses(t *testing.T) {
+	t.Parallel()
 	root, ids := copyVizRuns(t)
 	path := filepath.Join(root, ids[0], "run.json")
 	before, _ := os.ReadFile(path)
@@ -135,6 +137,7 @@ func TestRunsTagRefuses(t *testing.T) {
 // Tags and notes edited by hand into run.json never reach the terminal
 // with their escape sequences.
 func TestRunsNoteSanitised(t *testing.T) {
+	t.Parallel()
 	root, ids := copyVizRuns(t)
 	path := filepath.Join(root, ids[0], "run.json")
 	b, _ := os.ReadFile(path)

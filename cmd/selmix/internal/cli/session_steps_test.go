@@ -15,6 +15,8 @@ import (
 // run's total (issue 26: a resume after Ctrl-C printed "3698 fine-tuning
 // steps in 5.0s" when ~1290 ran in it). A fork at step 20 of a 40-step
 // run is such a session, and runs show reads the same from the log.
+// Not parallel: the fork, in this process, sets OPENBLAS_NUM_THREADS to
+// what the run recorded (useRunBLAS).
 func TestSummaryCountsTheSessionsSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains two short runs")
@@ -44,6 +46,7 @@ func TestSummaryCountsTheSessionsSteps(t *testing.T) {
 }
 
 func TestPrintSummarySteps(t *testing.T) {
+	t.Parallel()
 	s := &train.Summary{Steps: 3698, Seconds: 5, TestObjBefore: make([]float64, 10), TestObjAfter: make([]float64, 10)}
 	for _, c := range []struct {
 		from int
@@ -75,6 +78,7 @@ func (s *sliceSource) Next(context.Context) (train.Snapshot, bool) {
 // The headless line names ψ of the objective and the true worst recall
 // apart (issue 26: "min-recall 0.0111 … min-rec 0.0060").
 func TestProgressLineNamesBothNumbers(t *testing.T) {
+	t.Parallel()
 	h := train.DefaultHyper()
 	h.Objective = metric.MinRecall
 	rs := &train.Refresh{Step: 300, K: 2, Psi: 0.5643,
@@ -92,6 +96,7 @@ func TestProgressLineNamesBothNumbers(t *testing.T) {
 // When the linear step keeps failing, the headless output says so once,
 // in one line, with what to try.
 func TestProgressWarnsLinearFailing(t *testing.T) {
+	t.Parallel()
 	h := train.DefaultHyper()
 	h.Refresh, h.Adapt = 50, train.AdaptNone
 	var src sliceSource

@@ -296,6 +296,7 @@ func TestWorkerOutOfMemoryStopsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	base := append(append([]string{"--runs", root}, fakeRun...), fakeWorker(t)...)
 	out, code := selmixtest.Code(t, fakeEnv("ok"), append([]string{"run", "--headless", "-q"}, base...)...)
@@ -311,6 +312,7 @@ func TestWorkerOutOfMemoryStopsRun(t *testing.T) {
 		{"sigkill=14", `worker exited during "train" (killed by SIGKILL (out of memory?)); lower finetune.batch, and the worker's --eval-batch and --image-size`},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
 			out, code := selmixtest.Code(t, fakeEnv(tc.mode), append([]string{"run", "--headless", "-q"}, base...)...)
 			m := selmixtest.RunIDRe.FindStringSubmatch(out)
 			if code != 1 || m == nil {
@@ -344,6 +346,7 @@ func TestWorkerSettingsRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	run := func(args ...string) []string {
 		return append(append([]string{"run", "--headless", "-q", "--runs", root}, fakeRun...), args...)

@@ -8,6 +8,7 @@ import (
 // A mistyped command, objective or key is answered with what it is near,
 // on one line, with exit 2.
 func TestDidYouMean(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string

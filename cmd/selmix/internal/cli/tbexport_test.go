@@ -14,6 +14,7 @@ import (
 // export --format tensorboard writes one event file per run (by name or
 // by directory) and the HParams experiment.
 func TestExportTensorBoard(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	all, _ := runs.List(vizRuns)
 	code, stdout, stderr := runCLI("export", "--format", "tensorboard", "--runs", vizRuns, "viz-selmix", all[1].Dir, "--out", out)

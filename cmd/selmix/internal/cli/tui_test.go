@@ -18,6 +18,7 @@ import (
 )
 
 func TestHoldWriter(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	h := &holdWriter{w: &out}
 	h.Write([]byte("before\n"))
@@ -70,6 +71,7 @@ func TestWorkbenchInputErrors(t *testing.T) {
 // selmix open's replay on recorded runs of both formats: the history
 // first, then G and P of the last refresh from disk, then a frame.
 func TestOpenReplay(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ root, name string }{
 		{filepath.Join("..", "..", "..", "..", "runs", "record", "testdata", "v1run"), "min-recall-selmix"},
 		{filepath.Join("..", "..", "..", "..", "runs", "record", "testdata", "v1run"), "min-recall-selmix-fork"},
@@ -109,6 +111,7 @@ func TestOpenReplay(t *testing.T) {
 // When the last refresh did not keep G and P, the latest that did is
 // shown, and the event log says from which step.
 func TestLoadMatricesThinned(t *testing.T) {
+	t.Parallel()
 	G := []float64{1, 2, 3, 4}
 	h := &record.History{Refreshes: []record.RefreshEvent{
 		{Step: 0, Stats: train.Refresh{K: 2, G: G, P: G}},

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,12 +28,16 @@ import (
 // (.ci/run installs them); without them they are skipped, saying so.
 const python = "/usr/bin/python3"
 
+// torchErr is why python cannot import torch and numpy (nil: it can),
+// asked once: importing torch takes a second or two of CPU.
+var torchErr = sync.OnceValue(func() error { return exec.Command(python, "-c", "import torch, numpy").Run() })
+
 func needTorch(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the PyTorch worker")
 	}
-	if err := exec.Command(python, "-c", "import torch, numpy").Run(); err != nil {
+	if err := torchErr(); err != nil {
 		t.Skipf("%s cannot import torch and numpy (apt install python3-torch python3-numpy): %v", python, err)
 	}
 }
@@ -93,6 +98,7 @@ func lastLines(s string, n int) string {
 // Both recipes run 200 steps under selmix; the worker's stderr lands in the
 // run's worker.log; replay (which starts the worker again) is identical.
 func TestTorchWorkerRecipes(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	root := t.TempDir()
 	fm := []string{"--recipe", "fmnist", "--n1", "60", "--val-per-class", "20", "--test-per-class", "20", "--pretrain-epochs", "1",
@@ -135,6 +141,7 @@ func TestTorchWorkerRecipes(t *testing.T) {
 // uninterrupted one does — the worker's state (model, optimizer, RNG, P)
 // crosses the checkpoint.
 func TestTorchWorkerStopResume(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	root := livetest.ShortDir(t) // it holds the control socket
 	feat := featureArgs(features(t, 10, 16, 1.2, 2))
@@ -178,6 +185,7 @@ func stopAtLine(t *testing.T, root string, args []string, prefix string) string 
 // A detached worker run goes on without its terminal; attach --follow
 // watches it to the end; ps lists it while it lives.
 func TestTorchWorkerDetachAttach(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	root := livetest.ShortDir(t) // it holds the control socket
 	feat := featureArgs(features(t, 10, 16, 1.2, 3))
@@ -212,6 +220,7 @@ func TestTorchWorkerDetachAttach(t *testing.T) {
 // killer sends) stops the run, saying so and naming what bounds memory;
 // resume starts a new worker from the last checkpoint and finishes.
 func TestTorchWorkerKilled(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	root := t.TempDir()
 	feat := featureArgs(features(t, 10, 16, 1.2, 4))
@@ -269,6 +278,7 @@ func TestTorchWorkerKilled(t *testing.T) {
 // recipe reach test min recall within 1.5 points of each other, mean of 3
 // seeds (their samplers draw different numbers, so single runs differ).
 func TestTorchWorkerParity(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	dir := features(t, 10, 16, 1.6, 5)
 	root := t.TempDir()
@@ -308,6 +318,7 @@ func TestTorchWorkerParity(t *testing.T) {
 // (tee), the statistics written as a gain input, and the two P compared
 // bit for bit.
 func TestTorchWorkerGetsGainsP(t *testing.T) {
+	t.Parallel()
 	needTorch(t)
 	dir := features(t, 10, 16, 1.6, 6)
 	root := t.TempDir()

@@ -12,6 +12,7 @@ import (
 // falls between is dropped, and viewers are told, with the count where it
 // is known.
 func TestWorkerLogBounded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var notes []string
 	l := openWorkerLog(dir, 100, 100, func(s string) { notes = append(notes, s) }) // 10 lines of 10 bytes each

@@ -27,7 +27,18 @@ var (
 	once sync.Once
 	path string
 	err  error
+
+	fixMu    sync.Mutex
+	fixtures = map[string]*fixture{}
+	fixDirs  []string
 )
+
+// fixture is one Shared fixture: made once, by the first test that asks.
+type fixture struct {
+	once sync.Once
+	dir  string
+	err  error
+}
 
 // Binary builds cmd/selmix once per test process, with the BLAS of the
 // test binary (OpenBLAS makes it about 8× faster), and returns its path.
@@ -54,13 +65,51 @@ func Binary(t testing.TB) string {
 }
 
 // Main is the TestMain of a package that runs the binary: it runs the
-// tests, then removes the binary.
+// tests, then removes the binary and the Shared fixtures.
 func Main(m *testing.M) {
 	code := m.Run()
 	if path != "" {
 		os.RemoveAll(filepath.Dir(path))
 	}
+	fixMu.Lock()
+	for _, d := range fixDirs {
+		os.RemoveAll(d)
+	}
+	fixMu.Unlock()
 	os.Exit(code)
+}
+
+// Shared returns a folder that make filled, once per test process and
+// key, for the tests that only read what it holds (or copy it first): an
+// expensive fixture, such as a finished run, that several tests share.
+// make runs in the first test that asks; if it fails, every test that
+// asks fails with its error. Main removes the folder. Tests must not
+// write into it.
+func Shared(t testing.TB, key string, make func(dir string) error) string {
+	t.Helper()
+	fixMu.Lock()
+	f := fixtures[key]
+	if f == nil {
+		f = &fixture{}
+		fixtures[key] = f
+	}
+	fixMu.Unlock()
+	f.once.Do(func() {
+		f.err = errors.New("making it did not return") // a panic or t.FailNow in make
+		dir, err := os.MkdirTemp("", "selmix-fixture-")
+		if err != nil {
+			f.err = err
+			return
+		}
+		fixMu.Lock()
+		fixDirs = append(fixDirs, dir)
+		fixMu.Unlock()
+		f.dir, f.err = dir, make(dir)
+	})
+	if f.err != nil {
+		t.Fatalf("shared fixture %s: %v", key, f.err)
+	}
+	return f.dir
 }
 
 // RunIDRe finds the id in the line run and fork print as a run starts.
