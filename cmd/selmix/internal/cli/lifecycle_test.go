@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/app"
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/local/workertest"
 	"selmix/core/train"
@@ -235,7 +236,7 @@ func TestAdaptReplays(t *testing.T) {
 		if mode == "lr" {
 			// The built-in default: the shared short run is that run.
 			root, id = sharedShortRun(t)
-			if c, err := runConfig(&runs.Run{Dir: filepath.Join(root, id)}); err != nil || string(c.Finetune.Adapt) != mode {
+			if c, err := app.RunConfig(&runs.Run{Dir: filepath.Join(root, id)}); err != nil || string(c.Finetune.Adapt) != mode {
 				t.Fatalf("the shared short run has finetune.adapt %q (%v), want %q", c.Finetune.Adapt, err, mode)
 			}
 			root = copyRun(t, root, id)
