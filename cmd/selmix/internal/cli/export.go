@@ -147,7 +147,10 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 		var groups []viz.Group
 		var key string
 		if f.groupBy != "" {
-			if groups, key, err = groupRuns(rs, f.groupBy); err != nil {
+			if groups, key, err = viz.GroupBy(rs, f.groupBy); err != nil {
+				if errors.As(err, new(*viz.KeyError)) {
+					return badInput("--group-by %v", err)
+				}
 				return err
 			}
 		}
@@ -202,3 +205,6 @@ func openPlotRun(root, arg string) (*viz.Run, error) {
 	}
 	return r, nil
 }
+
+// errNoGroupBy says --group-by was given without --compare.
+var errNoGroupBy = errors.New("--group-by goes with --compare")
