@@ -53,14 +53,14 @@ func runGain(cmd *cobra.Command, f gainFlags) error {
 			return badInput("--%s", strings.ReplaceAll(err.Error(), "_", "-"))
 		}
 	}
-	st, err := readStats(f.stats)
+	st, err := train.ReadStats(f.stats)
 	if err != nil {
 		return usageError{err}
 	}
 	if err := metric.Check(st.C, nil); err != nil {
 		return badInput("%s: member \"C.npy\": %v", f.stats, err)
 	}
-	d, err := train.Decide(nil, train.Stats{C: st.C, Z: st.Z, W: st.W, B: st.b, Tail: metric.TailSplit(st.counts())}, h)
+	d, err := train.Decide(nil, st.Stats(), h)
 	if err != nil {
 		return badInput("%s: %v", f.stats, err)
 	}
@@ -76,6 +76,6 @@ func runGain(cmd *cobra.Command, f gainFlags) error {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s = %.6f (K=%d, d=%d, form %s, policy %s) → %s\n",
-		h.Objective, ev.Psi, K, st.d, h.Form, h.Policy, f.out)
+		h.Objective, ev.Psi, K, st.D, h.Form, h.Policy, f.out)
 	return nil
 }
