@@ -182,20 +182,20 @@ func startWorker(ctx context.Context, w io.Writer, c experiment.Config, quiet bo
 }
 
 // followWorker sends a worker's stderr into the run's worker.log (bounded:
-// workerLog) and to its viewers; the returned function closes the log.
+// runs.WorkerLog) and to its viewers; the returned function closes the log.
 func followWorker(eng *train.Engine, dir string) func() {
 	wc, ok := eng.Trainer().(*worker.Client)
 	if !ok {
 		return func() {}
 	}
-	l := openWorkerLog(dir, workerLogHead, workerLogTail, eng.Note)
+	l := runs.OpenWorkerLog(dir, runs.WorkerLogHead, runs.WorkerLogTail, eng.Note)
 	wc.SetLog(func(line string) {
-		l.line(line)
+		l.Line(line)
 		eng.Note(line)
 	})
 	return func() {
 		wc.SetLog(func(string) {})
-		l.close()
+		l.Close()
 	}
 }
 
