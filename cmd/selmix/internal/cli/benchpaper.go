@@ -111,7 +111,7 @@ func benchPaper(cmd *cobra.Command, f benchFlags) error {
 			return err
 		}
 		fmt.Fprintf(w, "sweep %s: %d members in %s\n", s.ID, len(s.Members), s.Dir)
-		if err := execSweep(cmd, s, sweep.ExecLocal, allMembers(s), f.sweep); err != nil {
+		if err := execSweep(cmd, s, sweep.ExecLocal, s.AllMembers(), f.sweep); err != nil {
 			return err
 		}
 	}
