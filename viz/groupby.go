@@ -1,6 +1,7 @@
 package viz
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -94,4 +95,20 @@ func resolveKey(key string, keys map[string]bool) (string, error) {
 		return "", &KeyError{Key: key, Keys: all}
 	}
 	return "", &KeyError{Key: key, Keys: all, Candidates: cand}
+}
+
+// CompareWithGroups draws Compare of rs and then, when groups is not
+// nil, CompareGroups of groups (grouped by config key key) into the same
+// folder: one Result of both, and the errors of both. A nil Result means
+// the options were rejected before anything was drawn.
+func CompareWithGroups(rs []*Run, groups []Group, key string, m Metric, dir string, o Options) (*Result, error) {
+	res, err := Compare(rs, m, dir, o)
+	if groups != nil && res != nil {
+		gres, gerr := CompareGroups(groups, key, m, dir, o)
+		if gres != nil {
+			res.Files, res.Notes = append(res.Files, gres.Files...), append(res.Notes, gres.Notes...)
+		}
+		err = errors.Join(err, gerr)
+	}
+	return res, err
 }

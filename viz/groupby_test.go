@@ -56,3 +56,44 @@ func TestGroupBy(t *testing.T) {
 		}
 	}
 }
+
+// CompareWithGroups lists the figures of Compare and then the grouped
+// one; without groups, those of Compare alone.
+func TestCompareWithGroups(t *testing.T) {
+	rs := groupRunsOf(t)
+	gs, key, err := GroupBy(rs, "policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := DefaultCompareMetric(rs)
+	o := Options{Format: "svg"}
+	alone, err := Compare(rs, m, t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		groups []Group
+		extra  []string
+	}{
+		{"no groups", nil, nil},
+		{"by policy", gs, []string{"compare-psi_min-recall-by-finetune.policy.svg"}},
+	} {
+		res, err := CompareWithGroups(rs, c.groups, key, m, t.TempDir(), o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var names []string
+		for _, f := range res.Files {
+			names = append(names, f.Name)
+		}
+		want := []string{}
+		for _, f := range alone.Files {
+			want = append(want, f.Name)
+		}
+		want = append(want, c.extra...)
+		if strings.Join(names, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: files %q, want %q", c.name, names, want)
+		}
+	}
+}

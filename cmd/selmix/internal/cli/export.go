@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"selmix/runs"
 	"selmix/viz"
 )
 
@@ -154,14 +152,7 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 				return err
 			}
 		}
-		res, err = viz.Compare(rs, m, out, o)
-		if groups != nil && res != nil {
-			gres, gerr := viz.CompareGroups(groups, key, m, out, o)
-			if gres != nil {
-				res.Files, res.Notes = append(res.Files, gres.Files...), append(res.Notes, gres.Notes...)
-			}
-			err = errors.Join(err, gerr)
-		}
+		res, err = viz.CompareWithGroups(rs, groups, key, m, out, o)
 	} else {
 		if out == "" {
 			out = filepath.Join(rs[0].Dir, "plots")
@@ -186,18 +177,11 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 }
 
 // openPlotRun opens RUN as a directory holding run.json, else by id,
-// prefix or name in the runs root.
+// prefix or name in the runs root (runs.Find), with its history.
 func openPlotRun(root, arg string) (*viz.Run, error) {
-	if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
-		r, err := viz.Load(arg)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		return r, nil
-	}
-	run, err := runs.Open(runs.Root(root), arg)
+	run, err := openStoreRun(root, arg)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, err
 	}
 	r, err := viz.FromRun(run)
 	if err != nil {
