@@ -14,7 +14,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"selmix/runs"
@@ -102,10 +101,7 @@ func startSweep(cmd *cobra.Command, path string, f sweepFlags) error {
 	}
 	exec := f.executor
 	if exec == "" {
-		exec = sweep.ExecLocal
-		if spec.Slurm != nil {
-			exec = sweep.ExecSlurm
-		}
+		exec = spec.Executor()
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -263,24 +259,15 @@ func resumeSweep(cmd *cobra.Command, query string, f sweepFlags) error {
 	if exec == "" {
 		exec = s.Executor
 	}
-	st, err := sweep.NewReader(s, sweep.Commands{}).Status(cmd.Context())
+	todo, st, err := s.ToResume(cmd.Context())
 	if err != nil {
 		return err
 	}
-	if len(st.Notes) > 0 && len(s.Jobs) > 0 {
-		// Without Slurm's word, a queued task would be run twice.
-		return fmt.Errorf("cannot tell which members Slurm still holds (%s); run this where squeue works", strings.Join(st.Notes, "; "))
-	}
-	todo := st.Resumable()
 	if len(todo) == 0 {
 		fmt.Fprintf(w, "nothing to resume: %s\n", st.Summary())
 		return nil
 	}
-	var desc []string
-	for _, i := range todo {
-		desc = append(desc, fmt.Sprintf("%d (%s)", i, st.Members[i].StateText()))
-	}
-	fmt.Fprintf(w, "sweep %s: resuming %d members: %s\n", s.ID, len(todo), strings.Join(desc, ", "))
+	fmt.Fprintf(w, "sweep %s: resuming %d members: %s\n", s.ID, len(todo), st.Describe(todo))
 	if f.dryRun {
 		return dryRun(w, s, exec, todo, f)
 	}
@@ -302,40 +289,16 @@ member and a summary. --watch redraws every 2 s until nothing runs or waits.`,
 	return cmd
 }
 
+// sweepStatus prints the status table of s; with watch, every 2 s until
+// every member has ended or a signal comes.
 func sweepStatus(ctx context.Context, w io.Writer, s *sweep.Sweep, watch bool) error {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	rd := sweep.NewReader(s, sweep.Commands{})
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = term.IsTerminal(f.Fd())
+	var every time.Duration
+	if watch {
+		every = 2 * time.Second
 	}
-	for {
-		st, err := rd.Status(ctx)
-		if err != nil {
-			return err
-		}
-		if watch && tty {
-			fmt.Fprint(w, "\x1b[H\x1b[2J") // redraw in place
-		}
-		if watch {
-			fmt.Fprintf(w, "sweep %s (%s) at %s\n", s.ID, s.Executor, time.Now().Format("15:04:05"))
-		}
-		if err := st.WriteTable(w); err != nil {
-			return err
-		}
-		if !watch || st.Done() {
-			return nil
-		}
-		if !tty {
-			fmt.Fprintln(w)
-		}
-		select {
-		case <-time.After(2 * time.Second):
-		case <-ctx.Done():
-			return nil
-		}
-	}
+	return sweep.NewReader(s, sweep.Commands{}).Watch(ctx, w, every, isTerminal(w))
 }
 
 func newSweepLsCmd() *cobra.Command {
