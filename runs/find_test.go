@@ -25,3 +25,28 @@ func TestFind(t *testing.T) {
 		t.Error("Find(beta) found a run of another root")
 	}
 }
+
+// The workbench learns from a recorded run's config whether a worker
+// trains it (its console then waits for the worker's lines).
+func TestWorkerCommand(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []struct{ config, want string }{
+		{"[worker]\ncommand = [\"python3\", \"w.py\", \"--recipe\", \"features\"]\n", "python3 w.py --recipe features"},
+		{"[worker]\ncommand = []\n", ""},
+		{"seed = 1\n", ""},
+	} {
+		w, err := Create(root, "w", c.config, Meta{Status: StatusFinished})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := w.ID()
+		w.Close()
+		r, err := Open(root, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.WorkerCommand(); got != c.want {
+			t.Errorf("config %q: WorkerCommand = %q, want %q", c.config, got, c.want)
+		}
+	}
+}
