@@ -104,3 +104,17 @@ func StatsFromNPZ(ar *npy.NPZ) (*StatsFile, error) {
 	}
 	return st, nil
 }
+
+// WriteNPZ writes d as `selmix gain` does: G, P and D = ∂ψ/∂C̃ (K×K),
+// the multipliers lambda and ψ (psi, a scalar), all float64.
+func (d *Decision) WriteNPZ(path string) error {
+	K, _ := d.G.Dims()
+	ev := d.Eval
+	return npy.WriteNPZ(path,
+		npy.Entry{Name: "G", Shape: []int{K, K}, Data: d.G.RawMatrix().Data},
+		npy.Entry{Name: "P", Shape: []int{K, K}, Data: d.P.RawMatrix().Data},
+		npy.Entry{Name: "D", Shape: []int{K, K}, Data: ev.D.RawMatrix().Data},
+		npy.Entry{Name: "lambda", Shape: []int{len(ev.Lambda)}, Data: append([]float64{}, ev.Lambda...)},
+		npy.Entry{Name: "psi", Data: []float64{ev.Psi}},
+	)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,13 +18,18 @@ import (
 func statsEntries(K, d int, seed uint64, counts bool) []npy.Entry {
 	r := rand.New(rand.NewPCG(seed, 1))
 	C := make([]float64, K*K)
+	sum := 0.0
 	for i := range K {
 		for j := range K {
 			C[i*K+j] = r.Float64() * 0.2
 			if i == j {
 				C[i*K+j] += 1 + float64(K-i)
 			}
+			sum += C[i*K+j]
 		}
+	}
+	for i := range C {
+		C[i] /= sum // a joint distribution
 	}
 	norm := func(n int) []float64 {
 		v := make([]float64, n)
@@ -117,5 +123,48 @@ func checkStats(t *testing.T, b []byte) {
 	}
 	if st.TrainCounts != nil && len(st.TrainCounts) != st.K {
 		t.Fatalf("%d train counts for K=%d", len(st.TrainCounts), st.K)
+	}
+}
+
+// Decision.WriteNPZ writes G, P, D, lambda and psi as computed.
+func TestDecisionWriteNPZ(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "s.npz")
+	if err := npy.WriteNPZ(in, statsEntries(3, 4, 2, true)...); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadStats(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Decide(nil, st.Stats(), DefaultHyper())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "g.npz")
+	if err := d.WriteNPZ(out); err != nil {
+		t.Fatal(err)
+	}
+	z, err := npy.OpenNPZ(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	for _, c := range []struct {
+		key  string
+		want []float64
+	}{{"G", d.G.RawMatrix().Data}, {"P", d.P.RawMatrix().Data}, {"D", d.Eval.D.RawMatrix().Data}, {"lambda", d.Eval.Lambda}, {"psi", []float64{d.Eval.Psi}}} {
+		var got []float64
+		switch c.key {
+		case "psi":
+			got, _, err = z.Float64s(c.key)
+		case "lambda":
+			got, _, err = z.Float64s(c.key, -1)
+		default:
+			got, _, err = z.Float64s(c.key, 3, 3)
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v (%v), want %v", c.key, got, err, c.want)
+		}
 	}
 }
