@@ -99,18 +99,9 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 	if f.format == formatTensorBoard {
 		return exportTensorBoard(w, f, args)
 	}
-	if !slices.Contains(viz.Formats, f.format) {
-		return badInput("--format %q: want one of %s", f.format, strings.Join(slices.Concat(viz.Formats, []string{formatTensorBoard}), ", "))
-	}
-	if f.dpi < 10 || f.dpi > 2400 {
-		return badInput("--dpi %d: want 10 to 2400", f.dpi)
-	}
-	o := viz.Options{Format: f.format, DPI: f.dpi}
-	if f.size != "" {
-		var err error
-		if o.Width, o.Height, err = viz.ParseSize(f.size, f.dpi); err != nil {
-			return badInput("--size: %v", err)
-		}
+	o, err := figureOptions(f)
+	if err != nil {
+		return err
 	}
 	if f.metric != "" && !f.compare {
 		return badInput("--metric goes with --compare")
@@ -130,27 +121,14 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 		rs = append(rs, r)
 	}
 	var res *viz.Result
-	var err error
 	out := f.out
 	if f.compare {
-		m := viz.DefaultCompareMetric(rs)
-		if f.metric != "" {
-			if m, err = viz.ParseMetric(f.metric); err != nil {
-				return badInput("--metric: %v", err)
-			}
+		m, groups, key, serr := compareSetup(rs, f)
+		if serr != nil {
+			return serr
 		}
 		if out == "" {
 			out = "compare"
-		}
-		var groups []viz.Group
-		var key string
-		if f.groupBy != "" {
-			if groups, key, err = viz.GroupBy(rs, f.groupBy); err != nil {
-				if errors.As(err, new(*viz.KeyError)) {
-					return badInput("--group-by %v", err)
-				}
-				return err
-			}
 		}
 		res, err = viz.CompareWithGroups(rs, groups, key, m, out, o)
 	} else {
@@ -174,6 +152,45 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	return err
+}
+
+// figureOptions are the figure options of f's --format, --dpi and --size.
+func figureOptions(f exportFlags) (viz.Options, error) {
+	if !slices.Contains(viz.Formats, f.format) {
+		return viz.Options{}, badInput("--format %q: want one of %s", f.format, strings.Join(slices.Concat(viz.Formats, []string{formatTensorBoard}), ", "))
+	}
+	if f.dpi < 10 || f.dpi > 2400 {
+		return viz.Options{}, badInput("--dpi %d: want 10 to 2400", f.dpi)
+	}
+	o := viz.Options{Format: f.format, DPI: f.dpi}
+	if f.size != "" {
+		var err error
+		if o.Width, o.Height, err = viz.ParseSize(f.size, f.dpi); err != nil {
+			return viz.Options{}, badInput("--size: %v", err)
+		}
+	}
+	return o, nil
+}
+
+// compareSetup is what export --compare of rs draws: the metric of
+// --metric (default viz.DefaultCompareMetric) and, with --group-by, the
+// groups and the whole key.
+func compareSetup(rs []*viz.Run, f exportFlags) (m viz.Metric, groups []viz.Group, key string, err error) {
+	m = viz.DefaultCompareMetric(rs)
+	if f.metric != "" {
+		if m, err = viz.ParseMetric(f.metric); err != nil {
+			return m, nil, "", badInput("--metric: %v", err)
+		}
+	}
+	if f.groupBy != "" {
+		if groups, key, err = viz.GroupBy(rs, f.groupBy); err != nil {
+			if errors.As(err, new(*viz.KeyError)) {
+				return m, nil, "", badInput("--group-by %v", err)
+			}
+			return m, nil, "", err
+		}
+	}
+	return m, groups, key, nil
 }
 
 // openPlotRun opens RUN as a directory holding run.json, else by id,

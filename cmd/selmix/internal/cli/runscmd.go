@@ -35,6 +35,14 @@ it prints the table of runs ls.`,
 	}
 	cmd.PersistentFlags().StringVar(&root, "runs", "", "runs root `DIR` (default $SELMIX_RUNS, else ./runs)")
 	addKeysFlag(cmd, &keysPath)
+	cmd.AddCommand(newRunsLsCmd(&root), newRunsShowCmd(&root), newRunsRmCmd(&root), newRunsCompareCmd(&root))
+	cmd.AddCommand(newAnnotateCmds(&root)...)
+	cmd.AddCommand(newRunsExportCmd(&root))
+	return cmd
+}
+
+// newRunsLsCmd is runs ls; root points at the runs command's --runs flag.
+func newRunsLsCmd(root *string) *cobra.Command {
 	var asJSON bool
 	var tags []string
 	ls := &cobra.Command{
@@ -49,13 +57,19 @@ only the runs tagged T (repeat it: runs with every tag given).`,
 				return err
 			}
 			if asJSON {
-				return report.ListJSON(cmd.OutOrStdout(), runs.Root(root), tags)
+				return report.ListJSON(cmd.OutOrStdout(), runs.Root(*root), tags)
 			}
-			return report.List(cmd.OutOrStdout(), runs.Root(root), tags)
+			return report.List(cmd.OutOrStdout(), runs.Root(*root), tags)
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
 	ls.Flags().StringArrayVar(&tags, "tag", nil, "only runs tagged `T` (repeatable: runs with every tag)")
+	return ls
+}
+
+// newRunsShowCmd is runs show.
+func newRunsShowCmd(root *string) *cobra.Command {
+	var asJSON bool
 	show := &cobra.Command{
 		Use:   "show RUN [--json]",
 		Short: "Everything recorded about one run",
@@ -65,20 +79,31 @@ the scalars of every refresh, its controls, stops and final summary
 (docs/run-format.md, "JSON listings").`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return showRun(cmd.OutOrStdout(), runs.Root(root), args[0], asJSON)
+			return showRun(cmd.OutOrStdout(), runs.Root(*root), args[0], asJSON)
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	return show
+}
+
+// newRunsRmCmd is runs rm.
+func newRunsRmCmd(root *string) *cobra.Command {
 	var yes bool
 	rm := &cobra.Command{
 		Use:   "rm RUN... [--yes]",
 		Short: "Delete runs (asks first unless --yes)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return removeRuns(cmd.InOrStdin(), cmd.OutOrStdout(), runs.Root(root), args, yes)
+			return removeRuns(cmd.InOrStdin(), cmd.OutOrStdout(), runs.Root(*root), args, yes)
 		},
 	}
 	rm.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask")
+	return rm
+}
+
+// newRunsCompareCmd is runs compare.
+func newRunsCompareCmd(root *string) *cobra.Command {
+	var asJSON bool
 	var compareCSV bool
 	compare := &cobra.Command{
 		Use:   "compare RUN... [--json | --csv]",
@@ -94,15 +119,12 @@ best, min and max over the refreshes and its test values
 			if asJSON && compareCSV {
 				return badInput("runs compare: --json or --csv, not both")
 			}
-			return compareRuns(cmd.OutOrStdout(), runs.Root(root), args, asJSON || compareCSV, asJSON)
+			return compareRuns(cmd.OutOrStdout(), runs.Root(*root), args, asJSON || compareCSV, asJSON)
 		},
 	}
 	compare.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
 	compare.Flags().BoolVar(&compareCSV, "csv", false, "print one CSV table, a column per run")
-	cmd.AddCommand(ls, show, rm, compare)
-	cmd.AddCommand(newAnnotateCmds(&root)...)
-	cmd.AddCommand(newRunsExportCmd(&root))
-	return cmd
+	return compare
 }
 
 func openRun(root, id string) (*runs.Run, error) {
