@@ -69,6 +69,27 @@ func (m Meta) HasTags(tags ...string) bool {
 	return true
 }
 
+// Tagged keeps the runs of all that carry every one of tags (all of them
+// when tags is empty), reusing all's array.
+func Tagged(all []Run, tags []string) []Run {
+	if len(tags) == 0 {
+		return all
+	}
+	return slices.DeleteFunc(all, func(r Run) bool { return !r.Meta.HasTags(tags...) })
+}
+
+// Retag adds add to and removes remove from the tags of the run id
+// designates, and sets its note when note is not nil (Annotate).
+func Retag(root, id string, add, remove []string, note *string) (*Run, error) {
+	return Annotate(root, id, func(a *Annotation) {
+		a.Tags = append(a.Tags, add...)
+		a.Tags = slices.DeleteFunc(a.Tags, func(t string) bool { return slices.Contains(remove, t) })
+		if note != nil {
+			a.Note = *note
+		}
+	})
+}
+
 // Annotate changes the tags and note of the run id designates (as for
 // Open): edit gets them as run.json has them and changes them in place.
 // The tags are then checked, sorted and deduplicated, and the note

@@ -179,3 +179,49 @@ func TestHasTags(t *testing.T) {
 		}
 	}
 }
+
+func TestTagged(t *testing.T) {
+	mk := func(id string, tags ...string) Run { return Run{Meta: Meta{ID: id, Tags: tags}} }
+	ids := func(rs []Run) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, r.Meta.ID)
+		}
+		return strings.Join(s, ",")
+	}
+	for _, c := range []struct {
+		name string
+		tags []string
+		want string
+	}{
+		{"none asked: all", nil, "a,b,c"},
+		{"one tag", []string{"x"}, "a,c"},
+		{"every tag given", []string{"x", "y"}, "c"},
+		{"no run has it", []string{"z"}, ""},
+	} {
+		all := []Run{mk("a", "x"), mk("b", "y"), mk("c", "x", "y")}
+		if got := ids(Tagged(all, c.tags)); got != c.want {
+			t.Errorf("%s: Tagged(%v) = %q, want %q", c.name, c.tags, got, c.want)
+		}
+	}
+}
+
+func TestRetag(t *testing.T) {
+	root := t.TempDir()
+	makeRun(t, root, "20260101-0000-aaaa", "alpha")
+	note := "n1"
+	r, err := Retag(root, "alpha", []string{"b", "a", "c"}, nil, &note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Meta.Tags, " "); got != "a b c" || r.Meta.Note != "n1" {
+		t.Fatalf("after adding: tags %q note %q, want \"a b c\" and \"n1\"", got, r.Meta.Note)
+	}
+	r, err = Retag(root, "alpha", []string{"d"}, []string{"b", "d"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Meta.Tags, " "); got != "a c" || r.Meta.Note != "n1" {
+		t.Errorf("after removing: tags %q note %q, want \"a c\" (a tag added and removed at once is not kept) and the note kept", got, r.Meta.Note)
+	}
+}

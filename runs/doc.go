@@ -11,6 +11,7 @@
 //	checkpoints/step-NNNNNNN.ckpt  opaque state, written atomically
 //	summary.json             written atomically at the end
 //	lock                     writer lock (flock) holding the writer's pid
+//	worker.log, worker.tail.log[.1]  a worker's stderr, bounded (WorkerLog)
 //
 // Atomic files are written as a temp file in the same directory, fsynced,
 // renamed over the target and followed by an fsync of the directory. Temp

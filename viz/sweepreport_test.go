@@ -104,3 +104,35 @@ func TestSweepReport(t *testing.T) {
 		t.Errorf("no finished member: notes %v", notes)
 	}
 }
+
+// WriteSweepReport writes the report to its file, creating its folder,
+// with the figures in the folder named for it, linked relative to it.
+func TestWriteSweepReport(t *testing.T) {
+	run, err := runs.Open(filepath.Join("testdata", "run"), "viz-selmix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := record.Load(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &sweep.Results{ID: "sw2", Members: 1, Keys: []string{"policy"}, Groups: []*sweep.Group{
+		{Key: []string{"selmix"}, Label: "policy=selmix", Members: 1, Summaries: []*train.Summary{sweepSummary(0.3)}, First: run, History: h,
+			Runs: []*runs.Run{run}, Histories: []*record.History{h}},
+	}}
+	out := filepath.Join(t.TempDir(), "sub", "paper.md")
+	md, notes, err := WriteSweepReport(res, out, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || string(b) != md || len(notes) != 0 {
+		t.Fatalf("file %q (%v) is not the Markdown returned, or notes %v", b, err, notes)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(out), "paper-figures", "compare-final.svg")); err != nil || !strings.Contains(md, "](paper-figures/compare-final.svg)") {
+		t.Errorf("figure compare-final.svg: %v; linked: %v", err, strings.Contains(md, "](paper-figures/compare-final.svg)"))
+	}
+	if !strings.Contains(md, "| selmix | 1/1 | 0.6000 | 0.3000 |") {
+		t.Errorf("report lacks the row of selmix:\n%s", md)
+	}
+}

@@ -185,3 +185,24 @@ func (c *crcReader) Read(p []byte) (int, error) {
 	c.h.Write(p[:n])
 	return n, err
 }
+
+// Float64s reads array key, which must be float64 (<f8) of the shape want
+// gives (-1: any; CheckShape), and returns its data and shape.
+func (z *NPZ) Float64s(key string, want ...int) ([]float64, []int, error) {
+	a, err := z.Open(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer a.Close()
+	if a.DType.Kind != Float || a.DType.Size != 8 {
+		return nil, nil, a.Errorf("expected dtype float64 (<f8), got %s", a.DType)
+	}
+	if err := a.CheckShape(want...); err != nil {
+		return nil, nil, err
+	}
+	v := make([]float64, a.Len())
+	if err := a.ReadFloat64(v); err != nil {
+		return nil, nil, err
+	}
+	return v, a.Shape, nil
+}

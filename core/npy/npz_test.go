@@ -230,3 +230,37 @@ func TestOpenNPZMissingFile(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// Float64s reads a float64 member of the shape asked for, and refuses
+// another dtype or shape naming the member.
+func TestFloat64s(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.npz")
+	err := WriteNPZ(path,
+		Entry{Name: "a", Shape: []int{2, 3}, Data: []float64{1, 2, 3, 4, 5, 6}},
+		Entry{Name: "s", Shape: []int{2}, Data: []float32{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := OpenNPZ(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	v, shape, err := z.Float64s("a", 2, -1)
+	if err != nil || !slices.Equal(v, []float64{1, 2, 3, 4, 5, 6}) || !slices.Equal(shape, []int{2, 3}) {
+		t.Errorf("a: %v %v %v", v, shape, err)
+	}
+	for _, c := range []struct {
+		name, key string
+		want      []int
+		err       string
+	}{
+		{"shape", "a", []int{3, 2}, `member "a.npy": expected shape (3, 2), got (2, 3)`},
+		{"dtype", "s", []int{2}, `member "s.npy": expected dtype float64 (<f8), got`},
+		{"missing", "x", nil, `missing array "x"`},
+	} {
+		if _, _, err := z.Float64s(c.key, c.want...); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 	"selmix/core/metric"
 	"selmix/runs"
-	"selmix/runs/record"
+	"selmix/runs/runstest"
 )
 
 var vizRuns = filepath.Join("..", "..", "viz", "testdata", "run")
@@ -24,16 +24,14 @@ func loadRuns(t *testing.T) []Run {
 	}
 	var rs []Run
 	for i := range all {
-		h, err := record.Load(&all[i])
+		r, err := Load(&all[i])
 		if err != nil {
 			t.Fatal(err)
 		}
-		text, _ := all[i].Config()
-		cfg, err := ParseConfig(text, "config.toml")
-		if err != nil {
-			t.Fatal(err)
+		if r.Meta.ID != all[i].Meta.ID || r.Hist == nil || len(r.Hist.Refreshes) == 0 || r.Config.Text("finetune.policy") == "" {
+			t.Fatalf("Load(%s): meta %s, %v refreshes, policy %q", all[i].Meta.ID, r.Meta.ID, r.Hist, r.Config.Text("finetune.policy"))
 		}
-		rs = append(rs, Run{Meta: all[i].Meta, Config: cfg, Hist: h})
+		rs = append(rs, r)
 	}
 	return rs
 }
@@ -165,5 +163,27 @@ func TestParseConfig(t *testing.T) {
 	}
 	if _, err := ParseConfig("a = ", "c.toml"); err == nil || !strings.HasPrefix(err.Error(), "c.toml: ") {
 		t.Errorf("bad TOML: %v", err)
+	}
+}
+
+// Load names config.toml in the run's folder when it does not parse.
+func TestLoadBadConfig(t *testing.T) {
+	all, err := runs.List(vizRuns)
+	if err != nil || len(all) == 0 {
+		t.Fatalf("%v %v", all, err)
+	}
+	dst := filepath.Join(t.TempDir(), all[0].Meta.ID)
+	runstest.Copy(t, all[0].Dir, dst, func(name string, b []byte) []byte {
+		if name == "config.toml" {
+			return []byte("[finetune\n")
+		}
+		return b
+	})
+	r, err := runs.Open(filepath.Dir(dst), all[0].Meta.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(r); err == nil || !strings.Contains(err.Error(), filepath.Join(dst, "config.toml")+": ") {
+		t.Errorf("Load with a broken config.toml: %v, want an error naming %s", err, filepath.Join(dst, "config.toml"))
 	}
 }

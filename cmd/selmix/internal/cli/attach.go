@@ -46,7 +46,7 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 	if err != nil {
 		return err
 	}
-	info := history.RunInfo{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir, Worker: workerOf(r)}
+	info := history.RunInfo{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir, Worker: r.WorkerCommand()}
 	if len(h.Starts) > 0 {
 		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/bench"
-	"selmix/core/atomicfile"
 	"selmix/runs"
 	"selmix/runs/sweep"
 )
@@ -84,50 +83,46 @@ func benchPaper(cmd *cobra.Command, f benchFlags) error {
 			ss = append(ss, s)
 		}
 	} else {
-		if f.smoke {
-			f.Seeds, f.Steps, f.Epochs = 1, 60, 1
-		}
-		f.Semi = !f.noSemi
-		abs, err := filepath.Abs(root)
+		s, err := runPaper(cmd, root, f)
 		if err != nil {
 			return err
-		}
-		// Each seed's model is pre-trained once, by its first member.
-		f.Cache = filepath.Join(abs, ".pretrained")
-		spec, text, err := bench.PaperSpec(f.PaperOptions)
-		if err != nil {
-			return usageError{err}
-		}
-		wd, err := os.Getwd()
-		if err != nil {
-			return err
-		}
-		s, err := sweep.Plan(runs.Root(root), spec, sweep.ExecLocal, wd)
-		if err != nil {
-			return usageError{err}
 		}
 		ss = append(ss, s)
-		if err := s.Create(spec, text); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "sweep %s: %d members in %s\n", s.ID, len(s.Members), s.Dir)
-		if err := execSweep(cmd, s, sweep.ExecLocal, allMembers(s), f.sweep); err != nil {
-			return err
-		}
 	}
-	md, err := bench.PaperReport(ss, command, filepath.Join(filepath.Dir(f.out), "figures"), "figures")
-	if err != nil && md == "" {
-		return err
-	}
+	figErr, err := bench.WritePaperReport(ss, command, f.out)
 	if err != nil {
-		fmt.Fprintf(w, "warning: figures: %v\n", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(f.out, []byte(md)); err != nil {
-		return err
+	if figErr != nil {
+		fmt.Fprintf(w, "warning: figures: %v\n", figErr)
 	}
 	fmt.Fprintf(w, "wrote %s\n", f.out)
 	return nil
+}
+
+// runPaper creates the suite's sweep in the runs root root and runs it here.
+func runPaper(cmd *cobra.Command, root string, f benchFlags) (*sweep.Sweep, error) {
+	if f.smoke {
+		f.Smoke()
+	}
+	f.Semi = !f.noSemi
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	// Each seed's model is pre-trained once, by its first member.
+	f.Cache = filepath.Join(abs, ".pretrained")
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	s, spec, text, err := bench.PlanPaper(root, wd, f.PaperOptions)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := s.Create(spec, text); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "sweep %s: %d members in %s\n", s.ID, len(s.Members), s.Dir)
+	return s, execSweep(cmd, s, sweep.ExecLocal, s.AllMembers(), f.sweep)
 }

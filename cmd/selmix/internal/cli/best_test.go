@@ -84,32 +84,6 @@ func TestBestAfterObjectiveChange(t *testing.T) {
 	}
 }
 
-// The workbench learns from a recorded run's config whether a worker
-// trains it (its console then waits for the worker's lines).
-func TestWorkerOf(t *testing.T) {
-	t.Parallel()
-	root := t.TempDir()
-	for _, c := range []struct{ config, want string }{
-		{"[worker]\ncommand = [\"python3\", \"w.py\", \"--recipe\", \"features\"]\n", "python3 w.py --recipe features"},
-		{"[worker]\ncommand = []\n", ""},
-		{"seed = 1\n", ""},
-	} {
-		w, err := runs.Create(root, "w", c.config, runs.Meta{Status: runs.StatusFinished})
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := w.ID()
-		w.Close()
-		r, err := runs.Open(root, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := workerOf(r); got != c.want {
-			t.Errorf("config %q: workerOf = %q, want %q", c.config, got, c.want)
-		}
-	}
-}
-
 // readHeadW reads W from an export-head .npz.
 func readHeadW(t *testing.T, path string, n int) []float64 {
 	t.Helper()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"selmix/runs"
 	"selmix/viz"
 )
 
@@ -101,18 +99,9 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 	if f.format == formatTensorBoard {
 		return exportTensorBoard(w, f, args)
 	}
-	if !slices.Contains(viz.Formats, f.format) {
-		return badInput("--format %q: want one of %s", f.format, strings.Join(slices.Concat(viz.Formats, []string{formatTensorBoard}), ", "))
-	}
-	if f.dpi < 10 || f.dpi > 2400 {
-		return badInput("--dpi %d: want 10 to 2400", f.dpi)
-	}
-	o := viz.Options{Format: f.format, DPI: f.dpi}
-	if f.size != "" {
-		var err error
-		if o.Width, o.Height, err = viz.ParseSize(f.size, f.dpi); err != nil {
-			return badInput("--size: %v", err)
-		}
+	o, err := figureOptions(f)
+	if err != nil {
+		return err
 	}
 	if f.metric != "" && !f.compare {
 		return badInput("--metric goes with --compare")
@@ -132,33 +121,16 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 		rs = append(rs, r)
 	}
 	var res *viz.Result
-	var err error
 	out := f.out
 	if f.compare {
-		m := viz.DefaultCompareMetric(rs)
-		if f.metric != "" {
-			if m, err = viz.ParseMetric(f.metric); err != nil {
-				return badInput("--metric: %v", err)
-			}
+		m, groups, key, serr := compareSetup(rs, f)
+		if serr != nil {
+			return serr
 		}
 		if out == "" {
 			out = "compare"
 		}
-		var groups []viz.Group
-		var key string
-		if f.groupBy != "" {
-			if groups, key, err = groupRuns(rs, f.groupBy); err != nil {
-				return err
-			}
-		}
-		res, err = viz.Compare(rs, m, out, o)
-		if groups != nil && res != nil {
-			gres, gerr := viz.CompareGroups(groups, key, m, out, o)
-			if gres != nil {
-				res.Files, res.Notes = append(res.Files, gres.Files...), append(res.Notes, gres.Notes...)
-			}
-			err = errors.Join(err, gerr)
-		}
+		res, err = viz.CompareWithGroups(rs, groups, key, m, out, o)
 	} else {
 		if out == "" {
 			out = filepath.Join(rs[0].Dir, "plots")
@@ -182,19 +154,51 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 	return err
 }
 
-// openPlotRun opens RUN as a directory holding run.json, else by id,
-// prefix or name in the runs root.
-func openPlotRun(root, arg string) (*viz.RunData, error) {
-	if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
-		r, err := viz.Load(arg)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		return r, nil
+// figureOptions are the figure options of f's --format, --dpi and --size.
+func figureOptions(f exportFlags) (viz.Options, error) {
+	if !slices.Contains(viz.Formats, f.format) {
+		return viz.Options{}, badInput("--format %q: want one of %s", f.format, strings.Join(slices.Concat(viz.Formats, []string{formatTensorBoard}), ", "))
 	}
-	run, err := runs.Open(runs.Root(root), arg)
+	if f.dpi < 10 || f.dpi > 2400 {
+		return viz.Options{}, badInput("--dpi %d: want 10 to 2400", f.dpi)
+	}
+	o := viz.Options{Format: f.format, DPI: f.dpi}
+	if f.size != "" {
+		var err error
+		if o.Width, o.Height, err = viz.ParseSize(f.size, f.dpi); err != nil {
+			return viz.Options{}, badInput("--size: %v", err)
+		}
+	}
+	return o, nil
+}
+
+// compareSetup is what export --compare of rs draws: the metric of
+// --metric (default viz.DefaultCompareMetric) and, with --group-by, the
+// groups and the whole key.
+func compareSetup(rs []*viz.RunData, f exportFlags) (m viz.Metric, groups []viz.Group, key string, err error) {
+	m = viz.DefaultCompareMetric(rs)
+	if f.metric != "" {
+		if m, err = viz.ParseMetric(f.metric); err != nil {
+			return m, nil, "", badInput("--metric: %v", err)
+		}
+	}
+	if f.groupBy != "" {
+		if groups, key, err = viz.GroupBy(rs, f.groupBy); err != nil {
+			if errors.As(err, new(*viz.KeyError)) {
+				return m, nil, "", badInput("--group-by %v", err)
+			}
+			return m, nil, "", err
+		}
+	}
+	return m, groups, key, nil
+}
+
+// openPlotRun opens RUN as a directory holding run.json, else by id,
+// prefix or name in the runs root (runs.Find), with its history.
+func openPlotRun(root, arg string) (*viz.RunData, error) {
+	run, err := openStoreRun(root, arg)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, err
 	}
 	r, err := viz.FromRun(run)
 	if err != nil {
@@ -202,3 +206,6 @@ func openPlotRun(root, arg string) (*viz.RunData, error) {
 	}
 	return r, nil
 }
+
+// errNoGroupBy says --group-by was given without --compare.
+var errNoGroupBy = errors.New("--group-by goes with --compare")

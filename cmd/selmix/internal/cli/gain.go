@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/core/metric"
-	"selmix/core/npy"
 	"selmix/core/train"
 )
 
@@ -53,29 +52,21 @@ func runGain(cmd *cobra.Command, f gainFlags) error {
 			return badInput("--%s", strings.ReplaceAll(err.Error(), "_", "-"))
 		}
 	}
-	st, err := readStats(f.stats)
+	st, err := train.ReadStats(f.stats)
 	if err != nil {
 		return usageError{err}
 	}
 	if err := metric.Check(st.C, nil); err != nil {
 		return badInput("%s: member \"C.npy\": %v", f.stats, err)
 	}
-	d, err := train.Decide(nil, train.Stats{C: st.C, Z: st.Z, W: st.W, B: st.b, Tail: metric.TailSplit(st.counts())}, h)
+	d, err := train.Decide(nil, st.Stats(), h)
 	if err != nil {
 		return badInput("%s: %v", f.stats, err)
 	}
-	K, ev := st.K, d.Eval
-	err = npy.WriteNPZ(f.out,
-		npy.Entry{Name: "G", Shape: []int{K, K}, Data: d.G.RawMatrix().Data},
-		npy.Entry{Name: "P", Shape: []int{K, K}, Data: d.P.RawMatrix().Data},
-		npy.Entry{Name: "D", Shape: []int{K, K}, Data: ev.D.RawMatrix().Data},
-		npy.Entry{Name: "lambda", Shape: []int{len(ev.Lambda)}, Data: append([]float64{}, ev.Lambda...)},
-		npy.Entry{Name: "psi", Data: []float64{ev.Psi}},
-	)
-	if err != nil {
+	if err := d.WriteNPZ(f.out); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s = %.6f (K=%d, d=%d, form %s, policy %s) → %s\n",
-		h.Objective, ev.Psi, K, st.d, h.Form, h.Policy, f.out)
+		h.Objective, d.Eval.Psi, st.K, st.D, h.Form, h.Policy, f.out)
 	return nil
 }

@@ -15,7 +15,6 @@ import (
 	"selmix/core/gain"
 	"selmix/core/metric"
 	"selmix/core/npy"
-	"selmix/core/npy/npytest"
 )
 
 // randomStats is a valid STATS.npz content: a joint confusion matrix with
@@ -112,11 +111,11 @@ func TestGainCommandMatchesLibrary(t *testing.T) {
 			}{{"G", G.RawMatrix().Data}, {"P", P.RawMatrix().Data}, {"D", ev.D.RawMatrix().Data}, {"lambda", ev.Lambda}, {"psi", []float64{ev.Psi}}} {
 				var got []float64
 				if c.key == "psi" {
-					got, _, err = float64Array(f, c.key)
+					got, _, err = f.Float64s(c.key)
 				} else if c.key == "lambda" {
-					got, _, err = float64Array(f, c.key, -1)
+					got, _, err = f.Float64s(c.key, -1)
 				} else {
-					got, _, err = float64Array(f, c.key, K, K)
+					got, _, err = f.Float64s(c.key, K, K)
 				}
 				if err != nil {
 					t.Fatalf("%s/%s: %v", obj, form, err)
@@ -252,43 +251,5 @@ func TestGainCorruptStats(t *testing.T) {
 		if want := "selmix: " + p + c.want + "\n"; code != 2 || !strings.HasPrefix(stderr, "selmix: "+p+": ") || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", c.name, code, stderr, want)
 		}
-	}
-}
-
-func FuzzReadStats(f *testing.F) {
-	var buf bytes.Buffer
-	z := npy.NewNPZWriter(&buf)
-	for _, e := range randomStats(3, 2, 1) {
-		z.Add(e.Name, e.Shape, e.Data)
-	}
-	z.Close()
-	f.Add(buf.Bytes())
-	f.Fuzz(func(t *testing.T, b []byte) {
-		checkStats(t, b)
-		checkStats(t, npytest.Archive(b))
-	})
-}
-
-// checkStats reads archive b as statistics and checks what it gets.
-func checkStats(t *testing.T, b []byte) {
-	ar, err := npy.NewNPZ("s.npz", bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		return
-	}
-	st, err := statsFromNPZ(ar)
-	if err != nil {
-		return
-	}
-	if r, c := st.C.Dims(); r != st.K || c != st.K || st.K < 2 {
-		t.Fatalf("C is %d×%d for K=%d", r, c, st.K)
-	}
-	if r, c := st.Z.Dims(); r != st.K || c != st.d {
-		t.Fatalf("Z is %d×%d for K=%d, d=%d", r, c, st.K, st.d)
-	}
-	if r, c := st.W.Dims(); r != st.d || c != st.K || len(st.b) != st.K {
-		t.Fatalf("W is %d×%d, b has %d for K=%d, d=%d", r, c, len(st.b), st.K, st.d)
-	}
-	if st.trainCounts != nil && len(st.trainCounts) != st.K {
-		t.Fatalf("%d train counts for K=%d", len(st.trainCounts), st.K)
 	}
 }

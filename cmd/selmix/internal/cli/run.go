@@ -9,15 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"selmix/app"
 	"selmix/core/experiment"
-	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
+	"selmix/runs/report"
 )
 
 // startFlags say what run, tui and bare selmix start: the experiment
@@ -227,63 +226,8 @@ func printProgress(ctx context.Context, w io.Writer, st app.Source, quiet bool) 
 	}
 }
 
-// printSummary is the before/after table of every reported metric.
-// printSummary prints s, the summary of a session that began at step
-// from (0 for a run's first; a resume's checkpoint step otherwise): the
-// steps and seconds it reports are that session's.
-func printSummary(w io.Writer, s *train.Summary, from int) {
-	if s == nil {
-		return
-	}
-	b := s.Best
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if b != nil {
-		fmt.Fprintf(tw, "metric\tval before\tval after\tval at best\ttest before\ttest after\ttest at best\t\n")
-		for _, r := range reported {
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(b.Val),
-				r.get(s.TestBefore), r.get(s.TestAfter), r.get(b.Test))
-		}
-	} else {
-		fmt.Fprintf(tw, "metric\tval before\tval after\ttest before\ttest after\t\n")
-		for _, r := range reported {
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(s.TestBefore), r.get(s.TestAfter))
-		}
-	}
-	for i, o := range metric.Objectives() {
-		mark := ""
-		if o == s.Objective {
-			mark = " *"
-		}
-		if b != nil && b.Objective == o && b.Objective != s.Objective {
-			mark = " †"
-		}
-		if b != nil {
-			fmt.Fprintf(tw, "ψ %s%s\t\t\t\t%.4f\t%.4f\t%s\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i], fmtAt(b.TestObj, i))
-			continue
-		}
-		fmt.Fprintf(tw, "ψ %s%s\t\t\t%.4f\t%.4f\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i])
-	}
-	tw.Flush()
-	if b != nil {
-		fmt.Fprintf(w, "best: ψ %s %.4f on validation at step %d (the best checkpoint: export-head --best, fork --at best)\n", b.Objective, b.Psi, b.Step)
-		if b.Objective != s.Objective {
-			fmt.Fprintf(w, "† the objective optimized when the best was taken (the objective changed; a new best is judged on the new one)\n")
-		}
-	}
-	if from > 0 {
-		fmt.Fprintf(w, "* optimized objective; %d fine-tuning steps in this session (steps %d to %d) in %.1fs\n", s.Steps-from, from, s.Steps, s.Seconds)
-		return
-	}
-	fmt.Fprintf(w, "* optimized objective; %d fine-tuning steps in %.1fs\n", s.Steps, s.Seconds)
-}
-
-// fmtAt formats v[i], or "-" where v has no such value.
-func fmtAt(v []float64, i int) string {
-	if i < 0 || i >= len(v) {
-		return "-"
-	}
-	return fmt.Sprintf("%.4f", v[i])
-}
+// printSummary is report.Summary.
+func printSummary(w io.Writer, s *train.Summary, from int) { report.Summary(w, s, from) }
 
 // pairsNote describes P in a progress line; a viewer that did not ask for
 // the matrices (attach --follow) has none.

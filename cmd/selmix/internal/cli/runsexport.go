@@ -3,14 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"selmix/core/safetext"
 	"selmix/runs"
-	"selmix/runs/export"
 	"selmix/runs/export/table"
 )
 
@@ -94,11 +92,11 @@ func selectRuns(errw io.Writer, root string, args, tags []string) ([]*runs.Run, 
 	if err != nil {
 		return nil, err
 	}
-	sel := filterTagged(all, tags)
+	sel := runs.Tagged(all, tags)
 	for i := range sel {
 		r := &sel[i]
 		if r.Broken() {
-			fmt.Fprintf(errw, "selmix: skipped %s\n", cleanLine(r.Meta.ID+" ("+r.Meta.Status+")", 200))
+			fmt.Fprintf(errw, "selmix: skipped %s\n", safetext.Cut(r.Meta.ID+" ("+r.Meta.Status+")", 200))
 			continue
 		}
 		out = append(out, r)
@@ -114,29 +112,4 @@ func tagged(tags []string) string {
 		return ""
 	}
 	return " is tagged " + strings.Join(tags, " and ")
-}
-
-// compareData prints runs side by side as JSON or CSV (export.Compare).
-func compareData(w io.Writer, root string, ids []string, asJSON bool) error {
-	var rs []export.Run
-	for _, id := range ids {
-		r, h, err := openHistory(root, id)
-		if err != nil {
-			return err
-		}
-		text, err := r.Config()
-		if err != nil {
-			return err
-		}
-		cfg, err := export.ParseConfig(text, filepath.Join(r.Dir, "config.toml"))
-		if err != nil {
-			return err
-		}
-		rs = append(rs, export.Run{Meta: r.Meta, Config: cfg, Hist: h})
-	}
-	c := export.Compare(rs)
-	if asJSON {
-		return writeJSON(w, c)
-	}
-	return c.WriteCSV(w)
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -74,13 +73,7 @@ func annotate(w io.Writer, root, id string, add, remove []string, note *string) 
 	if _, err := openRun(root, id); err != nil {
 		return err
 	}
-	r, err := runs.Annotate(root, id, func(a *runs.Annotation) {
-		a.Tags = append(a.Tags, add...)
-		a.Tags = slices.DeleteFunc(a.Tags, func(t string) bool { return slices.Contains(remove, t) })
-		if note != nil {
-			a.Note = *note
-		}
-	})
+	r, err := runs.Retag(root, id, add, remove, note)
 	if err != nil {
 		return err
 	}
@@ -93,20 +86,10 @@ func annotate(w io.Writer, root, id string, add, remove []string, note *string) 
 		if r.Meta.Note == "" {
 			fmt.Fprintf(w, "%s  note cleared\n", r.Meta.ID)
 		} else {
-			fmt.Fprintf(w, "%s  note: %s\n", r.Meta.ID, cleanLine(r.Meta.Note, 60))
+			fmt.Fprintf(w, "%s  note: %s\n", r.Meta.ID, safetext.Cut(r.Meta.Note, 60))
 		}
 	}
 	return nil
-}
-
-// cleanLine makes text from a run directory safe to print in one line
-// (safetext.Line), at most limit runes (0: no limit) with "…" when cut.
-func cleanLine(s string, limit int) string {
-	s = safetext.Line(s)
-	if r := []rune(s); limit > 0 && len(r) > limit {
-		return string(r[:limit]) + "…"
-	}
-	return s
 }
 
 // checkTagFlags refuses a --tag no run can carry.
@@ -117,20 +100,4 @@ func checkTagFlags(tags []string) error {
 		}
 	}
 	return nil
-}
-
-// tagsColumn is a run's tags as runs ls shows them.
-func tagsColumn(m runs.Meta) string {
-	if len(m.Tags) == 0 {
-		return "-"
-	}
-	return cleanLine(strings.Join(m.Tags, ","), 40)
-}
-
-// filterTagged keeps the runs that carry every one of tags.
-func filterTagged(all []runs.Run, tags []string) []runs.Run {
-	if len(tags) == 0 {
-		return all
-	}
-	return slices.DeleteFunc(all, func(r runs.Run) bool { return !r.Meta.HasTags(tags...) })
 }

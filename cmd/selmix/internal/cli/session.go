@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"selmix/app"
+	"selmix/runs"
 )
 
 // newSession is the app.Session of a command that writes to w and records
@@ -17,8 +18,8 @@ func newSession(w io.Writer, root string, quiet, serve bool) *app.Session {
 		Summary:  printSummary,
 		Plots:    autoExport,
 		WorkerLog: func(dir string, note func(string)) (func(string), func()) {
-			l := openWorkerLog(dir, workerLogHead, workerLogTail, note)
-			return l.line, l.close
+			l := runs.OpenWorkerLog(dir, runs.WorkerLogHead, runs.WorkerLogTail, note)
+			return l.Line, l.Close
 		},
 	}
 }

@@ -11,15 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"selmix/app"
-	"selmix/core/atomicfile"
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/sweep"
@@ -107,10 +104,7 @@ func startSweep(cmd *cobra.Command, path string, f sweepFlags) error {
 	}
 	exec := f.executor
 	if exec == "" {
-		exec = sweep.ExecLocal
-		if spec.Slurm != nil {
-			exec = sweep.ExecSlurm
-		}
+		exec = spec.Executor()
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -120,7 +114,7 @@ func startSweep(cmd *cobra.Command, path string, f sweepFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
-	members := allMembers(s)
+	members := s.AllMembers()
 	if f.dryRun {
 		return dryRun(w, s, exec, members, f)
 	}
@@ -131,79 +125,40 @@ func startSweep(cmd *cobra.Command, path string, f sweepFlags) error {
 	return execSweep(cmd, s, exec, members, f)
 }
 
-func allMembers(s *sweep.Sweep) []int {
-	out := make([]int, len(s.Members))
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
-// execSweep runs members of s with the executor.
-func execSweep(cmd *cobra.Command, s *sweep.Sweep, exec string, members []int, f sweepFlags) error {
-	w := cmd.OutOrStdout()
+// execution is how f runs members of s with exec.
+func execution(w io.Writer, exec string, members []int, f sweepFlags) (sweep.Execution, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return sweep.Execution{}, err
 	}
-	if exec == sweep.ExecSlurm {
-		job, err := s.Submit(cmd.Context(), sweep.Commands{}, self, members)
-		if err != nil {
-			return fmt.Errorf("%w (sweep %s is recorded in %s: selmix sweep resume %s submits it again, --executor local runs it here)", err, s.ID, s.Dir, s.ID)
-		}
-		fmt.Fprintf(w, "submitted Slurm job %s, array %s (%d members); task output in %s\n", job.ID, job.Array, len(members), filepath.Join(s.Dir, "slurm"))
-		fmt.Fprintf(w, "  selmix sweep status %s --watch\n", s.ID)
-		return nil
-	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	o := sweep.LocalOptions{Binary: self, Parallel: f.parallel, Threads: f.threads, Members: members, Out: w, Signals: sigs}
-	o.Defaults()
-	fmt.Fprintf(w, "local: %d members, %d at a time, %d thread(s) each (OPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d); logs in %s\n",
-		len(members), o.Parallel, o.Threads, o.Threads, o.Threads, filepath.Dir(s.LogPath(0)))
-	start := time.Now()
-	res, err := s.RunLocal(o)
+	return sweep.Execution{Executor: exec, Members: members, Binary: self, Parallel: f.parallel, Threads: f.threads, Out: w}, nil
+}
+
+// execSweep runs members of s with the executor (sweep.Execute); an
+// interrupted local sweep exits 128 + the signal.
+func execSweep(cmd *cobra.Command, s *sweep.Sweep, exec string, members []int, f sweepFlags) error {
+	e, err := execution(cmd.OutOrStdout(), exec, members, f)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "sweep %s: %d finished, %d stopped, %d failed, %d not started (%.1fs)\n",
-		s.ID, len(res.Finished), len(res.Stopped), len(res.Failed), len(res.NotStarted), time.Since(start).Seconds())
-	if res.Signal != nil {
-		return codeError{128 + int(res.Signal.(syscall.Signal)), fmt.Errorf("sweep %s interrupted; resumable with: selmix sweep resume %s", s.ID, s.ID)}
+	err = s.Execute(cmd.Context(), e)
+	if ie := (*sweep.Interrupted)(nil); errors.As(err, &ie) {
+		return codeError{128 + int(ie.Signal), err}
 	}
-	if n := len(members) - len(res.Finished); n > 0 {
-		return fmt.Errorf("%d of %d members did not finish; selmix sweep resume %s runs them again", n, len(members), s.ID)
-	}
-	return nil
+	return err
 }
 
 // dryRun prints the members and what the executor would run.
 func dryRun(w io.Writer, s *sweep.Sweep, exec string, members []int, f sweepFlags) error {
-	fmt.Fprintf(w, "sweep %s (dry run: nothing written, nothing started): %d members, runs root %s\n", s.ID, len(members), s.Root)
-	for _, i := range members {
-		fmt.Fprintf(w, "  %3d  %-40s  --set %s\n", i, s.Describe(i), strings.Join(s.Members[i].Sets, " --set "))
-	}
-	self, err := os.Executable()
+	e, err := execution(w, exec, members, f)
 	if err != nil {
 		return err
 	}
-	if exec == sweep.ExecSlurm {
-		script, err := s.BatchScript(self)
-		if err != nil {
-			return usageError{err}
-		}
-		throttle := 0
-		if s.Slurm != nil {
-			throttle = s.Slurm.MaxParallel
-		}
-		fmt.Fprintf(w, "\nwould write %s and run: sbatch --parsable --array=%s %s\n\n%s", s.ScriptPath(), sweep.ArraySpec(members, throttle), s.ScriptPath(), script)
-		return nil
+	err = s.DryRun(e)
+	if errors.As(err, new(*sweep.ScriptError)) {
+		return usageError{err}
 	}
-	o := sweep.LocalOptions{Parallel: f.parallel, Threads: f.threads}
-	o.Defaults()
-	fmt.Fprintf(w, "\nwould run %d at a time, each: OPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d %s sweep member %s INDEX\n", o.Parallel, o.Threads, o.Threads, self, s.Dir)
-	return nil
+	return err
 }
 
 // newSweepMemberCmd is the one entry point of a member, for both
@@ -307,24 +262,15 @@ func resumeSweep(cmd *cobra.Command, query string, f sweepFlags) error {
 	if exec == "" {
 		exec = s.Executor
 	}
-	st, err := sweep.NewReader(s, sweep.Commands{}).Status(cmd.Context())
+	todo, st, err := s.ToResume(cmd.Context())
 	if err != nil {
 		return err
 	}
-	if len(st.Notes) > 0 && len(s.Jobs) > 0 {
-		// Without Slurm's word, a queued task would be run twice.
-		return fmt.Errorf("cannot tell which members Slurm still holds (%s); run this where squeue works", strings.Join(st.Notes, "; "))
-	}
-	todo := st.Resumable()
 	if len(todo) == 0 {
 		fmt.Fprintf(w, "nothing to resume: %s\n", st.Summary())
 		return nil
 	}
-	var desc []string
-	for _, i := range todo {
-		desc = append(desc, fmt.Sprintf("%d (%s)", i, st.Members[i].StateText()))
-	}
-	fmt.Fprintf(w, "sweep %s: resuming %d members: %s\n", s.ID, len(todo), strings.Join(desc, ", "))
+	fmt.Fprintf(w, "sweep %s: resuming %d members: %s\n", s.ID, len(todo), st.Describe(todo))
 	if f.dryRun {
 		return dryRun(w, s, exec, todo, f)
 	}
@@ -346,71 +292,23 @@ member and a summary. --watch redraws every 2 s until nothing runs or waits.`,
 	return cmd
 }
 
+// sweepStatus prints the status table of s; with watch, every 2 s until
+// every member has ended or a signal comes.
 func sweepStatus(ctx context.Context, w io.Writer, s *sweep.Sweep, watch bool) error {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	rd := sweep.NewReader(s, sweep.Commands{})
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = term.IsTerminal(f.Fd())
+	var every time.Duration
+	if watch {
+		every = 2 * time.Second
 	}
-	for {
-		st, err := rd.Status(ctx)
-		if err != nil {
-			return err
-		}
-		if watch && tty {
-			fmt.Fprint(w, "\x1b[H\x1b[2J") // redraw in place
-		}
-		if watch {
-			fmt.Fprintf(w, "sweep %s (%s) at %s\n", s.ID, s.Executor, time.Now().Format("15:04:05"))
-		}
-		if err := st.WriteTable(w); err != nil {
-			return err
-		}
-		if !watch || st.Done() {
-			return nil
-		}
-		if !tty {
-			fmt.Fprintln(w)
-		}
-		select {
-		case <-time.After(2 * time.Second):
-		case <-ctx.Done():
-			return nil
-		}
-	}
+	return sweep.NewReader(s, sweep.Commands{}).Watch(ctx, w, every, isTerminal(w))
 }
 
 func newSweepLsCmd() *cobra.Command {
 	return listCmd("ls", "List the sweeps in the runs root",
-		func(cmd *cobra.Command, root string) error { return listSweeps(cmd.Context(), cmd.OutOrStdout(), root) })
-}
-
-func listSweeps(ctx context.Context, w io.Writer, root string) error {
-	all, bad, err := sweep.List(root)
-	if err != nil {
-		return err
-	}
-	for _, e := range bad {
-		fmt.Fprintf(w, "warning: %v\n", e)
-	}
-	if len(all) == 0 {
-		fmt.Fprintf(w, "no sweeps in %s\n", sweep.Root(root))
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SWEEP\tEXECUTOR\tMEMBERS\tFINISHED\tRUNNING\tPENDING\tFAILED\tCREATED")
-	for _, s := range all {
-		st, err := sweep.NewReader(s, sweep.Commands{}).Status(ctx)
-		if err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t(%v)\n", s.ID, s.Executor, len(s.Members), err)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.ID, s.Executor, len(s.Members), st.Count(sweep.Finished),
-			st.Count(sweep.Running), st.Count(sweep.Pending), st.Count(sweep.Failed), strings.Replace(s.Created, "T", " ", 1))
-	}
-	return tw.Flush()
+		func(cmd *cobra.Command, root string) error {
+			return sweep.WriteList(cmd.Context(), cmd.OutOrStdout(), root)
+		})
 }
 
 func newSweepReportCmd() *cobra.Command {
@@ -439,16 +337,12 @@ func sweepReport(w io.Writer, s *sweep.Sweep, out, format string) error {
 	if !strings.HasSuffix(out, ".md") {
 		return badInput("--out %q: want a .md file", out)
 	}
-	stem := strings.TrimSuffix(filepath.Base(out), ".md") + "-figures"
 	res, err := s.Results()
 	if err != nil {
 		return err
 	}
-	md, notes := viz.SweepReport(res, viz.SweepOptions{FigDir: filepath.Join(filepath.Dir(out), stem), FigRel: stem, Format: format})
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(out, []byte(md)); err != nil {
+	md, notes, err := viz.WriteSweepReport(res, out, format)
+	if err != nil {
 		return err
 	}
 	fmt.Fprint(w, md)

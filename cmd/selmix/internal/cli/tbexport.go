@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"selmix/core/safetext"
@@ -52,15 +50,11 @@ func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
 }
 
 // openStoreRun opens RUN as a directory holding run.json, else by id,
-// prefix or name in the runs root.
+// prefix or name in the runs root (runs.Find).
 func openStoreRun(root, arg string) (*runs.Run, error) {
-	if _, err := os.Stat(filepath.Join(arg, "run.json")); err == nil {
-		dir := filepath.Clean(arg)
-		r, err := runs.Open(filepath.Dir(dir), filepath.Base(dir))
-		if err != nil {
-			return nil, usageError{err}
-		}
-		return r, nil
+	r, err := runs.Find(runs.Root(root), arg)
+	if err != nil {
+		return nil, usageError{err}
 	}
-	return openRun(runs.Root(root), arg)
+	return r, nil
 }

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/BurntSushi/toml"
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
@@ -104,25 +103,6 @@ and measuring how fast a run opens.`,
 	return cmd
 }
 
-// workerOf is the worker command a recorded run was trained by
-// (worker.command in its config.toml), "" for the in-process trainer or
-// a config that does not say.
-func workerOf(r *runs.Run) string {
-	text, err := r.Config()
-	if err != nil {
-		return ""
-	}
-	var c struct {
-		Worker struct {
-			Command []string `toml:"command"`
-		} `toml:"worker"`
-	}
-	if _, err := toml.Decode(text, &c); err != nil {
-		return ""
-	}
-	return strings.Join(c.Worker.Command, " ")
-}
-
 // recorded loads run id of root as the read-only workbench shows it: its
 // history as snapshots, and how to load the last G and P.
 func recorded(root, id string, km *keys.Map, kpath string) (*tui.Model, []train.Snapshot, error) {
@@ -134,7 +114,7 @@ func recorded(root, id string, km *keys.Map, kpath string) (*tui.Model, []train.
 	if err != nil {
 		return nil, nil, err
 	}
-	info := history.RunInfo{ID: run.Meta.ID, Name: run.Meta.Name, Dir: run.Dir, ReadOnly: true, Worker: workerOf(run)}
+	info := history.RunInfo{ID: run.Meta.ID, Name: run.Meta.Name, Dir: run.Dir, ReadOnly: true, Worker: run.WorkerCommand()}
 	if len(h.Starts) > 0 {
 		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
 	}

@@ -1,4 +1,4 @@
-package cli
+package runs
 
 import (
 	"fmt"
@@ -7,20 +7,20 @@ import (
 )
 
 // A worker's stderr is kept in its run's folder, bounded: worker.log holds
-// the first workerLogHead bytes; the lines after go to worker.tail.log,
+// the first WorkerLogHead bytes; the lines after go to worker.tail.log,
 // which becomes worker.tail.log.1 (replacing the one before) whenever it
-// reaches workerLogTail bytes. So the first 8 MiB and the last 8 to 16 MiB
+// reaches WorkerLogTail bytes. So the first 8 MiB and the last 8 to 16 MiB
 // of what a worker writes are kept (docs/run-format.md).
 const (
-	workerLogName = "worker.log"
-	workerTail    = "worker.tail.log"
-	workerLogHead = 8 << 20
-	workerLogTail = 8 << 20
+	WorkerLogName  = "worker.log"
+	WorkerTailName = "worker.tail.log"
+	WorkerLogHead  = 8 << 20
+	WorkerLogTail  = 8 << 20
 )
 
-// workerLog writes a worker's stderr lines into a run's folder and tells
+// WorkerLog writes a worker's stderr lines into a run's folder and tells
 // viewers (note) when lines move to the tail or are dropped.
-type workerLog struct {
+type WorkerLog struct {
 	dir          string
 	headMax      int64
 	tailMax      int64
@@ -32,16 +32,16 @@ type workerLog struct {
 	full         bool // worker.log has reached headMax
 }
 
-// openWorkerLog opens the log in dir with the given bounds (workerLogHead
-// and workerLogTail), going on where its files stand (a resumed run).
-func openWorkerLog(dir string, headMax, tailMax int64, note func(string)) *workerLog {
-	l := &workerLog{dir: dir, headMax: headMax, tailMax: tailMax, note: note}
-	l.head, l.headN = openAppend(filepath.Join(dir, workerLogName))
+// OpenWorkerLog opens the log in dir with the given bounds (WorkerLogHead
+// and WorkerLogTail), going on where its files stand (a resumed run).
+func OpenWorkerLog(dir string, headMax, tailMax int64, note func(string)) *WorkerLog {
+	l := &WorkerLog{dir: dir, headMax: headMax, tailMax: tailMax, note: note}
+	l.head, l.headN = openAppend(filepath.Join(dir, WorkerLogName))
 	l.full = l.headN >= l.headMax
-	if l.tail, l.tailN = openAppend(filepath.Join(dir, workerTail)); l.tailN > 0 {
+	if l.tail, l.tailN = openAppend(filepath.Join(dir, WorkerTailName)); l.tailN > 0 {
 		l.tailLines = -1
 	}
-	if _, err := os.Stat(filepath.Join(dir, workerTail+".1")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, WorkerTailName+".1")); err == nil {
 		l.prevLines = -1
 	}
 	return l
@@ -70,7 +70,8 @@ func openAppend(path string) (*os.File, int64) {
 	return f, fi.Size()
 }
 
-func (l *workerLog) line(s string) {
+// Line writes one line of the worker's stderr.
+func (l *WorkerLog) Line(s string) {
 	n := int64(len(s) + 1)
 	if !l.full && l.headN+n <= l.headMax {
 		if l.head != nil {
@@ -82,7 +83,7 @@ func (l *workerLog) line(s string) {
 	if !l.full {
 		l.full = true
 		msg := fmt.Sprintf("[selmix: %s keeps the first %s of the worker's stderr; the rest goes to %s, which keeps the last %s to %s]",
-			workerLogName, sizeText(l.headMax), workerTail, sizeText(l.tailMax), sizeText(2*l.tailMax))
+			WorkerLogName, sizeText(l.headMax), WorkerTailName, sizeText(l.tailMax), sizeText(2*l.tailMax))
 		if l.head != nil {
 			fmt.Fprintln(l.head, msg)
 		}
@@ -101,26 +102,27 @@ func (l *workerLog) line(s string) {
 }
 
 // rotate makes worker.tail.log worker.tail.log.1, dropping the one before.
-func (l *workerLog) rotate() {
+func (l *WorkerLog) rotate() {
 	if l.prevLines != 0 {
 		what := "earlier lines"
 		if l.prevLines > 0 {
 			what = fmt.Sprintf("%d earlier lines", l.prevLines)
 		}
 		l.note(fmt.Sprintf("[selmix: %s of the worker's stderr were dropped from its log (%s keeps the first %s, %s and %s.1 the last %s to %s)]",
-			what, workerLogName, sizeText(l.headMax), workerTail, workerTail, sizeText(l.tailMax), sizeText(2*l.tailMax)))
+			what, WorkerLogName, sizeText(l.headMax), WorkerTailName, WorkerTailName, sizeText(l.tailMax), sizeText(2*l.tailMax)))
 	}
 	if l.tail != nil {
 		l.tail.Close()
 	}
-	path := filepath.Join(l.dir, workerTail)
+	path := filepath.Join(l.dir, WorkerTailName)
 	os.Rename(path, path+".1")
 	l.prevLines = l.tailLines
 	l.tail, _ = openAppend(path)
 	l.tailN, l.tailLines = 0, 0
 }
 
-func (l *workerLog) close() {
+// Close closes the log's files.
+func (l *WorkerLog) Close() {
 	for _, f := range []*os.File{l.head, l.tail} {
 		if f != nil {
 			f.Close()

@@ -1,4 +1,4 @@
-package cli
+package runs
 
 import (
 	"fmt"
@@ -15,11 +15,11 @@ func TestWorkerLogBounded(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	var notes []string
-	l := openWorkerLog(dir, 100, 100, func(s string) { notes = append(notes, s) }) // 10 lines of 10 bytes each
+	l := OpenWorkerLog(dir, 100, 100, func(s string) { notes = append(notes, s) }) // 10 lines of 10 bytes each
 	for i := range 45 {
-		l.line(fmt.Sprintf("line %04d", i))
+		l.Line(fmt.Sprintf("line %04d", i))
 	}
-	l.close()
+	l.Close()
 	read := func(name string) []string {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -54,11 +54,11 @@ func TestWorkerLogBounded(t *testing.T) {
 	}
 
 	// Reopened (a resumed run), it goes on where the files stand.
-	l = openWorkerLog(dir, 100, 100, func(s string) { notes = append(notes, s) })
+	l = OpenWorkerLog(dir, 100, 100, func(s string) { notes = append(notes, s) })
 	for i := 45; i < 52; i++ {
-		l.line(fmt.Sprintf("line %04d", i))
+		l.Line(fmt.Sprintf("line %04d", i))
 	}
-	l.close()
+	l.Close()
 	if got := read("worker.tail.log"); strings.Join(got, "|") != strings.Join(lines(50, 52), "|") {
 		t.Errorf("after resuming, worker.tail.log: %q", got)
 	}

@@ -1,0 +1,145 @@
+package report
+
+import (
+	"io"
+	"maps"
+	"math"
+	"slices"
+
+	"selmix/core/metric"
+	"selmix/runs/export"
+)
+
+// reported are the metrics every run reports, in table order.
+var reported = []struct {
+	name string
+	get  func(metric.Report) float64
+}{
+	{"mean recall", func(r metric.Report) float64 { return r.MeanRecall }},
+	{"worst recall", func(r metric.Report) float64 { return r.MinRecall }}, // the true minimum; ψ min-recall is its smoothed stand-in
+	{"H-mean", func(r metric.Report) float64 { return r.HMean }},
+	{"G-mean", func(r metric.Report) float64 { return r.GMean }},
+	{"min coverage", func(r metric.Report) float64 { return r.MinCoverage }},
+	{"min head/tail recall", func(r metric.Report) float64 { return r.MinHTRecall }},
+	{"min head/tail coverage", func(r metric.Report) float64 { return r.MinHTCoverage }},
+	{"accuracy", func(r metric.Report) float64 { return r.Accuracy }},
+}
+
+// value is one number of a run of a comparison: a reported metric when
+// rep is not nil, else ψ of objective obj (an index of
+// metric.Objectives()); NaN where the run has none.
+type value func(i int, rep func(metric.Report) float64, obj int) float64
+
+// Compare writes rs side by side as runs compare prints them, one column
+// per run under its id and one value per cell: the config keys that
+// differ, every reported metric and ψ at the last refresh and at its best
+// over the refreshes (validation), and on the test set before and after
+// fine-tuning.
+func Compare(w io.Writer, rs []export.Run) error {
+	var g grid
+	perRun := func(label string, f func(i int) string) {
+		cells := []string{label}
+		for i := range rs {
+			cells = append(cells, f(i))
+		}
+		g.row(cells...)
+	}
+	perRun("run", func(i int) string { return cell(rs[i].Meta.ID) })
+	perRun("name", func(i int) string { return cell(rs[i].Meta.Name) })
+	perRun("objective", func(i int) string { return cell(rs[i].Meta.Objective) })
+	g.row("")
+	g.row("config (keys that differ)")
+	configRows(&g, rs, perRun)
+	// each prints every reported metric and ψ of every objective.
+	each := func(heading string, v value) {
+		g.row("")
+		g.row(heading)
+		for _, m := range reported {
+			perRun(m.name, func(i int) string { return num4(v(i, m.get, -1)) })
+		}
+		for k, o := range metric.Objectives() {
+			perRun("ψ "+string(o), func(i int) string { return num4(v(i, nil, k)) })
+		}
+	}
+	each("validation, last refresh", valStat(rs, func(v []float64) float64 { return v[len(v)-1] }))
+	each("validation, best over refreshes", valStat(rs, func(v []float64) float64 { return slices.Max(v) }))
+	each("test, before fine-tuning", testValue(rs, false))
+	each("test, after fine-tuning", testValue(rs, true))
+	g.row("")
+	g.row("- : not recorded (a run that has not finished has no test values)")
+	return g.write(w)
+}
+
+// configRows adds a row per config key whose value differs between rs
+// (but name, which has its own row), "(none)" if none does.
+func configRows(g *grid, rs []export.Run, perRun func(label string, f func(i int) string)) {
+	ndiff := 0
+	keys := map[string]bool{}
+	for _, r := range rs {
+		for k := range r.Config {
+			keys[k] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if k == "name" {
+			continue // the name row above
+		}
+		same := true
+		for _, r := range rs[1:] {
+			same = same && r.Config.Text(k) == rs[0].Config.Text(k)
+		}
+		if same {
+			continue
+		}
+		ndiff++
+		perRun(cell(k), func(i int) string {
+			if _, ok := rs[i].Config[k]; ok {
+				return cell(rs[i].Config.Text(k))
+			}
+			return "(unset)"
+		})
+	}
+	if ndiff == 0 {
+		g.row("(none)")
+	}
+}
+
+// valStat is a statistic, pick, of one metric over a run's refreshes.
+func valStat(rs []export.Run, pick func(vals []float64) float64) value {
+	return func(i int, rep func(metric.Report) float64, obj int) float64 {
+		vals := make([]float64, 0, len(rs[i].Hist.Refreshes))
+		for _, r := range rs[i].Hist.Refreshes {
+			switch {
+			case rep != nil:
+				vals = append(vals, rep(r.Stats.Report))
+			case obj < len(r.Stats.Objectives):
+				vals = append(vals, r.Stats.Objectives[obj])
+			}
+		}
+		if len(vals) == 0 {
+			return math.NaN()
+		}
+		return pick(vals)
+	}
+}
+
+// testValue is a metric on test before (or after) fine-tuning.
+func testValue(rs []export.Run, after bool) value {
+	return func(i int, rep func(metric.Report) float64, obj int) float64 {
+		f := rs[i].Hist.Final
+		if f == nil {
+			return math.NaN()
+		}
+		r, objs := f.TestBefore, f.TestObjBefore
+		if after {
+			r, objs = f.TestAfter, f.TestObjAfter
+		}
+		switch {
+		case rep != nil:
+			return rep(r)
+		case obj < len(objs):
+			return objs[obj]
+		}
+		return math.NaN()
+	}
+}

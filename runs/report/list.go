@@ -1,0 +1,94 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"selmix/core/metric"
+	"selmix/core/safetext"
+	"selmix/runs"
+	"selmix/runs/record"
+)
+
+// List writes the table of runs ls: every run of root carrying every one
+// of tags, one row each, or a line saying there is none.
+func List(w io.Writer, root string, tags []string) error {
+	all, err := runs.List(root)
+	if err != nil {
+		return err
+	}
+	if len(all) == 0 {
+		safetext.Fprintf(w, "no runs in %s\n", root)
+		return nil
+	}
+	if all = runs.Tagged(all, tags); len(all) == 0 {
+		fmt.Fprintf(w, "no run in %s is tagged %s\n", root, safetext.Line(strings.Join(tags, " and ")))
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST VAL ψ (STEP)\tTEST ψ END\tTEST ψ AT BEST\tSTARTED\tTAGS")
+	for _, r := range all {
+		m := r.Meta
+		best := "-"
+		if !r.Broken() && m.BestStep >= 0 {
+			best = fmt.Sprintf("%.4f (%d)", m.Best, m.BestStep)
+			if m.BestObjective != "" && m.BestObjective != m.Objective {
+				best = m.BestObjective + " " + best
+			}
+		}
+		end, atBest := TestPsi(&r)
+		safetext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
+			r.EffectiveStatus(), m.Steps, best, end, atBest, strings.Replace(m.Created, "T", " ", 1), TagsColumn(m))
+	}
+	return tw.Flush()
+}
+
+// TagsColumn is a run's tags as runs ls shows them: comma-separated, at
+// most 40 runes, "-" for none.
+func TagsColumn(m runs.Meta) string {
+	if len(m.Tags) == 0 {
+		return "-"
+	}
+	return safetext.Cut(strings.Join(m.Tags, ","), 40)
+}
+
+// TestPsi is the test ψ of r's optimized objective at its end (or where
+// it stopped) and at its best checkpoint, from summary.json, each
+// labelled with its objective where it is not the OBJECTIVE column's;
+// "-" where the run has none (not yet ended, or written before selmix
+// kept the best model).
+func TestPsi(r *runs.Run) (end, atBest string) {
+	end, atBest = "-", "-"
+	if r.Broken() || r.Meta.Format != runs.Format {
+		return end, atBest
+	}
+	s, err := record.LoadSummary(r)
+	if err != nil {
+		return end, atBest
+	}
+	label := func(obj metric.Objective, vals []float64) string {
+		i := slices.Index(metric.Objectives(), obj)
+		v := At(vals, i)
+		if v != "-" && string(obj) != r.Meta.Objective {
+			v = string(obj) + " " + v
+		}
+		return v
+	}
+	end = label(s.Objective, s.TestObjAfter)
+	if b := s.Best; b != nil {
+		atBest = fmt.Sprintf("%s (%d)", label(b.Objective, b.TestObj), b.Step)
+	}
+	return end, atBest
+}
+
+// At formats v[i] with four decimals, or "-" where v has no such value.
+func At(v []float64, i int) string {
+	if i < 0 || i >= len(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", v[i])
+}

@@ -1,0 +1,201 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/export"
+	"selmix/runs/record"
+)
+
+// root holds two finished runs of 200 steps, viz-selmix and viz-uniform,
+// that differ in finetune.policy.
+var root = filepath.Join("..", "..", "viz", "testdata", "run")
+
+func TestList(t *testing.T) {
+	var b bytes.Buffer
+	if err := List(&b, root, nil); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID  ") {
+		t.Fatalf("List: want a header and 2 rows, got\n%s", b.String())
+	}
+	for i, want := range [][]string{
+		{"20261123-1200-819c", "viz-selmix", "min-recall", "selmix", "finished", "200", "0.5034", "(120)", "0.4813", "-", "2026-11-23", "12:00:57Z", "-"},
+		{"20261123-1201-c986", "viz-uniform", "min-recall", "uniform", "finished", "200", "0.4820", "(40)", "0.4350", "-", "2026-11-23", "12:01:08Z", "-"},
+	} {
+		if got := strings.Fields(lines[i+1]); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("row %d: %q, want %q", i, got, want)
+		}
+	}
+	b.Reset()
+	if err := List(&b, root, []string{"paper"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "no run in " + root + " is tagged paper\n"; b.String() != want {
+		t.Errorf("List tagged paper: %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	if err := List(&b, t.TempDir(), nil); err != nil || !strings.HasPrefix(b.String(), "no runs in ") {
+		t.Errorf("List of an empty root: %q, %v", b.String(), err)
+	}
+}
+
+func TestListJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := ListJSON(&b, root, []string{"nope"}); err != nil || b.String() != "[]\n" {
+		t.Errorf("ListJSON of no run: %q %v, want []", b.String(), err)
+	}
+	b.Reset()
+	if err := ListJSON(&b, root, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []Record
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "viz-selmix" || got[0].Best == nil || math.Abs(float64(*got[0].Best)-0.5034) > 5e-5 ||
+		*got[0].BestStep != 120 || got[0].Tags == nil || got[1].Policy != "uniform" {
+		t.Errorf("ListJSON: %+v", got)
+	}
+}
+
+func openRun(t *testing.T, name string) (*runs.Run, *record.History) {
+	t.Helper()
+	r, err := runs.Open(root, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := record.Load(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, h
+}
+
+func TestShow(t *testing.T) {
+	r, h := openRun(t, "viz-selmix")
+	var b bytes.Buffer
+	Show(&b, r, h)
+	for _, want := range []string{
+		"run       20261123-1200-819c\nname      viz-selmix\n",
+		"status    finished\nobjective min-recall\npolicy    selmix\nsteps     200\n",
+		"best      ψ min-recall 0.5034 at step 120 (validation)\n",
+		"events    11 refreshes, 2 controls, 1 starts\n  step     80  set s=30\n  step    140  set lr=0.001\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("Show lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "metric") {
+		t.Errorf("Show printed the summary, which is the caller's:\n%s", b.String())
+	}
+}
+
+func TestShowJSON(t *testing.T) {
+	r, h := openRun(t, "viz-uniform")
+	var b bytes.Buffer
+	if err := ShowJSON(&b, r, h); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		ID          string         `json:"id"`
+		Config      map[string]any `json:"config"`
+		Checkpoints []int          `json:"checkpoints"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	ft, _ := got.Config["finetune"].(map[string]any)
+	if got.ID != "20261123-1201-c986" || ft["policy"] != "uniform" || got.Checkpoints == nil {
+		t.Errorf("ShowJSON: id %q, finetune %v, checkpoints %v", got.ID, ft, got.Checkpoints)
+	}
+}
+
+func TestBests(t *testing.T) {
+	var b bytes.Buffer
+	Bests(&b, []record.Best{{Objective: "min-recall", Psi: 0.5, Step: 10, From: 0, To: 20}, {Objective: "hmean", Psi: 0.7, Step: 30, From: 20, To: 40}})
+	want := "best      ψ hmean 0.7000 at step 30 (validation, optimized from step 20 to 40)\n" +
+		"          ψ min-recall 0.5000 at step 10 (validation, optimized from step 0 to 20)\n"
+	if b.String() != want {
+		t.Errorf("Bests:\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	var rs []export.Run
+	for _, n := range []string{"viz-selmix", "viz-uniform"} {
+		r, _ := openRun(t, n)
+		e, err := export.Load(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, e)
+	}
+	var b bytes.Buffer
+	if err := Compare(&b, rs); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"run                     20261123-1200-819c  20261123-1201-c986\n",
+		"config (keys that differ)\nfinetune.policy                     selmix             uniform\n\nvalidation, last refresh\n",
+		"worst recall                        0.4780              0.4540\n",
+		"\n- : not recorded (a run that has not finished has no test values)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Compare lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	if err := Compare(&b, rs[:1]); err != nil || !strings.Contains(b.String(), "config (keys that differ)\n(none)\n") {
+		t.Errorf("Compare of one run: %v, no (none) under the config heading:\n%s", err, b.String())
+	}
+}
+
+func TestSummarySteps(t *testing.T) {
+	s := &train.Summary{Steps: 3698, Seconds: 5, TestObjBefore: make([]float64, 10), TestObjAfter: make([]float64, 10)}
+	for _, c := range []struct {
+		from int
+		want string
+	}{
+		{0, "* optimized objective; 3698 fine-tuning steps in 5.0s\n"},
+		{2408, "* optimized objective; 1290 fine-tuning steps in this session (steps 2408 to 3698) in 5.0s\n"},
+	} {
+		var b bytes.Buffer
+		Summary(&b, s, c.from)
+		if !strings.HasSuffix(b.String(), c.want) {
+			t.Errorf("from %d: ends %q, want %q", c.from, b.String()[max(0, b.Len()-100):], c.want)
+		}
+	}
+	var b bytes.Buffer
+	if Summary(&b, nil, 0); b.Len() != 0 {
+		t.Errorf("Summary of no summary wrote %q", b.String())
+	}
+}
+
+func TestCells(t *testing.T) {
+	for _, c := range []struct{ name, got, want string }{
+		{"At in range", At([]float64{0.1, 0.25}, 1), "0.2500"},
+		{"At past the end", At([]float64{0.1}, 1), "-"},
+		{"At of no index", At([]float64{0.1}, -1), "-"},
+		{"num4 NaN", num4(math.NaN()), "-"},
+		{"num4", num4(1.0 / 3), "0.3333"},
+		{"cell long", cell(strings.Repeat("a", 20) + strings.Repeat("b", 20)), strings.Repeat("a", 11) + "…" + strings.Repeat("b", 12)},
+		{"tags none", TagsColumn(runs.Meta{}), "-"},
+		{"tags", TagsColumn(runs.Meta{Tags: []string{"a", "b"}}), "a,b"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, c.got, c.want)
+		}
+	}
+}
+
+func nan() float64 { var z float64; return z / z }

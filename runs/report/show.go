@@ -1,0 +1,88 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"selmix/core/safetext"
+	"selmix/runs"
+	"selmix/runs/record"
+)
+
+// Show writes what runs show prints about r, whose event log is h: its
+// metadata, tags and note, its best validation ψ, checkpoints, controls,
+// errors and warnings. The final summary, if any, is the caller's to
+// print after it.
+func Show(w io.Writer, r *runs.Run, h *record.History) {
+	m := r.Meta
+	safetext.Fprintf(w, "run       %s\nname      %s\ndir       %s\nstatus    %s\nobjective %s\npolicy    %s\nsteps     %d\ncreated   %s\n",
+		m.ID, m.Name, r.Dir, r.EffectiveStatus(), m.Objective, m.Policy, m.Steps, m.Created)
+	if r.Live {
+		fmt.Fprintf(w, "writer    pid %d (live)\n", r.Pid)
+	}
+	if m.Parent != "" {
+		safetext.Fprintf(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
+	}
+	if m.BLASThreads > 0 {
+		safetext.Fprintf(w, "blas      %s, %d thread(s)\n", m.BLAS, m.BLASThreads)
+	}
+	if len(m.Tags) > 0 {
+		safetext.Fprintf(w, "tags      %s\n", strings.Join(m.Tags, " "))
+	}
+	if m.Note != "" {
+		for i, l := range strings.Split(m.Note, "\n") {
+			head := "note      "
+			if i > 0 {
+				head = "          "
+			}
+			safetext.Fprintf(w, "%s%s\n", head, l)
+		}
+	}
+	Bests(w, h.Bests())
+	ck, err := r.Checkpoints()
+	if err == nil {
+		fmt.Fprintf(w, "checkpoints %v\n", ck)
+	}
+	if step, _, err := r.BestCheckpoint(); err == nil {
+		fmt.Fprintf(w, "best ckpt step %d (the model at the best validation ψ: export-head --best, fork --at best)\n", step)
+	}
+	events(w, h)
+}
+
+// events writes the counts of h's events, every control with its refusal
+// and every error and warning.
+func events(w io.Writer, h *record.History) {
+	fmt.Fprintf(w, "events    %d refreshes, %d controls, %d starts\n", len(h.Refreshes), len(h.Controls), len(h.Starts))
+	for _, a := range h.Controls {
+		msg := ""
+		if a.Err != "" {
+			msg = " (refused: " + a.Err + ")"
+		}
+		safetext.Fprintf(w, "  step %6d  %s%s\n", a.Step, a.Control, msg)
+	}
+	for _, e := range h.Errors {
+		safetext.Fprintf(w, "error     %s\n", e.Err)
+	}
+	for _, wn := range h.Warnings {
+		safetext.Fprintf(w, "warning   %s\n", wn.String())
+	}
+}
+
+// Bests writes the best validation ψ of every objective the run
+// optimized, each judged on its own objective and labelled with it; the
+// latest first.
+func Bests(w io.Writer, bs []record.Best) {
+	for i := len(bs) - 1; i >= 0; i-- {
+		b := bs[i]
+		head := "best      "
+		if i < len(bs)-1 {
+			head = "          "
+		}
+		span := ""
+		if len(bs) > 1 {
+			span = fmt.Sprintf(", optimized from step %d to %d", b.From, b.To)
+		}
+		fmt.Fprintf(w, "%sψ %s %.4f at step %d (validation%s)\n", head, b.Objective, b.Psi, b.Step, span)
+	}
+}

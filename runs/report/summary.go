@@ -1,0 +1,61 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"selmix/core/metric"
+	"selmix/core/train"
+)
+
+// Summary writes s, the summary of a session that began at step from (0
+// for a run's first; a resume's checkpoint step otherwise), as the
+// before/after table of every reported metric and ψ of every objective
+// (and at the best checkpoint when s has one); the steps and seconds it
+// reports are that session's.
+func Summary(w io.Writer, s *train.Summary, from int) {
+	if s == nil {
+		return
+	}
+	b := s.Best
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if b != nil {
+		fmt.Fprintf(tw, "metric\tval before\tval after\tval at best\ttest before\ttest after\ttest at best\t\n")
+		for _, r := range reported {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(b.Val),
+				r.get(s.TestBefore), r.get(s.TestAfter), r.get(b.Test))
+		}
+	} else {
+		fmt.Fprintf(tw, "metric\tval before\tval after\ttest before\ttest after\t\n")
+		for _, r := range reported {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(s.TestBefore), r.get(s.TestAfter))
+		}
+	}
+	for i, o := range metric.Objectives() {
+		mark := ""
+		if o == s.Objective {
+			mark = " *"
+		}
+		if b != nil && b.Objective == o && b.Objective != s.Objective {
+			mark = " †"
+		}
+		if b != nil {
+			fmt.Fprintf(tw, "ψ %s%s\t\t\t\t%.4f\t%.4f\t%s\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i], At(b.TestObj, i))
+			continue
+		}
+		fmt.Fprintf(tw, "ψ %s%s\t\t\t%.4f\t%.4f\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i])
+	}
+	tw.Flush()
+	if b != nil {
+		fmt.Fprintf(w, "best: ψ %s %.4f on validation at step %d (the best checkpoint: export-head --best, fork --at best)\n", b.Objective, b.Psi, b.Step)
+		if b.Objective != s.Objective {
+			fmt.Fprintf(w, "† the objective optimized when the best was taken (the objective changed; a new best is judged on the new one)\n")
+		}
+	}
+	if from > 0 {
+		fmt.Fprintf(w, "* optimized objective; %d fine-tuning steps in this session (steps %d to %d) in %.1fs\n", s.Steps-from, from, s.Steps, s.Seconds)
+		return
+	}
+	fmt.Fprintf(w, "* optimized objective; %d fine-tuning steps in %.1fs\n", s.Steps, s.Seconds)
+}

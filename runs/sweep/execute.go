@@ -1,0 +1,144 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+// Execution says how Execute (or DryRun) runs members of a sweep.
+type Execution struct {
+	Executor          string    // ExecLocal or ExecSlurm
+	Members           []int     // which members, in order
+	Binary            string    // the selmix executable each member runs
+	Parallel, Threads int       // local: as LocalOptions (0: its defaults)
+	Out               io.Writer // what starts and how it ended, a line each
+}
+
+// AllMembers are the indices of every member of s, in order.
+func (s *Sweep) AllMembers() []int {
+	out := make([]int, len(s.Members))
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// Interrupted is Execute's error when SIGINT or SIGTERM stopped a local
+// sweep: its running members stopped cleanly, and the sweep resumes.
+type Interrupted struct {
+	ID     string
+	Signal syscall.Signal
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("sweep %s interrupted; resumable with: selmix sweep resume %s", e.ID, e.ID)
+}
+
+// ScriptError is DryRun's error when the sweep cannot have a batch
+// script (BatchScript).
+type ScriptError struct{ Err error }
+
+func (e *ScriptError) Error() string { return e.Err.Error() }
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// Execute runs e.Members of s with e.Executor: on Slurm it submits them
+// as one array job and returns; locally it runs them here (RunLocal),
+// passing SIGINT and SIGTERM on to them (then the error is an
+// *Interrupted), and it is an error when some did not finish.
+func (s *Sweep) Execute(ctx context.Context, e Execution) error {
+	w := e.Out
+	if e.Executor == ExecSlurm {
+		job, err := s.Submit(ctx, Commands{}, e.Binary, e.Members)
+		if err != nil {
+			return fmt.Errorf("%w (sweep %s is recorded in %s: selmix sweep resume %s submits it again, --executor local runs it here)", err, s.ID, s.Dir, s.ID)
+		}
+		fmt.Fprintf(w, "submitted Slurm job %s, array %s (%d members); task output in %s\n", job.ID, job.Array, len(e.Members), filepath.Join(s.Dir, "slurm"))
+		fmt.Fprintf(w, "  selmix sweep status %s --watch\n", s.ID)
+		return nil
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	o := LocalOptions{Binary: e.Binary, Parallel: e.Parallel, Threads: e.Threads, Members: e.Members, Out: w, Signals: sigs}
+	o.Defaults()
+	fmt.Fprintf(w, "local: %d members, %d at a time, %d thread(s) each (OPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d); logs in %s\n",
+		len(e.Members), o.Parallel, o.Threads, o.Threads, o.Threads, filepath.Dir(s.LogPath(0)))
+	start := time.Now()
+	res, err := s.RunLocal(o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "sweep %s: %d finished, %d stopped, %d failed, %d not started (%.1fs)\n",
+		s.ID, len(res.Finished), len(res.Stopped), len(res.Failed), len(res.NotStarted), time.Since(start).Seconds())
+	if res.Signal != nil {
+		return &Interrupted{ID: s.ID, Signal: res.Signal.(syscall.Signal)}
+	}
+	if n := len(e.Members) - len(res.Finished); n > 0 {
+		return fmt.Errorf("%d of %d members did not finish; selmix sweep resume %s runs them again", n, len(e.Members), s.ID)
+	}
+	return nil
+}
+
+// DryRun writes to e.Out the members Execute would run and how: the
+// batch script and its sbatch command on Slurm, the command of each
+// member locally. It writes and starts nothing.
+func (s *Sweep) DryRun(e Execution) error {
+	w := e.Out
+	fmt.Fprintf(w, "sweep %s (dry run: nothing written, nothing started): %d members, runs root %s\n", s.ID, len(e.Members), s.Root)
+	for _, i := range e.Members {
+		fmt.Fprintf(w, "  %3d  %-40s  --set %s\n", i, s.Describe(i), strings.Join(s.Members[i].Sets, " --set "))
+	}
+	if e.Executor == ExecSlurm {
+		script, err := s.BatchScript(e.Binary)
+		if err != nil {
+			return &ScriptError{err}
+		}
+		throttle := 0
+		if s.Slurm != nil {
+			throttle = s.Slurm.MaxParallel
+		}
+		fmt.Fprintf(w, "\nwould write %s and run: sbatch --parsable --array=%s %s\n\n%s", s.ScriptPath(), ArraySpec(e.Members, throttle), s.ScriptPath(), script)
+		return nil
+	}
+	o := LocalOptions{Parallel: e.Parallel, Threads: e.Threads}
+	o.Defaults()
+	fmt.Fprintf(w, "\nwould run %d at a time, each: OPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d %s sweep member %s INDEX\n", o.Parallel, o.Threads, o.Threads, e.Binary, s.Dir)
+	return nil
+}
+
+// WriteList writes the sweeps of the runs root root as a table, one line
+// each with its members' states, after a warning line per unreadable
+// sweep folder.
+func WriteList(ctx context.Context, w io.Writer, root string) error {
+	all, bad, err := List(root)
+	if err != nil {
+		return err
+	}
+	for _, e := range bad {
+		fmt.Fprintf(w, "warning: %v\n", e)
+	}
+	if len(all) == 0 {
+		fmt.Fprintf(w, "no sweeps in %s\n", Root(root))
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SWEEP\tEXECUTOR\tMEMBERS\tFINISHED\tRUNNING\tPENDING\tFAILED\tCREATED")
+	for _, s := range all {
+		st, err := NewReader(s, Commands{}).Status(ctx)
+		if err != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t(%v)\n", s.ID, s.Executor, len(s.Members), err)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.ID, s.Executor, len(s.Members), st.Count(Finished),
+			st.Count(Running), st.Count(Pending), st.Count(Failed), strings.Replace(s.Created, "T", " ", 1))
+	}
+	return tw.Flush()
+}
