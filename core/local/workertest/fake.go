@@ -63,8 +63,13 @@ func ToyLocal(seed uint64, unl int) (*local.Local, error) {
 //	hang-hello  never answers hello
 //	bad-input   answers hello with ok:false, reason bad_input
 //	hang-train=N  never answers the Nth train
+//	hang-at=S   never answers the first train that starts at step S or
+//	            later, saying "fake worker: hanging" on stderr
 //	oom=N       answers the Nth train with ok:false, reason out_of_memory
 //	sigkill=N   kills itself with SIGKILL in the Nth train
+//	oom-at=S, sigkill-at=S  the same in the first train that starts at
+//	            step S or later (the engine sizes train requests by time,
+//	            so how many come before a step depends on the machine)
 //	orphan=N    in the Nth train, leaves a child holding its stdout and
 //	            stderr, and exits 3
 //	longline    writes a 2 MiB stderr line before each hello reply
@@ -87,7 +92,7 @@ func Serve(mode string) int {
 		w.Flush()
 	}
 	var l *local.Local
-	var trains int
+	var trains, stepsDone int
 	var P, T, A []float64 // the last mixup distribution, soft targets and adjustment received
 	for {
 		f, err := worker.ReadFrame(r)
@@ -182,12 +187,13 @@ func Serve(mode string) int {
 			case name == "fail":
 				refuse(map[string]any{"error": "loss is nan at step 4\nmore detail"})
 				continue
-			case name == "hang-train" && trains == n:
+			case name == "hang-train" && trains == n, name == "hang-at" && stepsDone >= n:
+				fmt.Fprintln(os.Stderr, "fake worker: hanging")
 				time.Sleep(time.Hour)
-			case name == "oom" && trains == n:
+			case name == "oom" && trains == n, name == "oom-at" && stepsDone >= n:
 				refuse(map[string]any{"error": "CUDA out of memory. Tried to allocate 2.00 GiB", "reason": "out_of_memory"})
 				continue
-			case name == "sigkill" && trains == n:
+			case name == "sigkill" && trains == n, name == "sigkill-at" && stepsDone >= n:
 				fmt.Fprintln(os.Stderr, "fake worker: killing itself")
 				syscall.Kill(os.Getpid(), syscall.SIGKILL)
 				time.Sleep(time.Hour)
@@ -216,6 +222,7 @@ func Serve(mode string) int {
 				Batch: int(f.Header["batch"].(float64)), BetaMin: f.Header["beta_min"].(float64),
 				WeightDecay: f.Header["weight_decay"].(float64), Momentum: f.Header["momentum"].(float64),
 			}
+			stepsDone += len(req.LR)
 			switch f.Header["mode"] {
 			case "ce":
 				req.Mode, req.P = train.ModeCE, nil

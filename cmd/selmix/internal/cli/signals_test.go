@@ -126,8 +126,9 @@ func TestSignalWhileWorkerHangs(t *testing.T) {
 		sig  syscall.Signal // 0: selmix stop
 	}{{"SIGINT", 130, syscall.SIGINT}, {"SIGTERM", 143, syscall.SIGTERM}, {"stop", 143, 0}} {
 		t.Run(how.name, func(t *testing.T) {
-			hangAt := 3 + 5*i // the 3rd, 8th or 13th train request (the run has 19)
-			env := fakeEnv(fmt.Sprintf("hang-train=%d", hangAt))
+			// The first train request from step 30, 110 or 190 hangs (how
+			// many requests come before depends on the machine's speed).
+			env := fakeEnv(fmt.Sprintf("hang-at=%d", 30+80*i))
 			var id string
 			var cmd *exec.Cmd
 			if how.sig == 0 {
@@ -150,7 +151,7 @@ func TestSignalWhileWorkerHangs(t *testing.T) {
 				}
 			}
 			dir := filepath.Join(root, id)
-			waitLog(t, dir, "fake worker: train", hangAt)
+			waitLog(t, dir, "fake worker: hanging", 1)
 			time.Sleep(100 * time.Millisecond) // into the hang
 			sent := time.Now()
 			if how.sig == 0 {
@@ -308,8 +309,8 @@ func TestWorkerOutOfMemoryStopsRun(t *testing.T) {
 		mode string
 		want string
 	}{
-		{"oom=14", `worker ran out of memory in "train": CUDA out of memory. Tried to allocate 2.00 GiB; lower finetune.batch, and the worker's --eval-batch and --image-size`},
-		{"sigkill=14", `worker exited during "train" (killed by SIGKILL (out of memory?)); lower finetune.batch, and the worker's --eval-batch and --image-size`},
+		{"oom-at=60", `worker ran out of memory in "train": CUDA out of memory. Tried to allocate 2.00 GiB; lower finetune.batch, and the worker's --eval-batch and --image-size`},
+		{"sigkill-at=60", `worker exited during "train" (killed by SIGKILL (out of memory?)); lower finetune.batch, and the worker's --eval-batch and --image-size`},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
