@@ -18,8 +18,8 @@ func OpenRun(root, id string) (*runs.Run, error) {
 	return r, nil
 }
 
-// openHistory opens a run and decodes its event log.
-func openHistory(root, id string) (*runs.Run, *record.History, error) {
+// OpenHistory opens a run and decodes its event log.
+func OpenHistory(root, id string) (*runs.Run, *record.History, error) {
 	r, err := OpenRun(root, id)
 	if err != nil {
 		return nil, nil, err

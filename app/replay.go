@@ -18,7 +18,7 @@ import (
 // step, and compares the outcomes: an error lists what differs.
 func (s *Session) Replay(ctx context.Context, id string) error {
 	w, root := s.Out, s.root()
-	orig, h, err := openHistory(root, id)
+	orig, h, err := OpenHistory(root, id)
 	if err != nil {
 		return err
 	}

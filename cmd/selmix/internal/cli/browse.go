@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/tui/browser"
 	"selmix/tui/compare"
 	"selmix/tui/pane"
@@ -97,7 +98,7 @@ func runProgram(ctx context.Context, m tea.Model) error {
 // openOrAttach shows run id in the workbench: attached while a process
 // runs it, read-only otherwise (selmix attach, selmix open).
 func openOrAttach(cmd *cobra.Command, root, id, keysPath string) error {
-	r, err := openRun(root, id)
+	r, err := app.OpenRun(root, id)
 	if err != nil {
 		return err
 	}

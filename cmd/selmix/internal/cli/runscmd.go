@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/core/safetext"
 	"selmix/runs"
 	"selmix/runs/export"
-	"selmix/runs/record"
 	"selmix/runs/report"
 )
 
@@ -127,27 +127,6 @@ best, min and max over the refreshes and its test values
 	return compare
 }
 
-func openRun(root, id string) (*runs.Run, error) {
-	r, err := runs.Open(root, id)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return r, nil
-}
-
-// openHistory opens a run and decodes its event log.
-func openHistory(root, id string) (*runs.Run, *record.History, error) {
-	r, err := openRun(root, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	h, err := record.Load(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, h, nil
-}
-
 // printText is safetext.Fprintf: text output with strings selmix did not
 // write.
 func printText(w io.Writer, format string, args ...any) { safetext.Fprintf(w, format, args...) }
@@ -155,7 +134,7 @@ func printText(w io.Writer, format string, args ...any) { safetext.Fprintf(w, fo
 func removeRuns(in io.Reader, w io.Writer, root string, ids []string, yes bool) error {
 	br := bufio.NewReader(in)
 	for _, id := range ids {
-		r, err := openRun(root, id)
+		r, err := app.OpenRun(root, id)
 		if err != nil {
 			return err
 		}
@@ -177,7 +156,7 @@ func removeRuns(in io.Reader, w io.Writer, root string, ids []string, yes bool) 
 
 // showRun prints runs show of run id of root, as text or JSON.
 func showRun(w io.Writer, root, id string, asJSON bool) error {
-	r, h, err := openHistory(root, id)
+	r, h, err := app.OpenHistory(root, id)
 	if err != nil {
 		return err
 	}
@@ -197,7 +176,7 @@ func showRun(w io.Writer, root, id string, asJSON bool) error {
 func compareRuns(w io.Writer, root string, ids []string, data, asJSON bool) error {
 	var rs []export.Run
 	for _, id := range ids {
-		r, err := openRun(root, id)
+		r, err := app.OpenRun(root, id)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/core/safetext"
 	"selmix/runs"
 )
@@ -70,7 +71,7 @@ func annotate(w io.Writer, root, id string, add, remove []string, note *string) 
 			return badInput("%v", err)
 		}
 	}
-	if _, err := openRun(root, id); err != nil {
+	if _, err := app.OpenRun(root, id); err != nil {
 		return err
 	}
 	r, err := runs.Retag(root, id, add, remove, note)

@@ -404,7 +404,7 @@ func openSweepView(cmd *cobra.Command, s *sweep.Sweep, keysPath string) error {
 			return nil
 		}
 		sel = i
-		r, err := openRun(s.Root, id)
+		r, err := app.OpenRun(s.Root, id)
 		if err != nil {
 			return err
 		}

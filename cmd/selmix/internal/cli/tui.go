@@ -187,7 +187,7 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 		if err != nil {
 			return err
 		}
-		r, err := openRun(runs.Root(f.runs), id)
+		r, err := app.OpenRun(runs.Root(f.runs), id)
 		if err != nil {
 			return err
 		}
