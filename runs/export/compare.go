@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -91,15 +90,11 @@ func Compare(rs []Run) Comparison {
 	for _, r := range rs {
 		c.Runs = append(c.Runs, ComparedRun{ID: r.Meta.ID, Name: r.Meta.Name, Tags: append([]string{}, r.Meta.Tags...)})
 	}
-	var keys []string
-	for _, r := range rs {
-		for k := range r.Config {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
-		}
+	cfgs := make([]Config, len(rs))
+	for i, r := range rs {
+		cfgs[i] = r.Config
 	}
-	slices.Sort(keys)
+	keys := Keys(cfgs...)
 	c.Config = []ConfigDiff{}
 	for _, k := range keys {
 		d := ConfigDiff{Key: k}

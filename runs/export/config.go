@@ -52,3 +52,17 @@ func (c Config) Text(key string) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// Keys is every key any of cfgs has, sorted.
+func Keys(cfgs ...Config) []string {
+	var keys []string
+	for _, c := range cfgs {
+		for k := range c {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}

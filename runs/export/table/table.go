@@ -9,7 +9,6 @@ package table
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"selmix/runs"
@@ -25,21 +24,14 @@ type Run struct {
 	Hist   *record.History
 }
 
-// Load reads what the tables need of an opened run.
+// Load reads what the tables need of an opened run: what a comparison
+// needs (export.Load) and the status runs ls shows.
 func Load(r *runs.Run) (Run, error) {
-	h, err := record.Load(r)
+	er, err := export.Load(r)
 	if err != nil {
 		return Run{}, err
 	}
-	text, err := r.Config()
-	if err != nil {
-		return Run{}, err
-	}
-	cfg, err := export.ParseConfig(text, filepath.Join(r.Dir, "config.toml"))
-	if err != nil {
-		return Run{}, err
-	}
-	return Run{Meta: r.Meta, Status: r.EffectiveStatus(), Config: cfg, Hist: h}, nil
+	return Run{Meta: er.Meta, Status: r.EffectiveStatus(), Config: er.Config, Hist: er.Hist}, nil
 }
 
 // RunsPath is where the runs table goes beside the long table at path:
@@ -119,15 +111,11 @@ func runsTable(rs []Run) []column {
 		}
 		cols = append(cols, col)
 	}
-	var keys []string
-	for _, r := range rs {
-		for k := range r.Config {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
-		}
+	cfgs := make([]export.Config, len(rs))
+	for i, r := range rs {
+		cfgs[i] = r.Config
 	}
-	slices.Sort(keys)
+	keys := export.Keys(cfgs...)
 	for _, k := range keys {
 		col := column{name: ConfigPrefix + k}
 		kinds := map[kind]bool{}
