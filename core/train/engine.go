@@ -92,6 +92,7 @@ type Engine struct {
 	soft        *softLoss // the loss of a policy that does not mix; nil otherwise
 	best        *Best     // the best so far; nil before the first refresh
 	keep        func(step int, state []byte) error
+	noBest      bool // JudgeBest(false)
 }
 
 // New returns an engine that fine-tunes what tr holds.
@@ -385,6 +386,7 @@ func (e *Engine) train() error {
 	for i := range r.LR {
 		r.LR[i] = e.lrAt(e.step + i)
 	}
+	r.Ahead = e.ahead(n)
 	e.predictSteps(r.LR, r.Mode)
 	t0 := time.Now()
 	loss, err := e.tr.Train(r)
@@ -398,6 +400,17 @@ func (e *Engine) train() error {
 	s.StepsPerSec = e.pace.rate()
 	e.publish(s)
 	return nil
+}
+
+// ahead is how many steps after a run of n steps from here will follow
+// with the same P, as far as the engine knows: up to the next refresh,
+// the next scheduled control or the end of the run.
+func (e *Engine) ahead(n int) int {
+	next := min(e.lastRefresh+e.hyper.Refresh, e.cfg.Steps)
+	if len(e.pending) > 0 {
+		next = min(next, e.pending[0].At)
+	}
+	return max(0, next-(e.step+n))
 }
 
 // applyControls takes the inbox at this step boundary. It returns true

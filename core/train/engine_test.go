@@ -354,3 +354,44 @@ func TestAdaptBounds(t *testing.T) {
 		}
 	}
 }
+
+// aheadRecorder records where each run of steps starts, its length and
+// the steps it says will follow with the same settings.
+type aheadRecorder struct {
+	train.Trainer
+	step int
+	got  [][3]int // start, steps, ahead
+}
+
+func (r *aheadRecorder) Train(q *train.TrainRequest) (float64, error) {
+	r.got = append(r.got, [3]int{r.step, len(q.LR), q.Ahead})
+	r.step += len(q.LR)
+	return r.Trainer.Train(q)
+}
+
+// Each run of steps says how many more follow with the same P: up to the
+// next refresh, the next scheduled control or the end.
+func TestTrainRequestAhead(t *testing.T) {
+	cfg := toyConfig()
+	cfg.Steps = 25 // refresh 10: the last interval is cut short by the end
+	sp := toySplit(4, 6, 90, 1)
+	rec := &aheadRecorder{Trainer: toyLocal(t, sp, cfg.Batch)}
+	e, err := train.New(cfg, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train.SetPace(e, 4)
+	e.Send(train.Control{Op: train.OpSet, Key: "s", Value: "2", At: 13})
+	if _, err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := [][3]int{
+		{0, 4, 6}, {4, 4, 2}, {8, 2, 0}, // refresh at 10
+		{10, 3, 0},             // the control at 13 recomputes P
+		{13, 4, 3}, {17, 3, 0}, // refresh at 20
+		{20, 4, 1}, {24, 1, 0}, // the end at 25
+	}
+	if !reflect.DeepEqual(rec.got, want) {
+		t.Errorf("runs of steps (start, steps, ahead)\n got %v\nwant %v", rec.got, want)
+	}
+}

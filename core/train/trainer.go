@@ -137,6 +137,11 @@ type TrainRequest struct {
 	// FreezeBackbone leaves the backbone as it is (a worker's
 	// backbone_lr_scale 0); otherwise it takes LR/10.
 	FreezeBackbone bool
+	// Ahead is how many steps after this run of steps will most likely
+	// follow with the same settings (up to the next refresh, scheduled
+	// control or the end): a hint that lets a worker read their data
+	// while selmix is between requests. It changes no result.
+	Ahead int
 }
 
 // Saved is a Trainer's checkpoint.

@@ -80,6 +80,9 @@ func (c *Client) Train(r *train.TrainRequest) (float64, error) {
 	if r.FreezeBackbone {
 		h["backbone_lr_scale"] = 0.0
 	}
+	if r.Ahead > 0 {
+		h["ahead"] = r.Ahead
+	}
 	f := &Frame{Header: h, Arrays: []Array{F64("lr", r.LR, len(r.LR))}}
 	K := c.info.K
 	sentP, sentSoft := false, false
