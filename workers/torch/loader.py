@@ -155,11 +155,19 @@ class Job:
     def __init__(self, parts, order=None, meta=None):
         self.parts, self.order, self.meta = parts, order, meta
 
-    def key(self):
-        """What a loader process needs to read this job: names and numpy
-        arrays (cheap to pickle, no shared-memory files)."""
-        return (tuple((src.name, rows.numpy(), seeds.numpy()) for src, rows, seeds in self.parts),
-                None if self.order is None else self.order.numpy())
+    def tasks(self, chunk):
+        """What loader processes read for this job: (source name, rows,
+        seeds) of at most chunk rows each, as numpy arrays (cheap to
+        pickle, no shared-memory files), in the concatenation's order."""
+        out = []
+        for src, rows, seeds in self.parts:
+            r, s = rows.numpy(), seeds.numpy()
+            for lo in range(0, len(r), chunk):
+                out.append((src.name, r[lo:lo + chunk], s[lo:lo + chunk]))
+        return out
+
+    def rows(self):
+        return sum(len(rows) for _, rows, _ in self.parts)
 
 
 def assemble(outs, order):
@@ -168,21 +176,23 @@ def assemble(outs, order):
 
 
 class _Reader(torch.utils.data.Dataset):
-    """A loader process's side: a job's key → its batch (CPU), or the one
-    line of an error as a string (so the main process gets the message,
-    not the loader's traceback)."""
+    """A loader process's side: a task (source name, rows, seeds) → its
+    rows read into one CPU batch, or the one line of an error as a string
+    (so the main process gets the message, not the loader's traceback); a
+    placeholder (None) → None at once."""
 
     def __init__(self, sources):
         self.sources = sources
 
     def __len__(self):
-        return 0  # indexed by job keys, never by position
+        return 0  # indexed by tasks, never by position
 
-    def __getitem__(self, key):
-        parts, order = key
+    def __getitem__(self, task):
+        if task is None:
+            return None
+        name, rows, seeds = task
         try:
-            outs = [read_rows(name, self.sources[name], torch.from_numpy(rows), torch.from_numpy(seeds)) for name, rows, seeds in parts]
-            return assemble(outs, None if order is None else torch.from_numpy(order))
+            return read_rows(name, self.sources[name], torch.from_numpy(rows), torch.from_numpy(seeds))
         except Exception as e:
             return _line(e)
 
@@ -192,17 +202,38 @@ def _keep(batch):
 
 
 class _Feed(torch.utils.data.Sampler):
-    """The DataLoader's sampler: the keys of the current stream's jobs,
-    drawn lazily as the loader asks for them; each job is queued for the
-    consumer as its key goes out."""
+    """The DataLoader's sampler: the tasks of the current stream's jobs,
+    each job drawn when the loader first asks for one of its tasks. Where
+    the stream's more() says that no further job may be drawn yet, it hands
+    out placeholders (None), which loader processes answer at once: the
+    loader's iteration neither ends nor draws a job that may not be
+    needed, and a later more() lets the next job through. pending holds,
+    in the loader's order, (job, i, n) for task i of a job's n, or None
+    for a placeholder."""
 
-    def __init__(self):
-        self.jobs, self.pending = iter(()), None
+    def __init__(self, chunk):
+        self.chunk = chunk
+        self.jobs, self.more, self.pending, self.queue = iter(()), None, collections.deque(), collections.deque()
+
+    def start(self, jobs, more):
+        self.jobs, self.more = jobs, more
+        self.pending.clear()
+        self.queue.clear()
 
     def __iter__(self):
-        for job in self.jobs:
-            self.pending.append(job)
-            yield job.key()
+        return self
+
+    def __next__(self):
+        if not self.queue:
+            if self.more is not None and not self.more():
+                self.pending.append(None)
+                return None
+            job = next(self.jobs)  # StopIteration ends the stream
+            tasks = job.tasks(self.chunk(job))
+            self.queue.extend((job, i, len(tasks), t) for i, t in enumerate(tasks))
+        job, i, n, task = self.queue.popleft()
+        self.pending.append((job, i, n))
+        return task
 
 
 class LoaderDied(Exception):
@@ -211,7 +242,16 @@ class LoaderDied(Exception):
 
 class Loader:
     """Batches of jobs, read by `workers` loader processes (started at the
-    first stream that needs them, kept until close) or in this process."""
+    first stream that needs them, kept until close) or in this process.
+
+    Loader processes read a job in tasks of about rows / workers rows (at
+    least 16), so that one batch is read by all of them at once; what a
+    task reads is seeded per sample, so the batch does not depend on how
+    it was cut. One stream at a time uses the processes: a new stream
+    abandons the last one, and whatever it had read ahead."""
+
+    MIN_CHUNK = 16
+    PREFETCH = 4  # tasks in flight per loader process
 
     def __init__(self, sources, workers, dev, channels_last=False):
         self.sources = {s.name: s for s in sources}
@@ -225,32 +265,48 @@ class Loader:
             return x.to(self.dev, non_blocking=non_blocking, memory_format=torch.channels_last)
         return x.to(self.dev, non_blocking=non_blocking)
 
-    def stream(self, jobs, sources):
+    def remote(self, sources):
+        """Whether a stream over sources is read by loader processes."""
+        return self.workers > 0 and all(src.kind == "map" for src in sources)
+
+    def stream(self, jobs, sources, more=None):
         """(job, batch on the device) for each job of the iterable jobs, in
-        order; jobs is drawn lazily, at most a few batches ahead of what
-        has been consumed. sources are those the jobs read: loader
-        processes read them when there are some and every source is
-        map-style, else this process does."""
-        if self.workers > 0 and all(src.kind == "map" for src in sources):
-            yield from self._remote(iter(jobs))
+        order; jobs is drawn lazily. sources are those the jobs read:
+        loader processes read them when there are some and every source is
+        map-style, and then draw jobs ahead of what has been consumed (a
+        few per process) while more() is true (always, without more);
+        else this process reads each job as it is consumed."""
+        if self.remote(sources):
+            yield from self._remote(iter(jobs), more)
             return
         for job in jobs:
             outs = [src.local(rows, seeds, self.dev) for src, rows, seeds in job.parts]
-            order = None if job.order is None else job.order.to(self.dev)
+            order = None if job.order is None else job.order.to(self.dev, non_blocking=True)
             yield job, self.to_device(assemble(outs, order))
 
-    def _remote(self, jobs):
+    def _chunk(self, job):
+        return max(self.MIN_CHUNK, -(-job.rows() // self.workers))
+
+    def _remote(self, jobs, more):
         if self._dl is None:
             self._start()
-        self._feed.jobs, self._feed.pending = jobs, collections.deque()
+        self._feed.start(jobs, more)
         pending = self._feed.pending
+        parts = []
         try:
-            it = self._iter()
-            for out in it:
-                job = pending.popleft()
+            for out in self._iter():
+                entry = pending.popleft()
+                if entry is None:
+                    continue
+                job, i, n = entry
                 if isinstance(out, str):
                     raise ValueError(out)
-                yield job, self.to_device(out, non_blocking=True)
+                parts.append(out.to(self.dev, non_blocking=True))
+                if i + 1 < n:
+                    continue
+                order = None if job.order is None else job.order.to(self.dev, non_blocking=True)
+                x, parts = assemble(parts, order), []
+                yield job, self.to_device(x)
         except RuntimeError as e:
             if "DataLoader worker" not in str(e):
                 raise
@@ -259,7 +315,7 @@ class Loader:
 
     def _start(self):
         maps = {name: s.x for name, s in self.sources.items() if s.kind == "map"}
-        self._feed = _Feed()
+        self._feed = _Feed(self._chunk)
         pin = self.dev.type == "cuda"
         # fork: the processes share the datasets as they are (no pickling of
         # a recipe's classes), and Python 3.14 no longer defaults to it.
@@ -268,7 +324,7 @@ class Loader:
         # come from torch's global one, which dropout uses.
         self._dl = torch.utils.data.DataLoader(
             _Reader(maps), sampler=self._feed, batch_size=None, collate_fn=_keep, num_workers=self.workers,
-            persistent_workers=True, pin_memory=pin, prefetch_factor=2, multiprocessing_context=ctx,
+            persistent_workers=True, pin_memory=pin, prefetch_factor=self.PREFETCH, multiprocessing_context=ctx,
             generator=torch.Generator().manual_seed(0))
 
     def _iter(self):

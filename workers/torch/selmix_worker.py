@@ -12,6 +12,7 @@ which model and data.
 """
 
 import argparse
+import collections
 import contextlib
 import gc
 import io
@@ -137,6 +138,47 @@ def pick(p, classes, u):
     return order[start[classes] + torch.minimum((u * n).long(), n - 1)]
 
 
+class _TrainStream:
+    """The jobs of consecutive training steps drawn with one setting (mode,
+    batch, P, partners), kept across train requests so that loader
+    processes read on over a request's end, up to horizon (the request's
+    last step plus its "ahead"). Each drawn job keeps the sampling
+    generator's state from before its draw, so that a dropped stream puts
+    the generator back where the first job not trained on began."""
+
+    def __init__(self, worker, key, draw, sources):
+        self.gen, self.key = worker.gen, key
+        self.next = self.horizon = self._to_draw = worker.step
+        self.drawn = collections.deque()  # (generator state before the draw, job)
+        self.it = worker.loader.stream(self._jobs(draw), sources, more=lambda: self._to_draw < self.horizon)
+
+    def _jobs(self, draw):
+        while True:
+            state = self.gen.get_state()
+            job = draw(self._to_draw)
+            self.drawn.append((state, job))
+            self._to_draw += 1
+            yield job
+
+    def take(self):
+        """The next step's job and batch."""
+        job, x = next(self.it)
+        _, drawn = self.drawn.popleft()
+        if drawn is not job:
+            raise RuntimeError("training stream out of order")
+        self.next += 1
+        return job, x
+
+    def state(self):
+        """The sampling generator's state as if nothing had been drawn ahead."""
+        return self.drawn[0][0] if self.drawn else self.gen.get_state()
+
+    def rewind(self):
+        self.gen.set_state(self.state())
+        self.drawn.clear()
+        self.it.close()
+
+
 class Worker:
     def __init__(self, args, recipe):
         self.args, self.recipe = args, recipe
@@ -234,6 +276,8 @@ class Worker:
         self.lab_pool = pool(self.lab.y, self.K)
         self.pseudo_labels = None
         self.P = self.cum = None
+        self._P_version = self._partners_version = 0  # what training streams were drawn with
+        self._ts = None  # the training stream, kept across train requests
         self.T = self.A = None  # soft mode's targets [K, K] and adjustment [K]
         self.frozen = False
         self._partners()
@@ -250,6 +294,7 @@ class Worker:
             has = torch.bincount(self.pseudo_labels[self.pseudo_labels >= 0], minlength=self.K) > 0
             labels = torch.cat([torch.where(has[labels], -1, labels), self.pseudo_labels])
         self.partner_pool = pool(labels, self.K)
+        self._partners_version += 1
 
     # ---- evaluate, pseudo -------------------------------------------------
 
@@ -259,13 +304,15 @@ class Worker:
     @torch.no_grad()
     def _forward(self, split):
         """(features, logits, y) of split's evaluation view in batches,
-        model in eval mode."""
+        model in eval mode. The loader processes leave the training
+        stream for it."""
+        self._drop_stream()
         self.backbone.eval()
         self.head.eval()
         for job, x in self.loader.stream(split.eval_jobs(self.args.eval_batch, self.run_seed), [split.evals]):
             with self._autocast():
                 f = self.fwd(x)
-                yield f, self.head(f), job.meta.to(self.dev)
+                yield f, self.head(f), job.meta.to(self.dev, non_blocking=True)
 
     def evaluate(self, req, arrays):
         split = {"val": self.val, "test": self.test}.get(req.get("split"))
@@ -347,6 +394,7 @@ class Worker:
         momentum = number(req, "momentum", 0, 1)
         scale = number(req, "backbone_lr_scale", 0, math.inf)
         beta_min = number(req, "beta_min", 0, 1) if mode == "mixup" else None
+        ahead = number(req, "ahead", 0, 1 << 31, integer=True) if "ahead" in req else 0
         lr = array(req, arrays, "lr", "f8", [steps])
         if not (np.isfinite(lr).all() and (lr >= 0).all()):
             raise RequestError("train: lr holds a negative or non-finite value")
@@ -372,30 +420,49 @@ class Worker:
         for g in self.opt.param_groups:
             g["momentum"], g["dampening"], g["nesterov"] = momentum, 0, False
             g["weight_decay"] = wd if g["decay"] else 0.0
-        # Every draw of the request comes from self.gen in step order, as
-        # the loader asks for it (a few steps ahead of the step taken).
         if mode == "mixup":
             draw, loss_of = (lambda step: self._mixup_job(batch, beta_min, step)), self._mixup_loss
             sources = [self.lab.train] + ([self.unl.train] if self.pseudo_labels is not None else [])
+            key = (mode, batch, beta_min, self._P_version, self._partners_version)
         elif mode == "soft":
             draw, loss_of, sources = (lambda step: self._soft_job(batch, sampling, step)), self._soft_loss, [self.lab.train]
+            key = (mode, batch, sampling)
         else:
             draw, loss_of, sources = (lambda step: self._ce_job(batch, step)), self._ce_loss, [self.lab.train]
+            key = (mode, batch)
+        ts = self._ts
+        if ts is None or ts.key != key or ts.next != self.step:
+            self._drop_stream()
+            ts = self._ts = _TrainStream(self, key, draw, sources)
+        ts.horizon = self.step + steps + ahead
         first, start = self.step, time.perf_counter()
         self._train_mode()
         try:
-            for t, (job, x) in enumerate(self.loader.stream((draw(first + t) for t in range(steps)), sources)):
+            for t in range(steps):
+                job, x = ts.take()
                 for g in self.opt.param_groups:
                     g["lr"] = float(lr[t]) * (scale if g["part"] == "backbone" else 1.0)
                 loss = loss_of(x, job.meta)
                 self._sgd(loss, f"train step {t + 1} of {steps}")
                 self.step = first + t + 1
                 self._images += len(x)
+        except BaseException:
+            self._drop_stream()
+            raise
         finally:
             self._train_s += time.perf_counter() - start
             self.backbone.eval()
             self.head.eval()
         return {"loss": loss.item()}, ()
+
+    def _drop_stream(self):
+        """Abandon the training stream: the sampling generator goes back to
+        where it stood before the first job that was drawn but not trained
+        on, so what was drawn ahead is drawn again, with the P then in
+        force."""
+        ts, self._ts = self._ts, None
+        if ts is not None:
+            ts.rewind()
 
     def _set_P(self, req, arrays):
         P = array(req, arrays, "P", "f8", [self.K, self.K])
@@ -403,8 +470,10 @@ class Worker:
             raise RequestError("train: P holds a negative or non-finite entry")
         if abs(P.sum() - 1) > 1e-6:
             raise RequestError(f"train: P sums to {P.sum()}, want 1")
-        self.P = torch.from_numpy(P.copy())
-        self.cum = torch.cumsum(self.P.flatten(), 0)
+        P = torch.from_numpy(P.copy())
+        if self.P is None or not torch.equal(P, self.P):
+            self._P_version += 1  # the same P again (after a resume, say) keeps what was drawn with it
+        self.P, self.cum = P, torch.cumsum(P.flatten(), 0)
 
     def _set_soft(self, req, arrays):
         T = array(req, arrays, "targets", "f8", [self.K, self.K])
@@ -414,6 +483,13 @@ class Worker:
         if not np.isfinite(A).all():
             raise RequestError("train: adjust holds a non-finite entry")
         self.T, self.A = torch.from_numpy(T.copy()), torch.from_numpy(A.copy())
+        self._soft_on_device()
+
+    def _soft_on_device(self):
+        """The soft targets and adjustment as the loss uses them, copied to
+        the device once."""
+        self._T_dev = None if self.T is None else self.T.float().to(self.dev)
+        self._A_dev = None if self.A is None else self.A.float().to(self.dev)
 
     def _check_P(self):
         """P may only put mass on pairs that can be drawn."""
@@ -462,11 +538,11 @@ class Worker:
         backbone in one batch."""
         y1, beta = meta
         B = len(y1)
-        beta = beta.to(self.dev)
+        beta = beta.to(self.dev, non_blocking=True)
         with self._autocast():
             f = self.fwd(x)
             f = beta * f[:B] + (1 - beta) * f[B:]
-            return F.cross_entropy(self.head(f), y1.to(self.dev))
+            return F.cross_entropy(self.head(f), y1.to(self.dev, non_blocking=True))
 
     def _ce_job(self, B, step):
         """B labeled samples drawn uniformly with replacement."""
@@ -477,7 +553,7 @@ class Worker:
     def _ce_loss(self, x, y):
         """Plain CE."""
         with self._autocast():
-            return F.cross_entropy(self.head(self.fwd(x)), y.to(self.dev))
+            return F.cross_entropy(self.head(self.fwd(x)), y.to(self.dev, non_blocking=True))
 
     def _soft_job(self, B, sampling, step):
         """B labeled samples, uniformly (instance) or a class uniformly then
@@ -500,8 +576,8 @@ class Worker:
                     f = self.fwd(x)
             else:
                 f = self.fwd(x)
-            logits = self.head(f).float() + self.A.float().to(self.dev)
-        T = self.T.float().to(self.dev)[y.to(self.dev)]
+            logits = self.head(f).float() + self._A_dev
+        T = self._T_dev[y.to(self.dev, non_blocking=True)]
         return -(T * F.log_softmax(logits, 1)).sum(1).mean()
 
     def _params(self):
@@ -518,11 +594,12 @@ class Worker:
 
     def _sgd(self, loss, where):
         """One SGD step on loss; a non-finite loss or gradient leaves the
-        model and the optimizer as they were."""
-        if not torch.isfinite(loss):
-            raise RequestError(f"{where}: loss is {loss.item()}; the model is left as before this step")
+        model and the optimizer as they were. Whether they are finite is
+        read back from the device once per step."""
         self.opt.zero_grad(set_to_none=True)
         if self.scaler is not None:  # GradScaler skips steps with non-finite gradients itself
+            if not torch.isfinite(loss):
+                raise RequestError(f"{where}: loss is {loss.item()}; the model is left as before this step")
             self.scaler.scale(loss).backward()
             self._drop_frozen_grads()
             self.scaler.step(self.opt)
@@ -531,8 +608,16 @@ class Worker:
         loss.backward()
         self._drop_frozen_grads()
         grads = [p.grad for p in self._params() if p.grad is not None]
-        if not all(torch.isfinite(gr).all() for gr in grads):
+        flags = [torch.isfinite(loss).all()]
+        if grads:
+            # 0·g is 0 where g is finite and NaN where it is not: one fused
+            # pass over every gradient, not two launches per parameter.
+            flags.append(torch.stack(torch._foreach_norm(torch._foreach_mul(grads, 0.0))).sum() == 0)
+        flags = torch.stack(flags).tolist()
+        if not all(flags):
             self.opt.zero_grad(set_to_none=True)
+            if not flags[0]:
+                raise RequestError(f"{where}: loss is {loss.item()}; the model is left as before this step")
             raise RequestError(f"{where}: a gradient is not finite; the model is left as before this step")
         self.opt.step()
 
@@ -547,7 +632,7 @@ class Worker:
             "format": FORMAT, "k": self.K, "d": self.d,
             "backbone": self.backbone.state_dict(), "head": self.head.state_dict(),
             "momentum": [self.opt.state[p].get("momentum_buffer") for p in self._params()],
-            "generator": self.gen.get_state(), "torch_rng": torch.get_rng_state(),
+            "generator": self._ts.state() if self._ts is not None else self.gen.get_state(), "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if self.dev.type == "cuda" else None,
             "scaler": {k: torch.tensor(v) for k, v in self.scaler.state_dict().items()} if self.scaler is not None else None,
             "pseudo": self.pseudo_labels, "P": self.P, "T": self.T, "A": self.A,
@@ -580,6 +665,7 @@ class Worker:
             raise RequestError("load: the state's pseudo-labels do not fit this worker's unlabeled set")
         if len(momentum) != len(params) or any(m is not None and m.shape != p.shape for m, p in zip(momentum, params)):
             raise RequestError("load: the state's momentum buffers do not fit this model's parameters")
+        self._drop_stream()
         self.backbone.load_state_dict(s["backbone"])
         self.head.load_state_dict(s["head"])
         self.opt.state.clear()
@@ -595,7 +681,9 @@ class Worker:
         self.pseudo_labels = pseudo
         self._partners()
         self.P, self.cum = P, None if P is None else torch.cumsum(P.flatten(), 0)
+        self._P_version += 1
         self.T, self.A = s.get("T"), s.get("A")  # absent from states saved before soft mode
+        self._soft_on_device()
         self.step = step
         self.run_seed = s.get("run_seed", self.run_seed)  # the per-sample seeds go on as in the saved run
         return {}, ()
@@ -620,6 +708,14 @@ class Worker:
 
 OPS = ("hello", "load", "evaluate", "pseudo", "train", "save", "bye")
 
+# SELMIX_WORKER_TRACE=1: one line on stderr (the run's worker.log) per request served, with its time.
+TRACE = os.environ.get("SELMIX_WORKER_TRACE", "") not in ("", "0")
+
+
+def what(req):
+    """The parts of a request a trace line names."""
+    return " ".join(f"{k}={req[k]}" for k in ("split", "mode", "steps", "ahead") if k in req)
+
 
 def serve(worker, inp, out):
     """Answer requests until bye or the end of input (exit status 0), or a
@@ -642,6 +738,8 @@ def serve(worker, inp, out):
                 raise RequestError(f"{op}: send hello first")
             reply, arrs = getattr(worker, op)(req, arrays)
             reply = {"ok": True, **reply, "seconds": time.perf_counter() - start}
+            if TRACE:
+                log(f"selmix-torch: {op} {what(req)}: {reply['seconds']:.3f} s")
         except Exception as e:
             traceback.print_exc(file=sys.stderr)
             reply, arrs = error_reply(op if op in OPS else "request", e), ()
@@ -714,8 +812,9 @@ def parse_args(argv):
     return args, recipe
 
 
-def main():
-    args, recipe = parse_args(sys.argv[1:])
+def configure(args):
+    """torch's process-wide settings from the options: threads,
+    determinism, cuDNN's autotuner (bench/torch_plain.py uses it too)."""
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     if args.deterministic:
@@ -727,6 +826,11 @@ def main():
         torch.backends.cudnn.benchmark = False
     elif args.device.type == "cuda":
         torch.backends.cudnn.benchmark = True
+
+
+def main():
+    args, recipe = parse_args(sys.argv[1:])
+    configure(args)
     # Frames own the real stdin and stdout; anything else that prints (a
     # recipe, a library) goes to stderr instead of breaking the framing.
     inp = os.fdopen(os.dup(0), "rb")

@@ -72,6 +72,7 @@ class DeviceImages:
         self._store = _Store(x)
         self.mean, self.std = mean, std
         self.pad, self.flip, self.train = int(pad), bool(flip), bool(train)
+        self._norm_dev = None
 
     @property
     def x(self):
@@ -93,6 +94,7 @@ class DeviceImages:
         """The same rows, unaugmented."""
         v = DeviceImages.__new__(DeviceImages)
         v._store, v.mean, v.std, v.pad, v.flip, v.train = self._store, self.mean, self.std, self.pad, self.flip, False
+        v._norm_dev = None
         return v
 
     def batch(self, idx, seeds, device):
@@ -100,16 +102,25 @@ class DeviceImages:
         seeds (CPU int64 tensor [n], one per row) decide a training view's
         crop and flip."""
         idx = torch.as_tensor(idx, dtype=torch.int64)
-        x = self.x[idx.to(self.x.device)].to(device, non_blocking=True)
+        # Copies from the CPU are non-blocking: a blocking one would wait
+        # for every kernel queued before it, and the CPU would never run
+        # ahead of the device.
+        x = self.x[idx.to(self.x.device, non_blocking=True)].to(device, non_blocking=True)
         if self.train and (self.pad > 0 or self.flip):
             seeds = torch.as_tensor(seeds, dtype=torch.int64)
             if seeds.shape != idx.shape:
                 raise ValueError(f"DeviceImages.batch: {len(seeds)} seeds for {len(idx)} rows")
             dy, dx, flipped = crop_flip_params(seeds.cpu().numpy(), self.pad, self.flip)
-            x = self._crop_flip(x, torch.from_numpy(dy).to(device), torch.from_numpy(dx).to(device), torch.from_numpy(flipped).to(device))
-        mean = self.mean.to(device).view(1, -1, 1, 1)
-        std = self.std.to(device).view(1, -1, 1, 1)
+            params = torch.from_numpy(np.stack([dy, dx, flipped.astype(np.int64)])).to(device, non_blocking=True)
+            x = self._crop_flip(x, params[0], params[1], params[2].bool())
+        mean, std = self._norm(device)
         return (x.float() / 255 - mean) / std
+
+    def _norm(self, device):
+        """mean and std as [1, C, 1, 1] on device (copied there once)."""
+        if self._norm_dev is None or self._norm_dev[0].device != torch.device(device):
+            self._norm_dev = (self.mean.to(device).view(1, -1, 1, 1), self.std.to(device).view(1, -1, 1, 1))
+        return self._norm_dev
 
     def _crop_flip(self, x, dy, dx, flipped):
         """Each image of x [n, C, H, W] cut at (dy, dx) from its copy padded

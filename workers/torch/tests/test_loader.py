@@ -147,6 +147,89 @@ class Prefetch(unittest.TestCase):
         self.assertEqual(len(rec.seen), 3)
 
 
+class Ahead(unittest.TestCase):
+    """The training stream outlives a request: loader processes read the
+    next request's batches while selmix is between requests, and results
+    do not change."""
+
+    def run_session(self, workers, plan, save_after=None):
+        """Trains plan's requests (steps, ahead, P or None), evaluating
+        after the second (unless it saves then); returns the losses, the model, the generator
+        state saved after request save_after and the worker."""
+        w = start(built(), seed=5, loader_workers=workers, eval_batch=4)
+        self.addCleanup(w.close)
+        losses, saved = [], None
+        for i, (steps, ahead, P_) in enumerate(plan):
+            lr = [0.1 / (1 + w.step + t) for t in range(steps)]
+            losses.append(train(w, "mixup", lr, P=P_, batch=8, momentum=0.9, ahead=ahead))
+            if i == save_after:
+                r, out = w.save({"op": "save"}, {})
+                saved = torch.load(io.BytesIO({n: a for n, _, a in out}["state"].tobytes()))
+            elif i == 1:
+                w.evaluate({"op": "evaluate", "split": "val"}, {})
+        return losses, params(w.backbone) + params(w.head), saved, w
+
+    def test_reads_ahead_across_requests_bit_identical(self):
+        P2 = P[::-1].copy()
+        plan = [(3, 6, P), (4, 2, None), (2, 4, None), (3, 0, P2)]
+        want, want_params, _, _ = self.run_session(0, [(s, None, p) for s, _, p in plan])
+        for n in (2, 4):
+            got, got_params, _, w = self.run_session(n, plan)
+            self.assertEqual(got, want, n)
+            for a, b in zip(got_params, want_params):
+                np.testing.assert_array_equal(a, b, err_msg=str(n))
+
+    def test_kept_across_requests_within_its_horizon(self):
+        w = start(built(), seed=5, loader_workers=2, eval_batch=4)
+        self.addCleanup(w.close)
+        train(w, "mixup", [0.1] * 2, P=P, batch=8, ahead=3)
+        ts = w._ts
+        # Drawn: the request's 2 steps and at most 3 more, however many the
+        # loader processes could hold (Loader.PREFETCH per process).
+        self.assertEqual(ts._to_draw, 5)
+        self.assertEqual(len(ts.drawn), 3)
+        train(w, "mixup", [0.1] * 3, batch=8, ahead=0)
+        self.assertIs(w._ts, ts, "a request with the same P started a new stream")
+        self.assertEqual((ts._to_draw, len(ts.drawn)), (5, 0))
+        train(w, "mixup", [0.1], P=P, batch=8)  # the same P again (as after a resume): kept
+        self.assertIs(w._ts, ts)
+        train(w, "mixup", [0.1], P=P[::-1].copy(), batch=8)
+        self.assertIsNot(w._ts, ts, "a new P kept the old stream")
+        train(w, "mixup", [0.1], batch=16)
+        self.assertEqual(w._ts.key[1], 16)
+
+    def test_new_P_rewinds_what_was_drawn_ahead(self):
+        """Steps drawn ahead with P are drawn again with the new P, from
+        the generator state before them."""
+        w = start(built(), seed=5, loader_workers=2, eval_batch=4)
+        self.addCleanup(w.close)
+        before = torch.Generator().set_state(w.gen.get_state())
+        train(w, "mixup", [0.1] * 2, P=P, batch=8, ahead=6)
+        self.assertGreater(len(w._ts.drawn), 0)
+        for _ in range(2):  # the two steps trained: 4 uniforms' rows each
+            torch.rand((4, 8), generator=before, dtype=torch.float64)
+        self.assertFalse(torch.equal(w.gen.get_state(), before.get_state()), "nothing was drawn ahead")
+        self.assertTrue(torch.equal(w._ts.state(), before.get_state()))
+        w.evaluate({"op": "evaluate", "split": "val"}, {})  # takes the loader processes: the stream is dropped
+        self.assertIsNone(w._ts)
+        self.assertTrue(torch.equal(w.gen.get_state(), before.get_state()))
+
+    def test_save_while_ahead_equals_save_in_process(self):
+        plan = [(3, 5, P), (2, 7, None)]
+        _, _, want, _ = self.run_session(0, [(s, None, p) for s, _, p in plan], save_after=1)
+        _, _, got, w = self.run_session(2, plan, save_after=1)
+        self.assertGreater(len(w._ts.drawn), 0, "nothing was drawn ahead when saving")
+        self.assertTrue(torch.equal(got["generator"], want["generator"]))
+        self.assertEqual(got["step"], want["step"])
+
+    def test_bad_ahead(self):
+        w = start(built(), seed=5)
+        self.addCleanup(w.close)
+        for v in (-1, 1.5, "2", True):
+            with self.assertRaisesRegex(sw.RequestError, r"^train: ahead = .*, want an integer in \[0, 2147483648\]$"):
+                train(w, "mixup", [0.1], P=P, batch=8, ahead=v)
+
+
 class Batches:
     """A batch dataset: x.batch(idx, seeds, device) adds seeds mod 1000 /
     1000 to every element of the training view; it records its calls."""
@@ -280,6 +363,35 @@ class Failures(unittest.TestCase):
                                       "(mixup puts 2 × batch images through the backbone at once): lower finetune.batch, --eval-batch or --image-size"})
         r, _ = decode(out)
         self.assertTrue(r["ok"])
+
+
+class _InfGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return torch.full_like(g, float("inf"))
+
+
+class _Blows(nn.Linear):
+    """A backbone whose gradients are infinite while its loss is finite."""
+
+    def forward(self, x):
+        return _InfGrad.apply(super().forward(x))
+
+
+class NonFinite(unittest.TestCase):
+    def test_gradient_not_finite_leaves_the_model(self):
+        x, y = torch.randn(12, 2), torch.arange(12) % K
+        w = start(dict(backbone=_Blows(2, 2), head=nn.Linear(2, K), train=(x, y), val=(x, y), test=(x, y)))
+        before = params(w.backbone) + params(w.head)
+        with self.assertRaisesRegex(sw.RequestError, r"^train step 1 of 2: a gradient is not finite; the model is left as before this step$"):
+            train(w, "ce", [0.1] * 2, batch=4, momentum=0.9)
+        for a, b in zip(params(w.backbone) + params(w.head), before):
+            np.testing.assert_array_equal(a, b)
+        self.assertEqual(w.opt.state_dict()["state"], {}, "momentum buffers were made")
 
 
 class Throughput(unittest.TestCase):

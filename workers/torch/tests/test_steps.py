@@ -28,7 +28,7 @@ def start(built, seed=11, **over):
     return w
 
 
-def train(w, mode, lr, P=None, batch=64, beta_min=0.6, wd=0.0, momentum=0.0, scale=1.0, T=None, A=None, sampling="instance"):
+def train(w, mode, lr, P=None, batch=64, beta_min=0.6, wd=0.0, momentum=0.0, scale=1.0, T=None, A=None, sampling="instance", ahead=None):
     arrays = {"lr": np.asarray(lr, np.float64)}
     if P is not None:
         arrays["P"] = np.asarray(P, np.float64)
@@ -38,6 +38,8 @@ def train(w, mode, lr, P=None, batch=64, beta_min=0.6, wd=0.0, momentum=0.0, sca
            "weight_decay": wd, "momentum": momentum, "backbone_lr_scale": scale}
     if mode == "soft":
         req["sampling"] = sampling
+    if ahead is not None:
+        req["ahead"] = ahead
     return w.train(req, arrays)[0]["loss"]
 
 
