@@ -120,7 +120,7 @@ func (s *Session) execute(ctx context.Context, sig *signals, eng *train.Engine, 
 	}
 	defer s.followWorker(eng, rec.Writer().Dir())()
 	share := measureWorker(eng)
-	recErr := follow(eng, rec, c.Finetune.CheckpointEvery)
+	recErr := follow(eng, rec, c.Finetune.CheckpointEvery, c.Record.Best)
 	view := eng.Subscribe()
 	printed := make(chan struct{})
 	var viewErr error
@@ -168,12 +168,16 @@ func (s *Session) execute(ctx context.Context, sig *signals, eng *train.Engine, 
 }
 
 // follow has rec record eng's run (its log, checkpoints every
-// checkpointEvery steps, its best model) and returns where the recording
-// ends: with nil, or the write error that stopped the run.
-func follow(eng *train.Engine, rec *record.Recorder, checkpointEvery int) <-chan error {
+// checkpointEvery steps, its best model when best) and returns where the
+// recording ends: with nil, or the write error that stopped the run.
+func follow(eng *train.Engine, rec *record.Recorder, checkpointEvery int, best bool) <-chan error {
 	stream := eng.Subscribe()
 	eng.SetCheckpointer(checkpointEvery, rec.Checkpointer(stream))
-	eng.KeepBest(rec.BestKeeper(stream))
+	if best {
+		eng.KeepBest(rec.BestKeeper(stream))
+	} else {
+		eng.JudgeBest(false)
+	}
 	recErr := make(chan error, 1)
 	go func() {
 		// A failed write (a full disk) stops the run: what is on disk

@@ -46,6 +46,7 @@ type Worker struct {
 type Record struct {
 	MatricesEvery int  `toml:"matrices_every" doc:"keep G and P (K×K) at every n-th refresh and the last; at K = 1000 each is 4 MB"`
 	Plots         bool `toml:"plots" doc:"export the run's figures into <run>/plots when it ends or stops"`
+	Best          bool `toml:"best" doc:"at each new best ψ on validation, measure test and keep that model's checkpoint (a test pass each time)"`
 }
 
 type Data struct {
@@ -122,7 +123,7 @@ func Default() Config {
 			Hyper: tc.Hyper, Steps: tc.Steps, WeightDecay: tc.WeightDecay, Momentum: tc.Momentum,
 			CheckpointEvery: 5,
 		},
-		Record: Record{MatricesEvery: 1, Plots: true},
+		Record: Record{MatricesEvery: 1, Plots: true, Best: true},
 		Worker: Worker{Command: []string{}, Timeout: 300, StartTimeout: 1800},
 	}
 }

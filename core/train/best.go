@@ -41,6 +41,12 @@ func NewBest(bestObj *metric.Objective, best float64, obj metric.Objective, psi 
 // Run.
 func (e *Engine) KeepBest(f func(step int, state []byte) error) { e.keep = f }
 
+// JudgeBest turns the judging of a best model on (the default) or off:
+// off, no refresh measures test for a new best, nothing is kept and the
+// summary has no best. Nothing else a run computes changes. Call before
+// Run.
+func (e *Engine) JudgeBest(on bool) { e.noBest = !on }
+
 // Best is a copy of the best so far (nil before the first refresh). Only
 // call it when Run is not running.
 func (e *Engine) Best() *Best { return e.best.clone() }
@@ -59,6 +65,9 @@ func (b *Best) clone() *Best {
 // checkpoint. Evaluating leaves every state alone, so a run that keeps its
 // best computes what one that does not computes.
 func (e *Engine) judgeBest(obj metric.Objective, psi float64, val metric.Report) error {
+	if e.noBest {
+		return nil
+	}
 	var have *metric.Objective
 	best := math.Inf(-1)
 	if e.best != nil {

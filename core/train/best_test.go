@@ -248,3 +248,46 @@ func TestStopResumeKeepsBest(t *testing.T) {
 		}
 	}
 }
+
+// testCounter counts the trainer's evaluations of test.
+type testCounter struct {
+	train.Trainer
+	tests int
+}
+
+func (c *testCounter) Evaluate(s train.Split, centroids bool) (*train.Eval, error) {
+	if s == train.SplitTest {
+		c.tests++
+	}
+	return c.Trainer.Evaluate(s, centroids)
+}
+
+// JudgeBest(false): test is measured before and after only, the summary
+// has no best, and everything else equals a run that judges its best.
+func TestJudgeBestOff(t *testing.T) {
+	sp := toySplit(4, 6, 90, 1)
+	var sums [2]*train.Summary
+	var tests [2]int
+	for i, on := range []bool{true, false} {
+		tr := &testCounter{Trainer: toyLocal(t, sp, toyConfig().Batch)}
+		e, err := train.New(toyConfig(), tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.JudgeBest(on)
+		if sums[i], err = e.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		tests[i] = tr.tests
+	}
+	if tests[1] != 2 || tests[0] <= 2 {
+		t.Errorf("test evaluations: %d judging the best, %d not; want more than 2, and 2", tests[0], tests[1])
+	}
+	if sums[0].Best == nil || sums[1].Best != nil {
+		t.Fatalf("summary best: %v judging, %v not; want one, and none", sums[0].Best, sums[1].Best)
+	}
+	sums[0].Best, sums[0].Seconds, sums[1].Seconds = nil, 0, 0
+	if !reflect.DeepEqual(sums[0], sums[1]) {
+		t.Errorf("judging the best changed the run:\n on %+v\noff %+v", sums[0], sums[1])
+	}
+}
