@@ -15,7 +15,7 @@ import pickle
 
 import numpy as np
 
-from fmnist_source import CLASSES, colourise, load
+from fmnist_source import CLASSES, DATA, colourise, load
 
 
 def images(x, rng):
@@ -27,10 +27,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="folder to create cifar-10-batches-py in")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--per-class", type=int, default=5000, help="training images per class (default 5000, CIFAR-10's)")
+    p.add_argument("--data", default=DATA, help=f"Fashion-MNIST's IDX files (default {DATA})")
     a = p.parse_args()
     rng = np.random.default_rng(a.seed)
-    x, y = load("train")
-    keep = np.sort(np.concatenate([rng.permutation(np.flatnonzero(y == k))[:5000] for k in range(10)]))
+    x, y = load("train", a.data)
+    if min(np.bincount(y, minlength=10)) < a.per_class:
+        raise SystemExit(f"{a.data}: a class has fewer than --per-class {a.per_class} training images")
+    keep = np.sort(np.concatenate([rng.permutation(np.flatnonzero(y == k))[:a.per_class] for k in range(10)]))
     keep = rng.permutation(keep)  # batches of mixed classes, as CIFAR's
     root = os.path.join(a.out, "cifar-10-batches-py")
     os.makedirs(root, exist_ok=True)
@@ -42,11 +46,12 @@ def main():
         os.replace(tmp, os.path.join(root, name))
 
     dump("batches.meta", {"label_names": CLASSES, "num_cases_per_batch": 10000, "num_vis": 3072})
+    per = -(-len(keep) // 5)
     for b in range(5):
-        rows = keep[b * 10000:(b + 1) * 10000]
+        rows = keep[b * per:(b + 1) * per]
         dump(f"data_batch_{b + 1}", {"batch_label": f"training batch {b + 1} of 5", "data": images(x[rows], rng),
                                      "labels": y[rows].tolist(), "filenames": [f"fmnist_{i}.png" for i in rows]})
-    xt, yt = load("t10k")
+    xt, yt = load("t10k", a.data)
     dump("test_batch", {"batch_label": "testing batch 1 of 1", "data": images(xt, rng), "labels": yt.tolist(),
                         "filenames": [f"fmnist_t{i}.png" for i in range(len(yt))]})
     print(root)

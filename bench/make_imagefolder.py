@@ -9,12 +9,23 @@ colour and upscaled (bicubic) to --size pixels.
 """
 
 import argparse
+import multiprocessing
 import os
 
 import numpy as np
 from PIL import Image
 
-from fmnist_source import CLASSES, colourise, load
+from fmnist_source import CLASSES, DATA, colourise, load
+
+
+def write(job):
+    """Write one folder's images: (folder, names, RGB images [n, 3, 28, 28], size, quality)."""
+    d, names, imgs, size, quality = job
+    os.makedirs(d, exist_ok=True)
+    for name, img in zip(names, imgs):
+        im = Image.fromarray(img.transpose(1, 2, 0)).resize((size, size), Image.BICUBIC)
+        im.save(os.path.join(d, f"{name}.jpg"), quality=quality)
+    return len(names)
 
 
 def main():
@@ -28,13 +39,15 @@ def main():
     p.add_argument("--unlabeled-per-class", type=int, default=0)
     p.add_argument("--quality", type=int, default=90, help="JPEG quality (default 90)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data", default=DATA, help=f"Fashion-MNIST's IDX files (default {DATA})")
+    p.add_argument("--jobs", type=int, default=1, help="processes writing images (default 1)")
     a = p.parse_args()
     rng = np.random.default_rng(a.seed)
-    x, y = load("train")
-    xt, yt = load("t10k")
+    x, y = load("train", a.data)
+    xt, yt = load("t10k", a.data)
     names = [c.replace("/", "-") for c in CLASSES]
     counts = [max(1, int(np.floor(a.n1 * a.rho ** (-k / 9) + 0.5))) for k in range(10)]
-    written = 0
+    jobs = []
     for k, name in enumerate(names):
         pool = rng.permutation(np.flatnonzero(y == k))
         cuts = np.cumsum([a.val_per_class, counts[k], a.unlabeled_per_class])
@@ -45,12 +58,12 @@ def main():
         for split, (src, rows) in parts.items():
             if split == "unlabeled" and not a.unlabeled_per_class:
                 continue
-            d = os.path.join(a.out, split, name)
-            os.makedirs(d, exist_ok=True)
-            for i, img in zip(rows, colourise(src[rows], rng)):
-                im = Image.fromarray(img.transpose(1, 2, 0)).resize((a.size, a.size), Image.BICUBIC)
-                im.save(os.path.join(d, f"{i}.jpg"), quality=a.quality)
-                written += 1
+            jobs.append((os.path.join(a.out, split, name), rows.tolist(), colourise(src[rows], rng), a.size, a.quality))
+    if a.jobs > 1:
+        with multiprocessing.Pool(a.jobs) as pool:
+            written = sum(pool.map(write, jobs))
+    else:
+        written = sum(map(write, jobs))
     print(f"{a.out}: {written} images; train counts {counts}")
 
 

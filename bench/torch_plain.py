@@ -118,10 +118,10 @@ def main():
     import torch.nn.functional as F
     from torch import nn
 
+    import selmix_worker
     from recipes import sgd_groups
 
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
+    selmix_worker.configure(args)  # threads, cuDNN's autotuner: as the worker
     dev = args.device
     built = recipe.build(args)
     backbone, head = built["backbone"].to(dev), built["head"].to(dev)

@@ -189,6 +189,8 @@ func (o WorkerOptions) selmix(ctx context.Context, wargs []string, loaderNote st
 	args := []string{"run", "--headless", "-q", "--runs", root,
 		"--set", fmt.Sprintf("finetune.steps=%d", o.Steps), "--set", fmt.Sprintf("finetune.batch=%d", o.Batch),
 		"--set", fmt.Sprintf("finetune.refresh=%d", o.Refresh), "--set", "record.plots=false",
+		// The plain loop measures test before and after only, not at each new best.
+		"--set", "record.best=false",
 		"--worker", "--", o.Python, o.Script}
 	out, u, err := measureGroup(ctx, o.Binary, append(args, wargs...)...)
 	if err != nil {
