@@ -174,7 +174,7 @@ func showRun(w io.Writer, root, id string, asJSON bool) error {
 // compareRuns prints runs compare of ids of root: the text table, or with
 // data its JSON (asJSON) or CSV (export.Compare).
 func compareRuns(w io.Writer, root string, ids []string, data, asJSON bool) error {
-	var rs []export.Run
+	var rs []export.Recorded
 	for _, id := range ids {
 		r, err := app.OpenRun(root, id)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"selmix/core/safetext"
 	"selmix/runs"
+	"selmix/runs/export"
 	"selmix/runs/export/table"
 )
 
@@ -38,9 +39,9 @@ row per run with its metadata, tags and every config key. docs/run-format.md,
 			if err != nil {
 				return err
 			}
-			var ts []table.Run
+			var ts []export.Recorded
 			for _, r := range rs {
-				t, err := table.Load(r)
+				t, err := export.Load(r)
 				if err != nil {
 					return err
 				}
@@ -49,7 +50,7 @@ row per run with its metadata, tags and every config key. docs/run-format.md,
 			w := cmd.OutOrStdout()
 			for _, out := range []struct {
 				path  string
-				write func(string, []table.Run) (string, error)
+				write func(string, []export.Recorded) (string, error)
 			}{{csvPath, table.WriteCSV}, {parquetPath, table.WriteParquet}} {
 				if out.path == "" {
 					continue

@@ -7,6 +7,7 @@ import (
 
 	"selmix/core/safetext"
 	"selmix/runs"
+	"selmix/runs/export"
 	"selmix/runs/export/tensorboard"
 )
 
@@ -26,13 +27,13 @@ func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
 		out = "tensorboard"
 	}
 	start := time.Now()
-	var rs []tensorboard.Run
+	var rs []export.Recorded
 	for _, a := range args {
 		r, err := openStoreRun(f.runs, a)
 		if err != nil {
 			return err
 		}
-		tr, err := tensorboard.Load(r)
+		tr, err := export.Load(r)
 		if err != nil {
 			return err
 		}
