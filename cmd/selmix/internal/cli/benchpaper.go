@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/bench"
 	"selmix/runs"
 	"selmix/runs/sweep"
@@ -78,7 +79,7 @@ func benchPaper(cmd *cobra.Command, f benchFlags) error {
 		for _, q := range f.report {
 			s, err := sweep.Open(runs.Root(root), q)
 			if err != nil {
-				return usageError{err}
+				return app.UsageError{Err: err}
 			}
 			ss = append(ss, s)
 		}
@@ -118,7 +119,7 @@ func runPaper(cmd *cobra.Command, root string, f benchFlags) (*sweep.Sweep, erro
 	}
 	s, spec, text, err := bench.PlanPaper(root, wd, f.PaperOptions)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, app.UsageError{Err: err}
 	}
 	if err := s.Create(spec, text); err != nil {
 		return nil, err

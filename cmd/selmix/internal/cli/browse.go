@@ -65,8 +65,8 @@ func browseRuns(cmd *cobra.Command, root, keysPath string) error {
 
 // A signal ends the browser with the code a run stopped by it has.
 var (
-	errInterrupted = codeError{130, errors.New("interrupted")}
-	errTerminated  = codeError{143, errors.New("terminated")}
+	errInterrupted = app.CodeError{Code: app.ExitSIGINT, Err: errors.New("interrupted")}
+	errTerminated  = app.CodeError{Code: app.ExitSIGTERM, Err: errors.New("terminated")}
 )
 
 // errBrowse says the user left the workbench for the runs browser

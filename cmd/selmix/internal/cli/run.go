@@ -67,12 +67,12 @@ func addWorkerFlag(cmd *cobra.Command, worker *bool) {
 func workerArgs(cmd *cobra.Command, worker bool, args, sets []string) ([]string, error) {
 	if !worker {
 		if len(args) > 0 {
-			return nil, badInput("unexpected arguments %q (a worker command goes after --worker --)", args)
+			return nil, app.BadInput("unexpected arguments %q (a worker command goes after --worker --)", args)
 		}
 		return nil, nil
 	}
 	if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
-		return nil, badInput("--worker: give the worker's command after --, e.g. --worker -- python3 workers/torch/selmix_worker.py --recipe features ...")
+		return nil, app.BadInput("--worker: give the worker's command after --, e.g. --worker -- python3 workers/torch/selmix_worker.py --recipe features ...")
 	}
 	js, err := json.Marshal(args) // a JSON array of strings is a TOML array
 	if err != nil {
@@ -161,7 +161,7 @@ checkpoints, summary) in the runs root.`,
 				return nil
 			}
 			if !f.headless {
-				return badInput("choose --headless (here) or --detach (in the background); bare `selmix` opens the workbench")
+				return app.BadInput("choose --headless (here) or --detach (in the background); bare `selmix` opens the workbench")
 			}
 			s := newSession(w, f.runs, f.quiet, f.serve)
 			if shake != nil {
@@ -186,7 +186,7 @@ checkpoints, summary) in the runs root.`,
 func loadConfig(path string, sets []string) (experiment.Config, error) {
 	c, err := experiment.Load(path, sets)
 	if err != nil {
-		return c, usageError{err}
+		return c, app.UsageError{Err: err}
 	}
 	return c, nil
 }

@@ -117,7 +117,7 @@ best, min and max over the refreshes and its test values
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && compareCSV {
-				return badInput("runs compare: --json or --csv, not both")
+				return app.BadInput("runs compare: --json or --csv, not both")
 			}
 			return compareRuns(cmd.OutOrStdout(), runs.Root(*root), args, asJSON || compareCSV, asJSON)
 		},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/core/safetext"
 	"selmix/runs"
 	"selmix/runs/export"
@@ -30,7 +31,7 @@ row per run with its metadata, tags and every config key. docs/run-format.md,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if csvPath == "" && parquetPath == "" {
-				return badInput("runs export: give --csv FILE or --parquet FILE (or both)")
+				return app.BadInput("runs export: give --csv FILE or --parquet FILE (or both)")
 			}
 			if err := checkTagFlags(tags); err != nil {
 				return err
@@ -78,7 +79,7 @@ func selectRuns(errw io.Writer, root string, args, tags []string) ([]*runs.Run, 
 	var out []*runs.Run
 	if len(args) > 0 {
 		if len(tags) > 0 {
-			return nil, badInput("--tag selects runs when no RUN is given")
+			return nil, app.BadInput("--tag selects runs when no RUN is given")
 		}
 		for _, a := range args {
 			r, err := openStoreRun(root, a)
@@ -103,7 +104,7 @@ func selectRuns(errw io.Writer, root string, args, tags []string) ([]*runs.Run, 
 		out = append(out, r)
 	}
 	if len(out) == 0 {
-		return nil, badInput("no run in %s%s", root, safetext.Line(tagged(tags)))
+		return nil, app.BadInput("no run in %s%s", root, safetext.Line(tagged(tags)))
 	}
 	return out, nil
 }

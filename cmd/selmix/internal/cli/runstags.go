@@ -51,7 +51,7 @@ tabs are kept, other control characters refused). runs show prints it.`,
 func argsWant(min, max int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < min || (max >= 0 && len(args) > max) {
-			return badInput("%s takes %s (got %d)", cmd.CommandPath(), what, len(args))
+			return app.BadInput("%s takes %s (got %d)", cmd.CommandPath(), what, len(args))
 		}
 		return nil
 	}
@@ -63,12 +63,12 @@ func argsWant(min, max int, what string) cobra.PositionalArgs {
 func annotate(w io.Writer, root, id string, add, remove []string, note *string) error {
 	for _, t := range add {
 		if err := runs.CheckTag(t); err != nil {
-			return badInput("%v", err)
+			return app.BadInput("%v", err)
 		}
 	}
 	if note != nil {
 		if err := runs.CheckNote(*note); err != nil {
-			return badInput("%v", err)
+			return app.BadInput("%v", err)
 		}
 	}
 	if _, err := app.OpenRun(root, id); err != nil {
@@ -97,7 +97,7 @@ func annotate(w io.Writer, root, id string, add, remove []string, note *string) 
 func checkTagFlags(tags []string) error {
 	for _, t := range tags {
 		if err := runs.CheckTag(t); err != nil {
-			return badInput("--tag: %v", err)
+			return app.BadInput("--tag: %v", err)
 		}
 	}
 	return nil

@@ -48,10 +48,10 @@ func (f *sweepFlags) check() error {
 	switch f.executor {
 	case "", sweep.ExecLocal, sweep.ExecSlurm:
 	default:
-		return badInput("--executor %q: want local or slurm", f.executor)
+		return app.BadInput("--executor %q: want local or slurm", f.executor)
 	}
 	if f.parallel < 0 || f.threads < 0 {
-		return badInput("--parallel and --threads must be ≥ 1 (or left out)")
+		return app.BadInput("--parallel and --threads must be ≥ 1 (or left out)")
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func startSweep(cmd *cobra.Command, path string, f sweepFlags) error {
 	w := cmd.OutOrStdout()
 	spec, text, err := sweep.ReadSpec(path)
 	if err != nil {
-		return usageError{err}
+		return app.UsageError{Err: err}
 	}
 	exec := f.executor
 	if exec == "" {
@@ -112,7 +112,7 @@ func startSweep(cmd *cobra.Command, path string, f sweepFlags) error {
 	}
 	s, err := sweep.Plan(runs.Root(f.runs), spec, exec, wd)
 	if err != nil {
-		return usageError{err}
+		return app.UsageError{Err: err}
 	}
 	members := s.AllMembers()
 	if f.dryRun {
@@ -143,7 +143,7 @@ func execSweep(cmd *cobra.Command, s *sweep.Sweep, exec string, members []int, f
 	}
 	err = s.Execute(cmd.Context(), e)
 	if ie := (*sweep.Interrupted)(nil); errors.As(err, &ie) {
-		return codeError{128 + int(ie.Signal), err}
+		return app.CodeError{Code: 128 + int(ie.Signal), Err: err}
 	}
 	return err
 }
@@ -156,7 +156,7 @@ func dryRun(w io.Writer, s *sweep.Sweep, exec string, members []int, f sweepFlag
 	}
 	err = s.DryRun(e)
 	if errors.As(err, new(*sweep.ScriptError)) {
-		return usageError{err}
+		return app.UsageError{Err: err}
 	}
 	return err
 }
@@ -176,11 +176,11 @@ Exit codes are those of run and resume: 130/143 when interrupted (resumable).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := sweep.Load(args[0])
 			if err != nil {
-				return usageError{err}
+				return app.UsageError{Err: err}
 			}
 			i, err := strconv.Atoi(args[1])
 			if err != nil {
-				return badInput("member index %q is not a number", args[1])
+				return app.BadInput("member index %q is not a number", args[1])
 			}
 			return runMember(cmd.Context(), cmd.OutOrStdout(), s, i, quiet)
 		},
@@ -192,7 +192,7 @@ Exit codes are those of run and resume: 130/143 when interrupted (resumable).`,
 func runMember(ctx context.Context, w io.Writer, s *sweep.Sweep, i int, quiet bool) error {
 	c, err := s.Config(i)
 	if err != nil {
-		return usageError{err}
+		return app.UsageError{Err: err}
 	}
 	lock, err := s.LockMember(i)
 	if err != nil {
@@ -247,7 +247,7 @@ func sweepCmd(cmd *cobra.Command, do func(cmd *cobra.Command, s *sweep.Sweep) er
 func openSweep(root, query string) (*sweep.Sweep, error) {
 	s, err := sweep.Open(runs.Root(root), query)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, app.UsageError{Err: err}
 	}
 	return s, nil
 }
@@ -335,7 +335,7 @@ func sweepReport(w io.Writer, s *sweep.Sweep, out, format string) error {
 		out = filepath.Join(s.Dir, "report.md")
 	}
 	if !strings.HasSuffix(out, ".md") {
-		return badInput("--out %q: want a .md file", out)
+		return app.BadInput("--out %q: want a .md file", out)
 	}
 	res, err := s.Results()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"selmix/app"
 	"selmix/core/safetext"
 	"selmix/runs"
 	"selmix/runs/export"
@@ -18,9 +19,9 @@ const formatTensorBoard = "tensorboard"
 func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
 	switch {
 	case f.compare:
-		return badInput("--compare draws figures; --format tensorboard takes every run given and TensorBoard compares them")
+		return app.BadInput("--compare draws figures; --format tensorboard takes every run given and TensorBoard compares them")
 	case f.metric != "" || f.size != "":
-		return badInput("--metric and --size are for figures, not --format tensorboard")
+		return app.BadInput("--metric and --size are for figures, not --format tensorboard")
 	}
 	out := f.out
 	if out == "" {
@@ -55,7 +56,7 @@ func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
 func openStoreRun(root, arg string) (*runs.Run, error) {
 	r, err := runs.Find(runs.Root(root), arg)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, app.UsageError{Err: err}
 	}
 	return r, nil
 }

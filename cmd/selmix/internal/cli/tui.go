@@ -90,7 +90,7 @@ and measuring how fast a run opens.`,
 			if print != "" {
 				var w, h int
 				if _, err := fmt.Sscanf(print, "%dx%d", &w, &h); err != nil || w < 1 || h < 1 {
-					return badInput("--print %q: want WIDTHxHEIGHT, e.g. 160x50", print)
+					return app.BadInput("--print %q: want WIDTHxHEIGHT, e.g. 160x50", print)
 				}
 				return printRecorded(cmd.OutOrStdout(), runs.Root(f.runs), args[0], w, h)
 			}
@@ -108,7 +108,7 @@ and measuring how fast a run opens.`,
 func recorded(root, id string, km *keys.Map, kpath string) (*tui.Model, []train.Snapshot, error) {
 	run, err := runs.Open(root, id)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, app.UsageError{Err: err}
 	}
 	h, err := record.Load(run)
 	if err != nil {
@@ -239,13 +239,13 @@ func loadKeys(path string) (*keys.Map, string, error) {
 		}
 		km, err := keys.Load(def, true)
 		if err != nil {
-			return nil, "", usageError{err}
+			return nil, "", app.UsageError{Err: err}
 		}
 		return km, def, nil
 	}
 	km, err := keys.Load(path, false)
 	if err != nil {
-		return nil, "", usageError{err}
+		return nil, "", app.UsageError{Err: err}
 	}
 	return km, path, nil
 }
@@ -259,7 +259,7 @@ func isTerminal(w io.Writer) bool {
 // needTerminal refuses to draw the workbench into a pipe or a file.
 func needTerminal(w io.Writer) error {
 	if !isTerminal(w) {
-		return badInput("the workbench needs a terminal; use `selmix run --headless` in scripts")
+		return app.BadInput("the workbench needs a terminal; use `selmix run --headless` in scripts")
 	}
 	return nil
 }
