@@ -10,7 +10,6 @@ import (
 
 	"selmix/app"
 	"selmix/bench"
-	"selmix/runs"
 	"selmix/runs/sweep"
 )
 
@@ -77,9 +76,9 @@ func benchPaper(cmd *cobra.Command, f benchFlags) error {
 	var ss []*sweep.Sweep
 	if len(f.report) > 0 {
 		for _, q := range f.report {
-			s, err := sweep.Open(runs.Root(root), q)
+			s, err := app.OpenSweep(root, q)
 			if err != nil {
-				return app.UsageError{Err: err}
+				return err
 			}
 			ss = append(ss, s)
 		}
@@ -125,5 +124,7 @@ func runPaper(cmd *cobra.Command, root string, f benchFlags) (*sweep.Sweep, erro
 		return nil, err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "sweep %s: %d members in %s\n", s.ID, len(s.Members), s.Dir)
-	return s, execSweep(cmd, s, sweep.ExecLocal, s.AllMembers(), f.sweep)
+	o := f.sweep.options()
+	o.Executor = sweep.ExecLocal
+	return s, app.ExecuteSweep(cmd.Context(), cmd.OutOrStdout(), s, s.AllMembers(), o)
 }

@@ -17,8 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
-	"selmix/runs"
-	"selmix/runs/live"
 	"selmix/runs/sweep"
 	"selmix/tui/compare"
 	"selmix/tui/pane"
@@ -56,14 +54,19 @@ func (f *sweepFlags) check() error {
 	return nil
 }
 
-// runE is the RunE of sweep and sweep resume: do with the one argument
-// once the flags are checked.
-func (f *sweepFlags) runE(do func(cmd *cobra.Command, arg string, f sweepFlags) error) func(*cobra.Command, []string) error {
+// options are the app.SweepOptions of the flags.
+func (f *sweepFlags) options() app.SweepOptions {
+	return app.SweepOptions{Executor: f.executor, Parallel: f.parallel, Threads: f.threads, DryRun: f.dryRun}
+}
+
+// runE is the RunE of sweep and sweep resume: do with the runs root and
+// the one argument once the flags are checked.
+func (f *sweepFlags) runE(do func(ctx context.Context, w io.Writer, root, arg string, o app.SweepOptions) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := f.check(); err != nil {
 			return err
 		}
-		return do(cmd, args[0], *f)
+		return do(cmd.Context(), cmd.OutOrStdout(), f.runs, args[0], f.options())
 	}
 }
 
@@ -88,77 +91,12 @@ index) with sbatch and returns; the default is slurm when the spec has a
   selmix sweep report SWEEP             mean ± std over seeds, as Markdown
   selmix sweep open SWEEP               the sweep in the terminal workbench`,
 		Args: withSuggestions(cobra.ExactArgs(1)),
-		RunE: f.runE(startSweep),
+		RunE: f.runE(app.StartSweep),
 	}
 	f.add(cmd, "local or slurm (default: slurm if the spec has [slurm], else local)")
 	cmd.AddCommand(newSweepMemberCmd(), newSweepResumeCmd(), newSweepStatusCmd(), newSweepLsCmd(),
 		newSweepReportCmd(), newSweepOpenCmd())
 	return cmd
-}
-
-func startSweep(cmd *cobra.Command, path string, f sweepFlags) error {
-	w := cmd.OutOrStdout()
-	spec, text, err := sweep.ReadSpec(path)
-	if err != nil {
-		return app.UsageError{Err: err}
-	}
-	exec := f.executor
-	if exec == "" {
-		exec = spec.Executor()
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	s, err := sweep.Plan(runs.Root(f.runs), spec, exec, wd)
-	if err != nil {
-		return app.UsageError{Err: err}
-	}
-	members := s.AllMembers()
-	if f.dryRun {
-		return dryRun(w, s, exec, members, f)
-	}
-	if err := s.Create(spec, text); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "sweep %s: %d members in %s\n", s.ID, len(s.Members), s.Dir)
-	return execSweep(cmd, s, exec, members, f)
-}
-
-// execution is how f runs members of s with exec.
-func execution(w io.Writer, exec string, members []int, f sweepFlags) (sweep.Execution, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return sweep.Execution{}, err
-	}
-	return sweep.Execution{Executor: exec, Members: members, Binary: self, Parallel: f.parallel, Threads: f.threads, Out: w}, nil
-}
-
-// execSweep runs members of s with the executor (sweep.Execute); an
-// interrupted local sweep exits 128 + the signal.
-func execSweep(cmd *cobra.Command, s *sweep.Sweep, exec string, members []int, f sweepFlags) error {
-	e, err := execution(cmd.OutOrStdout(), exec, members, f)
-	if err != nil {
-		return err
-	}
-	err = s.Execute(cmd.Context(), e)
-	if ie := (*sweep.Interrupted)(nil); errors.As(err, &ie) {
-		return app.CodeError{Code: 128 + int(ie.Signal), Err: err}
-	}
-	return err
-}
-
-// dryRun prints the members and what the executor would run.
-func dryRun(w io.Writer, s *sweep.Sweep, exec string, members []int, f sweepFlags) error {
-	e, err := execution(w, exec, members, f)
-	if err != nil {
-		return err
-	}
-	err = s.DryRun(e)
-	if errors.As(err, new(*sweep.ScriptError)) {
-		return app.UsageError{Err: err}
-	}
-	return err
 }
 
 // newSweepMemberCmd is the one entry point of a member, for both
@@ -182,41 +120,11 @@ Exit codes are those of run and resume: 130/143 when interrupted (resumable).`,
 			if err != nil {
 				return app.BadInput("member index %q is not a number", args[1])
 			}
-			return runMember(cmd.Context(), cmd.OutOrStdout(), s, i, quiet)
+			return newSession(cmd.OutOrStdout(), "", quiet, false).SweepMember(cmd.Context(), s, i)
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final table")
 	return cmd
-}
-
-func runMember(ctx context.Context, w io.Writer, s *sweep.Sweep, i int, quiet bool) error {
-	c, err := s.Config(i)
-	if err != nil {
-		return app.UsageError{Err: err}
-	}
-	lock, err := s.LockMember(i)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	act, r, err := s.Next(i)
-	if err != nil {
-		return err
-	}
-	// Viewers attach through the run's socket, when its path fits one.
-	serve := len(filepath.Join(s.Root, "20060102-1504-abcd", live.SocketName)) < 108
-	if !serve {
-		fmt.Fprintf(w, "note: runs root %s is too long for a control socket; the run is not attachable\n", s.Root)
-	}
-	fmt.Fprintf(w, "sweep %s member %d (%s)\n", s.ID, i, s.Describe(i))
-	switch act {
-	case sweep.Done:
-		fmt.Fprintf(w, "run %s has finished: nothing to do\n", r.Meta.ID)
-		return nil
-	case sweep.Resume:
-		return newSession(w, s.Root, quiet, serve).Resume(ctx, r.Meta.ID)
-	}
-	return newSession(w, s.Root, quiet, serve).Start(ctx, c, app.Origin{})
 }
 
 func newSweepResumeCmd() *cobra.Command {
@@ -231,7 +139,7 @@ array job of just those tasks (--array=i,j,k), locally as sweep does. Each
 resumes its run from its last checkpoint, or starts it if it never ran.
 SWEEP is a sweep id, a unique prefix, a name, or a sweep folder.`,
 		Args: cobra.ExactArgs(1),
-		RunE: f.runE(resumeSweep),
+		RunE: f.runE(app.ResumeSweep),
 	}
 	f.add(cmd, "local or slurm (default: the one the sweep ran with)")
 	return cmd
@@ -241,40 +149,7 @@ SWEEP is a sweep id, a unique prefix, a name, or a sweep folder.`,
 // sweep folder) in the runs root of its --runs flag and run do with it.
 func sweepCmd(cmd *cobra.Command, do func(cmd *cobra.Command, s *sweep.Sweep) error) *cobra.Command {
 	cmd.Args = cobra.ExactArgs(1)
-	return rootCmd(cmd, func(root string, args []string) (*sweep.Sweep, error) { return openSweep(root, args[0]) }, do)
-}
-
-func openSweep(root, query string) (*sweep.Sweep, error) {
-	s, err := sweep.Open(runs.Root(root), query)
-	if err != nil {
-		return nil, app.UsageError{Err: err}
-	}
-	return s, nil
-}
-
-func resumeSweep(cmd *cobra.Command, query string, f sweepFlags) error {
-	w := cmd.OutOrStdout()
-	s, err := openSweep(f.runs, query)
-	if err != nil {
-		return err
-	}
-	exec := f.executor
-	if exec == "" {
-		exec = s.Executor
-	}
-	todo, st, err := s.ToResume(cmd.Context())
-	if err != nil {
-		return err
-	}
-	if len(todo) == 0 {
-		fmt.Fprintf(w, "nothing to resume: %s\n", st.Summary())
-		return nil
-	}
-	fmt.Fprintf(w, "sweep %s: resuming %d members: %s\n", s.ID, len(todo), st.Describe(todo))
-	if f.dryRun {
-		return dryRun(w, s, exec, todo, f)
-	}
-	return execSweep(cmd, s, exec, todo, f)
+	return rootCmd(cmd, func(root string, args []string) (*sweep.Sweep, error) { return app.OpenSweep(root, args[0]) }, do)
 }
 
 func newSweepStatusCmd() *cobra.Command {
