@@ -197,7 +197,7 @@ func compareSetup(rs []*viz.RunData, f exportFlags) (m viz.Metric, groups []viz.
 // openPlotRun opens RUN as a directory holding run.json, else by id,
 // prefix or name in the runs root (runs.Find), with its history.
 func openPlotRun(root, arg string) (*viz.RunData, error) {
-	run, err := openStoreRun(root, arg)
+	run, err := app.FindRun(root, arg)
 	if err != nil {
 		return nil, err
 	}

@@ -2,14 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"selmix/app"
 	"selmix/core/safetext"
-	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/export/table"
 )
@@ -36,7 +33,7 @@ row per run with its metadata, tags and every config key. docs/run-format.md,
 			if err := checkTagFlags(tags); err != nil {
 				return err
 			}
-			rs, err := selectRuns(cmd.ErrOrStderr(), runs.Root(*root), args, tags)
+			rs, err := app.SelectRuns(cmd.ErrOrStderr(), *root, args, tags)
 			if err != nil {
 				return err
 			}
@@ -70,48 +67,4 @@ row per run with its metadata, tags and every config key. docs/run-format.md,
 	cmd.Flags().StringVar(&parquetPath, "parquet", "", "write the tables as Parquet: `FILE` and FILE with .runs before its extension")
 	cmd.Flags().StringArrayVar(&tags, "tag", nil, "with no RUN: only runs tagged `T` (repeatable: runs with every tag)")
 	return cmd
-}
-
-// selectRuns opens the runs args name (each an id, prefix, name or
-// directory), or with none every run of root carrying tags; broken runs
-// of root are skipped with a line on errw.
-func selectRuns(errw io.Writer, root string, args, tags []string) ([]*runs.Run, error) {
-	var out []*runs.Run
-	if len(args) > 0 {
-		if len(tags) > 0 {
-			return nil, app.BadInput("--tag selects runs when no RUN is given")
-		}
-		for _, a := range args {
-			r, err := openStoreRun(root, a)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
-		return out, nil
-	}
-	all, err := runs.List(root)
-	if err != nil {
-		return nil, err
-	}
-	sel := runs.Tagged(all, tags)
-	for i := range sel {
-		r := &sel[i]
-		if r.Broken() {
-			fmt.Fprintf(errw, "selmix: skipped %s\n", safetext.Cut(r.Meta.ID+" ("+r.Meta.Status+")", 200))
-			continue
-		}
-		out = append(out, r)
-	}
-	if len(out) == 0 {
-		return nil, app.BadInput("no run in %s%s", root, safetext.Line(tagged(tags)))
-	}
-	return out, nil
-}
-
-func tagged(tags []string) string {
-	if len(tags) == 0 {
-		return ""
-	}
-	return " is tagged " + strings.Join(tags, " and ")
 }

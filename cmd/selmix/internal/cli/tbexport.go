@@ -7,7 +7,6 @@ import (
 
 	"selmix/app"
 	"selmix/core/safetext"
-	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/export/tensorboard"
 )
@@ -30,7 +29,7 @@ func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
 	start := time.Now()
 	var rs []export.Recorded
 	for _, a := range args {
-		r, err := openStoreRun(f.runs, a)
+		r, err := app.FindRun(f.runs, a)
 		if err != nil {
 			return err
 		}
@@ -49,14 +48,4 @@ func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
 	}
 	fmt.Fprintf(w, "%d runs in %s (%.2fs); view them with: tensorboard --logdir %s\n", len(rs), out, time.Since(start).Seconds(), out)
 	return nil
-}
-
-// openStoreRun opens RUN as a directory holding run.json, else by id,
-// prefix or name in the runs root (runs.Find).
-func openStoreRun(root, arg string) (*runs.Run, error) {
-	r, err := runs.Find(runs.Root(root), arg)
-	if err != nil {
-		return nil, app.UsageError{Err: err}
-	}
-	return r, nil
 }
