@@ -17,6 +17,7 @@ import (
 	"selmix/app"
 	"selmix/runs"
 	"selmix/runs/record"
+	"selmix/runs/report"
 	"selmix/tui"
 	"selmix/tui/history"
 )
@@ -81,7 +82,7 @@ func printRecordedSummary(w io.Writer, r *runs.Run) error {
 	if err != nil {
 		return err
 	}
-	printSummary(w, h.Final, h.SessionStart())
+	report.Summary(w, h.Final, h.SessionStart())
 	fmt.Fprintf(w, "run %s: %s\n", r.Meta.ID, r.Dir)
 	return nil
 }
@@ -150,7 +151,7 @@ func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	}
 	defer cl.Close()
 	fmt.Fprintf(w, "attached to run %s (%s); Ctrl-C detaches, the run goes on\n", r.Meta.ID, r.Dir)
-	printProgress(ctx, w, cl, false)
+	report.Progress(ctx, w, cl, false)
 	if err := cl.Err(); err != nil {
 		return err
 	}

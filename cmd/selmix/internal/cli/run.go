@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,9 +11,7 @@ import (
 
 	"selmix/app"
 	"selmix/core/experiment"
-	"selmix/core/train"
 	"selmix/runs"
-	"selmix/runs/report"
 )
 
 // startFlags say what run, tui and bare selmix start: the experiment
@@ -189,74 +184,4 @@ func loadConfig(path string, sets []string) (experiment.Config, error) {
 		return c, app.UsageError{Err: err}
 	}
 	return c, nil
-}
-
-// printProgress prints a line per refresh, control and error of st's
-// snapshots (only drains them when quiet) until st ends.
-func printProgress(ctx context.Context, w io.Writer, st app.Source, quiet bool) {
-	var linear train.LinearWatch
-	for {
-		s, ok := st.Next(ctx)
-		if !ok {
-			return
-		}
-		if quiet {
-			continue
-		}
-		switch s.Kind {
-		case train.KindRefresh:
-			r := s.Refresh
-			fmt.Fprintf(w, "step %5d/%d  ψ %s %.4f  mean-rec %.4f  worst-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f%s\n",
-				s.Step, s.Total, s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
-				r.Report.MinCoverage, r.Report.Accuracy, pairsNote(r.P, r.K))
-			if r.Predicted != nil && r.Realised != nil && linear.Add(*r.Predicted, *r.Realised) {
-				fmt.Fprintf(w, "step %5d  warning: %s\n", s.Step, linear.Advice(s.Hyper))
-			}
-		case train.KindControl:
-			if s.Ack != nil {
-				fmt.Fprintf(w, "step %5d  control %s", s.Step, s.Ack.Control)
-				if s.Ack.Err != "" {
-					printText(w, " refused: %s", s.Ack.Err)
-				}
-				fmt.Fprintln(w)
-			}
-		case train.KindError:
-			printText(w, "step %5d  error: %s\n", s.Step, s.Err)
-		}
-	}
-}
-
-// printSummary is report.Summary.
-func printSummary(w io.Writer, s *train.Summary, from int) { report.Summary(w, s, from) }
-
-// pairsNote describes P in a progress line; a viewer that did not ask for
-// the matrices (attach --follow) has none.
-func pairsNote(P []float64, K int) string {
-	if len(P) == 0 || len(P) != K*K {
-		return ""
-	}
-	return fmt.Sprintf("  P: %.1f pairs, top %s", effectivePairs(P), topPair(P, K))
-}
-
-// effectivePairs is exp(entropy(P)): how many pairs the mixup
-// distribution effectively spreads over.
-func effectivePairs(P []float64) float64 {
-	h := 0.0
-	for _, p := range P {
-		if p > 0 {
-			h -= p * math.Log(p)
-		}
-	}
-	return math.Exp(h)
-}
-
-// topPair names the most likely pair as "(i,j) p".
-func topPair(P []float64, K int) string {
-	best := 0
-	for i, p := range P {
-		if p > P[best] {
-			best = i
-		}
-	}
-	return fmt.Sprintf("(%d,%d) %.2f", best/K, best%K, P[best])
 }

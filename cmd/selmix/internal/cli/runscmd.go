@@ -166,7 +166,7 @@ func showRun(w io.Writer, root, id string, asJSON bool) error {
 	report.Show(w, r, h)
 	if h.Final != nil {
 		fmt.Fprintln(w)
-		printSummary(w, h.Final, h.SessionStart())
+		report.Summary(w, h.Final, h.SessionStart())
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"selmix/app"
 	"selmix/runs"
+	"selmix/runs/report"
 )
 
 // newSession is the app.Session of a command that writes to w and records
@@ -14,8 +15,8 @@ import (
 func newSession(w io.Writer, root string, quiet, serve bool) *app.Session {
 	return &app.Session{
 		Root: root, Out: w, Quiet: quiet, Serve: serve,
-		Progress: printProgress,
-		Summary:  printSummary,
+		Progress: report.Progress,
+		Summary:  report.Summary,
 		Plots:    autoExport,
 		WorkerLog: func(dir string, note func(string)) (func(string), func()) {
 			l := runs.OpenWorkerLog(dir, runs.WorkerLogHead, runs.WorkerLogTail, note)
