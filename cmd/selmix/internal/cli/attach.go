@@ -19,7 +19,6 @@ import (
 	"selmix/runs/record"
 	"selmix/runs/report"
 	"selmix/tui"
-	"selmix/tui/history"
 )
 
 // attachWorkbenchTo opens the workbench on a run living in another
@@ -47,17 +46,13 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 	if err != nil {
 		return err
 	}
-	info := history.RunInfo{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir, Worker: r.WorkerCommand()}
-	if len(h.Starts) > 0 {
-		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
-	}
 	st := app.ReplayThenFollow(ctx, h, cl)
 	root := filepath.Dir(r.Dir)
 	m := tui.New(tui.Options{
-		Info: info, Ctl: cl, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Attached: true,
-		Fork: forkAction(root, r.Meta.ID), Export: exportAction(r.Dir), LoadMatrices: loadMatrices(h),
+		Info: tui.RunInfo(r, h), Ctl: cl, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Attached: true,
+		Fork: forkAction(root, r.Meta.ID), Export: exportAction(r.Dir), LoadMatrices: tui.LoadMatrices(h),
 	})
-	if err := showProgram(ctx, m, st); err != nil {
+	if err := tui.Show(ctx, m, st); err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
