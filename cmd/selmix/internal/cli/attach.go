@@ -16,9 +16,11 @@ import (
 
 	"selmix/app"
 	"selmix/runs"
+	"selmix/runs/live"
 	"selmix/runs/record"
 	"selmix/runs/report"
 	"selmix/tui"
+	"selmix/viz"
 )
 
 // attachWorkbenchTo opens the workbench on a run living in another
@@ -37,7 +39,7 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 	defer cancel()
 	// Subscribe before reading the log: what happens in between arrives
 	// twice and is dropped below, never missed.
-	cl, err := app.DialLive(r, true)
+	cl, err := live.DialWait(r.Dir, true)
 	if err != nil {
 		return err
 	}
@@ -46,7 +48,7 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 	if err != nil {
 		return err
 	}
-	st := app.ReplayThenFollow(ctx, h, cl)
+	st := live.ReplayThenFollow(ctx, h, cl)
 	root := filepath.Dir(r.Dir)
 	m := tui.New(tui.Options{
 		Info: tui.RunInfo(r, h), Ctl: cl, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Attached: true,
@@ -64,7 +66,7 @@ func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
 		return nil
 	}
 	if m.State() != tui.Finished && m.State() != tui.Failed {
-		if err := app.StopLive(cmd.Context(), w, r); err != nil {
+		if err := live.Stop(cmd.Context(), w, r); err != nil {
 			return err
 		}
 	}
@@ -104,7 +106,7 @@ func forkAction(root, id string) func(at string, sets []string) (string, error) 
 func exportAction(dir string) func() (string, error) {
 	return func() (string, error) {
 		var buf bytes.Buffer
-		if err := autoExport(&buf, dir); err != nil {
+		if err := viz.ExportPlots(&buf, dir); err != nil {
 			return "", fmt.Errorf("export: %v", err)
 		}
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -140,7 +142,7 @@ the live run. Quitting asks whether to stop the run or detach from it.
 func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	cl, err := app.DialLive(r, false)
+	cl, err := live.DialWait(r.Dir, false)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"selmix/app"
 	"selmix/runs"
+	"selmix/runs/live"
 	"selmix/runs/report"
 )
 
@@ -31,6 +32,6 @@ func newStopCmd() *cobra.Command {
 		Short: "Stop a live run cleanly (final checkpoint, summary and plots are written)",
 		Args:  cobra.ExactArgs(1),
 	}, func(cmd *cobra.Command, r *runs.Run) error {
-		return app.StopLive(cmd.Context(), cmd.OutOrStdout(), r)
+		return live.Stop(cmd.Context(), cmd.OutOrStdout(), r)
 	})
 }

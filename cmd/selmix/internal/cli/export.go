@@ -7,38 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"selmix/app"
 	"selmix/viz"
 )
-
-// autoExport draws a finished run's figures as PNG into its plots/; every
-// run, headless or not, calls it when it ends (record.plots), when
-// training has finished and it costs the run nothing.
-func autoExport(w io.Writer, dir string) error {
-	start := time.Now()
-	r, err := viz.Load(dir)
-	if err != nil {
-		return fmt.Errorf("plots not exported: %w", err)
-	}
-	out := filepath.Join(dir, "plots")
-	res, err := viz.Export(r, out, viz.Options{})
-	if res != nil {
-		for _, n := range res.Notes {
-			fmt.Fprintf(w, "plots: %s\n", n)
-		}
-		if len(res.Files) > 0 {
-			fmt.Fprintf(w, "plots: %d figures in %s (%.1fs)\n", len(res.Files), out, time.Since(start).Seconds())
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("plots: %w", err)
-	}
-	return nil
-}
 
 type exportFlags struct {
 	format, out, size, metric, runs string

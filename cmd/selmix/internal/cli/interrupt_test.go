@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"selmix/app"
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/train"
 	"selmix/runs"
@@ -84,7 +83,7 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 				break
 			}
 			if seen == sendAt {
-				cl, err := app.DialLive(&runs.Run{Dir: filepath.Join(root, out.id)}, false)
+				cl, err := live.DialWait(filepath.Join(root, out.id), false)
 				if err != nil {
 					t.Fatalf("dial run %s: %v", out.id, err)
 				}

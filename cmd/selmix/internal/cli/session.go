@@ -6,6 +6,7 @@ import (
 	"selmix/app"
 	"selmix/runs"
 	"selmix/runs/report"
+	"selmix/viz"
 )
 
 // newSession is the app.Session of a command that writes to w and records
@@ -17,7 +18,7 @@ func newSession(w io.Writer, root string, quiet, serve bool) *app.Session {
 		Root: root, Out: w, Quiet: quiet, Serve: serve,
 		Progress: report.Progress,
 		Summary:  report.Summary,
-		Plots:    autoExport,
+		Plots:    viz.ExportPlots,
 		WorkerLog: func(dir string, note func(string)) (func(string), func()) {
 			l := runs.OpenWorkerLog(dir, runs.WorkerLogHead, runs.WorkerLogTail, note)
 			return l.Line, l.Close
