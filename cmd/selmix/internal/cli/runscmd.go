@@ -28,7 +28,11 @@ it prints the table of runs ls.`,
 		Args: withSuggestions(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if isTerminal(cmd.OutOrStdout()) {
-				return browseRuns(cmd, runs.Root(root), keysPath)
+				sc, err := newScreens(cmd, keysPath)
+				if err != nil {
+					return err
+				}
+				return screenExit(sc.Browse(cmd.Context(), runs.Root(root)))
 			}
 			return report.List(cmd.OutOrStdout(), runs.Root(root), nil)
 		},

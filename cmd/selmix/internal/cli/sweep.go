@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,15 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
 	"selmix/app"
 	"selmix/runs/sweep"
-	"selmix/tui/compare"
-	"selmix/tui/pane"
-	"selmix/tui/style"
-	sweepview "selmix/tui/sweep"
 	"selmix/viz"
 )
 
@@ -234,65 +228,12 @@ func newSweepOpenCmd() *cobra.Command {
 		Use:   "open SWEEP",
 		Short: "The sweep in the terminal: members, states, live ψ sparklines; Enter opens or attaches to one",
 	}, func(cmd *cobra.Command, s *sweep.Sweep) error {
-		return openSweepView(cmd, s, keysPath)
+		sc, err := newScreens(cmd, keysPath)
+		if err != nil {
+			return err
+		}
+		return screenExit(sc.Sweep(cmd.Context(), s))
 	})
 	addKeysFlag(cmd, &keysPath)
 	return cmd
-}
-
-// openSweepView shows the sweep; Enter on a member opens its run (or
-// attaches to it while it runs) in the workbench, c compares the members'
-// curves grouped by the sweep's first axis but seed, and quitting either
-// comes back here.
-func openSweepView(cmd *cobra.Command, s *sweep.Sweep, keysPath string) error {
-	km, _, err := loadKeys(keysPath)
-	if err != nil {
-		return err
-	}
-	if err := needTerminal(cmd.OutOrStdout()); err != nil {
-		return err
-	}
-	rd := sweep.NewReader(s, sweep.Commands{})
-	ctx := &pane.Context{Theme: style.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
-	sel := 0
-	for {
-		m := sweepview.New(ctx, s.ID)
-		m.Select(sel)
-		pctx, cancel := context.WithCancel(cmd.Context())
-		p := tea.NewProgram(m, tea.WithContext(pctx))
-		go sweepview.Poll(pctx, rd.Status, p.Send, time.Second)
-		_, err := p.Run()
-		cancel()
-		if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
-			return err
-		}
-		if ids, group, ok := m.Compared(); ok {
-			cm := compare.New(ctx, ids, func(ids []string) ([]*compare.RunSeries, error) { return compare.Load(s.Root, ids) })
-			cm.GroupBy(group)
-			if err := runProgram(cmd.Context(), cm); err != nil {
-				return err
-			}
-			continue
-		}
-		i, id, ok := m.Chosen()
-		if !ok {
-			return nil
-		}
-		sel = i
-		r, err := app.OpenRun(s.Root, id)
-		if err != nil {
-			return err
-		}
-		if r.Live {
-			err = attachWorkbenchTo(cmd, r, keysPath)
-		} else {
-			err = openRecorded(cmd, s.Root, id, keysPath)
-		}
-		if errors.Is(err, errBrowse) {
-			err = nil // the sweep's list is the browser here
-		}
-		if err != nil {
-			return err
-		}
-	}
 }

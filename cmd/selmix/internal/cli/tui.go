@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/x/term"
@@ -82,19 +81,29 @@ at that size as text and exits, without a terminal: for scripts, documents
 and measuring how fast a run opens.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			root := runs.Root(f.runs)
 			if print != "" {
 				var w, h int
 				if _, err := fmt.Sscanf(print, "%dx%d", &w, &h); err != nil || w < 1 || h < 1 {
 					return app.BadInput("--print %q: want WIDTHxHEIGHT, e.g. 160x50", print)
 				}
-				m, snaps, err := recorded(runs.Root(f.runs), args[0], keys.Default(), "")
+				r, hist, err := app.OpenHistory(root, args[0])
 				if err != nil {
 					return err
 				}
+				m, snaps := tui.Recorded(r, hist, tui.Options{Color: os.Getenv("NO_COLOR") == ""})
 				_, err = fmt.Fprintln(cmd.OutOrStdout(), m.FirstScreen(snaps, w, h))
 				return err
 			}
-			return browseAfter(cmd, runs.Root(f.runs), f.keys, openRecorded(cmd, runs.Root(f.runs), args[0], f.keys))
+			sc, err := newScreens(cmd, f.keys)
+			if err != nil {
+				return err
+			}
+			r, hist, err := app.OpenHistory(root, args[0])
+			if err != nil {
+				return err
+			}
+			return screenExit(sc.BrowseAfter(cmd.Context(), root, sc.Recorded(cmd.Context(), r, hist)))
 		},
 	}
 	addRunsFlag(cmd, &f.runs)
@@ -103,51 +112,10 @@ and measuring how fast a run opens.`,
 	return cmd
 }
 
-// recorded is run id of root in the read-only workbench, and its
-// history as snapshots.
-func recorded(root, id string, km *keys.Map, kpath string) (*tui.Model, []train.Snapshot, error) {
-	r, h, err := app.OpenHistory(root, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, snaps := tui.Recorded(r, h, tui.Options{Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == ""})
-	return m, snaps, nil
-}
-
-// openRecorded shows run id of root in the read-only workbench.
-func openRecorded(cmd *cobra.Command, root, id, keysPath string) error {
-	km, kpath, err := loadKeys(keysPath)
-	if err != nil {
-		return err
-	}
-	if err := needTerminal(cmd.OutOrStdout()); err != nil {
-		return err
-	}
-	m, snaps, err := recorded(root, id, km, kpath)
-	if err != nil {
-		return err
-	}
-	st := train.NewStream()
-	for _, s := range snaps {
-		st.Publish(s)
-	}
-	st.Close()
-	if err := tui.Show(cmd.Context(), m, st); err != nil {
-		return err
-	}
-	if m.Browse() {
-		return errBrowse
-	}
-	return nil
-}
-
 // runWorkbench starts a run with the workbench as its viewer.
 func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
-	km, kpath, err := loadKeys(f.keys)
+	sc, err := newScreens(cmd, f.keys)
 	if err != nil {
-		return err
-	}
-	if err := needTerminal(cmd.OutOrStdout()); err != nil {
 		return err
 	}
 	c, err := loadConfig(f.config, f.sets)
@@ -166,7 +134,7 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 		if err != nil {
 			return err
 		}
-		return browseAfter(cmd, runs.Root(f.runs), f.keys, attachWorkbenchTo(cmd, r, f.keys))
+		return screenExit(sc.BrowseAfter(cmd.Context(), runs.Root(f.runs), sc.Attach(cmd.Context(), r)))
 	}
 	// Bubble Tea owns the terminal while it runs: what the run prints
 	// meanwhile is held and printed after the workbench closes.
@@ -174,13 +142,9 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 	view := func(ctx context.Context, eng *train.Engine, st *train.Stream, vi app.ViewInfo) error {
 		out.Hold()
 		defer out.Release()
-		m := tui.New(tui.Options{
-			Info: history.RunInfo{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts,
-				Worker: strings.Join(vi.Config.Worker.Command, " ")},
-			Ctl: eng, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "",
-			Fork: forkAction(filepath.Dir(vi.Dir), vi.ID), Export: exportAction(vi.Dir),
-		})
-		return tui.Show(ctx, m, st)
+		info := history.RunInfo{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts,
+			Worker: strings.Join(vi.Config.Worker.Command, " ")}
+		return tui.Show(ctx, tui.New(sc.Options(info, eng, false)), st)
 	}
 	s := newSession(out, f.runs, false, false)
 	s.View = view
