@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"context"
@@ -118,7 +118,7 @@ func TestDetachedSurvivesClients(t *testing.T) {
 	root := livetest.ShortDir(t)
 	id := startDetached(t, root, "--set", "finetune.steps=600", "--set", "finetune.refresh=25")
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
-		cmd, sc := startSelmix(t, "attach", "--follow", "--runs", root, id)
+		cmd, sc := selmixtest.Start(t, nil, "attach", "--follow", "--runs", root, id)
 		// Wait until it has followed at least one refresh, then kill it.
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "step ") {

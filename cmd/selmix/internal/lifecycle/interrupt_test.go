@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"errors"
@@ -57,8 +57,8 @@ type interrupted struct {
 // and interrupts it.
 func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root string, control bool, args ...string) interrupted {
 	t.Helper()
-	cmd, sc := startSelmix(t, args...)
-	var out runOutput
+	cmd, sc := selmixtest.Start(t, nil, args...)
+	var out selmixtest.Output
 	var res interrupted
 	// Progress lines: the start, then a refresh every 25 steps; the last
 	// ones leave too little time to land the interruption before the end.
@@ -73,7 +73,7 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 	seen := -1
 	for sc.Scan() {
 		line := sc.Text()
-		out.add(line)
+		out.Add(line)
 		isProgress := strings.HasPrefix(line, "run ") || strings.HasPrefix(line, "resuming run ") ||
 			(strings.HasPrefix(line, "step ") && !strings.Contains(line, " control "))
 		if isProgress {
@@ -83,9 +83,9 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 				break
 			}
 			if seen == sendAt {
-				cl, err := live.DialWait(filepath.Join(root, out.id), false)
+				cl, err := live.DialWait(filepath.Join(root, out.ID), false)
 				if err != nil {
-					t.Fatalf("dial run %s: %v", out.id, err)
+					t.Fatalf("dial run %s: %v", out.ID, err)
 				}
 				cl.Send(train.Control{Op: train.OpSet, Key: "s", Value: fmt.Sprint(2 + rng.IntN(20))})
 				defer cl.Close()
@@ -96,14 +96,14 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 			break
 		}
 	}
-	res.id = out.id
+	res.id = out.ID
 	time.Sleep(delay)
 	if res.id != "" {
 		how.do(t, cmd, root, res.id)
 	} else {
 		cmd.Process.Kill()
 	}
-	drain(sc)
+	selmixtest.Drain(sc)
 	err := cmd.Wait()
 	res.code = 0
 	var ee *exec.ExitError

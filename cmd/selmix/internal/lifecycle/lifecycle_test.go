@@ -1,12 +1,10 @@
-package cli
+package lifecycle
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -25,49 +23,6 @@ func TestMain(m *testing.M) {
 		os.Exit(workertest.Serve(mode))
 	}
 	selmixtest.Main(m)
-}
-
-// startSelmix starts the real binary with args and returns it with a
-// scanner over its output (stdout and stderr together).
-func startSelmix(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
-	t.Helper()
-	cmd := exec.Command(selmixtest.Binary(t), args...)
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, bufio.NewScanner(pipe)
-}
-
-var resumingRe = regexp.MustCompile(`(?m)^resuming run (\S+) from step`)
-
-// runOutput collects the output of a started run or resume, line by line,
-// and the id of the run it names.
-type runOutput struct {
-	strings.Builder
-	id string
-}
-
-func (o *runOutput) add(line string) {
-	o.WriteString(line + "\n")
-	if m := selmixtest.RunIDRe.FindStringSubmatch(line); m != nil {
-		o.id = m[1]
-	} else if m := resumingRe.FindStringSubmatch(line); m != nil {
-		o.id = m[1]
-	}
-}
-
-// drain reads the rest of a started process's output in the background,
-// so it never blocks writing it.
-func drain(sc *bufio.Scanner) {
-	go func() {
-		for sc.Scan() {
-		}
-	}()
 }
 
 // shortRun is a small fine-tuning run of the built-in experiment that
