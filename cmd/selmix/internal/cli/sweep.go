@@ -19,8 +19,8 @@ import (
 	"selmix/viz"
 )
 
-// Sweeps: the logic lives in runs/sweep; this file wires it to commands
-// (docs/sweeps.md).
+// Sweeps: the logic lives in runs/sweep and app (its sweep.go); this file
+// defines the commands (docs/sweeps.md).
 
 type sweepFlags struct {
 	runs, executor    string

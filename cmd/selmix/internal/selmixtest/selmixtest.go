@@ -69,6 +69,13 @@ func Binary(t testing.TB) string {
 // Main is the TestMain of a package that runs the binary: it runs the
 // tests, then removes the binary and the Shared fixtures.
 func Main(m *testing.M) {
+	// The processes the tests start use one BLAS thread each, as sweep
+	// members do, unless a test's environment says otherwise: they run
+	// two or more at once, beside other packages' tests, on a machine of
+	// few cores, and OpenBLAS's idle threads spin (twice the CPU time).
+	if _, ok := os.LookupEnv("OPENBLAS_NUM_THREADS"); !ok {
+		os.Setenv("OPENBLAS_NUM_THREADS", "1")
+	}
 	code := m.Run()
 	if path != "" {
 		os.RemoveAll(filepath.Dir(path))
