@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -55,10 +52,8 @@ func addWorkerFlag(cmd *cobra.Command, worker *bool) {
 	cmd.Flags().BoolVar(worker, "worker", false, "train in a worker process: the command after -- (docs/worker-protocol.md)")
 }
 
-// workerArgs turns `--worker -- CMD ARGS...` into configuration overrides:
-// the command, and the directory it runs in (recorded, so resume and fork
-// find relative paths again): this one, unless sets (the --set overrides)
-// name one.
+// workerArgs turns `--worker -- CMD ARGS...` into configuration overrides
+// (experiment.WorkerSets, beside sets, the --set ones).
 func workerArgs(cmd *cobra.Command, worker bool, args, sets []string) ([]string, error) {
 	if !worker {
 		if len(args) > 0 {
@@ -69,25 +64,7 @@ func workerArgs(cmd *cobra.Command, worker bool, args, sets []string) ([]string,
 	if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 		return nil, app.BadInput("--worker: give the worker's command after --, e.g. --worker -- python3 workers/torch/selmix_worker.py --recipe features ...")
 	}
-	js, err := json.Marshal(args) // a JSON array of strings is a TOML array
-	if err != nil {
-		return nil, err
-	}
-	out := []string{"worker.command=" + string(js)}
-	for _, kv := range sets {
-		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "worker.dir" {
-			return out, nil
-		}
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := json.Marshal(wd)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, "worker.dir="+string(dir)), nil
+	return experiment.WorkerSets(args, sets)
 }
 
 func addConfigFlags(cmd *cobra.Command, config *string, sets *[]string) {
