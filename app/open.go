@@ -9,6 +9,7 @@ import (
 	"selmix/core/experiment"
 	"selmix/core/safetext"
 	"selmix/runs"
+	"selmix/runs/export"
 	"selmix/runs/record"
 )
 
@@ -73,6 +74,45 @@ func SelectRuns(errw io.Writer, root string, args, tags []string) ([]*runs.Run, 
 		return nil, BadInput("no run in %s%s", runs.Root(root), safetext.Line(tagged))
 	}
 	return out, nil
+}
+
+// OpenRecorded opens runs ids of root as every export reads them
+// (export.Load), in the order given.
+func OpenRecorded(root string, ids []string) ([]export.Recorded, error) {
+	var rs []export.Recorded
+	for _, id := range ids {
+		r, err := OpenRun(root, id)
+		if err != nil {
+			return nil, err
+		}
+		e, err := export.Load(r)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, e)
+	}
+	return rs, nil
+}
+
+// Annotate adds the tags add to run id of root, removes the tags remove
+// and, unless note is nil, sets its note (runs.Retag); it returns the run
+// as it is then. A tag or note no run may carry is bad input and changes
+// nothing.
+func Annotate(root, id string, add, remove []string, note *string) (*runs.Run, error) {
+	for _, t := range add {
+		if err := runs.CheckTag(t); err != nil {
+			return nil, UsageError{err}
+		}
+	}
+	if note != nil {
+		if err := runs.CheckNote(*note); err != nil {
+			return nil, UsageError{err}
+		}
+	}
+	if _, err := OpenRun(root, id); err != nil {
+		return nil, err
+	}
+	return runs.Retag(root, id, add, remove, note)
 }
 
 // OpenHistory opens a run and decodes its event log.

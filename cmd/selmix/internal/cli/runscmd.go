@@ -178,17 +178,9 @@ func showRun(w io.Writer, root, id string, asJSON bool) error {
 // compareRuns prints runs compare of ids of root: the text table, or with
 // data its JSON (asJSON) or CSV (export.Compare).
 func compareRuns(w io.Writer, root string, ids []string, data, asJSON bool) error {
-	var rs []export.Recorded
-	for _, id := range ids {
-		r, err := app.OpenRun(root, id)
-		if err != nil {
-			return err
-		}
-		e, err := export.Load(r)
-		if err != nil {
-			return err
-		}
-		rs = append(rs, e)
+	rs, err := app.OpenRecorded(root, ids)
+	if err != nil {
+		return err
 	}
 	switch {
 	case !data:

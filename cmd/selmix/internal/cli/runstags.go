@@ -57,24 +57,9 @@ func argsWant(min, max int, what string) cobra.PositionalArgs {
 	}
 }
 
-// annotate adds and removes tags of run id and sets its note (if not nil),
-// then prints what the run has. Bad tags or notes are input errors and
-// change nothing.
+// annotate is app.Annotate, then prints what the run has.
 func annotate(w io.Writer, root, id string, add, remove []string, note *string) error {
-	for _, t := range add {
-		if err := runs.CheckTag(t); err != nil {
-			return app.BadInput("%v", err)
-		}
-	}
-	if note != nil {
-		if err := runs.CheckNote(*note); err != nil {
-			return app.BadInput("%v", err)
-		}
-	}
-	if _, err := app.OpenRun(root, id); err != nil {
-		return err
-	}
-	r, err := runs.Retag(root, id, add, remove, note)
+	r, err := app.Annotate(root, id, add, remove, note)
 	if err != nil {
 		return err
 	}
