@@ -31,7 +31,7 @@ type Session struct {
 
 	// Progress prints a run's snapshots as lines until src ends; nil:
 	// nothing is printed.
-	Progress func(ctx context.Context, w io.Writer, src Source, quiet bool)
+	Progress func(ctx context.Context, w io.Writer, src train.Source, quiet bool)
 	// Summary prints a run's final table; from is the step its session
 	// began at. Nil: no table.
 	Summary func(w io.Writer, s *train.Summary, from int)
@@ -46,12 +46,6 @@ type Session struct {
 
 // root is the resolved runs root.
 func (s *Session) root() string { return runs.Root(s.Root) }
-
-// Source is where snapshots come from: an engine's Stream, or a live
-// client of a run in another process.
-type Source interface {
-	Next(ctx context.Context) (train.Snapshot, bool)
-}
 
 // Viewer shows a live run: it reads st until it closes (or longer, while
 // the user looks at the result) and may Send controls to eng. It returns

@@ -1,8 +1,9 @@
 package main
 
 // End-to-end tests of the binary that take minutes (sweeps, a Slurm
-// cluster) live here rather than in internal/cli, so that they have their
-// own package time budget and run beside the cli package's tests.
+// cluster, the paper suite) live here rather than in internal/cli, so
+// that they have their own package time budget and run beside the cli
+// and lifecycle packages' tests.
 
 import (
 	"bytes"

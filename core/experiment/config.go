@@ -3,7 +3,9 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -39,6 +41,33 @@ type Worker struct {
 	Dir          string   `toml:"dir" doc:"the worker's working directory; \"\" = where selmix started (recorded in the run)"`
 	Timeout      float64  `toml:"timeout" doc:"seconds selmix waits for any reply before it stops the worker"`
 	StartTimeout float64  `toml:"start_timeout" doc:"seconds for its first reply (loading data, perhaps pre-training)"`
+}
+
+// WorkerSets are the overrides (section.key=value, as --set takes them)
+// that train in a worker process running command: worker.command, and
+// worker.dir, the directory it runs in (recorded, so that resume and fork
+// find its relative paths again), which is this process's unless sets,
+// the other overrides, name one.
+func WorkerSets(command, sets []string) ([]string, error) {
+	js, err := json.Marshal(command) // a JSON array of strings is a TOML array
+	if err != nil {
+		return nil, err
+	}
+	out := []string{"worker.command=" + string(js)}
+	for _, kv := range sets {
+		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "worker.dir" {
+			return out, nil
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := json.Marshal(wd)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, "worker.dir="+string(dir)), nil
 }
 
 // Record is what the run store keeps of a run besides its log; read by

@@ -183,3 +183,35 @@ func TestPaperPreset(t *testing.T) {
 		t.Errorf("configs/paper.toml fine-tuning\n got %+v\nwant the paper's %+v", got, want)
 	}
 }
+
+// WorkerSets makes overrides Load reads back: the command, and the
+// directory, this one unless the other overrides name one.
+func TestWorkerSets(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	command := []string{"python3", "w.py", "--root", `a "quoted" dir`}
+	for _, c := range []struct {
+		name    string
+		sets    []string
+		wantDir string
+	}{
+		{"this directory", []string{"finetune.s=2"}, wd},
+		{"a worker.dir given", []string{" worker.dir = \"/elsewhere\""}, "/elsewhere"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws, err := WorkerSets(command, c.sets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load("", append(append([]string{}, c.sets...), ws...))
+			if err != nil {
+				t.Fatalf("Load of %q: %v", ws, err)
+			}
+			if !reflect.DeepEqual(cfg.Worker.Command, command) || cfg.Worker.Dir != c.wantDir {
+				t.Errorf("worker %q in %q; want %q in %q (overrides %q)", cfg.Worker.Command, cfg.Worker.Dir, command, c.wantDir, ws)
+			}
+		})
+	}
+}

@@ -481,7 +481,7 @@ func (l *Local) Save() (*train.Saved, error) {
 	return &train.Saved{Format: Format, State: buf.Bytes(), W: W, B: b}, nil
 }
 
-// ParseCheckpoint decodes and checks an engine checkpoint, version 1 or 2:
+// ParseCheckpoint decodes and checks an engine checkpoint, version 1, 2 or 3:
 // a version 1 file's model and sampler become a Local trainer's state.
 func ParseCheckpoint(b []byte) (*train.Checkpoint, error) {
 	return train.ParseCheckpointWith(b, v1State)

@@ -27,40 +27,43 @@ func (e *Engine) SetCheckpointer(every int, f Checkpointer) {
 	e.ckptEvery, e.ckpt = every, f
 }
 
-// Engine checkpoint, version 2 (all integers little-endian):
+// Engine checkpoint, version 3 (all integers little-endian):
 //
-//	"SELMIXC2"
-//	uint32 n, then n bytes of JSON (engineState)
+//	"SELMIXC3"
+//	uint32 n, then n bytes of JSON (engineState), every key snake_case
 //	float64 arrays, row-major: if Eval, the last evaluation C (K×K), Z (K×d),
 //	  W (d×K), b (K); then the head at the checkpoint W (d×K), b (K)
 //	the trainer's state (TrainerLen bytes, format Trainer)
 //	uint32 CRC-32 (IEEE) of everything before it
 //
-// Version 1 ("SELMIXCK": JSON, then a model .npz, then the CRC) is still
-// read.
+// Version 2 ("SELMIXC2") has the same layout, but its JSON names the
+// fields of the pending controls (an op by number), of the best and of
+// the reports as Go does (engineStateV2); version 1 ("SELMIXCK": JSON,
+// then a model .npz, then the CRC). Both are still read.
 const (
-	ckptMagic   = "SELMIXC2"
+	ckptMagic   = "SELMIXC3"
+	ckptMagicV2 = "SELMIXC2"
 	ckptMagicV1 = "SELMIXCK"
 )
 
-// engineState is the JSON part of a version 2 checkpoint.
+// engineState is the JSON part of a version 3 checkpoint.
 type engineState struct {
-	Version       int           `json:"version"`
-	Step          int           `json:"step"`
-	LastRefresh   int           `json:"last_refresh"`
-	Refreshes     int           `json:"refreshes"`
-	Acks          int           `json:"acks"`
-	Loss          *float64      `json:"loss,omitempty"` // nil if none or not finite
-	Hyper         Hyper         `json:"hyper"`
-	Pending       []Control     `json:"pending,omitempty"`
-	ValBefore     metric.Report `json:"val_before"`
-	TestBefore    metric.Report `json:"test_before"`
-	TestObjBefore []float64     `json:"test_obj_before"`
-	K             int           `json:"k"`
-	D             int           `json:"d"`
-	Eval          bool          `json:"eval"`
-	Trainer       string        `json:"trainer"`
-	TrainerLen    int           `json:"trainer_len"`
+	Version       int            `json:"version"`
+	Step          int            `json:"step"`
+	LastRefresh   int            `json:"last_refresh"`
+	Refreshes     int            `json:"refreshes"`
+	Acks          int            `json:"acks"`
+	Loss          *float64       `json:"loss,omitempty"` // nil if none or not finite
+	Hyper         Hyper          `json:"hyper"`
+	Pending       []controlState `json:"pending,omitempty"`
+	ValBefore     reportState    `json:"val_before"`
+	TestBefore    reportState    `json:"test_before"`
+	TestObjBefore []float64      `json:"test_obj_before"`
+	K             int            `json:"k"`
+	D             int            `json:"d"`
+	Eval          bool           `json:"eval"`
+	Trainer       string         `json:"trainer"`
+	TrainerLen    int            `json:"trainer_len"`
 	// The interval since the last refresh, and the figures of the one
 	// that refresh closed.
 	Interval  intervalState `json:"interval"`
@@ -69,7 +72,102 @@ type engineState struct {
 	Realised  *float64      `json:"realised,omitempty"`
 	// The best so far (absent before the first refresh, and in
 	// checkpoints written before selmix kept one).
-	Best *Best `json:"best,omitempty"`
+	Best *bestState `json:"best,omitempty"`
+}
+
+// controlState is a pending Control in a checkpoint: its op by name, as
+// the event log writes controls.
+type controlState struct {
+	Op    string `json:"op"`
+	Key   string `json:"key,omitempty"`
+	Value string `json:"value,omitempty"`
+	At    int    `json:"at"`
+	Auto  bool   `json:"auto,omitempty"`
+}
+
+func controlStates(cs []Control) []controlState {
+	var out []controlState
+	for _, c := range cs {
+		out = append(out, controlState{Op: c.Op.String(), Key: c.Key, Value: c.Value, At: c.At, Auto: c.Auto})
+	}
+	return out
+}
+
+func (st *engineState) controls() ([]Control, error) {
+	var out []Control
+	for _, c := range st.Pending {
+		op, err := ParseOp(c.Op)
+		if err != nil {
+			return nil, fmt.Errorf("%w: pending control: %v", ErrCheckpoint, err)
+		}
+		out = append(out, Control{Op: op, Key: c.Key, Value: c.Value, At: c.At, Auto: c.Auto})
+	}
+	return out, nil
+}
+
+// reportState is a metric.Report in a checkpoint (the same fields,
+// converted to and from it).
+type reportState struct {
+	K             int       `json:"k"`
+	Prior         []float64 `json:"prior"`
+	Recall        []float64 `json:"recall"`
+	Coverage      []float64 `json:"coverage"`
+	MeanRecall    float64   `json:"mean_recall"`
+	MinRecall     float64   `json:"min_recall"`
+	HMean         float64   `json:"hmean"`
+	GMean         float64   `json:"gmean"`
+	MinCoverage   float64   `json:"min_coverage"`
+	Accuracy      float64   `json:"accuracy"`
+	HeadRecall    float64   `json:"head_recall"`
+	TailRecall    float64   `json:"tail_recall"`
+	MinHTRecall   float64   `json:"min_ht_recall"`
+	HeadCoverage  float64   `json:"head_coverage"`
+	TailCoverage  float64   `json:"tail_coverage"`
+	MinHTCoverage float64   `json:"min_ht_coverage"`
+	Worst         int       `json:"worst"`
+}
+
+// bestState is a Best in a checkpoint.
+type bestState struct {
+	Step      int              `json:"step"`
+	Objective metric.Objective `json:"objective"`
+	Psi       float64          `json:"psi"`
+	Val       reportState      `json:"val"`
+	Test      reportState      `json:"test"`
+	TestObj   []float64        `json:"test_obj"`
+}
+
+func newBestState(b *Best) *bestState {
+	if b == nil {
+		return nil
+	}
+	return &bestState{Step: b.Step, Objective: b.Objective, Psi: b.Psi, Val: reportState(b.Val), Test: reportState(b.Test), TestObj: b.TestObj}
+}
+
+func (b *bestState) best() *Best {
+	if b == nil {
+		return nil
+	}
+	return &Best{Step: b.Step, Objective: b.Objective, Psi: b.Psi, Val: metric.Report(b.Val), Test: metric.Report(b.Test), TestObj: b.TestObj}
+}
+
+// engineStateV2 is the JSON part of a version 2 checkpoint: a version 3
+// one but for the fields whose own fields went by their Go names.
+type engineStateV2 struct {
+	engineState
+	Pending    []Control     `json:"pending,omitempty"`
+	ValBefore  metric.Report `json:"val_before"`
+	TestBefore metric.Report `json:"test_before"`
+	Best       *Best         `json:"best,omitempty"`
+}
+
+// state is v2 in the version 3 form.
+func (v2 *engineStateV2) state() engineState {
+	st := v2.engineState
+	st.Pending = controlStates(v2.Pending)
+	st.ValBefore, st.TestBefore = reportState(v2.ValBefore), reportState(v2.TestBefore)
+	st.Best = newBestState(v2.Best)
+	return st
 }
 
 // checkpoint writes a checkpoint if one is due: every ckptEvery refreshes
@@ -104,11 +202,11 @@ func (e *Engine) MarshalState() ([]byte, error) {
 		loss = &e.loss
 	}
 	st := engineState{
-		Version: 2, Step: e.step, LastRefresh: e.lastRefresh, Refreshes: e.refreshes, Acks: e.acks,
-		Loss: loss, Hyper: e.hyper, Pending: e.pending,
-		ValBefore: e.valBefore, TestBefore: e.testBefore, TestObjBefore: e.testObjBef,
+		Version: 3, Step: e.step, LastRefresh: e.lastRefresh, Refreshes: e.refreshes, Acks: e.acks,
+		Loss: loss, Hyper: e.hyper, Pending: controlStates(e.pending),
+		ValBefore: reportState(e.valBefore), TestBefore: reportState(e.testBefore), TestObjBefore: e.testObjBef,
 		K: e.K, D: e.d, Eval: e.last != nil, Trainer: sv.Format, TrainerLen: len(sv.State),
-		Interval: e.iv.state(), Adapter: e.ad, Best: e.best,
+		Interval: e.iv.state(), Adapter: e.ad, Best: newBestState(e.best),
 	}
 	if e.last != nil {
 		st.Predicted, st.Realised = e.last.Predicted, e.last.Realised
@@ -151,11 +249,12 @@ type Checkpoint struct {
 	es      *evalState // the last evaluation; nil in version 1
 }
 
-// ParseCheckpoint decodes and checks a version 2 checkpoint. A version 1
-// file holds a model and is an error here: local.ParseCheckpoint reads it.
+// ParseCheckpoint decodes and checks a version 3 or 2 checkpoint. A
+// version 1 file holds a model and is an error here: local.ParseCheckpoint
+// reads it.
 func ParseCheckpoint(b []byte) (*Checkpoint, error) { return ParseCheckpointWith(b, nil) }
 
-// ParseCheckpointWith decodes and checks a checkpoint, version 1 or 2;
+// ParseCheckpointWith decodes and checks a checkpoint, version 1, 2 or 3;
 // readV1 reads a version 1 file's model (nil: a version 1 file is an error).
 func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	n := len(b)
@@ -163,7 +262,7 @@ func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 		return nil, fmt.Errorf("%w: truncated (%d bytes)", ErrCheckpoint, n)
 	}
 	magic := string(b[:len(ckptMagic)])
-	if magic != ckptMagic && magic != ckptMagicV1 {
+	if magic != ckptMagic && magic != ckptMagicV2 && magic != ckptMagicV1 {
 		return nil, fmt.Errorf("%w: bad header", ErrCheckpoint)
 	}
 	if crc32.ChecksumIEEE(b[:n-4]) != binary.LittleEndian.Uint32(b[n-4:]) {
@@ -179,12 +278,9 @@ func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	if magic == ckptMagicV1 {
 		return parseV1(js, body, readV1)
 	}
-	var st engineState
-	if err := json.Unmarshal(js, &st); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
-	}
-	if st.Version != 2 {
-		return nil, fmt.Errorf("%w: version %d in a version 2 file", ErrCheckpoint, st.Version)
+	st, err := parseState(magic, js)
+	if err != nil {
+		return nil, err
 	}
 	K, d := st.K, st.D
 	if K < 2 || d < 1 || K > 1<<20 || d > 1<<24 || st.TrainerLen < 0 {
@@ -217,6 +313,27 @@ func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	}
 	ck.Trainer = &Saved{Format: st.Trainer, State: body, W: arrays[0], B: arrays[1]}
 	return ck, nil
+}
+
+// parseState decodes the JSON part of a version 3 or (magic ckptMagicV2)
+// version 2 checkpoint into the version 3 form.
+func parseState(magic string, js []byte) (engineState, error) {
+	version, st := 3, engineState{}
+	var err error
+	if magic == ckptMagicV2 {
+		var v2 engineStateV2
+		version, err = 2, json.Unmarshal(js, &v2)
+		st = v2.state()
+	} else {
+		err = json.Unmarshal(js, &st)
+	}
+	if err != nil {
+		return st, fmt.Errorf("%w: %v", ErrCheckpoint, err)
+	}
+	if st.Version != version {
+		return st, fmt.Errorf("%w: version %d in a version %d file", ErrCheckpoint, st.Version, version)
+	}
+	return st, nil
 }
 
 // engineStateV1 is the JSON part of a version 1 checkpoint.
@@ -264,8 +381,8 @@ func parseV1(js, body []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	}
 	st := engineState{
 		Version: 1, Step: v1.Step, LastRefresh: v1.LastRefresh, Refreshes: v1.Refreshes, Acks: v1.Acks,
-		Loss: v1.Loss, Hyper: v1.Hyper, Pending: v1.Pending,
-		ValBefore: v1.ValBefore, TestBefore: v1.TestBefore, TestObjBefore: v1.TestObjBefore,
+		Loss: v1.Loss, Hyper: v1.Hyper, Pending: controlStates(v1.Pending),
+		ValBefore: reportState(v1.ValBefore), TestBefore: reportState(v1.TestBefore), TestObjBefore: v1.TestObjBefore,
 		K: len(sv.B), D: len(sv.W) / len(sv.B), Trainer: sv.Format, TrainerLen: len(sv.State),
 	}
 	return &Checkpoint{Step: st.Step, K: st.K, D: st.D, st: st, Trainer: sv}, nil
@@ -279,6 +396,10 @@ func parseV1(js, body []byte, readV1 V1Trainer) (*Checkpoint, error) {
 // changes when steps run, never what they compute.
 func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 	st := ck.st
+	pending, err := st.controls()
+	if err != nil {
+		return nil, err
+	}
 	cfg.Hyper = st.Hyper
 	e, err := New(cfg, tr)
 	if err != nil {
@@ -294,8 +415,8 @@ func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 	if st.Loss != nil {
 		e.loss = *st.Loss
 	}
-	e.pending = st.Pending
-	e.valBefore, e.testBefore, e.testObjBef = st.ValBefore, st.TestBefore, st.TestObjBefore
+	e.pending = pending
+	e.valBefore, e.testBefore, e.testObjBef = metric.Report(st.ValBefore), metric.Report(st.TestBefore), st.TestObjBefore
 	e.resumed = true
 	if ck.es != nil {
 		e.es = *ck.es
@@ -305,8 +426,8 @@ func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 		e.last.Predicted, e.last.Realised = st.Predicted, st.Realised
 	}
 	e.iv.restore(st.Interval)
-	e.best = st.Best.clone()
-	if st.Version == 2 {
+	e.best = st.Best.best().clone()
+	if st.Version >= 2 {
 		e.ad = st.Adapter
 	}
 	return e, nil

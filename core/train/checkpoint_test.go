@@ -2,8 +2,14 @@ package train_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 
 	"selmix/core/gain"
@@ -276,5 +282,87 @@ func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy) {
 		if g, w := eventKeys(events), eventKeys(ref.events); !reflect.DeepEqual(g, w) {
 			t.Errorf("stops %v: events differ\n got %v\nwant %v", stops, g, w)
 		}
+	}
+}
+
+// A version 2 checkpoint (testdata/checkpoint-v2.ckpt: the toy run of
+// TestResumeEqualsUninterrupted at step 20, written when the envelope
+// named the fields of its pending controls, best and reports as Go does)
+// still opens: they read as written, the version 3 checkpoint it is
+// written as again names every field in snake_case, and both resume to
+// the same end, the pending controls taking effect at their steps.
+func TestCheckpointVersion2(t *testing.T) {
+	v2, err := os.ReadFile(filepath.Join("testdata", "checkpoint-v2.ckpt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(v2[:8]) != "SELMIXC2" {
+		t.Fatalf("the fixture starts %q, not a version 2 checkpoint", v2[:8])
+	}
+	sp := toySplit(4, 6, 90, 1)
+	cfg := toyConfig()
+	old, err := resumeToy(cfg, sp, v2)
+	if err != nil {
+		t.Fatalf("version 2 checkpoint: %v", err)
+	}
+	if b := old.Best(); b == nil || b.Step != 0 || b.Objective != "min-recall" || b.Psi != 0.003884060087424092 ||
+		b.Val.MeanRecall != 0.25625 || !reflect.DeepEqual(b.Test.Recall, []float64{0, 0, 0, 1}) || len(b.TestObj) != 10 {
+		t.Errorf("best read from the version 2 checkpoint: %+v", b)
+	}
+	v3, err := old.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := string(v3[12 : 12+binary.LittleEndian.Uint32(v3[8:])])
+	if string(v3[:8]) != "SELMIXC3" || !strings.HasPrefix(js, `{"version":3,`) {
+		t.Errorf("written again as %q, JSON %.20s…; want SELMIXC3, version 3", v3[:8], js)
+	}
+	for _, want := range []string{
+		`"pending":[{"op":"set","key":"s","value":"3","at":25},{"op":"set","key":"batch","value":"8","at":44}]`,
+		`"val_before":{"k":4,"prior":[0.25,0.25,0.25,0.25],"recall":[0,0,0.025,1],`, `"mean_recall":0.25625,`,
+		`"best":{"step":0,"objective":"min-recall","psi":0.003884060087424092,"val":{"k":4,`, `"test_obj":[0.25,`,
+	} {
+		if !strings.Contains(js, want) {
+			t.Errorf("version 3 JSON lacks %s:\n%s", want, js)
+		}
+	}
+	if m := regexp.MustCompile(`"[A-Z][A-Za-z]*":`).FindString(js); m != "" {
+		t.Errorf("version 3 JSON has a Go field name %s:\n%s", m, js)
+	}
+	cur, err := resumeToy(cfg, sp, v3)
+	if err != nil {
+		t.Fatalf("version 3 checkpoint: %v", err)
+	}
+	run := func(e *train.Engine) (*train.Summary, []string) {
+		t.Helper()
+		st := e.Subscribe()
+		done := make(chan []string)
+		go func() {
+			var acks []string
+			for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
+				if s.Ack != nil {
+					acks = append(acks, fmt.Sprintf("%s@%d", s.Ack.Control, s.Ack.Step))
+				}
+			}
+			done <- acks
+		}()
+		sum, err := e.Run(context.Background())
+		acks := <-done
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum.Seconds = 0
+		return sum, acks
+	}
+	got, gotAcks := run(old)
+	want, wantAcks := run(cur)
+	if w := []string{"set s=3@25", "set batch=8@44"}; !reflect.DeepEqual(gotAcks, w) || !reflect.DeepEqual(wantAcks, w) {
+		t.Errorf("controls acknowledged: from version 2 %v, from version 3 %v; want %v", gotAcks, wantAcks, w)
+	}
+	if got.ValBefore.MeanRecall != 0.25625 || got.TestBefore.MinCoverage != 0.00625 {
+		t.Errorf("summary's before: val mean recall %v, test min coverage %v; want 0.25625, 0.00625", got.ValBefore.MeanRecall, got.TestBefore.MinCoverage)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("resumed from version 2 and from version 3: summaries differ\n got %+v\nwant %+v", got, want)
 	}
 }

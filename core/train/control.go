@@ -22,6 +22,16 @@ func (o Op) String() string {
 	return opNames[o]
 }
 
+// ParseOp is the Op whose String is name.
+func ParseOp(name string) (Op, error) {
+	for op := range Op(len(opNames)) {
+		if op.String() == name {
+			return op, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown control op %q", name)
+}
+
 // Control is a message to the engine. It takes effect at a step boundary:
 // at step At if At > 0 (replay uses this), else at the first boundary
 // after it arrives.

@@ -5,6 +5,14 @@ import (
 	"sync"
 )
 
+// Source is where snapshots come from: an engine's Stream, or the live
+// client of a run in another process (runs/live). Next blocks until a
+// snapshot comes, and reports false once the source has ended or ctx is
+// done.
+type Source interface {
+	Next(ctx context.Context) (Snapshot, bool)
+}
+
 // Stream carries snapshots from the engine to one reader. The engine never
 // blocks on it: per-step snapshots are coalesced to the newest, and every
 // other kind (refresh, control, phase, final, error) is queued and never

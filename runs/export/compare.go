@@ -7,16 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"selmix/runs"
 	"selmix/runs/record"
 )
-
-// Run is one run to compare.
-type Run struct {
-	Meta   runs.Meta
-	Config Config
-	Hist   *record.History
-}
 
 // Comparison is runs side by side, as runs compare prints it: the config
 // keys whose values differ, and for every metric the final, best
@@ -85,7 +77,7 @@ func CompareMetrics() []string {
 }
 
 // Compare puts rs side by side.
-func Compare(rs []Run) Comparison {
+func Compare(rs []Recorded) Comparison {
 	var c Comparison
 	for _, r := range rs {
 		c.Runs = append(c.Runs, ComparedRun{ID: r.Meta.ID, Name: r.Meta.Name, Tags: append([]string{}, r.Meta.Tags...)})

@@ -16,13 +16,13 @@ import (
 
 var vizRuns = filepath.Join("..", "..", "viz", "testdata", "run")
 
-func loadRuns(t *testing.T) []Run {
+func loadRuns(t *testing.T) []Recorded {
 	t.Helper()
 	all, err := runs.List(vizRuns)
 	if err != nil || len(all) != 2 {
 		t.Fatalf("%v %v", all, err)
 	}
-	var rs []Run
+	var rs []Recorded
 	for i := range all {
 		r, err := Load(&all[i])
 		if err != nil {
@@ -30,6 +30,9 @@ func loadRuns(t *testing.T) []Run {
 		}
 		if r.Meta.ID != all[i].Meta.ID || r.Hist == nil || len(r.Hist.Refreshes) == 0 || r.Config.Text("finetune.policy") == "" {
 			t.Fatalf("Load(%s): meta %s, %v refreshes, policy %q", all[i].Meta.ID, r.Meta.ID, r.Hist, r.Config.Text("finetune.policy"))
+		}
+		if r.Dir != all[i].Dir || r.Status != all[i].EffectiveStatus() || !strings.Contains(r.ConfigText, "[finetune]") {
+			t.Fatalf("Load(%s): dir %q status %q, config.toml %.40q", all[i].Meta.ID, r.Dir, r.Status, r.ConfigText)
 		}
 		rs = append(rs, r)
 	}

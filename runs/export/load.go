@@ -7,20 +7,32 @@ import (
 	"selmix/runs/record"
 )
 
-// Load reads what a comparison needs of r: its event log and its
+// Recorded is a recorded run as every export reads it (runs compare, the
+// notebook tables, TensorBoard): its metadata and status, its folder, its
+// configuration as recorded and flattened, and its event log.
+type Recorded struct {
+	Meta       runs.Meta
+	Status     string // as runs ls shows it (runs.Run.EffectiveStatus)
+	Dir        string
+	ConfigText string // config.toml
+	Config     Config // ConfigText flattened
+	Hist       *record.History
+}
+
+// Load reads what the exports need of r: its event log and its
 // config.toml, flattened.
-func Load(r *runs.Run) (Run, error) {
+func Load(r *runs.Run) (Recorded, error) {
 	h, err := record.Load(r)
 	if err != nil {
-		return Run{}, err
+		return Recorded{}, err
 	}
 	text, err := r.Config()
 	if err != nil {
-		return Run{}, err
+		return Recorded{}, err
 	}
 	cfg, err := ParseConfig(text, filepath.Join(r.Dir, "config.toml"))
 	if err != nil {
-		return Run{}, err
+		return Recorded{}, err
 	}
-	return Run{Meta: r.Meta, Config: cfg, Hist: h}, nil
+	return Recorded{Meta: r.Meta, Status: r.EffectiveStatus(), Dir: r.Dir, ConfigText: text, Config: cfg, Hist: h}, nil
 }

@@ -242,17 +242,8 @@ func ControlRecord(a train.Ack) ControlData {
 	return ControlData{Op: a.Control.Op.String(), Key: a.Control.Key, Value: a.Control.Value, At: a.Control.At, Step: a.Step, Error: a.Err, Auto: a.Control.Auto}
 }
 
-func parseOp(s string) (train.Op, error) {
-	for op := train.OpPause; op <= train.OpSet; op++ {
-		if op.String() == s {
-			return op, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown control op %q", s)
-}
-
 func (d ControlData) Ack() (train.Ack, error) {
-	op, err := parseOp(d.Op)
+	op, err := train.ParseOp(d.Op)
 	if err != nil {
 		return train.Ack{}, err
 	}

@@ -35,7 +35,7 @@ type value func(i int, rep func(metric.Report) float64, obj int) float64
 // differ, every reported metric and ψ at the last refresh and at its best
 // over the refreshes (validation), and on the test set before and after
 // fine-tuning.
-func Compare(w io.Writer, rs []export.Run) error {
+func Compare(w io.Writer, rs []export.Recorded) error {
 	var g grid
 	perRun := func(label string, f func(i int) string) {
 		cells := []string{label}
@@ -72,7 +72,7 @@ func Compare(w io.Writer, rs []export.Run) error {
 
 // configRows adds a row per config key whose value differs between rs
 // (but name, which has its own row), "(none)" if none does.
-func configRows(g *grid, rs []export.Run, perRun func(label string, f func(i int) string)) {
+func configRows(g *grid, rs []export.Recorded, perRun func(label string, f func(i int) string)) {
 	ndiff := 0
 	keys := map[string]bool{}
 	for _, r := range rs {
@@ -105,7 +105,7 @@ func configRows(g *grid, rs []export.Run, perRun func(label string, f func(i int
 }
 
 // valStat is a statistic, pick, of one metric over a run's refreshes.
-func valStat(rs []export.Run, pick func(vals []float64) float64) value {
+func valStat(rs []export.Recorded, pick func(vals []float64) float64) value {
 	return func(i int, rep func(metric.Report) float64, obj int) float64 {
 		vals := make([]float64, 0, len(rs[i].Hist.Refreshes))
 		for _, r := range rs[i].Hist.Refreshes {
@@ -124,7 +124,7 @@ func valStat(rs []export.Run, pick func(vals []float64) float64) value {
 }
 
 // testValue is a metric on test before (or after) fine-tuning.
-func testValue(rs []export.Run, after bool) value {
+func testValue(rs []export.Recorded, after bool) value {
 	return func(i int, rep func(metric.Report) float64, obj int) float64 {
 		f := rs[i].Hist.Final
 		if f == nil {

@@ -47,6 +47,36 @@ func List(w io.Writer, root string, tags []string) error {
 	return tw.Flush()
 }
 
+// Live writes the table of ps: every live run of root and every crashed
+// one (a process that ended without recording how), or a line saying
+// there is none.
+func Live(w io.Writer, root string) error {
+	rs, err := runs.List(root)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PID\tRUN\tNAME\tSTEP\tSTATE")
+	n := 0
+	for _, r := range rs {
+		st := r.EffectiveStatus()
+		if !r.Live && st != runs.StatusCrashed {
+			continue
+		}
+		pid := "-"
+		if r.Live {
+			pid = fmt.Sprint(r.Pid)
+		}
+		safetext.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", pid, r.Meta.ID, r.Meta.Name, r.Meta.Steps, st)
+		n++
+	}
+	if n == 0 {
+		fmt.Fprintf(w, "no live or crashed runs in %s\n", root)
+		return nil
+	}
+	return tw.Flush()
+}
+
 // TagsColumn is a run's tags as runs ls shows them: comma-separated, at
 // most 40 runes, "-" for none.
 func TagsColumn(m runs.Meta) string {

@@ -130,7 +130,7 @@ func TestBests(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	var rs []export.Run
+	var rs []export.Recorded
 	for _, n := range []string{"viz-selmix", "viz-uniform"} {
 		r, _ := openRun(t, n)
 		e, err := export.Load(r)

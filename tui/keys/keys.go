@@ -170,6 +170,23 @@ func DefaultPath() string {
 	return filepath.Join(dir, "selmix", "keys.toml")
 }
 
+// Resolve is the key map of the file at path, or with path "" of the
+// file at DefaultPath if there is one, else Default; and the path it
+// came from ("" for Default).
+func Resolve(path string) (*Map, string, error) {
+	optional := path == ""
+	if optional {
+		if path = DefaultPath(); path == "" {
+			return Default(), "", nil
+		}
+	}
+	m, err := Load(path, optional)
+	if err != nil {
+		return nil, "", err
+	}
+	return m, path, nil
+}
+
 // keysFile bounds keys.toml.
 var keysFile = boundedfile.Limit{What: "keys file", Max: 1 << 20}
 

@@ -93,3 +93,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Resolve: a file given must be there and good; without one, the default
+// file is read if present, else the defaults are used.
+func TestResolve(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	def := filepath.Join(cfg, "selmix", "keys.toml")
+	if m, p, err := Resolve(""); err != nil || p != def || m.Pause.Keys()[0] != Default().Pause.Keys()[0] {
+		t.Errorf("no file: path %q, %v; want the defaults and %q", p, err, def)
+	}
+	if err := os.MkdirAll(filepath.Dir(def), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(def, []byte("pause = \"P\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m, p, err := Resolve(""); err != nil || p != def || m.Pause.Keys()[0] != "P" {
+		t.Errorf("default file: path %q, %v; want pause on P from %q", p, err, def)
+	}
+	for _, path := range []string{filepath.Join(cfg, "missing.toml"), write(t, "paws = \"p\"\n")} {
+		if _, _, err := Resolve(path); err == nil {
+			t.Errorf("Resolve(%s): no error", path)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 // Cells of the long table: class is empty for a metric that is not per
 // class; values as FormatFloat writes them. Cells of the runs table are
 // empty where a run has no value.
-func WriteCSV(path string, rs []Run) (string, error) {
+func WriteCSV(path string, rs []export.Recorded) (string, error) {
 	err := atomicfile.Write(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(LongColumns); err != nil {

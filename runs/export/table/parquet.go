@@ -28,7 +28,7 @@ const batch = 4096
 // RunsPath(path) as Parquet files (Snappy-compressed), each atomically,
 // and returns the runs table's path. class is null for a metric that is
 // not per class; a runs table column is null where a run has no value.
-func WriteParquet(path string, rs []Run) (string, error) {
+func WriteParquet(path string, rs []export.Recorded) (string, error) {
 	err := atomicfile.Write(path, func(w io.Writer) error {
 		pw := parquet.NewGenericWriter[longRow](w, parquet.Compression(&parquet.Snappy))
 		buf := make([]longRow, 0, batch)
@@ -66,7 +66,7 @@ func WriteParquet(path string, rs []Run) (string, error) {
 // writeRunsParquet writes the runs table. Its columns are known only at
 // run time, so each row is a struct built with reflect whose fields, in
 // column order, are pointers (nil: null) tagged with the column names.
-func writeRunsParquet(w io.Writer, rs []Run) error {
+func writeRunsParquet(w io.Writer, rs []export.Recorded) error {
 	cols := runsTable(rs)
 	fields := make([]reflect.StructField, len(cols))
 	for i, c := range cols {

@@ -11,28 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"selmix/runs"
 	"selmix/runs/export"
-	"selmix/runs/record"
 )
-
-// Run is one run to write.
-type Run struct {
-	Meta   runs.Meta
-	Status string // as runs ls shows it (runs.Run.EffectiveStatus)
-	Config export.Config
-	Hist   *record.History
-}
-
-// Load reads what the tables need of an opened run: what a comparison
-// needs (export.Load) and the status runs ls shows.
-func Load(r *runs.Run) (Run, error) {
-	er, err := export.Load(r)
-	if err != nil {
-		return Run{}, err
-	}
-	return Run{Meta: er.Meta, Status: r.EffectiveStatus(), Config: er.Config, Hist: er.Hist}, nil
-}
 
 // RunsPath is where the runs table goes beside the long table at path:
 // "runs.csv" → "runs.runs.csv", "out.parquet" → "out.runs.parquet", "t"
@@ -53,7 +33,7 @@ var LongColumns = []string{"run", "step", "split", "metric", "class", "value"}
 type runColumn struct {
 	name string
 	kind kind
-	get  func(r *Run) (any, bool) // the value, and whether there is one
+	get  func(r *export.Recorded) (any, bool) // the value, and whether there is one
 }
 
 // kind is a column's type.
@@ -67,20 +47,20 @@ const (
 )
 
 var runColumns = []runColumn{
-	{"run", kString, func(r *Run) (any, bool) { return r.Meta.ID, true }},
-	{"name", kString, func(r *Run) (any, bool) { return r.Meta.Name, true }},
-	{"status", kString, func(r *Run) (any, bool) { return r.Status, true }},
-	{"created", kString, func(r *Run) (any, bool) { return r.Meta.Created, true }},
-	{"tags", kString, func(r *Run) (any, bool) { return strings.Join(r.Meta.Tags, " "), true }},
-	{"note", kString, func(r *Run) (any, bool) { return r.Meta.Note, true }},
-	{"objective", kString, func(r *Run) (any, bool) { return r.Meta.Objective, true }},
-	{"policy", kString, func(r *Run) (any, bool) { return r.Meta.Policy, true }},
-	{"steps", kInt, func(r *Run) (any, bool) { return int64(r.Meta.Steps), true }},
-	{"best", kFloat, func(r *Run) (any, bool) { return r.Meta.Best, r.Meta.BestStep >= 0 }},
-	{"best_step", kInt, func(r *Run) (any, bool) { return int64(r.Meta.BestStep), r.Meta.BestStep >= 0 }},
-	{"parent", kString, func(r *Run) (any, bool) { return r.Meta.Parent, r.Meta.Parent != "" }},
-	{"parent_step", kInt, func(r *Run) (any, bool) { return int64(r.Meta.ParentStep), r.Meta.Parent != "" }},
-	{"format", kInt, func(r *Run) (any, bool) { return int64(r.Meta.Format), true }},
+	{"run", kString, func(r *export.Recorded) (any, bool) { return r.Meta.ID, true }},
+	{"name", kString, func(r *export.Recorded) (any, bool) { return r.Meta.Name, true }},
+	{"status", kString, func(r *export.Recorded) (any, bool) { return r.Status, true }},
+	{"created", kString, func(r *export.Recorded) (any, bool) { return r.Meta.Created, true }},
+	{"tags", kString, func(r *export.Recorded) (any, bool) { return strings.Join(r.Meta.Tags, " "), true }},
+	{"note", kString, func(r *export.Recorded) (any, bool) { return r.Meta.Note, true }},
+	{"objective", kString, func(r *export.Recorded) (any, bool) { return r.Meta.Objective, true }},
+	{"policy", kString, func(r *export.Recorded) (any, bool) { return r.Meta.Policy, true }},
+	{"steps", kInt, func(r *export.Recorded) (any, bool) { return int64(r.Meta.Steps), true }},
+	{"best", kFloat, func(r *export.Recorded) (any, bool) { return r.Meta.Best, r.Meta.BestStep >= 0 }},
+	{"best_step", kInt, func(r *export.Recorded) (any, bool) { return int64(r.Meta.BestStep), r.Meta.BestStep >= 0 }},
+	{"parent", kString, func(r *export.Recorded) (any, bool) { return r.Meta.Parent, r.Meta.Parent != "" }},
+	{"parent_step", kInt, func(r *export.Recorded) (any, bool) { return int64(r.Meta.ParentStep), r.Meta.Parent != "" }},
+	{"format", kInt, func(r *export.Recorded) (any, bool) { return int64(r.Meta.Format), true }},
 }
 
 // ConfigPrefix starts the runs table's column of each config key.
@@ -98,7 +78,7 @@ type column struct {
 // "config.<key>" for every config key any run has, sorted, typed by the
 // values the runs have: integer, number (integers and floats mixed),
 // bool, or text (anything else, or kinds mixed).
-func runsTable(rs []Run) []column {
+func runsTable(rs []export.Recorded) []column {
 	var cols []column
 	for _, c := range runColumns {
 		col := column{name: c.name, kind: c.kind}

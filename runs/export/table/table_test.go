@@ -19,15 +19,15 @@ import (
 
 var vizRuns = filepath.Join("..", "..", "..", "viz", "testdata", "run")
 
-func loadRuns(t *testing.T) []Run {
+func loadRuns(t *testing.T) []export.Recorded {
 	t.Helper()
 	all, err := runs.List(vizRuns)
 	if err != nil || len(all) != 2 {
 		t.Fatalf("%v %v", all, err)
 	}
-	var rs []Run
+	var rs []export.Recorded
 	for i := range all {
-		r, err := Load(&all[i])
+		r, err := export.Load(&all[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ type key struct {
 // payload as the run format writes it (every number in it but k and the
 // worst class), its per-class vectors, and the test set's before and
 // after.
-func want(t *testing.T, rs []Run) map[key]float64 {
+func want(t *testing.T, rs []export.Recorded) map[key]float64 {
 	t.Helper()
 	out := map[key]float64{}
 	for _, r := range rs {

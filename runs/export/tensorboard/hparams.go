@@ -32,9 +32,9 @@ type session struct {
 
 // newSession: the run's hyperparameters are its configuration, flattened
 // ("finetune.s"), and its tags (HParamTags).
-func newSession(r Run, cfg export.Config) session {
+func newSession(r export.Recorded) session {
 	hp := map[string]*structpb.Value{}
-	for k, v := range cfg {
+	for k, v := range r.Config {
 		switch x := v.(type) {
 		case int64:
 			hp[k] = structpb.NewNumberValue(float64(x))
@@ -170,14 +170,14 @@ func valueText(v *structpb.Value) string { return fmt.Sprint(v.AsInterface()) }
 // earlierSessions reads the sessions an earlier export left in out: the
 // session start of each out/<id>/ event file of ours, for the runs not in
 // rs. Files it cannot read are skipped: they only widen the experiment.
-func earlierSessions(out string, rs []Run) []session {
+func earlierSessions(out string, rs []export.Recorded) []session {
 	ents, err := os.ReadDir(out)
 	if err != nil {
 		return nil
 	}
 	var found []session
 	for _, e := range ents {
-		if !e.IsDir() || slices.ContainsFunc(rs, func(r Run) bool { return r.Meta.ID == e.Name() }) {
+		if !e.IsDir() || slices.ContainsFunc(rs, func(r export.Recorded) bool { return r.Meta.ID == e.Name() }) {
 			continue
 		}
 		files, _ := filepath.Glob(filepath.Join(out, e.Name(), "events.out.tfevents.*"+runFileSuffix))

@@ -27,7 +27,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"selmix/core/atomicfile"
-	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/export/tensorboard/tbpb"
 	"selmix/runs/export/tensorboard/tbpb/hparamspb"
@@ -74,49 +73,23 @@ func RunFile(created time.Time) string {
 	return fmt.Sprintf("events.out.tfevents.%d%s", created.Unix(), runFileSuffix)
 }
 
-// Run is one run to export.
-type Run struct {
-	Meta   runs.Meta
-	Status string // as runs ls shows it (runs.Run.EffectiveStatus)
-	Dir    string
-	Config string // config.toml
-	Hist   *record.History
-}
-
-// Load reads what Export needs of an opened run.
-func Load(r *runs.Run) (Run, error) {
-	h, err := record.Load(r)
-	if err != nil {
-		return Run{}, err
-	}
-	cfg, err := r.Config()
-	if err != nil {
-		return Run{}, err
-	}
-	return Run{Meta: r.Meta, Status: r.EffectiveStatus(), Dir: r.Dir, Config: cfg, Hist: h}, nil
-}
-
 // Export writes each run's event file into out/<run id>/ and the HParams
 // experiment summary into out, creating out if needed, and returns the
 // paths written. Every file is written atomically. The experiment covers
 // the runs given and those an earlier export left in out, so exports of
 // several runs one at a time still compare in the HParams tab.
-func Export(out string, rs []Run) ([]string, error) {
+func Export(out string, rs []export.Recorded) ([]string, error) {
 	var paths []string
 	var sessions []session
 	for _, r := range rs {
-		cfg, err := export.ParseConfig(r.Config, filepath.Join(r.Dir, "config.toml"))
-		if err != nil {
-			return paths, err
-		}
 		created, _ := time.Parse(time.RFC3339, r.Meta.Created)
 		dir := filepath.Join(out, r.Meta.ID)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return paths, err
 		}
 		path := filepath.Join(dir, RunFile(created))
-		s := newSession(r, cfg)
-		err = atomicfile.Write(path, func(w io.Writer) error { return writeRun(w, r, created, s) })
+		s := newSession(r)
+		err := atomicfile.Write(path, func(w io.Writer) error { return writeRun(w, r, created, s) })
 		if err != nil {
 			return paths, err
 		}
@@ -191,14 +164,14 @@ func seconds(t time.Time) float64 {
 }
 
 // writeRun writes the event file of one run.
-func writeRun(w io.Writer, r Run, created time.Time, s session) error {
+func writeRun(w io.Writer, r export.Recorded, created time.Time, s session) error {
 	rw := &recordWriter{w: bufio.NewWriterSize(w, 1<<16)}
 	rw.event(&tbpb.Event{WallTime: seconds(created), What: &tbpb.Event_FileVersion{FileVersion: fileVersion}})
 
 	start := []*tbpb.Summary_Value{hparamsValue(TagSessionStart, &hparamspb.HParamsPluginData{
 		Data: &hparamspb.HParamsPluginData_SessionStartInfo{SessionStartInfo: s.start},
 	})}
-	start = append(start, textValue(TagConfig, "```toml\n"+strings.TrimRight(r.Config, "\n")+"\n```"))
+	start = append(start, textValue(TagConfig, "```toml\n"+strings.TrimRight(r.ConfigText, "\n")+"\n```"))
 	if len(r.Meta.Tags) > 0 {
 		start = append(start, textValue(TagTags, strings.Join(r.Meta.Tags, " ")))
 	}

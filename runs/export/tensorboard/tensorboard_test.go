@@ -22,6 +22,7 @@ import (
 
 	"selmix/core/metric"
 	"selmix/runs"
+	"selmix/runs/export"
 	"selmix/runs/export/tensorboard/tbpb"
 	"selmix/runs/export/tensorboard/tbpb/hparamspb"
 	"selmix/runs/record"
@@ -93,22 +94,22 @@ func scalars(evs []*tbpb.Event) map[string][]point {
 	return out
 }
 
-func loadRun(t *testing.T, root, id string) Run {
+func loadRun(t *testing.T, root, id string) export.Recorded {
 	t.Helper()
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := Load(r)
+	run, err := export.Load(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return run
 }
 
-func exportRuns(t *testing.T, out string, ids ...string) []Run {
+func exportRuns(t *testing.T, out string, ids ...string) []export.Recorded {
 	t.Helper()
-	var rs []Run
+	var rs []export.Recorded
 	for _, id := range ids {
 		rs = append(rs, loadRun(t, vizRuns, id))
 	}
@@ -118,7 +119,7 @@ func exportRuns(t *testing.T, out string, ids ...string) []Run {
 	return rs
 }
 
-func runFile(t *testing.T, out string, r Run) string {
+func runFile(t *testing.T, out string, r export.Recorded) string {
 	t.Helper()
 	created, _ := time.Parse(time.RFC3339, r.Meta.Created)
 	return filepath.Join(out, r.Meta.ID, RunFile(created))
@@ -232,7 +233,7 @@ func TestImagesAndText(t *testing.T) {
 	out := t.TempDir()
 	r := loadRun(t, vizRuns, "viz-selmix")
 	r.Meta.Tags, r.Meta.Note = []string{"paper"}, "a note"
-	if _, err := Export(out, []Run{r}); err != nil {
+	if _, err := Export(out, []export.Recorded{r}); err != nil {
 		t.Fatal(err)
 	}
 	evs := readEvents(t, runFile(t, out, r))
@@ -274,7 +275,7 @@ func TestImagesAndText(t *testing.T) {
 	if !slices.Equal(imageSteps, want) || len(want) == 0 {
 		t.Errorf("G images at steps %v, matrices kept at %v", imageSteps, want)
 	}
-	if texts["config"] != "```toml\n"+strings.TrimRight(r.Config, "\n")+"\n```" || texts["run/tags"] != "paper" || texts["run/note"] != "a note" {
+	if texts["config"] != "```toml\n"+strings.TrimRight(r.ConfigText, "\n")+"\n```" || texts["run/tags"] != "paper" || texts["run/note"] != "a note" {
 		t.Errorf("texts %q", texts)
 	}
 }
@@ -312,7 +313,7 @@ func TestHParams(t *testing.T) {
 	out := t.TempDir()
 	sel := exportRuns(t, out, "viz-selmix")[0]
 	uni := exportRuns(t, out, "viz-uniform")[0]
-	for _, r := range []Run{sel, uni} {
+	for _, r := range []export.Recorded{sel, uni} {
 		evs := readEvents(t, runFile(t, out, r))
 		start := hparamsData(t, evs, TagSessionStart).GetSessionStartInfo()
 		policy := start.GetHparams()["finetune.policy"].GetStringValue()
@@ -514,11 +515,11 @@ func BenchmarkExport(b *testing.B) {
 	}
 	out := b.TempDir()
 	for b.Loop() {
-		run, err := Load(r)
+		run, err := export.Load(r)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Export(out, []Run{run}); err != nil {
+		if _, err := Export(out, []export.Recorded{run}); err != nil {
 			b.Fatal(err)
 		}
 	}

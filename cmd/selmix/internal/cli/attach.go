@@ -1,120 +1,20 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"selmix/app"
 	"selmix/runs"
-	"selmix/runs/record"
-	"selmix/tui"
-	"selmix/tui/history"
+	"selmix/runs/live"
+	"selmix/runs/report"
 )
-
-// attachWorkbenchTo opens the workbench on a run living in another
-// process: it replays the run's log so every pane has its history, then
-// follows the live snapshots. The run outlives the workbench unless the
-// user asks to stop it.
-func attachWorkbenchTo(cmd *cobra.Command, r *runs.Run, keysPath string) error {
-	km, kpath, err := loadKeys(keysPath)
-	if err != nil {
-		return err
-	}
-	if err := needTerminal(cmd.OutOrStdout()); err != nil {
-		return err
-	}
-	ctx, cancel := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
-	defer cancel()
-	// Subscribe before reading the log: what happens in between arrives
-	// twice and is dropped below, never missed.
-	cl, err := app.DialLive(r, true)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	h, err := record.Load(r)
-	if err != nil {
-		return err
-	}
-	info := history.RunInfo{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir, Worker: r.WorkerCommand()}
-	if len(h.Starts) > 0 {
-		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
-	}
-	st := app.ReplayThenFollow(ctx, h, cl)
-	root := filepath.Dir(r.Dir)
-	m := tui.New(tui.Options{
-		Info: info, Ctl: cl, Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Attached: true,
-		Fork: forkAction(root, r.Meta.ID), Export: exportAction(r.Dir), LoadMatrices: loadMatrices(h),
-	})
-	if err := showProgram(ctx, m, st); err != nil {
-		return err
-	}
-	w := cmd.OutOrStdout()
-	if m.Detached() || !m.Quit() {
-		fmt.Fprintf(w, "detached; run %s goes on (selmix attach %s · selmix stop %s)\n", r.Meta.ID, r.Meta.ID, r.Meta.ID)
-		if m.Browse() {
-			return errBrowse
-		}
-		return nil
-	}
-	if m.State() != tui.Finished && m.State() != tui.Failed {
-		if err := app.StopLive(cmd.Context(), w, r); err != nil {
-			return err
-		}
-	}
-	return printRecordedSummary(w, r)
-}
-
-// printRecordedSummary prints the before/after table from the run's log.
-func printRecordedSummary(w io.Writer, r *runs.Run) error {
-	h, err := record.Load(r)
-	if err != nil {
-		return err
-	}
-	printSummary(w, h.Final, h.SessionStart())
-	fmt.Fprintf(w, "run %s: %s\n", r.Meta.ID, r.Dir)
-	return nil
-}
-
-// forkAction forks run id of root at a step or its best checkpoint, with the overrides chosen
-// in the workbench's fork form, into a new background run: what f does
-// in the workbench. Forks start one at a time, so each new run's name is
-// chosen after the previous fork's run exists (forkRun picks a free one).
-func forkAction(root, id string) func(at string, sets []string) (string, error) {
-	var mu sync.Mutex
-	return func(at string, sets []string) (string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		nid, _, err := app.SpawnForkDetached(root, id, at, sets)
-		if err != nil {
-			return "", fmt.Errorf("fork: %v", err)
-		}
-		return fmt.Sprintf("forked as run %s, running in the background: selmix attach %s", nid, nid), nil
-	}
-}
-
-// exportAction writes the run's figures into its plots/ from what is on
-// disk now: what x does in the workbench.
-func exportAction(dir string) func() (string, error) {
-	return func() (string, error) {
-		var buf bytes.Buffer
-		if err := autoExport(&buf, dir); err != nil {
-			return "", fmt.Errorf("export: %v", err)
-		}
-		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-		return lines[len(lines)-1], nil
-	}
-}
 
 func newAttachCmd() *cobra.Command {
 	var (
@@ -133,7 +33,11 @@ the live run. Quitting asks whether to stop the run or detach from it.
 		if follow {
 			return followRun(cmd.Context(), cmd.OutOrStdout(), r)
 		}
-		return browseAfter(cmd, filepath.Dir(r.Dir), keysPath, attachWorkbenchTo(cmd, r, keysPath))
+		sc, err := newScreens(cmd, keysPath)
+		if err != nil {
+			return err
+		}
+		return screenExit(sc.BrowseAfter(cmd.Context(), filepath.Dir(r.Dir), sc.Attach(cmd.Context(), r)))
 	})
 	addKeysFlag(cmd, &keysPath)
 	cmd.Flags().BoolVar(&follow, "follow", false, "print progress lines instead of opening the workbench")
@@ -144,13 +48,13 @@ the live run. Quitting asks whether to stop the run or detach from it.
 func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	cl, err := app.DialLive(r, false)
+	cl, err := live.DialWait(r.Dir, false)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	fmt.Fprintf(w, "attached to run %s (%s); Ctrl-C detaches, the run goes on\n", r.Meta.ID, r.Dir)
-	printProgress(ctx, w, cl, false)
+	report.Progress(ctx, w, cl, false)
 	if err := cl.Err(); err != nil {
 		return err
 	}

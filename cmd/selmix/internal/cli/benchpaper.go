@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/bench"
-	"selmix/runs"
 	"selmix/runs/sweep"
 )
 
@@ -76,9 +76,9 @@ func benchPaper(cmd *cobra.Command, f benchFlags) error {
 	var ss []*sweep.Sweep
 	if len(f.report) > 0 {
 		for _, q := range f.report {
-			s, err := sweep.Open(runs.Root(root), q)
+			s, err := app.OpenSweep(root, q)
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			ss = append(ss, s)
 		}
@@ -118,11 +118,13 @@ func runPaper(cmd *cobra.Command, root string, f benchFlags) (*sweep.Sweep, erro
 	}
 	s, spec, text, err := bench.PlanPaper(root, wd, f.PaperOptions)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, app.UsageError{Err: err}
 	}
 	if err := s.Create(spec, text); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "sweep %s: %d members in %s\n", s.ID, len(s.Members), s.Dir)
-	return s, execSweep(cmd, s, sweep.ExecLocal, s.AllMembers(), f.sweep)
+	o := f.sweep.options()
+	o.Executor = sweep.ExecLocal
+	return s, app.ExecuteSweep(cmd.Context(), cmd.OutOrStdout(), s, s.AllMembers(), o)
 }

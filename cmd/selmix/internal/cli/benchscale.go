@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/bench"
 	"selmix/core/atomicfile"
 )
@@ -48,7 +49,7 @@ its target. Measure on a quiet machine.`,
 				case 1000:
 					o.Cases = append(o.Cases, bench.ScaleK1000)
 				default:
-					return badInput("--k %d: the scale cases are 100 and 1000", k)
+					return app.BadInput("--k %d: the scale cases are 100 and 1000", k)
 				}
 			}
 			if exec.Command("/usr/bin/python3", "-c", "import torch").Run() == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/bench"
 	"selmix/core/atomicfile"
 )
@@ -32,13 +33,13 @@ utilisation and peak memory over the fine-tuning. Measure on a quiet machine.
       --recipe imagefolder --root DIR --net resnet18 --image-size 64 --weights W.pt`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 || len(args) < 2 || filepath.Base(args[1]) != "selmix_worker.py" {
-				return usageError{bench.ErrWorkerScript}
+				return app.UsageError{Err: bench.ErrWorkerScript}
 			}
 			if o.Steps < 1 || o.Batch < 1 || o.Refresh < 1 || o.LoaderWorkers < 0 || o.Repeat < 1 {
-				return badInput("want --steps, --batch, --refresh, --repeat ≥ 1 and --loader-workers ≥ 0")
+				return app.BadInput("want --steps, --batch, --refresh, --repeat ≥ 1 and --loader-workers ≥ 0")
 			}
 			if _, err := os.Stat(args[1]); err != nil {
-				return badInput("%s: %v", args[1], errors.Unwrap(err))
+				return app.BadInput("%s: %v", args[1], errors.Unwrap(err))
 			}
 			self, err := os.Executable()
 			if err != nil {
@@ -57,7 +58,7 @@ utilisation and peak memory over the fine-tuning. Measure on a quiet machine.
 			defer stop()
 			r, err := bench.Worker(ctx, o)
 			if ctx.Err() != nil {
-				return codeError{130, fmt.Errorf("bench worker: interrupted")}
+				return app.CodeError{Code: app.ExitSIGINT, Err: fmt.Errorf("bench worker: interrupted")}
 			}
 			if err != nil {
 				return err

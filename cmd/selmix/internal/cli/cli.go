@@ -15,28 +15,6 @@ import (
 	"selmix/core/safetext"
 )
 
-// usageError marks input errors (bad flags, bad files): exit code 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-func (e usageError) ExitCode() int { return app.ExitBadInput }
-
-// codeError ends the command with a given exit code (e.g. 130 or 143 for
-// a sweep whose members were interrupted).
-type codeError struct {
-	code int
-	err  error
-}
-
-func (e codeError) Error() string { return e.err.Error() }
-func (e codeError) Unwrap() error { return e.err }
-func (e codeError) ExitCode() int { return e.code }
-
-func badInput(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
 // Main runs the command line and returns the process exit code: 0
 // success, 1 failure, 2 bad input, 130 or 143 a run stopped early by
 // SIGINT or by SIGTERM / `selmix stop` (resumable).
@@ -90,7 +68,7 @@ G-mean, recall under coverage constraints — improves.`,
 	root.SetErr(stderr)
 	// Flag parse errors are input errors too.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%s: %v", c.CommandPath(), err)}
+		return app.UsageError{Err: fmt.Errorf("%s: %v", c.CommandPath(), err)}
 	})
 	root.AddCommand(newGainCmd(), newRunCmd(), newPretrainCmd(), newConfigCmd(),
 		newRunsCmd(), newResumeCmd(), newForkCmd(), newReplayCmd(), newExportHeadCmd(), newExportCmd(),

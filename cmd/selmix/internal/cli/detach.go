@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"fmt"
-	"io"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
 	"selmix/app"
 	"selmix/runs"
+	"selmix/runs/live"
+	"selmix/runs/report"
 )
 
 // liveCmd gives cmd, which takes at most one RUN, the --runs flag and
@@ -25,34 +23,7 @@ func liveCmd(cmd *cobra.Command, do func(cmd *cobra.Command, r *runs.Run) error)
 
 func newPsCmd() *cobra.Command {
 	return listCmd("ps", "List live runs (pid, run, step, state) and crashed ones (resume them with selmix resume)",
-		func(cmd *cobra.Command, root string) error { return listLive(cmd.OutOrStdout(), root) })
-}
-
-func listLive(w io.Writer, root string) error {
-	rs, err := runs.List(root)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PID\tRUN\tNAME\tSTEP\tSTATE")
-	n := 0
-	for _, r := range rs {
-		st := r.EffectiveStatus()
-		if !r.Live && st != runs.StatusCrashed {
-			continue
-		}
-		pid := "-"
-		if r.Live {
-			pid = fmt.Sprint(r.Pid)
-		}
-		printText(tw, "%s\t%s\t%s\t%d\t%s\n", pid, r.Meta.ID, r.Meta.Name, r.Meta.Steps, st)
-		n++
-	}
-	if n == 0 {
-		fmt.Fprintf(w, "no live or crashed runs in %s\n", root)
-		return nil
-	}
-	return tw.Flush()
+		func(cmd *cobra.Command, root string) error { return report.Live(cmd.OutOrStdout(), root) })
 }
 
 func newStopCmd() *cobra.Command {
@@ -61,6 +32,6 @@ func newStopCmd() *cobra.Command {
 		Short: "Stop a live run cleanly (final checkpoint, summary and plots are written)",
 		Args:  cobra.ExactArgs(1),
 	}, func(cmd *cobra.Command, r *runs.Run) error {
-		return app.StopLive(cmd.Context(), cmd.OutOrStdout(), r)
+		return live.Stop(cmd.Context(), cmd.OutOrStdout(), r)
 	})
 }

@@ -7,37 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/viz"
 )
-
-// autoExport draws a finished run's figures as PNG into its plots/; every
-// run, headless or not, calls it when it ends (record.plots), when
-// training has finished and it costs the run nothing.
-func autoExport(w io.Writer, dir string) error {
-	start := time.Now()
-	r, err := viz.Load(dir)
-	if err != nil {
-		return fmt.Errorf("plots not exported: %w", err)
-	}
-	out := filepath.Join(dir, "plots")
-	res, err := viz.Export(r, out, viz.Options{})
-	if res != nil {
-		for _, n := range res.Notes {
-			fmt.Fprintf(w, "plots: %s\n", n)
-		}
-		if len(res.Files) > 0 {
-			fmt.Fprintf(w, "plots: %d figures in %s (%.1fs)\n", len(res.Files), out, time.Since(start).Seconds())
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("plots: %w", err)
-	}
-	return nil
-}
 
 type exportFlags struct {
 	format, out, size, metric, runs string
@@ -76,7 +51,7 @@ and the HParams plugin's data (docs/run-format.md, "TensorBoard"). View
 them with: tensorboard --logdir DIR.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return badInput("export: give a run (id, id prefix, name or directory)")
+				return app.BadInput("export: give a run (id, id prefix, name or directory)")
 			}
 			return nil
 		},
@@ -104,13 +79,13 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 		return err
 	}
 	if f.metric != "" && !f.compare {
-		return badInput("--metric goes with --compare")
+		return app.BadInput("--metric goes with --compare")
 	}
 	if f.groupBy != "" && !f.compare {
-		return usageError{errNoGroupBy}
+		return app.UsageError{Err: errNoGroupBy}
 	}
 	if !f.compare && len(args) != 1 {
-		return badInput("export takes one run (got %d); use --compare to compare runs", len(args))
+		return app.BadInput("export takes one run (got %d); use --compare to compare runs", len(args))
 	}
 	var rs []*viz.RunData
 	for _, a := range args {
@@ -139,7 +114,7 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 	}
 	if res == nil {
 		// Options were rejected before anything was drawn.
-		return badInput("%v", err)
+		return app.BadInput("%v", err)
 	}
 	for _, file := range res.Files {
 		size := fmt.Sprintf("%.2gx%.2g in", file.Width.Points()/72, file.Height.Points()/72)
@@ -157,16 +132,16 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 // figureOptions are the figure options of f's --format, --dpi and --size.
 func figureOptions(f exportFlags) (viz.Options, error) {
 	if !slices.Contains(viz.Formats, f.format) {
-		return viz.Options{}, badInput("--format %q: want one of %s", f.format, strings.Join(slices.Concat(viz.Formats, []string{formatTensorBoard}), ", "))
+		return viz.Options{}, app.BadInput("--format %q: want one of %s", f.format, strings.Join(slices.Concat(viz.Formats, []string{formatTensorBoard}), ", "))
 	}
 	if f.dpi < 10 || f.dpi > 2400 {
-		return viz.Options{}, badInput("--dpi %d: want 10 to 2400", f.dpi)
+		return viz.Options{}, app.BadInput("--dpi %d: want 10 to 2400", f.dpi)
 	}
 	o := viz.Options{Format: f.format, DPI: f.dpi}
 	if f.size != "" {
 		var err error
 		if o.Width, o.Height, err = viz.ParseSize(f.size, f.dpi); err != nil {
-			return viz.Options{}, badInput("--size: %v", err)
+			return viz.Options{}, app.BadInput("--size: %v", err)
 		}
 	}
 	return o, nil
@@ -179,13 +154,13 @@ func compareSetup(rs []*viz.RunData, f exportFlags) (m viz.Metric, groups []viz.
 	m = viz.DefaultCompareMetric(rs)
 	if f.metric != "" {
 		if m, err = viz.ParseMetric(f.metric); err != nil {
-			return m, nil, "", badInput("--metric: %v", err)
+			return m, nil, "", app.BadInput("--metric: %v", err)
 		}
 	}
 	if f.groupBy != "" {
 		if groups, key, err = viz.GroupBy(rs, f.groupBy); err != nil {
 			if errors.As(err, new(*viz.KeyError)) {
-				return m, nil, "", badInput("--group-by %v", err)
+				return m, nil, "", app.BadInput("--group-by %v", err)
 			}
 			return m, nil, "", err
 		}
@@ -196,13 +171,13 @@ func compareSetup(rs []*viz.RunData, f exportFlags) (m viz.Metric, groups []viz.
 // openPlotRun opens RUN as a directory holding run.json, else by id,
 // prefix or name in the runs root (runs.Find), with its history.
 func openPlotRun(root, arg string) (*viz.RunData, error) {
-	run, err := openStoreRun(root, arg)
+	run, err := app.FindRun(root, arg)
 	if err != nil {
 		return nil, err
 	}
 	r, err := viz.FromRun(run)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, app.UsageError{Err: err}
 	}
 	return r, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/runs/runstest"
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/viz"
 )
 
@@ -46,10 +46,9 @@ func TestExportCommandFormatsAndDirs(t *testing.T) {
 			out := t.TempDir()
 			// A run directory works as RUN too.
 			dir := filepath.Join(vizRuns, ents[0].Name())
-			code, _, stderr := runCLI("export", dir, "--format", format, "--out", out, "--size", "4x3in", "--dpi", "30")
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
+			// The binary: drawing in this process, under the race
+			// detector, took seconds a figure.
+			selmixtest.Run(t, "export", dir, "--format", format, "--out", out, "--size", "4x3in", "--dpi", "30")
 			if _, err := os.Stat(filepath.Join(out, "metrics."+format)); err != nil {
 				t.Error(err)
 			}
@@ -127,37 +126,5 @@ func TestExportBadInput(t *testing.T) {
 				t.Errorf("stderr %q lacks %q", stderr, tc.want)
 			}
 		})
-	}
-}
-
-// The after-run hook writes the figures into the run's plots/ and says
-// how long it took; a run it cannot draw gives a warning, not a panic.
-func TestAutoExportHook(t *testing.T) {
-	t.Parallel()
-	root := t.TempDir()
-	ents, err := os.ReadDir(vizRuns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, ents[0].Name())
-	runstest.Copy(t, filepath.Join(vizRuns, ents[0].Name()), dir, nil)
-	var out strings.Builder
-	if err := autoExport(&out, dir); err != nil {
-		t.Fatalf("autoExport: %v", err)
-	}
-	pngs, _ := filepath.Glob(filepath.Join(dir, "plots", "*.png"))
-	if len(pngs) != len(viz.FigureNames()) {
-		t.Errorf("plots/ has %d PNGs, want %d; hook said %q", len(pngs), len(viz.FigureNames()), out.String())
-	}
-	if !strings.Contains(out.String(), "figures in") {
-		t.Errorf("hook output %q does not report the export", out.String())
-	}
-
-	// A run with no refresh yet: the hook reports, never panics.
-	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := autoExport(&out, dir); err == nil || !strings.Contains(err.Error(), "no refresh") {
-		t.Errorf("autoExport of an empty log: error %v, want one saying it has no refresh", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/npy"
 	"selmix/core/train"
 	"selmix/runs"
@@ -106,10 +107,9 @@ func TestPretrainCache(t *testing.T) {
 	var finals []*train.Summary
 	for i, extra := range [][]string{nil, {"--set", "pretrain.cache=" + cache}, {"--set", "pretrain.cache=" + cache}} {
 		args := append(append(slices.Clone(base), extra...), "--set", fmt.Sprintf("name=r%d", i))
-		code, stdout, stderr := runCLI(args...)
-		if code != 0 {
-			t.Fatalf("run %d: exit %d: %s", i, code, stderr)
-		}
+		// The binary: pre-training and fine-tuning in this process,
+		// under the race detector, took half a minute.
+		stdout := selmixtest.Run(t, args...)
 		fromCache := strings.Contains(stdout, "pre-trained model from the cache")
 		if fromCache != (i == 2) || strings.Contains(stdout, "pre-training") == (i == 2) {
 			t.Errorf("run %d: from the cache %v, want %v:\n%s", i, fromCache, i == 2, stdout)

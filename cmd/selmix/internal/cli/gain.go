@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/core/metric"
 	"selmix/core/train"
 )
@@ -49,19 +50,19 @@ func runGain(cmd *cobra.Command, f gainFlags) error {
 	h := train.DefaultHyper()
 	for _, key := range train.GainKeys() {
 		if err := h.Set(key, *f.hyper[key]); err != nil {
-			return badInput("--%s", strings.ReplaceAll(err.Error(), "_", "-"))
+			return app.BadInput("--%s", strings.ReplaceAll(err.Error(), "_", "-"))
 		}
 	}
 	st, err := train.ReadStats(f.stats)
 	if err != nil {
-		return usageError{err}
+		return app.UsageError{Err: err}
 	}
 	if err := metric.Check(st.C, nil); err != nil {
-		return badInput("%s: member \"C.npy\": %v", f.stats, err)
+		return app.BadInput("%s: member \"C.npy\": %v", f.stats, err)
 	}
 	d, err := train.Decide(nil, st.Stats(), h)
 	if err != nil {
-		return badInput("%s: %v", f.stats, err)
+		return app.BadInput("%s: %v", f.stats, err)
 	}
 	if err := d.WriteNPZ(f.out); err != nil {
 		return err

@@ -112,10 +112,10 @@ the pair FILE_W.npy and FILE_b.npy. In PyTorch:
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("step") && step < 0 {
-				return badInput("--step %d: want a step ≥ 0 (leave --step out for the latest checkpoint)", step)
+				return app.BadInput("--step %d: want a step ≥ 0 (leave --step out for the latest checkpoint)", step)
 			}
 			if best && cmd.Flags().Changed("step") {
-				return badInput("--best and --step %d: give one (--best is the best checkpoint, --step the one at or before a step)", step)
+				return app.BadInput("--best and --step %d: give one (--best is the best checkpoint, --step the one at or before a step)", step)
 			}
 			return app.ExportHead(cmd.OutOrStdout(), runs.Root(root), args[0], app.Checkpoint{Step: step, Best: best}, out)
 		},

@@ -54,20 +54,20 @@ func TestTorchWorkerLoaderProcesses(t *testing.T) {
 
 	// SIGINT at the refresh at step 40 (loader processes then hold batches read
 	// ahead), then resume.
-	cmd, sc := startSelmix(t, append([]string{"run", "--headless"}, args(root, "2")...)...)
-	var out runOutput
+	cmd, sc := selmixtest.Start(t, nil, append([]string{"run", "--headless"}, args(root, "2")...)...)
+	var out selmixtest.Output
 	for sc.Scan() {
-		out.add(sc.Text())
+		out.Add(sc.Text())
 		if strings.HasPrefix(sc.Text(), "step    40/") {
 			cmd.Process.Signal(syscall.SIGINT)
 			break
 		}
 	}
-	drain(sc)
+	selmixtest.Drain(sc)
 	var ee *exec.ExitError
 	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("SIGINT: %v, want exit 130\n%s", err, out.String())
 	}
-	selmixtest.Run(t, "resume", "-q", "--runs", root, out.id)
-	selmixtest.SameOutcome(t, "after SIGINT and resume", selmixtest.ReadOutcome(t, root, out.id), *want)
+	selmixtest.Run(t, "resume", "-q", "--runs", root, out.ID)
+	selmixtest.SameOutcome(t, "after SIGINT and resume", selmixtest.ReadOutcome(t, root, out.ID), *want)
 }

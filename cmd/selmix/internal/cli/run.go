@@ -1,22 +1,14 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"math"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"selmix/app"
 	"selmix/core/experiment"
-	"selmix/core/train"
 	"selmix/runs"
-	"selmix/runs/report"
 )
 
 // startFlags say what run, tui and bare selmix start: the experiment
@@ -60,39 +52,19 @@ func addWorkerFlag(cmd *cobra.Command, worker *bool) {
 	cmd.Flags().BoolVar(worker, "worker", false, "train in a worker process: the command after -- (docs/worker-protocol.md)")
 }
 
-// workerArgs turns `--worker -- CMD ARGS...` into configuration overrides:
-// the command, and the directory it runs in (recorded, so resume and fork
-// find relative paths again): this one, unless sets (the --set overrides)
-// name one.
+// workerArgs turns `--worker -- CMD ARGS...` into configuration overrides
+// (experiment.WorkerSets, beside sets, the --set ones).
 func workerArgs(cmd *cobra.Command, worker bool, args, sets []string) ([]string, error) {
 	if !worker {
 		if len(args) > 0 {
-			return nil, badInput("unexpected arguments %q (a worker command goes after --worker --)", args)
+			return nil, app.BadInput("unexpected arguments %q (a worker command goes after --worker --)", args)
 		}
 		return nil, nil
 	}
 	if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
-		return nil, badInput("--worker: give the worker's command after --, e.g. --worker -- python3 workers/torch/selmix_worker.py --recipe features ...")
+		return nil, app.BadInput("--worker: give the worker's command after --, e.g. --worker -- python3 workers/torch/selmix_worker.py --recipe features ...")
 	}
-	js, err := json.Marshal(args) // a JSON array of strings is a TOML array
-	if err != nil {
-		return nil, err
-	}
-	out := []string{"worker.command=" + string(js)}
-	for _, kv := range sets {
-		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "worker.dir" {
-			return out, nil
-		}
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := json.Marshal(wd)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, "worker.dir="+string(dir)), nil
+	return experiment.WorkerSets(args, sets)
 }
 
 func addConfigFlags(cmd *cobra.Command, config *string, sets *[]string) {
@@ -161,7 +133,7 @@ checkpoints, summary) in the runs root.`,
 				return nil
 			}
 			if !f.headless {
-				return badInput("choose --headless (here) or --detach (in the background); bare `selmix` opens the workbench")
+				return app.BadInput("choose --headless (here) or --detach (in the background); bare `selmix` opens the workbench")
 			}
 			s := newSession(w, f.runs, f.quiet, f.serve)
 			if shake != nil {
@@ -186,77 +158,7 @@ checkpoints, summary) in the runs root.`,
 func loadConfig(path string, sets []string) (experiment.Config, error) {
 	c, err := experiment.Load(path, sets)
 	if err != nil {
-		return c, usageError{err}
+		return c, app.UsageError{Err: err}
 	}
 	return c, nil
-}
-
-// printProgress prints a line per refresh, control and error of st's
-// snapshots (only drains them when quiet) until st ends.
-func printProgress(ctx context.Context, w io.Writer, st app.Source, quiet bool) {
-	var linear train.LinearWatch
-	for {
-		s, ok := st.Next(ctx)
-		if !ok {
-			return
-		}
-		if quiet {
-			continue
-		}
-		switch s.Kind {
-		case train.KindRefresh:
-			r := s.Refresh
-			fmt.Fprintf(w, "step %5d/%d  ψ %s %.4f  mean-rec %.4f  worst-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f%s\n",
-				s.Step, s.Total, s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
-				r.Report.MinCoverage, r.Report.Accuracy, pairsNote(r.P, r.K))
-			if r.Predicted != nil && r.Realised != nil && linear.Add(*r.Predicted, *r.Realised) {
-				fmt.Fprintf(w, "step %5d  warning: %s\n", s.Step, linear.Advice(s.Hyper))
-			}
-		case train.KindControl:
-			if s.Ack != nil {
-				fmt.Fprintf(w, "step %5d  control %s", s.Step, s.Ack.Control)
-				if s.Ack.Err != "" {
-					printText(w, " refused: %s", s.Ack.Err)
-				}
-				fmt.Fprintln(w)
-			}
-		case train.KindError:
-			printText(w, "step %5d  error: %s\n", s.Step, s.Err)
-		}
-	}
-}
-
-// printSummary is report.Summary.
-func printSummary(w io.Writer, s *train.Summary, from int) { report.Summary(w, s, from) }
-
-// pairsNote describes P in a progress line; a viewer that did not ask for
-// the matrices (attach --follow) has none.
-func pairsNote(P []float64, K int) string {
-	if len(P) == 0 || len(P) != K*K {
-		return ""
-	}
-	return fmt.Sprintf("  P: %.1f pairs, top %s", effectivePairs(P), topPair(P, K))
-}
-
-// effectivePairs is exp(entropy(P)): how many pairs the mixup
-// distribution effectively spreads over.
-func effectivePairs(P []float64) float64 {
-	h := 0.0
-	for _, p := range P {
-		if p > 0 {
-			h -= p * math.Log(p)
-		}
-	}
-	return math.Exp(h)
-}
-
-// topPair names the most likely pair as "(i,j) p".
-func topPair(P []float64, K int) string {
-	best := 0
-	for i, p := range P {
-		if p > P[best] {
-			best = i
-		}
-	}
-	return fmt.Sprintf("(%d,%d) %.2f", best/K, best%K, P[best])
 }

@@ -28,7 +28,11 @@ it prints the table of runs ls.`,
 		Args: withSuggestions(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if isTerminal(cmd.OutOrStdout()) {
-				return browseRuns(cmd, runs.Root(root), keysPath)
+				sc, err := newScreens(cmd, keysPath)
+				if err != nil {
+					return err
+				}
+				return screenExit(sc.Browse(cmd.Context(), runs.Root(root)))
 			}
 			return report.List(cmd.OutOrStdout(), runs.Root(root), nil)
 		},
@@ -117,7 +121,7 @@ best, min and max over the refreshes and its test values
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && compareCSV {
-				return badInput("runs compare: --json or --csv, not both")
+				return app.BadInput("runs compare: --json or --csv, not both")
 			}
 			return compareRuns(cmd.OutOrStdout(), runs.Root(*root), args, asJSON || compareCSV, asJSON)
 		},
@@ -166,7 +170,7 @@ func showRun(w io.Writer, root, id string, asJSON bool) error {
 	report.Show(w, r, h)
 	if h.Final != nil {
 		fmt.Fprintln(w)
-		printSummary(w, h.Final, h.SessionStart())
+		report.Summary(w, h.Final, h.SessionStart())
 	}
 	return nil
 }
@@ -174,17 +178,9 @@ func showRun(w io.Writer, root, id string, asJSON bool) error {
 // compareRuns prints runs compare of ids of root: the text table, or with
 // data its JSON (asJSON) or CSV (export.Compare).
 func compareRuns(w io.Writer, root string, ids []string, data, asJSON bool) error {
-	var rs []export.Run
-	for _, id := range ids {
-		r, err := app.OpenRun(root, id)
-		if err != nil {
-			return err
-		}
-		e, err := export.Load(r)
-		if err != nil {
-			return err
-		}
-		rs = append(rs, e)
+	rs, err := app.OpenRecorded(root, ids)
+	if err != nil {
+		return err
 	}
 	switch {
 	case !data:

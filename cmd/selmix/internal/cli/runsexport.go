@@ -2,13 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
 	"selmix/core/safetext"
-	"selmix/runs"
+	"selmix/runs/export"
 	"selmix/runs/export/table"
 )
 
@@ -29,18 +28,18 @@ row per run with its metadata, tags and every config key. docs/run-format.md,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if csvPath == "" && parquetPath == "" {
-				return badInput("runs export: give --csv FILE or --parquet FILE (or both)")
+				return app.BadInput("runs export: give --csv FILE or --parquet FILE (or both)")
 			}
 			if err := checkTagFlags(tags); err != nil {
 				return err
 			}
-			rs, err := selectRuns(cmd.ErrOrStderr(), runs.Root(*root), args, tags)
+			rs, err := app.SelectRuns(cmd.ErrOrStderr(), *root, args, tags)
 			if err != nil {
 				return err
 			}
-			var ts []table.Run
+			var ts []export.Recorded
 			for _, r := range rs {
-				t, err := table.Load(r)
+				t, err := export.Load(r)
 				if err != nil {
 					return err
 				}
@@ -49,7 +48,7 @@ row per run with its metadata, tags and every config key. docs/run-format.md,
 			w := cmd.OutOrStdout()
 			for _, out := range []struct {
 				path  string
-				write func(string, []table.Run) (string, error)
+				write func(string, []export.Recorded) (string, error)
 			}{{csvPath, table.WriteCSV}, {parquetPath, table.WriteParquet}} {
 				if out.path == "" {
 					continue
@@ -68,48 +67,4 @@ row per run with its metadata, tags and every config key. docs/run-format.md,
 	cmd.Flags().StringVar(&parquetPath, "parquet", "", "write the tables as Parquet: `FILE` and FILE with .runs before its extension")
 	cmd.Flags().StringArrayVar(&tags, "tag", nil, "with no RUN: only runs tagged `T` (repeatable: runs with every tag)")
 	return cmd
-}
-
-// selectRuns opens the runs args name (each an id, prefix, name or
-// directory), or with none every run of root carrying tags; broken runs
-// of root are skipped with a line on errw.
-func selectRuns(errw io.Writer, root string, args, tags []string) ([]*runs.Run, error) {
-	var out []*runs.Run
-	if len(args) > 0 {
-		if len(tags) > 0 {
-			return nil, badInput("--tag selects runs when no RUN is given")
-		}
-		for _, a := range args {
-			r, err := openStoreRun(root, a)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
-		return out, nil
-	}
-	all, err := runs.List(root)
-	if err != nil {
-		return nil, err
-	}
-	sel := runs.Tagged(all, tags)
-	for i := range sel {
-		r := &sel[i]
-		if r.Broken() {
-			fmt.Fprintf(errw, "selmix: skipped %s\n", safetext.Cut(r.Meta.ID+" ("+r.Meta.Status+")", 200))
-			continue
-		}
-		out = append(out, r)
-	}
-	if len(out) == 0 {
-		return nil, badInput("no run in %s%s", root, safetext.Line(tagged(tags)))
-	}
-	return out, nil
-}
-
-func tagged(tags []string) string {
-	if len(tags) == 0 {
-		return ""
-	}
-	return " is tagged " + strings.Join(tags, " and ")
 }

@@ -51,30 +51,15 @@ tabs are kept, other control characters refused). runs show prints it.`,
 func argsWant(min, max int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < min || (max >= 0 && len(args) > max) {
-			return badInput("%s takes %s (got %d)", cmd.CommandPath(), what, len(args))
+			return app.BadInput("%s takes %s (got %d)", cmd.CommandPath(), what, len(args))
 		}
 		return nil
 	}
 }
 
-// annotate adds and removes tags of run id and sets its note (if not nil),
-// then prints what the run has. Bad tags or notes are input errors and
-// change nothing.
+// annotate is app.Annotate, then prints what the run has.
 func annotate(w io.Writer, root, id string, add, remove []string, note *string) error {
-	for _, t := range add {
-		if err := runs.CheckTag(t); err != nil {
-			return badInput("%v", err)
-		}
-	}
-	if note != nil {
-		if err := runs.CheckNote(*note); err != nil {
-			return badInput("%v", err)
-		}
-	}
-	if _, err := app.OpenRun(root, id); err != nil {
-		return err
-	}
-	r, err := runs.Retag(root, id, add, remove, note)
+	r, err := app.Annotate(root, id, add, remove, note)
 	if err != nil {
 		return err
 	}
@@ -97,7 +82,7 @@ func annotate(w io.Writer, root, id string, add, remove []string, note *string) 
 func checkTagFlags(tags []string) error {
 	for _, t := range tags {
 		if err := runs.CheckTag(t); err != nil {
-			return badInput("--tag: %v", err)
+			return app.BadInput("--tag: %v", err)
 		}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 
 	"selmix/app"
 	"selmix/runs"
+	"selmix/runs/report"
+	"selmix/viz"
 )
 
 // newSession is the app.Session of a command that writes to w and records
@@ -14,9 +16,9 @@ import (
 func newSession(w io.Writer, root string, quiet, serve bool) *app.Session {
 	return &app.Session{
 		Root: root, Out: w, Quiet: quiet, Serve: serve,
-		Progress: printProgress,
-		Summary:  printSummary,
-		Plots:    autoExport,
+		Progress: report.Progress,
+		Summary:  report.Summary,
+		Plots:    viz.ExportPlots,
 		WorkerLog: func(dir string, note func(string)) (func(string), func()) {
 			l := runs.OpenWorkerLog(dir, runs.WorkerLogHead, runs.WorkerLogTail, note)
 			return l.Line, l.Close

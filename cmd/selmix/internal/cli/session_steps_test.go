@@ -1,115 +1,37 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/core/metric"
-	"selmix/core/train"
 )
 
 // A session that began at a checkpoint reports its own steps, not the
 // run's total (issue 26: a resume after Ctrl-C printed "3698 fine-tuning
 // steps in 5.0s" when ~1290 ran in it). A fork at step 20 of a 40-step
 // run is such a session, and runs show reads the same from the log.
-// Not parallel: the fork, in this process, sets OPENBLAS_NUM_THREADS to
-// what the run recorded (useRunBLAS).
+// Through the binary: in this process, under the race detector, the two
+// runs took a minute.
 func TestSummaryCountsTheSessionsSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains two short runs")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	set := []string{"--set", "finetune.steps=40", "--set", "finetune.refresh=10", "--set", "finetune.checkpoint_every=1", "--set", "record.plots=false"}
-	code, out, stderr := runCLI(append([]string{"run", "--headless", "-q", "--runs", root}, set...)...)
-	if code != 0 {
-		t.Fatalf("run: exit %d: %s", code, stderr)
-	}
+	out := selmixtest.Run(t, append([]string{"run", "--headless", "-q", "--runs", root}, set...)...)
 	if !strings.Contains(out, "* optimized objective; 40 fine-tuning steps in ") {
 		t.Errorf("run: summary does not count 40 steps:\n%s", out)
 	}
 	parent := selmixtest.RunIDRe.FindStringSubmatch(out)[1]
-	code, out, stderr = runCLI("fork", "-q", "--runs", root, parent, "--at", "20")
-	if code != 0 {
-		t.Fatalf("fork: exit %d: %s", code, stderr)
-	}
+	out = selmixtest.Run(t, "fork", "-q", "--runs", root, parent, "--at", "20")
 	const want = "* optimized objective; 20 fine-tuning steps in this session (steps 20 to 40) in "
 	if !strings.Contains(out, want) {
 		t.Errorf("fork at 20: summary lacks %q:\n%s", want, out)
 	}
 	fork := selmixtest.RunIDRe.FindStringSubmatch(out)[1]
-	if code, out, _ = runCLI("runs", "show", "--runs", root, fork); code != 0 || !strings.Contains(out, want) {
-		t.Errorf("runs show of the fork: exit %d, lacks %q:\n%s", code, want, out)
-	}
-}
-
-func TestPrintSummarySteps(t *testing.T) {
-	t.Parallel()
-	s := &train.Summary{Steps: 3698, Seconds: 5, TestObjBefore: make([]float64, 10), TestObjAfter: make([]float64, 10)}
-	for _, c := range []struct {
-		from int
-		want string
-	}{
-		{0, "* optimized objective; 3698 fine-tuning steps in 5.0s\n"},
-		{2408, "* optimized objective; 1290 fine-tuning steps in this session (steps 2408 to 3698) in 5.0s\n"},
-	} {
-		var b bytes.Buffer
-		printSummary(&b, s, c.from)
-		if !strings.HasSuffix(b.String(), c.want) {
-			t.Errorf("from %d: ends %q, want %q", c.from, b.String()[max(0, b.Len()-100):], c.want)
-		}
-	}
-}
-
-// sliceSource hands out snapshots, then ends.
-type sliceSource []train.Snapshot
-
-func (s *sliceSource) Next(context.Context) (train.Snapshot, bool) {
-	if len(*s) == 0 {
-		return train.Snapshot{}, false
-	}
-	v := (*s)[0]
-	*s = (*s)[1:]
-	return v, true
-}
-
-// The headless line names ψ of the objective and the true worst recall
-// apart (issue 26: "min-recall 0.0111 … min-rec 0.0060").
-func TestProgressLineNamesBothNumbers(t *testing.T) {
-	t.Parallel()
-	h := train.DefaultHyper()
-	h.Objective = metric.MinRecall
-	rs := &train.Refresh{Step: 300, K: 2, Psi: 0.5643,
-		Report: metric.Report{K: 2, MeanRecall: 0.8016, MinRecall: 0.478, HMean: 0.7565, MinCoverage: 0.067, Accuracy: 0.8016},
-		P:      []float64{0.1, 0.6, 0.2, 0.1}}
-	src := sliceSource{{Kind: train.KindRefresh, Step: 300, Total: 2000, Hyper: h, Refresh: rs}}
-	var b bytes.Buffer
-	printProgress(context.Background(), &b, &src, false)
-	const want = "step   300/2000  ψ min-recall 0.5643  mean-rec 0.8016  worst-rec 0.4780  hmean 0.7565  min-cov 0.0670  acc 0.8016  P: 3.0 pairs, top (0,1) 0.60\n" // exp(entropy) = 2.97
-	if b.String() != want {
-		t.Errorf("progress line\n got %q\nwant %q", b.String(), want)
-	}
-}
-
-// When the linear step keeps failing, the headless output says so once,
-// in one line, with what to try.
-func TestProgressWarnsLinearFailing(t *testing.T) {
-	t.Parallel()
-	h := train.DefaultHyper()
-	h.Refresh, h.Adapt = 50, train.AdaptNone
-	var src sliceSource
-	for i, real := range []float64{-0.01, 0.01, -0.02, -0.01, -0.03, -0.01} {
-		pred := 0.02
-		rs := &train.Refresh{Step: 50 * (i + 1), K: 2, Psi: 0.5, Predicted: &pred, Realised: &real,
-			Report: metric.Report{K: 2}}
-		src = append(src, train.Snapshot{Kind: train.KindRefresh, Step: rs.Step, Total: 2000, Hyper: h, Refresh: rs})
-	}
-	var b bytes.Buffer
-	printProgress(context.Background(), &b, &src, false)
-	const want = "step   250  warning: the linear step is failing: 4 of the last 5 refreshes moved ψ the other way — try a smaller s (now 10), finetune.refresh 10 or finetune.adapt = lr\n"
-	if got := b.String(); strings.Count(got, "warning:") != 1 || !strings.Contains(got, want) {
-		t.Errorf("progress output:\n%s\nwant one warning %q", got, want)
+	if out = selmixtest.Run(t, "runs", "show", "--runs", root, fork); !strings.Contains(out, want) {
+		t.Errorf("runs show of the fork lacks %q:\n%s", want, out)
 	}
 }

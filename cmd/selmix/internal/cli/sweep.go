@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,22 +12,15 @@ import (
 	"syscall"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
 	"selmix/app"
-	"selmix/runs"
-	"selmix/runs/live"
 	"selmix/runs/sweep"
-	"selmix/tui/compare"
-	"selmix/tui/pane"
-	"selmix/tui/style"
-	sweepview "selmix/tui/sweep"
 	"selmix/viz"
 )
 
-// Sweeps: the logic lives in runs/sweep; this file wires it to commands
-// (docs/sweeps.md).
+// Sweeps: the logic lives in runs/sweep and app (its sweep.go); this file
+// defines the commands (docs/sweeps.md).
 
 type sweepFlags struct {
 	runs, executor    string
@@ -48,22 +40,27 @@ func (f *sweepFlags) check() error {
 	switch f.executor {
 	case "", sweep.ExecLocal, sweep.ExecSlurm:
 	default:
-		return badInput("--executor %q: want local or slurm", f.executor)
+		return app.BadInput("--executor %q: want local or slurm", f.executor)
 	}
 	if f.parallel < 0 || f.threads < 0 {
-		return badInput("--parallel and --threads must be ≥ 1 (or left out)")
+		return app.BadInput("--parallel and --threads must be ≥ 1 (or left out)")
 	}
 	return nil
 }
 
-// runE is the RunE of sweep and sweep resume: do with the one argument
-// once the flags are checked.
-func (f *sweepFlags) runE(do func(cmd *cobra.Command, arg string, f sweepFlags) error) func(*cobra.Command, []string) error {
+// options are the app.SweepOptions of the flags.
+func (f *sweepFlags) options() app.SweepOptions {
+	return app.SweepOptions{Executor: f.executor, Parallel: f.parallel, Threads: f.threads, DryRun: f.dryRun}
+}
+
+// runE is the RunE of sweep and sweep resume: do with the runs root and
+// the one argument once the flags are checked.
+func (f *sweepFlags) runE(do func(ctx context.Context, w io.Writer, root, arg string, o app.SweepOptions) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := f.check(); err != nil {
 			return err
 		}
-		return do(cmd, args[0], *f)
+		return do(cmd.Context(), cmd.OutOrStdout(), f.runs, args[0], f.options())
 	}
 }
 
@@ -88,77 +85,12 @@ index) with sbatch and returns; the default is slurm when the spec has a
   selmix sweep report SWEEP             mean ± std over seeds, as Markdown
   selmix sweep open SWEEP               the sweep in the terminal workbench`,
 		Args: withSuggestions(cobra.ExactArgs(1)),
-		RunE: f.runE(startSweep),
+		RunE: f.runE(app.StartSweep),
 	}
 	f.add(cmd, "local or slurm (default: slurm if the spec has [slurm], else local)")
 	cmd.AddCommand(newSweepMemberCmd(), newSweepResumeCmd(), newSweepStatusCmd(), newSweepLsCmd(),
 		newSweepReportCmd(), newSweepOpenCmd())
 	return cmd
-}
-
-func startSweep(cmd *cobra.Command, path string, f sweepFlags) error {
-	w := cmd.OutOrStdout()
-	spec, text, err := sweep.ReadSpec(path)
-	if err != nil {
-		return usageError{err}
-	}
-	exec := f.executor
-	if exec == "" {
-		exec = spec.Executor()
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	s, err := sweep.Plan(runs.Root(f.runs), spec, exec, wd)
-	if err != nil {
-		return usageError{err}
-	}
-	members := s.AllMembers()
-	if f.dryRun {
-		return dryRun(w, s, exec, members, f)
-	}
-	if err := s.Create(spec, text); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "sweep %s: %d members in %s\n", s.ID, len(s.Members), s.Dir)
-	return execSweep(cmd, s, exec, members, f)
-}
-
-// execution is how f runs members of s with exec.
-func execution(w io.Writer, exec string, members []int, f sweepFlags) (sweep.Execution, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return sweep.Execution{}, err
-	}
-	return sweep.Execution{Executor: exec, Members: members, Binary: self, Parallel: f.parallel, Threads: f.threads, Out: w}, nil
-}
-
-// execSweep runs members of s with the executor (sweep.Execute); an
-// interrupted local sweep exits 128 + the signal.
-func execSweep(cmd *cobra.Command, s *sweep.Sweep, exec string, members []int, f sweepFlags) error {
-	e, err := execution(cmd.OutOrStdout(), exec, members, f)
-	if err != nil {
-		return err
-	}
-	err = s.Execute(cmd.Context(), e)
-	if ie := (*sweep.Interrupted)(nil); errors.As(err, &ie) {
-		return codeError{128 + int(ie.Signal), err}
-	}
-	return err
-}
-
-// dryRun prints the members and what the executor would run.
-func dryRun(w io.Writer, s *sweep.Sweep, exec string, members []int, f sweepFlags) error {
-	e, err := execution(w, exec, members, f)
-	if err != nil {
-		return err
-	}
-	err = s.DryRun(e)
-	if errors.As(err, new(*sweep.ScriptError)) {
-		return usageError{err}
-	}
-	return err
 }
 
 // newSweepMemberCmd is the one entry point of a member, for both
@@ -176,47 +108,17 @@ Exit codes are those of run and resume: 130/143 when interrupted (resumable).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := sweep.Load(args[0])
 			if err != nil {
-				return usageError{err}
+				return app.UsageError{Err: err}
 			}
 			i, err := strconv.Atoi(args[1])
 			if err != nil {
-				return badInput("member index %q is not a number", args[1])
+				return app.BadInput("member index %q is not a number", args[1])
 			}
-			return runMember(cmd.Context(), cmd.OutOrStdout(), s, i, quiet)
+			return newSession(cmd.OutOrStdout(), "", quiet, false).SweepMember(cmd.Context(), s, i)
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final table")
 	return cmd
-}
-
-func runMember(ctx context.Context, w io.Writer, s *sweep.Sweep, i int, quiet bool) error {
-	c, err := s.Config(i)
-	if err != nil {
-		return usageError{err}
-	}
-	lock, err := s.LockMember(i)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	act, r, err := s.Next(i)
-	if err != nil {
-		return err
-	}
-	// Viewers attach through the run's socket, when its path fits one.
-	serve := len(filepath.Join(s.Root, "20060102-1504-abcd", live.SocketName)) < 108
-	if !serve {
-		fmt.Fprintf(w, "note: runs root %s is too long for a control socket; the run is not attachable\n", s.Root)
-	}
-	fmt.Fprintf(w, "sweep %s member %d (%s)\n", s.ID, i, s.Describe(i))
-	switch act {
-	case sweep.Done:
-		fmt.Fprintf(w, "run %s has finished: nothing to do\n", r.Meta.ID)
-		return nil
-	case sweep.Resume:
-		return newSession(w, s.Root, quiet, serve).Resume(ctx, r.Meta.ID)
-	}
-	return newSession(w, s.Root, quiet, serve).Start(ctx, c, app.Origin{})
 }
 
 func newSweepResumeCmd() *cobra.Command {
@@ -231,7 +133,7 @@ array job of just those tasks (--array=i,j,k), locally as sweep does. Each
 resumes its run from its last checkpoint, or starts it if it never ran.
 SWEEP is a sweep id, a unique prefix, a name, or a sweep folder.`,
 		Args: cobra.ExactArgs(1),
-		RunE: f.runE(resumeSweep),
+		RunE: f.runE(app.ResumeSweep),
 	}
 	f.add(cmd, "local or slurm (default: the one the sweep ran with)")
 	return cmd
@@ -241,40 +143,7 @@ SWEEP is a sweep id, a unique prefix, a name, or a sweep folder.`,
 // sweep folder) in the runs root of its --runs flag and run do with it.
 func sweepCmd(cmd *cobra.Command, do func(cmd *cobra.Command, s *sweep.Sweep) error) *cobra.Command {
 	cmd.Args = cobra.ExactArgs(1)
-	return rootCmd(cmd, func(root string, args []string) (*sweep.Sweep, error) { return openSweep(root, args[0]) }, do)
-}
-
-func openSweep(root, query string) (*sweep.Sweep, error) {
-	s, err := sweep.Open(runs.Root(root), query)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return s, nil
-}
-
-func resumeSweep(cmd *cobra.Command, query string, f sweepFlags) error {
-	w := cmd.OutOrStdout()
-	s, err := openSweep(f.runs, query)
-	if err != nil {
-		return err
-	}
-	exec := f.executor
-	if exec == "" {
-		exec = s.Executor
-	}
-	todo, st, err := s.ToResume(cmd.Context())
-	if err != nil {
-		return err
-	}
-	if len(todo) == 0 {
-		fmt.Fprintf(w, "nothing to resume: %s\n", st.Summary())
-		return nil
-	}
-	fmt.Fprintf(w, "sweep %s: resuming %d members: %s\n", s.ID, len(todo), st.Describe(todo))
-	if f.dryRun {
-		return dryRun(w, s, exec, todo, f)
-	}
-	return execSweep(cmd, s, exec, todo, f)
+	return rootCmd(cmd, func(root string, args []string) (*sweep.Sweep, error) { return app.OpenSweep(root, args[0]) }, do)
 }
 
 func newSweepStatusCmd() *cobra.Command {
@@ -335,7 +204,7 @@ func sweepReport(w io.Writer, s *sweep.Sweep, out, format string) error {
 		out = filepath.Join(s.Dir, "report.md")
 	}
 	if !strings.HasSuffix(out, ".md") {
-		return badInput("--out %q: want a .md file", out)
+		return app.BadInput("--out %q: want a .md file", out)
 	}
 	res, err := s.Results()
 	if err != nil {
@@ -359,65 +228,12 @@ func newSweepOpenCmd() *cobra.Command {
 		Use:   "open SWEEP",
 		Short: "The sweep in the terminal: members, states, live ψ sparklines; Enter opens or attaches to one",
 	}, func(cmd *cobra.Command, s *sweep.Sweep) error {
-		return openSweepView(cmd, s, keysPath)
+		sc, err := newScreens(cmd, keysPath)
+		if err != nil {
+			return err
+		}
+		return screenExit(sc.Sweep(cmd.Context(), s))
 	})
 	addKeysFlag(cmd, &keysPath)
 	return cmd
-}
-
-// openSweepView shows the sweep; Enter on a member opens its run (or
-// attaches to it while it runs) in the workbench, c compares the members'
-// curves grouped by the sweep's first axis but seed, and quitting either
-// comes back here.
-func openSweepView(cmd *cobra.Command, s *sweep.Sweep, keysPath string) error {
-	km, _, err := loadKeys(keysPath)
-	if err != nil {
-		return err
-	}
-	if err := needTerminal(cmd.OutOrStdout()); err != nil {
-		return err
-	}
-	rd := sweep.NewReader(s, sweep.Commands{})
-	ctx := &pane.Context{Theme: style.NewTheme(os.Getenv("NO_COLOR") == ""), Keys: km}
-	sel := 0
-	for {
-		m := sweepview.New(ctx, s.ID)
-		m.Select(sel)
-		pctx, cancel := context.WithCancel(cmd.Context())
-		p := tea.NewProgram(m, tea.WithContext(pctx))
-		go sweepview.Poll(pctx, rd.Status, p.Send, time.Second)
-		_, err := p.Run()
-		cancel()
-		if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
-			return err
-		}
-		if ids, group, ok := m.Compared(); ok {
-			cm := compare.New(ctx, ids, func(ids []string) ([]*compare.RunSeries, error) { return compare.Load(s.Root, ids) })
-			cm.GroupBy(group)
-			if err := runProgram(cmd.Context(), cm); err != nil {
-				return err
-			}
-			continue
-		}
-		i, id, ok := m.Chosen()
-		if !ok {
-			return nil
-		}
-		sel = i
-		r, err := app.OpenRun(s.Root, id)
-		if err != nil {
-			return err
-		}
-		if r.Live {
-			err = attachWorkbenchTo(cmd, r, keysPath)
-		} else {
-			err = openRecorded(cmd, s.Root, id, keysPath)
-		}
-		if errors.Is(err, errBrowse) {
-			err = nil // the sweep's list is the browser here
-		}
-		if err != nil {
-			return err
-		}
-	}
 }

@@ -5,8 +5,9 @@ import (
 	"io"
 	"time"
 
+	"selmix/app"
 	"selmix/core/safetext"
-	"selmix/runs"
+	"selmix/runs/export"
 	"selmix/runs/export/tensorboard"
 )
 
@@ -17,22 +18,22 @@ const formatTensorBoard = "tensorboard"
 func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
 	switch {
 	case f.compare:
-		return badInput("--compare draws figures; --format tensorboard takes every run given and TensorBoard compares them")
+		return app.BadInput("--compare draws figures; --format tensorboard takes every run given and TensorBoard compares them")
 	case f.metric != "" || f.size != "":
-		return badInput("--metric and --size are for figures, not --format tensorboard")
+		return app.BadInput("--metric and --size are for figures, not --format tensorboard")
 	}
 	out := f.out
 	if out == "" {
 		out = "tensorboard"
 	}
 	start := time.Now()
-	var rs []tensorboard.Run
+	var rs []export.Recorded
 	for _, a := range args {
-		r, err := openStoreRun(f.runs, a)
+		r, err := app.FindRun(f.runs, a)
 		if err != nil {
 			return err
 		}
-		tr, err := tensorboard.Load(r)
+		tr, err := export.Load(r)
 		if err != nil {
 			return err
 		}
@@ -47,14 +48,4 @@ func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
 	}
 	fmt.Fprintf(w, "%d runs in %s (%.2fs); view them with: tensorboard --logdir %s\n", len(rs), out, time.Since(start).Seconds(), out)
 	return nil
-}
-
-// openStoreRun opens RUN as a directory holding run.json, else by id,
-// prefix or name in the runs root (runs.Find).
-func openStoreRun(root, arg string) (*runs.Run, error) {
-	r, err := runs.Find(runs.Root(root), arg)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return r, nil
 }

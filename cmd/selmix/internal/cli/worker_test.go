@@ -90,11 +90,6 @@ func featureArgs(dir string) []string {
 
 var workerRun = []string{"--set", "finetune.steps=200", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=2", "--set", "record.plots=false"}
 
-func lastLines(s string, n int) string {
-	l := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(l[max(0, len(l)-n):], "\n")
-}
-
 // Both recipes run 200 steps under selmix; the worker's stderr lands in the
 // run's worker.log; replay (which starts the worker again) is identical.
 func TestTorchWorkerRecipes(t *testing.T) {
@@ -160,26 +155,26 @@ func TestTorchWorkerStopResume(t *testing.T) {
 // starting with prefix, checks it exits 143, and returns the run's id.
 func stopAtLine(t *testing.T, root string, args []string, prefix string) string {
 	t.Helper()
-	cmd, sc := startSelmix(t, args...)
-	var out runOutput
+	cmd, sc := selmixtest.Start(t, nil, args...)
+	var out selmixtest.Output
 	for sc.Scan() {
 		line := sc.Text()
-		out.add(line)
+		out.Add(line)
 		if strings.HasPrefix(line, prefix) {
 			cmd.Process.Signal(syscall.SIGTERM)
 			break
 		}
 	}
-	drain(sc)
+	selmixtest.Drain(sc)
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
 		t.Fatalf("selmix %s: %v, want exit 143\n%s", strings.Join(args[:1], " "), err, out.String())
 	}
-	if out.id == "" {
+	if out.ID == "" {
 		t.Fatalf("no run id in:\n%s", out.String())
 	}
-	return out.id
+	return out.ID
 }
 
 // A detached worker run goes on without its terminal; attach --follow
@@ -201,7 +196,7 @@ func TestTorchWorkerDetachAttach(t *testing.T) {
 	}
 	follow := selmixtest.Run(t, "attach", "--follow", "--runs", root, id)
 	if !strings.Contains(follow, "step  2000/2000") {
-		t.Errorf("attach --follow did not see the end:\n%s", lastLines(follow, 5))
+		t.Errorf("attach --follow did not see the end:\n%s", selmixtest.LastLines(follow, 5))
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -225,12 +220,12 @@ func TestTorchWorkerKilled(t *testing.T) {
 	root := t.TempDir()
 	feat := featureArgs(features(t, 10, 16, 1.2, 4))
 	marker := fmt.Sprintf("--build-seed=%d", os.Getpid()) // finds this test's worker among processes
-	cmd, sc := startSelmix(t, append([]string{"run", "--headless", "--runs", root, "--set", "finetune.steps=4000",
+	cmd, sc := selmixtest.Start(t, nil, append([]string{"run", "--headless", "--runs", root, "--set", "finetune.steps=4000",
 		"--set", "finetune.refresh=50", "--set", "finetune.checkpoint_every=1", "--set", "record.plots=false"}, workerCmd(t, append(feat, marker)...)...)...)
-	var out runOutput
+	var out selmixtest.Output
 	for sc.Scan() {
 		line := sc.Text()
-		out.add(line)
+		out.Add(line)
 		if strings.HasPrefix(line, "step   200/") {
 			// The pattern is anchored: selmix's own command line holds the
 			// worker's too.
@@ -241,7 +236,7 @@ func TestTorchWorkerKilled(t *testing.T) {
 		}
 	}
 	for sc.Scan() { // the rest, for the message
-		out.add(sc.Text())
+		out.Add(sc.Text())
 	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
@@ -250,9 +245,9 @@ func TestTorchWorkerKilled(t *testing.T) {
 	}
 	msg := out.String()
 	if !strings.Contains(msg, "worker exited during") || !strings.Contains(msg, "killed by SIGKILL (out of memory?)") || !strings.Contains(msg, "lower finetune.batch") {
-		t.Errorf("the message does not say the worker was killed, perhaps for memory:\n%s", lastLines(msg, 4))
+		t.Errorf("the message does not say the worker was killed, perhaps for memory:\n%s", selmixtest.LastLines(msg, 4))
 	}
-	id := out.id
+	id := out.ID
 	r, err := runs.Open(root, id)
 	if err != nil {
 		t.Fatal(err)

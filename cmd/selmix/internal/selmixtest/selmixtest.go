@@ -1,9 +1,11 @@
 // Package selmixtest builds the real selmix binary and runs it for the
-// tests that use it as a person or a script would (the cli package's and
-// the sweep end-to-end tests), with the helpers both packages share.
+// tests that use it as a person or a script would (the cli package's, the
+// run lifecycle's and the sweep end-to-end tests), with the helpers those
+// packages share.
 package selmixtest
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"errors"
@@ -67,6 +69,13 @@ func Binary(t testing.TB) string {
 // Main is the TestMain of a package that runs the binary: it runs the
 // tests, then removes the binary and the Shared fixtures.
 func Main(m *testing.M) {
+	// The processes the tests start use one BLAS thread each, as sweep
+	// members do, unless a test's environment says otherwise: they run
+	// two or more at once, beside other packages' tests, on a machine of
+	// few cores, and OpenBLAS's idle threads spin (twice the CPU time).
+	if _, ok := os.LookupEnv("OPENBLAS_NUM_THREADS"); !ok {
+		os.Setenv("OPENBLAS_NUM_THREADS", "1")
+	}
 	code := m.Run()
 	if path != "" {
 		os.RemoveAll(filepath.Dir(path))
@@ -115,6 +124,51 @@ func Shared(t testing.TB, key string, make func(dir string) error) string {
 // RunIDRe finds the id in the line run and fork print as a run starts.
 var RunIDRe = regexp.MustCompile(`(?m)^run (\d{8}-\d{4}-[0-9a-f]+) \(`)
 
+var resumingRe = regexp.MustCompile(`(?m)^resuming run (\S+) from step`)
+
+// Start starts the binary with env (nil: this process's) and args and
+// returns it with a scanner over its output (stdout and stderr together).
+func Start(t testing.TB, env []string, args ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = env
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(pipe)
+}
+
+// Output collects the output of a started run or resume, line by line
+// (Add), and the ID of the run it names.
+type Output struct {
+	strings.Builder
+	ID string
+}
+
+// Add appends line and takes the run id it names, if any.
+func (o *Output) Add(line string) {
+	o.WriteString(line + "\n")
+	if m := RunIDRe.FindStringSubmatch(line); m != nil {
+		o.ID = m[1]
+	} else if m := resumingRe.FindStringSubmatch(line); m != nil {
+		o.ID = m[1]
+	}
+}
+
+// Drain reads the rest of a started process's output in the background,
+// so that it never blocks writing it.
+func Drain(sc *bufio.Scanner) {
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+}
+
 // Code runs the binary with env and args and returns its output (stdout
 // and stderr together) and exit code.
 func Code(t testing.TB, env []string, args ...string) (string, int) {
@@ -143,6 +197,12 @@ func Run(t testing.TB, args ...string) string {
 		t.Fatalf("selmix %s: exit %d\n%s", strings.Join(args, " "), code, out)
 	}
 	return out
+}
+
+// LastLines is the last n lines of s.
+func LastLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
 
 // FirstDiff says where two event lists first differ.

@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"selmix/app"
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/train"
 	"selmix/runs"
@@ -56,7 +55,7 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := app.DialLive(r, false) // wait until it trains
+	cl, err := live.DialWait(r.Dir, false) // wait until it trains
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +118,7 @@ func TestDetachedSurvivesClients(t *testing.T) {
 	root := livetest.ShortDir(t)
 	id := startDetached(t, root, "--set", "finetune.steps=600", "--set", "finetune.refresh=25")
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP} {
-		cmd, sc := startSelmix(t, "attach", "--follow", "--runs", root, id)
+		cmd, sc := selmixtest.Start(t, nil, "attach", "--follow", "--runs", root, id)
 		// Wait until it has followed at least one refresh, then kill it.
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "step ") {
@@ -165,7 +164,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	a, err := app.DialLive(r, true) // as the workbench: with G and P
+	a, err := live.DialWait(r.Dir, true) // as the workbench: with G and P
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +203,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	next(a, isRefresh)
 	next(a, isRefresh)
 
-	b, err := app.DialLive(r, false)
+	b, err := live.DialWait(r.Dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}

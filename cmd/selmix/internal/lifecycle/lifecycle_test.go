@@ -1,12 +1,10 @@
-package cli
+package lifecycle
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -27,54 +25,10 @@ func TestMain(m *testing.M) {
 	selmixtest.Main(m)
 }
 
-// startSelmix starts the real binary with args and returns it with a
-// scanner over its output (stdout and stderr together).
-func startSelmix(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
-	t.Helper()
-	cmd := exec.Command(selmixtest.Binary(t), args...)
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, bufio.NewScanner(pipe)
-}
-
-var resumingRe = regexp.MustCompile(`(?m)^resuming run (\S+) from step`)
-
-// runOutput collects the output of a started run or resume, line by line,
-// and the id of the run it names.
-type runOutput struct {
-	strings.Builder
-	id string
-}
-
-func (o *runOutput) add(line string) {
-	o.WriteString(line + "\n")
-	if m := selmixtest.RunIDRe.FindStringSubmatch(line); m != nil {
-		o.id = m[1]
-	} else if m := resumingRe.FindStringSubmatch(line); m != nil {
-		o.id = m[1]
-	}
-}
-
-// drain reads the rest of a started process's output in the background,
-// so it never blocks writing it.
-func drain(sc *bufio.Scanner) {
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-}
-
 // shortRun is a small fine-tuning run of the built-in experiment that
 // checkpoints often, so kills land between checkpoints. Its batch of 32
-// pairs (the default is 128) halves the cost of a step; the tests run it
-// many times (TestInterruptResumeEqualsUninterrupted some 200 times) and
-// ask nothing of its numbers but that they come out the same again.
+// pairs (the default is 128) halves the cost of a step; the tests ask
+// nothing of its numbers but that they come out the same again.
 var shortRun = []string{"--set", "finetune.steps=300", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=2",
 	"--set", "finetune.batch=32", "--set", "record.plots=false"}
 
@@ -95,9 +49,16 @@ func finishShortRun(t *testing.T, root string, extra ...string) string {
 // resumes, forks or replays it works on a copy (copyRun).
 func sharedShortRun(t *testing.T) (root, id string) {
 	t.Helper()
+	return sharedRun(t, "shortRun", shortRun)
+}
+
+// sharedRun is one finished run of the built-in experiment with the
+// overrides sets, made once per test process and key.
+func sharedRun(t *testing.T, key string, sets []string) (root, id string) {
+	t.Helper()
 	bin := selmixtest.Binary(t)
-	root = selmixtest.Shared(t, "shortRun", func(dir string) error {
-		out, err := exec.Command(bin, append([]string{"run", "--headless", "-q", "--runs", dir}, shortRun...)...).CombinedOutput()
+	root = selmixtest.Shared(t, key, func(dir string) error {
+		out, err := exec.Command(bin, append([]string{"run", "--headless", "-q", "--runs", dir}, sets...)...).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("selmix run: %v\n%s", err, out)
 		}
@@ -105,7 +66,7 @@ func sharedShortRun(t *testing.T) (root, id string) {
 	})
 	rs, err := runs.List(root)
 	if err != nil || len(rs) != 1 {
-		t.Fatalf("shared short run in %s: %d runs, %v", root, len(rs), err)
+		t.Fatalf("shared run %s in %s: %d runs, %v", key, root, len(rs), err)
 	}
 	return root, filepath.Base(rs[0].Dir)
 }

@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"errors"
@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"selmix/app"
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/train"
 	"selmix/runs"
@@ -41,6 +40,13 @@ var interruptions = []interruption{
 	{"SIGKILL", -1, func(t *testing.T, cmd *exec.Cmd, _, _ string) { cmd.Process.Signal(syscall.SIGKILL) }},
 }
 
+// interruptRun is the run TestInterruptResumeEqualsUninterrupted
+// interrupts some 100 times: shortRun's batch and nearly as many
+// refreshes (each a progress line to interrupt it at, every other one a
+// checkpoint) in half its steps, which are no part of the point.
+var interruptRun = []string{"--set", "finetune.steps=150", "--set", "finetune.refresh=15", "--set", "finetune.checkpoint_every=2",
+	"--set", "finetune.batch=32", "--set", "record.plots=false"}
+
 var replayRe = regexp.MustCompile(`(?m)^replay (\S+) is identical to `)
 
 // interrupted is what one interrupted process left.
@@ -58,23 +64,23 @@ type interrupted struct {
 // and interrupts it.
 func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root string, control bool, args ...string) interrupted {
 	t.Helper()
-	cmd, sc := startSelmix(t, args...)
-	var out runOutput
+	cmd, sc := selmixtest.Start(t, nil, args...)
+	var out selmixtest.Output
 	var res interrupted
-	// Progress lines: the start, then a refresh every 25 steps; the last
+	// Progress lines: the start, then a refresh every 15 steps; the last
 	// ones leave too little time to land the interruption before the end.
-	anchor := rng.IntN(1 + 250/25)
+	anchor := rng.IntN(1 + 120/15)
 	delay := time.Duration(rng.IntN(40)) * time.Millisecond
 	sendAt := -1
 	if control {
-		sendAt = 1 + rng.IntN(200/25)
+		sendAt = 1 + rng.IntN(105/15)
 		anchor = -1 // the control's acknowledgement
 		delay = time.Duration(rng.IntN(4)) * time.Millisecond
 	}
 	seen := -1
 	for sc.Scan() {
 		line := sc.Text()
-		out.add(line)
+		out.Add(line)
 		isProgress := strings.HasPrefix(line, "run ") || strings.HasPrefix(line, "resuming run ") ||
 			(strings.HasPrefix(line, "step ") && !strings.Contains(line, " control "))
 		if isProgress {
@@ -84,9 +90,9 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 				break
 			}
 			if seen == sendAt {
-				cl, err := app.DialLive(&runs.Run{Dir: filepath.Join(root, out.id)}, false)
+				cl, err := live.DialWait(filepath.Join(root, out.ID), false)
 				if err != nil {
-					t.Fatalf("dial run %s: %v", out.id, err)
+					t.Fatalf("dial run %s: %v", out.ID, err)
 				}
 				cl.Send(train.Control{Op: train.OpSet, Key: "s", Value: fmt.Sprint(2 + rng.IntN(20))})
 				defer cl.Close()
@@ -97,14 +103,14 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 			break
 		}
 	}
-	res.id = out.id
+	res.id = out.ID
 	time.Sleep(delay)
 	if res.id != "" {
 		how.do(t, cmd, root, res.id)
 	} else {
 		cmd.Process.Kill()
 	}
-	drain(sc)
+	selmixtest.Drain(sc)
 	err := cmd.Wait()
 	res.code = 0
 	var ee *exec.ExitError
@@ -130,7 +136,7 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 		t.Skip("runs the real binary many times")
 	}
 	t.Parallel()
-	sharedRoot, sharedID := sharedShortRun(t)
+	sharedRoot, sharedID := sharedRun(t, "interruptRun", interruptRun)
 	root := livetest.ShortDir(t) // it holds the control sockets
 	want := selmixtest.ReadOutcome(t, sharedRoot, sharedID)
 
@@ -144,7 +150,7 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 				control := trial%4 == 1
 				again := trial%4 == 2
 				first := interruptProcess(t, how, rng, root, control,
-					append([]string{"run", "--headless", "--serve", "--runs", root}, shortRun...)...)
+					append([]string{"run", "--headless", "--serve", "--runs", root}, interruptRun...)...)
 				if first.id == "" {
 					t.Fatalf("trial %d: interrupted before the run existed", trial)
 				}

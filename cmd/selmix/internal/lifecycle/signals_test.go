@@ -1,4 +1,4 @@
-package cli
+package lifecycle
 
 import (
 	"bufio"
@@ -40,22 +40,6 @@ func fakeWorker(t *testing.T) []string {
 // fakeEnv is the environment of a selmix whose fake worker runs in mode.
 func fakeEnv(mode string) []string {
 	return append(os.Environ(), workertest.Env+"="+mode)
-}
-
-// startSelmixEnv is startSelmix with an environment.
-func startSelmixEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Scanner) {
-	t.Helper()
-	cmd := exec.Command(selmixtest.Binary(t), args...)
-	cmd.Env = env
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, bufio.NewScanner(pipe)
 }
 
 // waitLog waits until the run's worker.log holds line n times.
@@ -140,13 +124,13 @@ func TestSignalWhileWorkerHangs(t *testing.T) {
 				id = strings.Fields(strings.TrimPrefix(out, "run "))[0]
 			} else {
 				var sc *bufio.Scanner
-				cmd, sc = startSelmixEnv(t, env, append([]string{"run", "--headless"}, base...)...)
-				var o runOutput
-				for sc.Scan() && o.id == "" {
-					o.add(sc.Text())
+				cmd, sc = selmixtest.Start(t, env, append([]string{"run", "--headless"}, base...)...)
+				var o selmixtest.Output
+				for sc.Scan() && o.ID == "" {
+					o.Add(sc.Text())
 				}
-				drain(sc)
-				if id = o.id; id == "" {
+				selmixtest.Drain(sc)
+				if id = o.ID; id == "" {
 					t.Fatalf("no run id:\n%s", o.String())
 				}
 			}
@@ -174,13 +158,13 @@ func TestSignalWhileWorkerHangs(t *testing.T) {
 
 			// Resumed, the worker hangs in hello: interrupted again.
 			if how.sig != 0 {
-				cmd, sc := startSelmixEnv(t, fakeEnv("hang-hello"), "resume", "--runs", root, id)
+				cmd, sc := selmixtest.Start(t, fakeEnv("hang-hello"), "resume", "--runs", root, id)
 				for sc.Scan() {
 					if sc.Text() == "worker: fake worker: hello" {
 						break
 					}
 				}
-				drain(sc)
+				selmixtest.Drain(sc)
 				time.Sleep(100 * time.Millisecond)
 				sent := time.Now()
 				cmd.Process.Signal(how.sig)
@@ -243,7 +227,7 @@ func TestSignalWhileReadingFIFO(t *testing.T) {
 		if err := unix.Mkfifo(fifo, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cmd, sc := startSelmixEnv(t, os.Environ(), "run", "--headless", "--runs", filepath.Join(dir, "runs"),
+		cmd, sc := selmixtest.Start(t, os.Environ(), "run", "--headless", "--runs", filepath.Join(dir, "runs"),
 			"--set", "data.source=features", "--set", "model.arch=identity", "--set", "data.train="+fifo,
 			"--set", "data.val="+filepath.Join(dir, "val.npz"), "--set", "data.test="+filepath.Join(dir, "test.npz"))
 		var out strings.Builder
@@ -320,7 +304,7 @@ func TestWorkerOutOfMemoryStopsRun(t *testing.T) {
 				t.Fatalf("exit %d, want 1\n%s", code, out)
 			}
 			id := m[1]
-			last := lastLines(out, 1)
+			last := selmixtest.LastLines(out, 1)
 			if !strings.HasPrefix(last, "selmix: run "+id+" stopped at step ") || !strings.Contains(last, tc.want) ||
 				!strings.Contains(last, "`selmix fork "+id+" --set finetune.batch=8` continues it with half the batch") {
 				t.Errorf("last line %q lacks the cause, the knobs or the fork", last)
