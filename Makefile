@@ -12,6 +12,11 @@ FUZZTIME ?= 20s
 # leaves no time to fuzz.
 FUZZMINTIME ?= 10x
 
+# The packages whose tests take longest, first: go test runs two at a
+# time in the order named (./... names each once), so the rest fill the
+# other slot beside them instead of one of them starting last.
+LONG_TESTS := ./cmd/selmix/internal/lifecycle ./cmd/selmix ./cmd/selmix/internal/cli ./core/model ./viz ./workers/torch
+
 .PHONY: help build run test bench fuzz lint fmt assets assets-check repro repro-smoke
 
 help: ## list the targets
@@ -27,7 +32,7 @@ run: build ## run the workbench on the built-in default experiment
 test: ## check go.mod is tidy, vet and run every test with the race detector (what CI runs)
 	@$(GO) mod tidy -diff || (echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1)
 	$(GO) vet $(GOFLAGS_TAGS) ./...
-	$(GO) test $(GOFLAGS_TAGS) -race -count=1 -timeout 40m ./...
+	$(GO) test $(GOFLAGS_TAGS) -race -count=1 -timeout 40m $(LONG_TESTS) ./...
 
 bench: ## run the benchmarks
 	$(GO) test $(GOFLAGS_TAGS) -run '^$$' -bench . -benchmem ./...
