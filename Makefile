@@ -60,15 +60,15 @@ fmt: ## gofmt the tree
 assets: ## regenerate assets/default (split + checkpoint) from dataset-fashion-mnist and check them against SHA256SUMS (UPDATE=1 records new sums)
 	@mkdir -p bin/assets
 	$(GO) run $(GOFLAGS_TAGS) ./cmd/selmix pretrain --config assets/pretrain.toml \
-		--out bin/assets/model.npz --split-out bin/assets/split.bin.gz
+		--out bin/assets/model.npz --split-out bin/assets/split.bin
 	@if [ -n "$(UPDATE)" ]; then \
-	  cp bin/assets/model.npz bin/assets/split.bin.gz assets/default/ && \
-	  (cd assets/default && sha256sum model.npz split.bin.gz > SHA256SUMS) && echo "recorded new checksums"; \
+	  cp bin/assets/model.npz bin/assets/split.bin assets/default/ && \
+	  (cd assets/default && sha256sum model.npz split.bin > SHA256SUMS) && echo "recorded new checksums"; \
 	else \
 	  (cd bin/assets && sha256sum -c ../../assets/default/SHA256SUMS) || \
 	  { echo "regenerated assets differ from assets/default/SHA256SUMS (the checkpoint's sum holds for the OpenBLAS build; UPDATE=1 to accept)"; exit 1; }; \
 	fi
-	@du -ch assets/default/model.npz assets/default/split.bin.gz | tail -1
+	@du -ch assets/default/model.npz assets/default/split.bin | tail -1
 
 assets-check: ## verify the embedded assets against assets/default/SHA256SUMS
 	cd assets/default && sha256sum -c SHA256SUMS

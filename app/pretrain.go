@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -27,7 +26,7 @@ import (
 
 // PretrainTo builds c's split, pre-trains a fresh model on its labeled
 // set with one progress line per epoch to w, and writes its checkpoint
-// to out and, when splitOut is set, the split (gzipped) to splitOut.
+// to out and, when splitOut is set, the split (the format data.LoadSplit reads) to splitOut.
 func PretrainTo(ctx context.Context, w io.Writer, c experiment.Config, out, splitOut string) error {
 	sp, head, err := experiment.LoadData(c)
 	if err != nil {
@@ -60,16 +59,10 @@ func PretrainTo(ctx context.Context, w io.Writer, c experiment.Config, out, spli
 	if err != nil {
 		return err
 	}
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zw.Write(raw)
-	if err := zw.Close(); err != nil {
+	if err := atomicfile.WriteFile(splitOut, raw); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(splitOut, gz.Bytes()); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "wrote %s (%d bytes)\n", splitOut, gz.Len())
+	fmt.Fprintf(w, "wrote %s (%d bytes)\n", splitOut, len(raw))
 	return nil
 }
 

@@ -197,16 +197,18 @@ func decodeSet(b []byte) (Set, error) {
 	}
 	s := Set{X: make([]float32, n*dim), Y: make([]int, n), N: n, Dim: dim}
 	p := body[setHeaderLen:]
-	for i := range s.X {
-		if xEnc == xUint8 {
-			s.X[i] = pixel(p[i])
-			continue
+	if xEnc == xUint8 {
+		for i, b := range p[:len(s.X)] {
+			s.X[i] = pixels[b]
 		}
-		v := math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return Set{}, fmt.Errorf("set: non-finite value %v at row %d, column %d", v, i/dim, i%dim)
+	} else {
+		for i := range s.X {
+			v := math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return Set{}, fmt.Errorf("set: non-finite value %v at row %d, column %d", v, i/dim, i%dim)
+			}
+			s.X[i] = v
 		}
-		s.X[i] = v
 	}
 	p = p[len(s.X)*xSize(xEnc):]
 	for i := range s.Y {

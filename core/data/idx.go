@@ -128,7 +128,7 @@ func ReadIDXImages(r io.Reader) (x []float32, n, rows, cols int, err error) {
 	}
 	x = make([]float32, len(raw))
 	for i, b := range raw {
-		x[i] = pixel(b)
+		x[i] = pixels[b]
 	}
 	return x, n, rows, cols, nil
 }
@@ -136,6 +136,14 @@ func ReadIDXImages(r io.Reader) (x []float32, n, rows, cols int, err error) {
 // pixel maps a byte to [0,1]; SaveSet relies on this exact expression to
 // recognise image data it can store as bytes again.
 func pixel(b byte) float32 { return float32(b) / 255 }
+
+// pixels[b] is pixel(b), for the loops that convert whole images.
+var pixels = func() (t [256]float32) {
+	for b := range t {
+		t[b] = pixel(byte(b))
+	}
+	return t
+}()
 
 // ReadIDXLabels reads an IDX1 unsigned-byte label file (gzip or plain).
 func ReadIDXLabels(r io.Reader) ([]int, error) {

@@ -21,7 +21,7 @@ func newPretrainCmd() *cobra.Command {
 		Long: `pretrain builds the configured split, trains a fresh model on its labeled set
 with cross-entropy or logit-adjusted cross-entropy ([pretrain] section), and
 writes a checkpoint that run loads with --set model.checkpoint=CKPT.npz.
---split-out also writes the split itself (gzipped), as make assets does for
+--split-out also writes the split itself, as make assets does for
 the built-in experiment.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -36,7 +36,7 @@ the built-in experiment.`,
 	}
 	addConfigFlags(cmd, &config, &sets)
 	cmd.Flags().StringVar(&out, "out", "", "checkpoint `FILE` to write (.npz, required)")
-	cmd.Flags().StringVar(&splitOut, "split-out", "", "also write the split to `FILE` (.bin.gz)")
+	cmd.Flags().StringVar(&splitOut, "split-out", "", "also write the split to `FILE` (.bin)")
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
