@@ -12,13 +12,18 @@ import (
 // it ends (record.plots), once training has finished and it costs the
 // run nothing, and what x does in the workbench.
 func ExportPlots(w io.Writer, dir string) error {
+	return exportPlots(w, dir, Options{})
+}
+
+// exportPlots is ExportPlots drawing with opt.
+func exportPlots(w io.Writer, dir string, opt Options) error {
 	start := time.Now()
 	r, err := Load(dir)
 	if err != nil {
 		return fmt.Errorf("plots not exported: %w", err)
 	}
 	out := filepath.Join(dir, "plots")
-	res, err := Export(r, out, Options{})
+	res, err := Export(r, out, opt)
 	if res != nil {
 		for _, n := range res.Notes {
 			fmt.Fprintf(w, "plots: %s\n", n)

@@ -21,7 +21,11 @@ func TestExportPlots(t *testing.T) {
 	dir := filepath.Join(root, ents[0].Name())
 	runstest.Copy(t, filepath.Join(filepath.Join("testdata", "run"), ents[0].Name()), dir, nil)
 	var out strings.Builder
-	if err := ExportPlots(&out, dir); err != nil {
+	// At a tenth of the default resolution: what the figures show is
+	// the golden tests' to check, and at 300 dpi this test took 29 s
+	// under the race detector.
+	small := Options{DPI: 30}
+	if err := exportPlots(&out, dir, small); err != nil {
 		t.Fatalf("ExportPlots: %v", err)
 	}
 	pngs, _ := filepath.Glob(filepath.Join(dir, "plots", "*.png"))
@@ -36,7 +40,7 @@ func TestExportPlots(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := ExportPlots(&out, dir); err == nil || !strings.Contains(err.Error(), "no refresh") {
+	if err := exportPlots(&out, dir, small); err == nil || !strings.Contains(err.Error(), "no refresh") {
 		t.Errorf("ExportPlots of an empty log: error %v, want one saying it has no refresh", err)
 	}
 }
