@@ -28,6 +28,7 @@ func TestSweepSlurm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a Slurm cluster")
 	}
+	t.Parallel()
 	cl := slurmtest.Start(t)
 	env := cl.Env()
 	dir := livetest.ShortDir(t)

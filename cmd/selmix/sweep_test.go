@@ -173,6 +173,7 @@ func startTwoMidRun(t *testing.T, spec string, extra ...string) (dir, root strin
 // A bad spec is refused before anything is written, naming the file, the
 // place and the key; the sweeps folder never confuses the run store.
 func TestSweepBadSpec(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "runs")
 	p := writeSpec(t, dir, "bad.toml", sweepBase+"[axes]\n\"finetune.polcy\" = [\"selmix\"]\n")
@@ -202,6 +203,7 @@ func TestSweepLocalKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	dir, root, p, id := startTwoMidRun(t, "name = \"loc\"\n"+sweepBase+"[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\"]\nseed = [1]\n", "--executor", "local")
 	victim := memberRun(t, root, id, 1)
 	if err := syscall.Kill(victim.Pid, syscall.SIGKILL); err != nil {
@@ -303,6 +305,7 @@ func TestSweepLocalInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	_, root, p, id := startTwoMidRun(t, "name = \"int\"\n"+sweepBase+"[axes]\nseed = [1, 2]\n")
 	p.cmd.Process.Signal(os.Interrupt)
 	waitUntil(t, 60*time.Second, "the executor to end", p.ended)

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -96,6 +97,7 @@ func TestSignalWhileWorkerHangs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	root := livetest.ShortDir(t) // it holds the control sockets
 	base := append(append([]string{"--runs", root}, fakeRun...), fakeWorker(t)...)
 	out, code := selmixtest.Code(t, fakeEnv("ok"), append([]string{"run", "--headless", "-q"}, base...)...)
@@ -110,6 +112,7 @@ func TestSignalWhileWorkerHangs(t *testing.T) {
 		sig  syscall.Signal // 0: selmix stop
 	}{{"SIGINT", 130, syscall.SIGINT}, {"SIGTERM", 143, syscall.SIGTERM}, {"stop", 143, 0}} {
 		t.Run(how.name, func(t *testing.T) {
+			t.Parallel()
 			// The first train request from step 30, 110 or 190 hangs (how
 			// many requests come before depends on the machine's speed).
 			env := fakeEnv(fmt.Sprintf("hang-at=%d", 30+80*i))
@@ -218,6 +221,7 @@ func TestSignalWhileReadingFIFO(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
+	t.Parallel()
 	for _, how := range []struct {
 		sig  syscall.Signal
 		code int
@@ -258,10 +262,14 @@ func TestSignalWhileReadingFIFO(t *testing.T) {
 }
 
 // waitFIFOOpen waits (10 s at most) until a thread of process pid blocks
-// opening a FIFO, and says whether one did.
+// opening a FIFO, and says whether one did; it stops waiting when the
+// process ends (as it does when it refuses the FIFO up front).
 func waitFIFOOpen(pid int) bool {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || ended(b) {
+			return false
+		}
 		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
 		for _, p := range tasks {
 			if b, _ := os.ReadFile(p); string(b) == "wait_for_partner" {
@@ -271,6 +279,15 @@ func waitFIFOOpen(pid int) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return false
+}
+
+// ended says whether /proc/PID/stat's state is that of a process that
+// has exited (a zombie, not yet waited for, or dead).
+func ended(stat []byte) bool {
+	// The state follows the command name, which is in parentheses and
+	// may itself hold spaces or parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
 }
 
 // A worker out of memory — its reply says so, or the kernel killed it
