@@ -170,8 +170,12 @@ def main():
         x = x.to(dev, non_blocking=True)
         return x.contiguous(memory_format=torch.channels_last) if channels_last and x.dim() == 4 else x
 
+    eval_seconds = 0.0
+
     @torch.no_grad()
     def evaluate(name, centroids):
+        nonlocal eval_seconds
+        t = time.perf_counter()
         backbone.eval()
         head.eval()
         C = torch.zeros(K * K, dtype=torch.int64, device=dev)
@@ -189,6 +193,7 @@ def main():
                     Z.index_add_(0, yb, f.double())
             lo += len(pred)
         C.sum().item()  # wait for the device
+        eval_seconds += time.perf_counter() - t
         return lo
 
     def train_mode():
@@ -239,7 +244,7 @@ def main():
     if cuda:
         torch.cuda.synchronize()
     seconds = time.perf_counter() - t0
-    out = {"seconds": seconds, "start": t0_wall, "end": t0_wall + seconds, "steps": own.steps, "images": images,
+    out = {"seconds": seconds, "eval_seconds": eval_seconds, "start": t0_wall, "end": t0_wall + seconds, "steps": own.steps, "images": images,
            "sizes": sizes, "device": str(dev), "loss": float(loss), "torch": torch.__version__}
     if cuda:
         out["device"] += " " + torch.cuda.get_device_name(dev)

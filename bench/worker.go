@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,17 +58,25 @@ type WorkerOptions struct {
 // the mean GPU utilisation over the fine-tuning and the peak GPU memory
 // in use (nvidia-smi; NaN when not measured).
 type WorkerSide struct {
-	Name          string
-	Seconds       float64
-	Steps         int
-	Images        int64
-	ProcessWall   float64
-	GPUUtil       float64 // 0–1
-	GPUMemMiB     float64
-	TorchPeakMiB  float64 // plain side only: torch.cuda.max_memory_allocated
+	Name         string
+	Seconds      float64
+	Steps        int
+	Images       int64
+	ProcessWall  float64
+	GPUUtil      float64 // 0–1
+	GPUMemMiB    float64
+	TorchPeakMiB float64 // plain side only: torch.cuda.max_memory_allocated
+	// EvalSeconds is the part of Seconds spent on evaluation passes
+	// (validation, unlabeled and test; for the worker its evaluate and
+	// pseudo requests, from its trace); NaN when not measured.
+	EvalSeconds   float64
 	Device        string
 	LoaderWorkers string // how the side reads its data
 }
+
+// EvalShare is the share of the fine-tuning's wall time spent on
+// evaluation passes, NaN when not measured.
+func (s WorkerSide) EvalShare() float64 { return s.EvalSeconds / s.Seconds }
 
 // StepsPerSec and ImagesPerSec are over the fine-tuning's wall time.
 func (s WorkerSide) StepsPerSec() float64  { return float64(s.Steps) / s.Seconds }
@@ -89,6 +98,7 @@ func EvalPasses(steps, refresh int) (val, test int) {
 
 type plainReport struct {
 	Seconds float64          `json:"seconds"`
+	Eval    *float64         `json:"eval_seconds"`
 	Start   float64          `json:"start"`
 	End     float64          `json:"end"`
 	Steps   int              `json:"steps"`
@@ -170,7 +180,10 @@ func (o WorkerOptions) plain(ctx context.Context, script string, gpu *gpuSampler
 		return WorkerSide{}, fmt.Errorf("torch_plain.py printed no report\n%s", tail(out, 20))
 	}
 	s := WorkerSide{Name: "plain PyTorch", Seconds: rep.Seconds, Steps: rep.Steps, Images: rep.Images, ProcessWall: u.wall.Seconds(),
-		Device: rep.Device, LoaderWorkers: fmt.Sprintf("DataLoader(num_workers=%d)", o.LoaderWorkers), TorchPeakMiB: math.NaN()}
+		Device: rep.Device, LoaderWorkers: fmt.Sprintf("DataLoader(num_workers=%d)", o.LoaderWorkers), TorchPeakMiB: math.NaN(), EvalSeconds: math.NaN()}
+	if rep.Eval != nil {
+		s.EvalSeconds = *rep.Eval
+	}
 	if rep.PeakMem != nil {
 		s.TorchPeakMiB = *rep.PeakMem / (1 << 20)
 	}
@@ -212,9 +225,38 @@ func (o WorkerOptions) selmix(ctx context.Context, wargs []string, loaderNote st
 		return WorkerSide{}, err
 	}
 	s := WorkerSide{Name: "selmix + worker", Seconds: h.Final.Seconds, Steps: h.Final.Steps, Images: images, ProcessWall: u.wall.Seconds(),
-		LoaderWorkers: loaderNote, TorchPeakMiB: math.NaN()}
+		LoaderWorkers: loaderNote, TorchPeakMiB: math.NaN(), EvalSeconds: math.NaN()}
+	if ops, err := traceSeconds(filepath.Join(rs[0].Dir, runs.WorkerLogName)); err == nil {
+		if ev, ok := ops["evaluate"]; ok {
+			s.EvalSeconds = ev + ops["pseudo"]
+		}
+	}
 	s.GPUUtil, s.GPUMemMiB = gpu.window(end.Add(-time.Duration(h.Final.Seconds*float64(time.Second))), end)
 	return s, nil
+}
+
+// traceLine is a line of the worker's request trace
+// (SELMIX_WORKER_TRACE=1): "selmix-torch: OP [what]: SECONDS s".
+var traceLine = regexp.MustCompile(`^selmix-torch: ([a-z]+)\b[^:]*: ([0-9.]+) s$`)
+
+// traceSeconds sums the seconds of the requests the worker traced in the
+// log at path, by op.
+func traceSeconds(path string) (map[string]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ops := map[string]float64{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	for sc.Scan() {
+		if m := traceLine.FindStringSubmatch(sc.Text()); m != nil {
+			v, _ := strconv.ParseFloat(m[2], 64)
+			ops[m[1]] += v
+		}
+	}
+	return ops, sc.Err()
 }
 
 // finalTime is the time of the run's final event (written as the
@@ -253,11 +295,13 @@ func hasOption(ctx context.Context, python, script, opt string) bool {
 }
 
 // measureGroup runs a command in its own process group, its output
-// captured; a cancelled ctx sends the group SIGTERM (selmix stops its run,
+// captured, with the worker's request trace on (SELMIX_WORKER_TRACE: a
+// line per request with its time in the run's worker.log, which gives the
+// time spent evaluating); a cancelled ctx sends the group SIGTERM (selmix stops its run,
 // Python ends its loader processes), then SIGKILL 30 s later.
 func measureGroup(ctx context.Context, bin string, args ...string) (string, usage, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "SELMIX_WORKER_TRACE=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
@@ -407,7 +451,7 @@ func (r *WorkerResult) Markdown(o WorkerOptions) string {
 	val, test := EvalPasses(o.Steps, o.Refresh)
 	fmt.Fprintf(&b, "%d steps of batch %d (2×%d images through the backbone), refresh %d: %d validation and %d test passes; device %s\n\n",
 		o.Steps, o.Batch, o.Batch, o.Refresh, val, test, r.Plain.Device)
-	fmt.Fprintf(&b, "| side | data | fine-tuning wall | steps/s | images/s | GPU util | peak GPU memory | process wall |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| side | data | fine-tuning wall | evaluation | steps/s | images/s | GPU util | peak GPU memory | process wall |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range []WorkerSide{r.Plain, r.Selmix} {
 		mem := "–"
 		if !math.IsNaN(s.GPUMemMiB) {
@@ -420,7 +464,11 @@ func (r *WorkerResult) Markdown(o WorkerOptions) string {
 		if !math.IsNaN(s.GPUUtil) {
 			util = fmt.Sprintf("%.0f %%", 100*s.GPUUtil)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.2f s | %.2f | %.0f | %s | %s | %.1f s |\n", s.Name, s.LoaderWorkers, s.Seconds, s.StepsPerSec(), s.ImagesPerSec(), util, mem, s.ProcessWall)
+		eval := "–"
+		if !math.IsNaN(s.EvalSeconds) {
+			eval = fmt.Sprintf("%.2f s (%.0f %%)", s.EvalSeconds, 100*s.EvalShare())
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.2f s | %s | %.2f | %.0f | %s | %s | %.1f s |\n", s.Name, s.LoaderWorkers, s.Seconds, eval, s.StepsPerSec(), s.ImagesPerSec(), util, mem, s.ProcessWall)
 	}
 	fmt.Fprintf(&b, "\nselmix / plain: wall %.2f×, steps/s %.2f×, images/s %.2f×\n",
 		r.Selmix.Seconds/r.Plain.Seconds, r.Selmix.StepsPerSec()/r.Plain.StepsPerSec(), r.Selmix.ImagesPerSec()/r.Plain.ImagesPerSec())

@@ -25,8 +25,8 @@ func TestBenchWorkerFeatures(t *testing.T) {
 	out := selmixtest.Run(t, args...)
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^30 steps of batch 16 \(2×16 images through the backbone\), refresh 10: 4 validation and 2 test passes; device cpu$`),
-		regexp.MustCompile(`(?m)^\| plain PyTorch \| DataLoader\(num_workers=0\) \| [0-9.]+ s \| [0-9.]+ \| [0-9]+ \| – \| – \| [0-9.]+ s \|$`),
-		regexp.MustCompile(`(?m)^\| selmix \+ worker \| worker, (in process|--loader-workers 0) \| [0-9.]+ s \| [0-9.]+ \| [0-9]+ \| – \| – \| [0-9.]+ s \|$`),
+		regexp.MustCompile(`(?m)^\| plain PyTorch \| DataLoader\(num_workers=0\) \| [0-9.]+ s \| [0-9.]+ s \([0-9]+ %\) \| [0-9.]+ \| [0-9]+ \| – \| – \| [0-9.]+ s \|$`),
+		regexp.MustCompile(`(?m)^\| selmix \+ worker \| worker, (in process|--loader-workers 0) \| [0-9.]+ s \| [0-9.]+ s \([0-9]+ %\) \| [0-9.]+ \| [0-9]+ \| – \| – \| [0-9.]+ s \|$`),
 		regexp.MustCompile(`(?m)^selmix / plain: wall [0-9.]+×, steps/s [0-9.]+×, images/s [0-9.]+×$`),
 	} {
 		if !want.MatchString(out) {
