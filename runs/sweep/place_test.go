@@ -45,8 +45,10 @@ func (p *twoSlots) Put(d []string) {
 	}
 	delete(p.held, d[0])
 }
-func (p *twoSlots) Env(d []string) []string { return []string{"CUDA_VISIBLE_DEVICES=" + strings.Join(d, ",")} }
-func (p *twoSlots) Describe() string        { return "two slots" }
+func (p *twoSlots) Env(d []string) []string {
+	return []string{"CUDA_VISIBLE_DEVICES=" + strings.Join(d, ",")}
+}
+func (p *twoSlots) Describe() string { return "two slots" }
 
 // The local executor runs at most the Placer's slots at once (whatever
 // --parallel asks), gives each member its slot's environment, records the
