@@ -107,7 +107,11 @@ func resend(eng *train.Engine, h *record.History) {
 func recordGPUs(w io.Writer, rec *record.Recorder, was runs.Meta, in train.Info) error {
 	now, before := max(1, in.WorldSize), max(1, was.WorldSize)
 	if now != before {
-		fmt.Fprintf(w, "world size %d, was %d when the run was saved: resuming with %d ranks\n", now, before, now)
+		ranks := "ranks"
+		if now == 1 {
+			ranks = "rank"
+		}
+		fmt.Fprintf(w, "world size %d, was %d when the run was saved: resuming with %d %s\n", now, before, now, ranks)
 	}
 	if slices.Equal(in.GPUs, was.GPUs) && now == before {
 		return nil
