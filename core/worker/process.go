@@ -319,14 +319,18 @@ func (c *Client) Close() error {
 }
 
 // fillGPUs completes what sys says of its GPUs from GPUStats (gpu.Fill):
-// never more often than StatsEvery, never again once it cannot answer.
+// never more often than StatsEvery, within statsWait, and never again
+// once it failed (no nvidia-smi, or one that hangs: the engine waits on
+// it).
 func (c *Client) fillGPUs(sys *train.System) {
 	if c.noStats || !gpu.NeedsFill(sys) {
 		return
 	}
 	if c.statsAt.IsZero() || time.Since(c.statsAt) >= StatsEvery {
-		st, err := c.stats(c.ctx)
-		if errors.Is(err, gpu.ErrNoSMI) {
+		ctx, cancel := context.WithTimeout(c.ctx, statsWait)
+		st, err := c.stats(ctx)
+		cancel()
+		if err != nil {
 			c.noStats = true
 			return
 		}
@@ -334,3 +338,6 @@ func (c *Client) fillGPUs(sys *train.System) {
 	}
 	gpu.Fill(sys, c.lastStat)
 }
+
+// statsWait bounds one GPUStats call.
+const statsWait = 3 * time.Second

@@ -51,7 +51,7 @@ func TestParseSystem(t *testing.T) {
 
 // A GPU the worker reports without utilisation or total memory gets
 // them from nvidia-smi's figures for that GPU only, asked at most every
-// StatsEvery; without nvidia-smi it is never asked again.
+// StatsEvery; once it failed (no nvidia-smi) it is never asked again.
 func TestFillGPUs(t *testing.T) {
 	asked := 0
 	stats := []gpu.Stat{{Index: "0", Util: 0.05, MemTotal: 80 << 30}, {Index: "1", UUID: "GPU-b", Util: 0.91, MemTotal: 40 << 30}}
