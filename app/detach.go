@@ -25,11 +25,14 @@ import (
 const handshakeFD = 3
 
 // SpawnDetached starts `selmix run --headless --serve` with the given
-// configuration in the background and returns the new run's id and the
-// child's pid once the run exists on disk. root is the runs root as given
-// ("" for the default).
-func SpawnDetached(root, config string, sets []string) (id string, pid int, err error) {
+// configuration (and --gpus gpus, unless "") in the background and
+// returns the new run's id and the child's pid once the run exists on
+// disk. root is the runs root as given ("" for the default).
+func SpawnDetached(root, config string, sets []string, gpus string) (id string, pid int, err error) {
 	args := []string{"run", "--headless"}
+	if gpus != "" {
+		args = append(args, "--gpus", gpus)
+	}
 	if config != "" {
 		abs, err := filepath.Abs(config)
 		if err != nil {

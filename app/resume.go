@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"selmix/core/train"
 	"selmix/runs"
@@ -76,6 +78,9 @@ func (s *Session) Resume(ctx context.Context, id string) error {
 		os.Remove(filepath.Join(r.Dir, live.SocketName))
 	}
 	resend(eng, h)
+	if err := recordGPUs(w, rec, r.Meta, eng.Info()); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "resuming run %s from step %d (%s)\n", r.Meta.ID, step, r.Dir)
 	return s.execute(ctx, sig, eng, rec, c, step, true)
 }
@@ -93,4 +98,25 @@ func resend(eng *train.Engine, h *record.History) {
 		c.At = a.Step
 		eng.Send(c)
 	}
+}
+
+// recordGPUs records in run.json the GPUs and world size of a resumed
+// run's session (its trainer's info), saying in one line when the world
+// size is not the one the run was saved with: the run goes on with the
+// new one (its checkpoint is rank 0's state, which every rank loads).
+func recordGPUs(w io.Writer, rec *record.Recorder, was runs.Meta, in train.Info) error {
+	now, before := max(1, in.WorldSize), max(1, was.WorldSize)
+	if now != before {
+		ranks := "ranks"
+		if now == 1 {
+			ranks = "rank"
+		}
+		fmt.Fprintf(w, "world size %d, was %d when the run was saved: resuming with %d %s\n", now, before, now, ranks)
+	}
+	if slices.Equal(in.GPUs, was.GPUs) && now == before {
+		return nil
+	}
+	return rec.Writer().SetMeta(func(m *runs.Meta) {
+		m.GPUs, m.WorldSize = slices.Clone(in.GPUs), in.WorldSize
+	})
 }

@@ -25,6 +25,10 @@ type Session struct {
 	Serve bool
 	// View shows a live run; nil prints progress lines with Progress.
 	View Viewer
+	// WorkerEnv is added to the environment of a run's worker process
+	// (CUDA_VISIBLE_DEVICES from --gpus: GPUEnv); nil: the worker
+	// inherits this process's.
+	WorkerEnv []string
 	// Created is called with a new run's id once it exists on disk (the
 	// detached child's handshake); nil: nothing is called.
 	Created func(id string)

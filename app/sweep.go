@@ -22,6 +22,12 @@ type SweepOptions struct {
 	// Parallel and Threads are the local executor's members at once and
 	// threads of each (0: sweep.LocalOptions' defaults).
 	Parallel, Threads int
+	// GPUs is --gpus (gpu.Auto, gpu.None or a list; "": the one the sweep
+	// was started with, else auto) and GPUsPerMember --gpus-per-member
+	// (0: the sweep's, else 1): the GPUs each local member gets, the GPUs
+	// each Slurm task asks for.
+	GPUs          string
+	GPUsPerMember int
 	// DryRun prints what would run and starts nothing.
 	DryRun bool
 }
@@ -56,14 +62,20 @@ func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOpti
 	if err != nil {
 		return UsageError{err}
 	}
+	// Checked before anything is written; recorded for resume.
+	pl, err := placement(ctx, s, o, true)
+	if err != nil {
+		return err
+	}
+	s.GPUs, s.GPUsPerMember = o.GPUs, o.GPUsPerMember
 	if o.DryRun {
-		return dryRunSweep(w, s, s.AllMembers(), o)
+		return dryRunSweep(w, s, s.AllMembers(), o, pl)
 	}
 	if err := s.Create(spec, text); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "sweep %s: %d members in %s\n", s.ID, len(s.Members), s.Dir)
-	return ExecuteSweep(ctx, w, s, s.AllMembers(), o)
+	return executeSweep(ctx, w, s, s.AllMembers(), o, pl)
 }
 
 // ResumeSweep runs again the members of sweep query of root that are
@@ -76,6 +88,17 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 	if o.Executor == "" {
 		o.Executor = s.Executor
 	}
+	given := o.GPUs != ""
+	if !given {
+		o.GPUs = s.GPUs
+	}
+	if o.GPUsPerMember == 0 {
+		o.GPUsPerMember = s.GPUsPerMember
+	}
+	pl, err := placement(ctx, s, o, given)
+	if err != nil {
+		return err
+	}
 	todo, st, err := s.ToResume(ctx)
 	if err != nil {
 		return err
@@ -86,24 +109,34 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 	}
 	fmt.Fprintf(w, "sweep %s: resuming %d members: %s\n", s.ID, len(todo), st.Describe(todo))
 	if o.DryRun {
-		return dryRunSweep(w, s, todo, o)
+		return dryRunSweep(w, s, todo, o, pl)
 	}
-	return ExecuteSweep(ctx, w, s, todo, o)
+	return executeSweep(ctx, w, s, todo, o, pl)
 }
 
-// execution is how o runs members of s with this executable.
-func execution(w io.Writer, members []int, o SweepOptions) (sweep.Execution, error) {
+// execution is how o runs members of s with this executable, placing
+// them with pl (nil: not at all).
+func execution(w io.Writer, members []int, o SweepOptions, pl sweep.Placer) (sweep.Execution, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return sweep.Execution{}, err
 	}
-	return sweep.Execution{Executor: o.Executor, Members: members, Binary: self, Parallel: o.Parallel, Threads: o.Threads, Out: w}, nil
+	return sweep.Execution{Executor: o.Executor, Members: members, Binary: self, Parallel: o.Parallel, Threads: o.Threads, Placer: pl, Out: w}, nil
 }
 
-// ExecuteSweep runs members of s with o.Executor (sweep.Execute); an
-// interrupted local sweep ends with exit code 128 + the signal.
+// ExecuteSweep runs members of s with o.Executor (sweep.Execute), placed
+// on GPUs as o says; an interrupted local sweep ends with exit code 128 +
+// the signal.
 func ExecuteSweep(ctx context.Context, w io.Writer, s *sweep.Sweep, members []int, o SweepOptions) error {
-	e, err := execution(w, members, o)
+	pl, err := placement(ctx, s, o, true)
+	if err != nil {
+		return err
+	}
+	return executeSweep(ctx, w, s, members, o, pl)
+}
+
+func executeSweep(ctx context.Context, w io.Writer, s *sweep.Sweep, members []int, o SweepOptions, pl sweep.Placer) error {
+	e, err := execution(w, members, o, pl)
 	if err != nil {
 		return err
 	}
@@ -115,8 +148,8 @@ func ExecuteSweep(ctx context.Context, w io.Writer, s *sweep.Sweep, members []in
 }
 
 // dryRunSweep prints the members and what the executor would run.
-func dryRunSweep(w io.Writer, s *sweep.Sweep, members []int, o SweepOptions) error {
-	e, err := execution(w, members, o)
+func dryRunSweep(w io.Writer, s *sweep.Sweep, members []int, o SweepOptions, pl sweep.Placer) error {
+	e, err := execution(w, members, o, pl)
 	if err != nil {
 		return err
 	}

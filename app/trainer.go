@@ -136,6 +136,7 @@ func (s *Session) startWorker(ctx context.Context, c experiment.Config) (*worker
 		Command: c.Worker.Command, Dir: c.Worker.Dir, Seed: uint64(c.Seed),
 		Timeout:      time.Duration(c.Worker.Timeout * float64(time.Second)),
 		StartTimeout: time.Duration(c.Worker.StartTimeout * float64(time.Second)),
+		Env:          s.WorkerEnv,
 	}
 	if !s.Quiet {
 		w := s.Out

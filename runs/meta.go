@@ -68,6 +68,12 @@ type Meta struct {
 	Pinned        []int
 	BLAS          string
 	BLASThreads   int
+	// GPUs are the GPUs the run's latest session used, as its worker's
+	// hello named them (CUDA_VISIBLE_DEVICES's ids), and WorldSize the
+	// ranks that served it (0: one, or unknown); both empty for the
+	// in-process trainer and in runs recorded before them.
+	GPUs      []string
+	WorldSize int
 	// Tags and Note are what a person wrote about the run (selmix runs
 	// tag, untag, note; see Annotate). They belong to Annotate: a Writer
 	// keeps the ones on disk whatever its own copy says.
@@ -95,6 +101,8 @@ type metaJSON struct {
 	Pinned      []int             `json:"pinned,omitempty"`
 	BLAS        string            `json:"blas,omitempty"`
 	BLASThreads int               `json:"blas_threads,omitempty"`
+	GPUs        []string          `json:"gpus,omitempty"`
+	WorldSize   int               `json:"world_size,omitempty"`
 	Tags        []string          `json:"tags,omitempty"`
 	Note        string            `json:"note,omitempty"`
 }
@@ -111,7 +119,7 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 		Objective: m.Objective, Policy: m.Policy,
 		Steps: m.Steps, Best: best, BestStep: m.BestStep, BestObj: m.BestObjective,
 		Extra: m.Extra, Pinned: m.Pinned, BLAS: m.BLAS, BLASThreads: m.BLASThreads,
-		Tags: m.Tags, Note: m.Note,
+		GPUs: m.GPUs, WorldSize: worldSize(m.WorldSize), Tags: m.Tags, Note: m.Note,
 	})
 }
 
@@ -139,9 +147,18 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 		Objective: j.Objective, Policy: j.Policy,
 		Steps: j.Steps, Best: best, BestStep: j.BestStep, BestObjective: j.BestObj,
 		Extra: j.Extra, Pinned: j.Pinned, BLAS: j.BLAS, BLASThreads: j.BLASThreads,
-		Tags: j.Tags, Note: j.Note,
+		GPUs: j.GPUs, WorldSize: worldSize(j.WorldSize), Tags: j.Tags, Note: j.Note,
 	}
 	return nil
+}
+
+// worldSize is a world size as Meta holds it: one is 0 (run.json
+// omits it), like unknown.
+func worldSize(n int) int {
+	if n == 1 {
+		return 0
+	}
+	return n
 }
 
 // ParentCheckpointBest is run.json's parent_checkpoint of a fork from its
@@ -160,6 +177,7 @@ func (m Meta) clone() Meta {
 	m.Extra = maps.Clone(m.Extra)
 	m.Pinned = slices.Clone(m.Pinned)
 	m.Tags = slices.Clone(m.Tags)
+	m.GPUs = slices.Clone(m.GPUs)
 	return m
 }
 
@@ -196,6 +214,9 @@ func checkMeta(m Meta) error {
 	}
 	if m.BLASThreads < 0 {
 		return fmt.Errorf("blas_threads %d is negative", m.BLASThreads)
+	}
+	if m.WorldSize < 0 {
+		return fmt.Errorf("world_size %d is negative", m.WorldSize)
 	}
 	if m.Parent != "" {
 		if err := checkID(m.Parent); err != nil {

@@ -63,6 +63,32 @@ func TestMetaBLAS(t *testing.T) {
 	}
 }
 
+// The GPUs and world size a run used round-trip (one rank is not
+// written); a run.json from before them still reads, with none.
+func TestMetaGPUs(t *testing.T) {
+	for _, c := range []struct {
+		ws, back int
+		json     string
+	}{{2, 2, `"gpus":["2","GPU-8f2c"],"world_size":2`}, {1, 0, `"gpus":["2","GPU-8f2c"],"tags"`}} {
+		m := Meta{ID: "a", Created: "2026-01-01T00:00:00Z", Status: StatusFinished, GPUs: []string{"2", "GPU-8f2c"}, WorldSize: c.ws, Tags: []string{"x"}}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), c.json) {
+			t.Errorf("world size %d: run.json %s lacks %s", c.ws, b, c.json)
+		}
+		got, err := parseMeta(b, "run.json")
+		if err != nil || strings.Join(got.GPUs, ",") != "2,GPU-8f2c" || got.WorldSize != c.back {
+			t.Errorf("world size %d: parseMeta = %q, %d, %v", c.ws, got.GPUs, got.WorldSize, err)
+		}
+	}
+	old, err := parseMeta([]byte(`{"format":2,"id":"a","created":"2026-01-01T00:00:00Z","status":"finished"}`), "run.json")
+	if err != nil || old.GPUs != nil || old.WorldSize != 0 {
+		t.Errorf("an older run.json: %q, %d, %v", old.GPUs, old.WorldSize, err)
+	}
+}
+
 func TestParseMetaErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -76,6 +102,7 @@ func TestParseMetaErrors(t *testing.T) {
 		{name: "bad created", in: `{"id":"a","created":"today","status":"running"}`, wantErr: "RFC3339"},
 		{name: "bad best", in: `{"id":"a","created":"2026-01-01T00:00:00Z","status":"running","best":"lots"}`, wantErr: "best"},
 		{name: "negative parent step", in: `{"id":"a","created":"2026-01-01T00:00:00Z","status":"running","parent":"b","parent_step":-1}`, wantErr: "parent_step"},
+		{name: "negative world size", in: `{"id":"a","created":"2026-01-01T00:00:00Z","status":"running","world_size":-2}`, wantErr: "world_size"},
 		{name: "negative blas threads", in: `{"id":"a","created":"2026-01-01T00:00:00Z","status":"running","blas":"openblas","blas_threads":-2}`, wantErr: "blas_threads"},
 	}
 	for _, tt := range tests {
@@ -98,6 +125,7 @@ func FuzzMeta(f *testing.F) {
 	f.Add([]byte(`{"id":"a","created":"2026-11-22T07:53:00Z","status":"finished","parent":"b","parent_step":30,"best":"NaN","extra":{"k":"v"},"pinned":[3,1]}`))
 	f.Add([]byte(`{"id":"a","created":"2026-11-22T07:53:00Z","status":"weird","best":"-Inf"}`))
 	f.Add([]byte(`{"id":"a","created":"2026-11-22T07:53:00Z","status":"finished","blas":"openblas","blas_threads":1}`))
+	f.Add([]byte(`{"id":"a","created":"2026-11-22T07:53:00Z","status":"finished","gpus":["0","GPU-1"],"world_size":1}`))
 	f.Add([]byte(`{"id":"","status":""}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -7,13 +7,22 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"sync"
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
+	"selmix/core/local/workertest"
 )
 
-func TestMain(m *testing.M) { selmixtest.Main(m) }
+// The test binary doubles as a fake worker (workertest.Serve) for the
+// members of the GPU sweep tests.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(workertest.Env); mode != "" {
+		os.Exit(workertest.Serve(mode))
+	}
+	selmixtest.Main(m)
+}
 
 // lockedBuffer collects a process's output while the test reads it.
 type lockedBuffer struct {

@@ -54,6 +54,11 @@ type Info struct {
 	Unlabeled   int
 	Val, Test   int
 	Device      string // where the steps run, for display ("cpu (gorgonia, openblas)")
+	// WorldSize is the number of ranks serving the run (0: unknown, one);
+	// GPUs the GPUs they use, one per distinct GPU in rank order, as
+	// CUDA_VISIBLE_DEVICES names them (empty on CPU and in process).
+	WorldSize int
+	GPUs      []string
 }
 
 // Eval is one split through the model.
@@ -77,6 +82,31 @@ type System struct {
 	Util        float64 `json:"util,omitempty"`         // device utilisation, 0–1, when the driver exposes it
 	RSS         int64   `json:"rss,omitempty"`          // resident memory of the trainer's process, bytes
 	CPU         float64 `json:"cpu,omitempty"`          // CPU time over wall time since the last report (1 = one core)
+	WorldSize   int     `json:"world_size,omitempty"`   // ranks serving the run (0: unknown, one); the figures above are their sums
+	GPUs        []GPU   `json:"gpus,omitempty"`         // per GPU the run uses, in rank order
+}
+
+// GPU is what a Trainer reports of one GPU its ranks use. Zero fields are
+// unknown.
+type GPU struct {
+	ID          string  `json:"id"`                     // as CUDA_VISIBLE_DEVICES names it: "3", "GPU-…", "MIG-…"
+	Name        string  `json:"name,omitempty"`         // "NVIDIA H100 80GB HBM3"
+	Ranks       int     `json:"ranks,omitempty"`        // ranks on it
+	MemUsed     int64   `json:"mem_used,omitempty"`     // what the run's ranks on it use, bytes
+	MemReserved int64   `json:"mem_reserved,omitempty"` // and reserve
+	MemPeak     int64   `json:"mem_peak,omitempty"`     // and used at most at once
+	MemTotal    int64   `json:"mem_total,omitempty"`    // the GPU's memory, bytes
+	Util        float64 `json:"util,omitempty"`         // the GPU's utilisation, 0–1
+}
+
+// Clone is a deep copy of s (nil for nil).
+func (s *System) Clone() *System {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.GPUs = append([]GPU(nil), s.GPUs...)
+	return &c
 }
 
 // Mode is the loss a Train request optimizes.

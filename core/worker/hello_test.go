@@ -33,3 +33,29 @@ func TestHelloStrings(t *testing.T) {
 		t.Errorf("system device %q", s.Device)
 	}
 }
+
+// world_size and gpus are optional: a bad value reads as unknown, never
+// as an error; ids are made printable and at most 64 kept.
+func TestHelloGPUs(t *testing.T) {
+	f := hello(nil, "cuda:0")
+	if info, err := parseHello(f); err != nil || info.WorldSize != 0 || info.GPUs != nil {
+		t.Fatalf("without them: %+v, %v", info, err)
+	}
+	f.Header["world_size"], f.Header["gpus"] = 2.0, []any{"2", "GPU-8f2c\x1b[31m", 3.0, ""}
+	info, err := parseHello(f)
+	if err != nil || info.WorldSize != 2 || strings.Join(info.GPUs, "|") != "2|GPU-8f2c" {
+		t.Fatalf("got world size %d, gpus %q, %v", info.WorldSize, info.GPUs, err)
+	}
+	many := make([]any, 100)
+	for i := range many {
+		many[i] = "0"
+	}
+	f.Header["world_size"], f.Header["gpus"] = "two", many
+	if info, err = parseHello(f); err != nil || info.WorldSize != 0 || len(info.GPUs) != 64 {
+		t.Fatalf("got world size %d, %d gpus, %v; want unknown and 64", info.WorldSize, len(info.GPUs), err)
+	}
+	f.Header["world_size"], f.Header["gpus"] = 0.0, map[string]any{}
+	if info, err = parseHello(f); err != nil || info.WorldSize != 0 || info.GPUs != nil {
+		t.Fatalf("got %+v, %v", info, err)
+	}
+}

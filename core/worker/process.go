@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"selmix/core/gpu"
 	"selmix/core/train"
 )
 
@@ -34,7 +35,17 @@ type Options struct {
 	// Log, if set, receives every stderr line from the start, in order,
 	// from another goroutine (SetLog replaces it).
 	Log func(line string)
+	// Env is added to this process's environment for the worker (say
+	// CUDA_VISIBLE_DEVICES, from --gpus); nil: the worker inherits ours.
+	Env []string
+	// GPUStats gives the GPUs' utilisation and total memory where the
+	// worker reports a GPU without them; nil: nvidia-smi's (gpu.Query),
+	// asked at most every StatsEvery.
+	GPUStats func(ctx context.Context) ([]gpu.Stat, error)
 }
+
+// StatsEvery is how often a Client asks nvidia-smi at most.
+const StatsEvery = 5 * time.Second
 
 // ErrStart marks a worker that could not be started at all: no such
 // command, no such directory, not executable. The configuration is at
@@ -74,6 +85,11 @@ type Client struct {
 
 	mu    sync.Mutex
 	cause error // why the session was ended from outside a request: errExited or ctx's error
+
+	stats    func(ctx context.Context) ([]gpu.Stat, error)
+	statsAt  time.Time  // when stats last answered
+	lastStat []gpu.Stat // and what
+	noStats  bool       // it cannot answer (no nvidia-smi)
 
 	sentP  []float64     // the P the worker has
 	sentT  []float64     // the soft targets the worker has
@@ -124,6 +140,9 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	}
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
 	cmd.Dir = o.Dir
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
 	// Its own process group, so a timeout or a stop ends everything it
 	// started; and it dies with us if we are killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -134,6 +153,10 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	c := &Client{
 		cmd: cmd, in: inW, out: outR, r: bufio.NewReaderSize(outR, 1<<16), w: bufio.NewWriterSize(inW, 1<<16),
 		timeout: o.Timeout, grace: o.StopGrace, ctx: ctx, log: newLines(), exited: make(chan struct{}),
+		stats: o.GPUStats,
+	}
+	if c.stats == nil {
+		c.stats = gpu.Query
 	}
 	if o.Log != nil {
 		c.log.setSink(o.Log)
@@ -294,3 +317,27 @@ func (c *Client) Close() error {
 	})
 	return nil
 }
+
+// fillGPUs completes what sys says of its GPUs from GPUStats (gpu.Fill):
+// never more often than StatsEvery, within statsWait, and never again
+// once it failed (no nvidia-smi, or one that hangs: the engine waits on
+// it).
+func (c *Client) fillGPUs(sys *train.System) {
+	if c.noStats || !gpu.NeedsFill(sys) {
+		return
+	}
+	if c.statsAt.IsZero() || time.Since(c.statsAt) >= StatsEvery {
+		ctx, cancel := context.WithTimeout(c.ctx, statsWait)
+		st, err := c.stats(ctx)
+		cancel()
+		if err != nil {
+			c.noStats = true
+			return
+		}
+		c.statsAt, c.lastStat = time.Now(), st
+	}
+	gpu.Fill(sys, c.lastStat)
+}
+
+// statsWait bounds one GPUStats call.
+const statsWait = 3 * time.Second

@@ -41,6 +41,9 @@ type helloReply struct {
 		Val       *float64 `json:"val"`
 		Test      *float64 `json:"test"`
 	} `json:"sizes"`
+	// For display and the run's record: a bad value reads as unknown.
+	WorldSize json.RawMessage `json:"world_size"`
+	GPUs      json.RawMessage `json:"gpus"`
 }
 
 // evaluateReply is the header of evaluate's reply; the statistics are its
@@ -190,7 +193,41 @@ func parseHello(rep *Frame) (train.Info, error) {
 		return bad("sizes labeled %d, val %d, test %d: labeled, val and test must not be empty", info.Labeled, info.Val, info.Test)
 	}
 	info.Device = safetext.Line(strings.TrimSpace(h.Device + " (" + h.Worker + ")"))
+	var ws, gpus any
+	json.Unmarshal(h.WorldSize, &ws)
+	json.Unmarshal(h.GPUs, &gpus)
+	info.WorldSize = worldSize(ws)
+	if l, ok := gpus.([]any); ok {
+		for _, v := range l {
+			if id := gpuID(v); id != "" && len(info.GPUs) < maxGPUs {
+				info.GPUs = append(info.GPUs, id)
+			}
+		}
+	}
 	return info, nil
+}
+
+// maxGPUs bounds the GPUs a worker may list; maxGPUText the length of
+// each string it says of one.
+const (
+	maxGPUs    = 64
+	maxGPUText = 80
+)
+
+// worldSize reads a "world_size": an integer ≥ 1, else 0 (unknown).
+func worldSize(v any) int {
+	f, ok := v.(float64)
+	if n, whole := whole(&f); ok && whole && n >= 1 && n <= 1<<20 {
+		return n
+	}
+	return 0
+}
+
+// gpuID reads a GPU id: a string, made printable, at most maxGPUText
+// runes; "" when it is none.
+func gpuID(v any) string {
+	s, _ := v.(string)
+	return safetext.Cut(strings.TrimSpace(safetext.Line(s)), maxGPUText)
 }
 
 // parseSystem reads evaluate's "system" (a decoded JSON value): nil unless
@@ -212,6 +249,33 @@ func parseSystem(v any) *train.System {
 		return f
 	}
 	s.MemUsed, s.MemReserved, s.MemPeak, s.RSS = int64(num("mem_used")), int64(num("mem_reserved")), int64(num("mem_peak")), int64(num("rss"))
-	s.Util, s.CPU, s.ImgS = num("util"), num("cpu"), num("img_s")
+	s.Util, s.CPU, s.ImgS = min(1, num("util")), num("cpu"), num("img_s")
+	s.WorldSize = worldSize(m["world_size"])
+	gpus, _ := m["gpus"].([]any)
+	for _, v := range gpus {
+		g, ok := v.(map[string]any)
+		if !ok || len(s.GPUs) == maxGPUs {
+			continue
+		}
+		id := gpuID(g["id"])
+		if id == "" {
+			continue
+		}
+		gn := func(k string) float64 {
+			f, _ := g[k].(float64)
+			if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1<<60 {
+				return 0
+			}
+			return f
+		}
+		ranks, _ := whole(ptr(gn("ranks")))
+		s.GPUs = append(s.GPUs, train.GPU{
+			ID: id, Name: gpuID(g["name"]), Ranks: ranks,
+			MemUsed: int64(gn("mem_used")), MemReserved: int64(gn("mem_reserved")), MemPeak: int64(gn("mem_peak")), MemTotal: int64(gn("mem_total")),
+			Util: min(1, gn("util")),
+		})
+	}
 	return s
 }
+
+func ptr(f float64) *float64 { return &f }

@@ -61,6 +61,7 @@ func (c *Client) Evaluate(split train.Split, centroids bool) (*train.Eval, error
 	if ev.Sys != nil && ev.Sys.Device == "" {
 		ev.Sys.Device = c.info.Device
 	}
+	c.fillGPUs(ev.Sys)
 	return ev, nil
 }
 

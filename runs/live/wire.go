@@ -96,7 +96,7 @@ func (w *Snapshot) Unwire() (train.Snapshot, error) {
 	s := train.Snapshot{
 		Kind: kind, Step: w.Step, Total: w.Total, State: train.State(safetext.Line(w.State)), Hyper: w.Hyper.Hyper,
 		LR: float64(w.LR), Loss: float64(w.Loss), StepsPerSec: float64(w.StepsPerSec),
-		System: w.System, Err: safetext.Line(w.Error), Text: w.Text,
+		System: printable(w.System), Err: safetext.Line(w.Error), Text: w.Text,
 	}
 	if w.Refresh != nil {
 		if s.Refresh, err = w.Refresh.Inline(); err != nil {
@@ -217,4 +217,22 @@ func decodeMessage(b []byte, first bool) (*train.Snapshot, error) {
 		return nil, fmt.Errorf("bad message from the run: %w", err)
 	}
 	return &s, nil
+}
+
+// printable is sys with its strings made printable (and at most 64
+// GPUs): they reach terminals.
+func printable(sys *train.System) *train.System {
+	if sys == nil {
+		return nil
+	}
+	c := sys.Clone()
+	c.Device = safetext.Line(c.Device)
+	if len(c.GPUs) > 64 {
+		c.GPUs = c.GPUs[:64]
+	}
+	for i := range c.GPUs {
+		c.GPUs[i].ID = safetext.Cut(c.GPUs[i].ID, 80)
+		c.GPUs[i].Name = safetext.Cut(c.GPUs[i].Name, 80)
+	}
+	return c
 }

@@ -37,7 +37,8 @@ func TestWireRoundTrip(t *testing.T) {
 		{Kind: train.KindRefresh, Step: 50, Total: 100, State: train.Running, Hyper: h, LR: 1e-3, Loss: 0.5, StepsPerSec: 12,
 			Refresh: &train.Refresh{Step: 50, Report: rep, Objectives: objs, Psi: 0.5, Lambda: []float64{1, 2}, G: []float64{0.5, -1, 2, 0}, P: []float64{0.25, 0.25, 0.5, 0},
 				K: 2, S: 20, Predicted: &pred, Realised: &real},
-			System: &train.System{Device: "cpu", RSS: 1 << 20, CPU: 0.5}},
+			System: &train.System{Device: "cuda:0 ×2 ranks", RSS: 1 << 20, CPU: 0.5, WorldSize: 2,
+				GPUs: []train.GPU{{ID: "3", Name: "H100", Ranks: 2, MemUsed: 1 << 30, MemReserved: 2 << 30, MemPeak: 3 << 30, MemTotal: 80 << 30, Util: 0.5}}}},
 		{Kind: train.KindControl, Step: 60, Total: 100, State: train.Paused, Hyper: h, Loss: 0.25,
 			Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "20"}, Step: 60, Err: "out of range"}},
 		{Kind: train.KindFinal, Step: 100, Total: 100, State: train.Finished, Hyper: h, Loss: 0.125,
@@ -142,5 +143,17 @@ func TestOldServerRefused(t *testing.T) {
 				t.Errorf("Next = %+v, %v; Err %v, want one line %q", s, ok, cl.Err(), c.want)
 			}
 		})
+	}
+}
+
+// What a server says of its GPUs reaches terminals: made printable.
+func TestWireSystemPrintable(t *testing.T) {
+	line := `{"snapshot":{"kind":"step","state":"running","hyper":{},"lr":0,"loss":0,"steps_per_sec":0,"system":{"device":"cuda\u001b[2J","gpus":[{"id":"3\u001b]0;x\u0007","name":"H\u001b[31m100"}]}}}`
+	got, err := decodeMessage([]byte(line), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := got.System; g == nil || g.Device != "cuda" || len(g.GPUs) != 1 || g.GPUs[0].ID != "3" || g.GPUs[0].Name != "H100" {
+		t.Errorf("system %+v", got.System)
 	}
 }

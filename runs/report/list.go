@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"selmix/core/gpu"
 	"selmix/core/metric"
 	"selmix/core/safetext"
 	"selmix/runs"
@@ -49,25 +50,34 @@ func List(w io.Writer, root string, tags []string) error {
 
 // Live writes the table of ps: every live run of root and every crashed
 // one (a process that ended without recording how), or a line saying
-// there is none.
-func Live(w io.Writer, root string) error {
+// there is none. Its GPUS column names the GPUs each run's worker said
+// it uses and, for live runs, their utilisation and memory now as stats
+// gives them (nvidia-smi: the whole GPU's), asked once if some live run
+// has GPUs; stats nil or failing leaves the figures out.
+func Live(w io.Writer, root string, stats func() ([]gpu.Stat, error)) error {
 	rs, err := runs.List(root)
 	if err != nil {
 		return err
 	}
+	var st []gpu.Stat
+	if stats != nil && slices.ContainsFunc(rs, func(r runs.Run) bool { return r.Live && len(r.Meta.GPUs) > 0 }) {
+		st, _ = stats()
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PID\tRUN\tNAME\tSTEP\tSTATE")
+	fmt.Fprintln(tw, "PID\tRUN\tNAME\tSTEP\tSTATE\tGPUS")
 	n := 0
 	for _, r := range rs {
-		st := r.EffectiveStatus()
-		if !r.Live && st != runs.StatusCrashed {
+		status := r.EffectiveStatus()
+		if !r.Live && status != runs.StatusCrashed {
 			continue
 		}
 		pid := "-"
+		var now []gpu.Stat
 		if r.Live {
 			pid = fmt.Sprint(r.Pid)
+			now = st
 		}
-		safetext.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", pid, r.Meta.ID, r.Meta.Name, r.Meta.Steps, st)
+		safetext.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", pid, r.Meta.ID, r.Meta.Name, r.Meta.Steps, status, GPUsColumn(r.Meta, now))
 		n++
 	}
 	if n == 0 {
@@ -75,6 +85,41 @@ func Live(w io.Writer, root string) error {
 		return nil
 	}
 	return tw.Flush()
+}
+
+// GPUsColumn is a run's GPUs as ps shows them: "3 93% 41/80 GiB, 5 90%
+// 40/80 GiB" with the figures of stats (matched by index or UUID), the ids
+// alone without, "-" for none; with its ranks when more than one.
+func GPUsColumn(m runs.Meta, stats []gpu.Stat) string {
+	if len(m.GPUs) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(m.GPUs))
+	for i, id := range m.GPUs {
+		parts[i] = safetext.Cut(id, 40)
+		if s, ok := gpu.Find(stats, id); ok {
+			if s.Util > 0 {
+				parts[i] += fmt.Sprintf(" %.0f%%", 100*s.Util)
+			}
+			if s.MemTotal > 0 {
+				parts[i] += " " + gib(s.MemUsed) + "/" + gib(s.MemTotal) + " GiB"
+			}
+		}
+	}
+	out := strings.Join(parts, ", ")
+	if m.WorldSize > 1 {
+		out += fmt.Sprintf(" (%d ranks)", m.WorldSize)
+	}
+	return out
+}
+
+// gib is n bytes in GiB: whole from 10 on.
+func gib(n int64) string {
+	g := float64(n) / (1 << 30)
+	if g >= 10 {
+		return fmt.Sprintf("%.0f", g)
+	}
+	return fmt.Sprintf("%.1f", g)
 }
 
 // TagsColumn is a run's tags as runs ls shows them: comma-separated, at

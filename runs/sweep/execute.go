@@ -19,6 +19,7 @@ type Execution struct {
 	Members           []int     // which members, in order
 	Binary            string    // the selmix executable each member runs
 	Parallel, Threads int       // local: as LocalOptions (0: its defaults)
+	Placer            Placer    // local: the devices each member gets; nil: none
 	Out               io.Writer // what starts and how it ended, a line each
 }
 
@@ -67,10 +68,13 @@ func (s *Sweep) Execute(ctx context.Context, e Execution) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	o := LocalOptions{Binary: e.Binary, Parallel: e.Parallel, Threads: e.Threads, Members: e.Members, Out: w, Signals: sigs}
+	o := LocalOptions{Binary: e.Binary, Parallel: e.Parallel, Threads: e.Threads, Members: e.Members, Out: w, Signals: sigs, Placer: e.Placer}
 	o.Defaults()
 	fmt.Fprintf(w, "local: %d members, %d at a time, %d thread(s) each (OPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d); logs in %s\n",
 		len(e.Members), o.Parallel, o.Threads, o.Threads, o.Threads, filepath.Dir(s.LogPath(0)))
+	if e.Placer != nil {
+		fmt.Fprintf(w, "local: %s\n", e.Placer.Describe())
+	}
 	start := time.Now()
 	res, err := s.RunLocal(o)
 	if err != nil {
@@ -108,11 +112,24 @@ func (s *Sweep) DryRun(e Execution) error {
 		fmt.Fprintf(w, "\nwould write %s and run: sbatch --parsable --array=%s %s\n\n%s", s.ScriptPath(), ArraySpec(e.Members, throttle), s.ScriptPath(), script)
 		return nil
 	}
-	o := LocalOptions{Parallel: e.Parallel, Threads: e.Threads}
+	o := LocalOptions{Parallel: e.Parallel, Threads: e.Threads, Placer: e.Placer}
 	o.Defaults()
-	fmt.Fprintf(w, "\nwould run %d at a time, each: OPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d %s sweep member %s INDEX\n", o.Parallel, o.Threads, o.Threads, e.Binary, s.Dir)
+	env := ""
+	if e.Placer != nil {
+		fmt.Fprintf(w, "\nGPUs: %s\n", e.Placer.Describe())
+		if e.Placer.Slots() > 0 {
+			env = gpuEnvHint
+		} else if v := e.Placer.Env(nil); len(v) > 0 {
+			env = strings.Join(v, " ") + " "
+		}
+	}
+	fmt.Fprintf(w, "\nwould run %d at a time, each: %sOPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d %s sweep member %s INDEX\n", o.Parallel, env, o.Threads, o.Threads, e.Binary, s.Dir)
 	return nil
 }
+
+// gpuEnvHint is how the dry run writes a member's CUDA_VISIBLE_DEVICES,
+// which depends on the GPUs free when it starts.
+const gpuEnvHint = "CUDA_VISIBLE_DEVICES=<its free GPUs> "
 
 // WriteList writes the sweeps of the runs root root as a table, one line
 // each with its members' states, after a warning line per unreadable

@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -17,17 +19,45 @@ import (
 // LocalOptions says how the local executor runs members.
 type LocalOptions struct {
 	Binary   string         // the selmix executable each member runs
-	Parallel int            // members at once; 0: CPUs / Threads
+	Parallel int            // members at once; 0: CPUs / Threads, or Placer's slots
 	Threads  int            // BLAS and Go threads per member; 0: 1
 	Members  []int          // which members, in order
 	Out      io.Writer      // one line per member end
 	Signals  chan os.Signal // a signal here is passed to every running member, and no more start
+	Placer   Placer         // the devices each member gets; nil: they share the box
+}
+
+// Placer places members on devices (the application's GPU placement,
+// gpu.Placement): a member takes a free slot's devices as it starts and
+// gives them back when it ends, so no two members hold one device at
+// once.
+type Placer interface {
+	// Slots is how many members can hold devices at once; 0: no limit
+	// (Take then returns nil).
+	Slots() int
+	// Take returns a free slot's devices; it is called with fewer than
+	// Slots members holding theirs.
+	Take() []string
+	// Put gives back what Take returned.
+	Put(devices []string)
+	// Env is the environment of a member holding devices (say
+	// CUDA_VISIBLE_DEVICES); its worker inherits it.
+	Env(devices []string) []string
+	// Describe says in one line how members are placed.
+	Describe() string
 }
 
 // Defaults fills Parallel and Threads: one thread per member and as many
-// members as CPUs, or the CPUs shared among Parallel members.
+// members as CPUs, or the CPUs shared among Parallel members. With a
+// Placer of slots, Parallel is at most (and by default) its slots: a
+// member starts only when its devices are free.
 func (o *LocalOptions) Defaults() {
 	cpus := runtime.NumCPU()
+	if o.Placer != nil {
+		if n := o.Placer.Slots(); n > 0 && (o.Parallel <= 0 || o.Parallel > n) {
+			o.Parallel = n
+		}
+	}
 	switch {
 	case o.Threads <= 0 && o.Parallel > 0:
 		o.Threads = max(1, cpus/o.Parallel)
@@ -104,27 +134,47 @@ func (x *localExec) launch() (sig os.Signal, launched int) {
 		}
 		launched++
 		t0 := time.Now()
+		devs := x.take()
 		x.mu.Lock()
-		cmd, err := x.start(i)
+		cmd, err := x.start(i, devs)
 		if err == nil {
 			x.running[i] = cmd
 		}
 		x.mu.Unlock()
 		if err != nil {
 			x.end(i, 0, err, 0)
+			x.put(devs)
 			<-x.slots
 			continue
 		}
 		x.wg.Add(1)
-		go x.reap(i, cmd, t0)
+		go x.reap(i, cmd, devs, t0)
 	}
 	return nil, launched
 }
 
-// reap waits for member i's process and frees its slot.
-func (x *localExec) reap(i int, cmd *exec.Cmd, t0 time.Time) {
+// take is a free slot's devices from the Placer (nil without one).
+func (x *localExec) take() []string {
+	if x.o.Placer == nil {
+		return nil
+	}
+	return x.o.Placer.Take()
+}
+
+// put gives devices back to the Placer.
+func (x *localExec) put(devs []string) {
+	if x.o.Placer != nil {
+		x.o.Placer.Put(devs)
+	}
+}
+
+// reap waits for member i's process and frees its devices and its slot.
+func (x *localExec) reap(i int, cmd *exec.Cmd, devs []string, t0 time.Time) {
 	defer x.wg.Done()
 	defer func() { <-x.slots }()
+	// The process has ended: its devices are free (whatever it left
+	// behind is in its process group, which ended with it or is its own).
+	defer x.put(devs)
 	err := cmd.Wait()
 	code := 0
 	var ee *exec.ExitError
@@ -194,19 +244,27 @@ func (x *localExec) end(i int, code int, err error, secs float64) {
 	fmt.Fprintln(x.o.Out, line)
 }
 
-// start starts member i's process, appending to its log.
-func (x *localExec) start(i int) (*exec.Cmd, error) {
+// start starts member i's process on devs, appending to its log, and
+// records devs as the member's (SetDevices).
+func (x *localExec) start(i int, devs []string) (*exec.Cmd, error) {
 	s, o := x.s, x.o
+	if err := s.SetDevices(i, devs); err != nil {
+		return nil, err
+	}
 	logf, err := os.OpenFile(s.LogPath(i), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close() // the child has its own descriptor
-	fmt.Fprintf(logf, "=== %s: selmix sweep member %s %d\n", time.Now().Format(time.RFC3339), s.Dir, i)
+	var env []string
+	if o.Placer != nil {
+		env = o.Placer.Env(devs)
+	}
+	fmt.Fprintf(logf, "=== %s: %sselmix sweep member %s %d\n", time.Now().Format(time.RFC3339), strings.Join(append(slices.Clone(env), ""), " "), s.Dir, i)
 	cmd := exec.Command(o.Binary, "sweep", "member", s.Dir, strconv.Itoa(i))
 	cmd.Dir = s.Workdir
 	t := strconv.Itoa(o.Threads)
-	cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS="+t, "GOMAXPROCS="+t)
+	cmd.Env = append(append(os.Environ(), "OPENBLAS_NUM_THREADS="+t, "GOMAXPROCS="+t), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group: a Ctrl-C at the terminal reaches the
 	// executor only, which passes it on (and a kill of one member

@@ -323,3 +323,44 @@ func (s *Sweep) Submit(ctx context.Context, cl Cluster, binary string, members [
 	}
 	return j, nil
 }
+
+// GresGPUs is the GPUs per task a gres asks for: "gpu:2" and
+// "gpu:a100:2" ask for 2, "gpu" and "gpu:a100" for 1; ok is false when
+// no entry of it (they are comma-separated) is a GPU's.
+func GresGPUs(gres string) (n int, ok bool) {
+	for _, e := range strings.Split(gres, ",") {
+		f := strings.Split(strings.TrimSpace(e), ":")
+		if f[0] != "gpu" {
+			continue
+		}
+		n = 1
+		if len(f) > 1 {
+			if c, err := strconv.Atoi(f[len(f)-1]); err == nil {
+				n = c
+			}
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// SetGPUsPerTask makes every array task ask Slurm for n GPUs (Slurm then
+// binds them and sets CUDA_VISIBLE_DEVICES itself): a gres of "gpu:n"
+// where the spec gives no gres, added to one that asks for no GPU, and
+// one that asks for n already is kept as it is. A gres asking for another
+// number of GPUs is an error naming opt (--gpus-per-member) and the spec.
+func (s *Sweep) SetGPUsPerTask(opt string, n int) error {
+	if s.Slurm == nil {
+		s.Slurm = &Slurm{}
+	}
+	switch got, ok := GresGPUs(s.Slurm.Gres); {
+	case ok && got != n:
+		return fmt.Errorf("%s %d: the spec's [slurm] gres %q asks for %d GPU(s) per task; give one of the two, or the same number", opt, n, s.Slurm.Gres, got)
+	case ok:
+	case s.Slurm.Gres == "":
+		s.Slurm.Gres = fmt.Sprintf("gpu:%d", n)
+	default:
+		s.Slurm.Gres += fmt.Sprintf(",gpu:%d", n)
+	}
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"selmix/core/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -40,8 +41,9 @@ type MemberStatus struct {
 	Best     float64   // best ψ so far; NaN before a refresh
 	History  []float64 // ψ at every refresh
 	Category Category
-	Active   bool   // running or queued: it changes without anyone acting
-	Err      string // what kept its state from being read
+	Active   bool     // running or queued: it changes without anyone acting
+	Err      string   // what kept its state from being read
+	GPUs     []string // the GPUs it runs (or ran) on, as CUDA_VISIBLE_DEVICES names them; nil when unknown
 }
 
 // Status is a sweep's members now.
@@ -160,10 +162,40 @@ func (r *Reader) Status(ctx context.Context) (*Status, error) {
 			}
 		}
 		ms.Category, ms.Active = categorize(run, ms.Slurm, st.ExecutorLive, s.memberBusy(i))
+		ms.GPUs = memberGPUs(run, s.Devices(i), ms.Category)
 		st.Members = append(st.Members, ms)
 	}
 	return st, nil
 }
+
+// memberGPUs are a member's GPUs: those the local executor gave it while
+// it runs, else those its run recorded (its worker's hello: on Slurm, the
+// GPUs Slurm bound), else those it was given last.
+func memberGPUs(run *runs.Run, assigned []string, c Category) []string {
+	if c == Running && assigned != nil || run == nil || len(run.Meta.GPUs) == 0 {
+		return assigned
+	}
+	var out []string
+	for _, g := range run.Meta.GPUs {
+		if g = safetext.Cut(g, 80); g != "" && len(out) < 64 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// HasGPUs reports whether some member has GPUs: tables show the column.
+func (st *Status) HasGPUs() bool {
+	for _, m := range st.Members {
+		if len(m.GPUs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// GPUsText is the member's GPUs, "0,1", or "-".
+func (m MemberStatus) GPUsText() string { return orDash(strings.Join(m.GPUs, ",")) }
 
 // categorize decides a member's category from its run, its Slurm task
 // and whether an executor or a member process holds it.
@@ -228,6 +260,10 @@ func (st *Status) WriteTable(w io.Writer) error {
 	if st.Slurm {
 		head = append(head, "SLURM")
 	}
+	gpus := st.HasGPUs()
+	if gpus {
+		head = append(head, "GPUS")
+	}
 	head = append(head, "STEP", "ψ NOW", "BEST ψ")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, m := range st.Members {
@@ -235,6 +271,9 @@ func (st *Status) WriteTable(w io.Writer) error {
 		row = append(row, orDash(m.RunID), m.StateText())
 		if st.Slurm {
 			row = append(row, m.SlurmText())
+		}
+		if gpus {
+			row = append(row, m.GPUsText())
 		}
 		row = append(row, m.StepText(), m.PsiText(), m.BestText())
 		fmt.Fprintln(tw, strings.Join(row, "\t"))

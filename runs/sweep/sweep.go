@@ -16,6 +16,7 @@ import (
 
 	"selmix/core/boundedfile"
 	"selmix/core/experiment"
+	"selmix/core/safetext"
 	"selmix/runs"
 )
 
@@ -57,6 +58,11 @@ type Manifest struct {
 	Members    []Member `json:"members"`
 	Slurm      *Slurm   `json:"slurm,omitempty"`
 	Jobs       []Job    `json:"jobs,omitempty"` // Slurm submissions, oldest first
+	// GPUs and GPUsPerMember are --gpus and --gpus-per-member as the
+	// sweep was started with ("" and 0: not given): resume uses them
+	// unless given again.
+	GPUs          string `json:"gpus,omitempty"`
+	GPUsPerMember int    `json:"gpus_per_member,omitempty"`
 }
 
 // Job is one sbatch submission of some members.
@@ -351,6 +357,44 @@ func (s *Sweep) ExecutorLive() bool {
 	live, _ := runs.IsLive(s.Dir)
 	return live
 }
+
+// devicesFile holds, in a member's folder, the devices the local
+// executor gave it last ("3" or "0,1"), for status to show.
+const devicesFile = "gpus"
+
+// SetDevices records the devices the local executor gives member i (none:
+// it removes the record).
+func (s *Sweep) SetDevices(i int, devs []string) error {
+	dir := filepath.Join(s.Dir, memberDir, strconv.Itoa(i))
+	if len(devs) == 0 {
+		if err := os.Remove(filepath.Join(dir, devicesFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return runs.WriteFile(filepath.Join(dir, devicesFile), []byte(strings.Join(devs, ",")+"\n"), 0o644)
+}
+
+// Devices are the devices the local executor gave member i last; nil if
+// none. What it reads is made printable; at most 64 are kept.
+func (s *Sweep) Devices(i int) []string {
+	b, err := boundedfile.ReadFile(filepath.Join(s.Dir, memberDir, strconv.Itoa(i), devicesFile), devicesLimit)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, d := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		if d = safetext.Cut(strings.TrimSpace(d), 80); d != "" && len(out) < 64 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+var devicesLimit = boundedfile.Limit{What: "a member's gpus file", Max: 64 << 10}
 
 // LockMember takes member i's lock, held while a process runs it, so two
 // processes (a requeued task and a resubmitted one) never run one member.

@@ -3,6 +3,7 @@ package history_test
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -361,7 +362,7 @@ func TestSystemHistory(t *testing.T) {
 	if len(r.SystemHistory) != 4 {
 		t.Fatalf("system reports kept %d, want 4", len(r.SystemHistory))
 	}
-	if r.System == nil || *r.System != *fixture.GPU(3) {
+	if r.System == nil || !reflect.DeepEqual(*r.System, *fixture.GPU(3)) {
 		t.Errorf("System = %+v, want the last refresh's %+v", r.System, fixture.GPU(3))
 	}
 	for _, s := range snaps {

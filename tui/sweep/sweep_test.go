@@ -55,6 +55,17 @@ func withNote(st *sweep.Status, note string) *sweep.Status {
 	return st
 }
 
+// withGPUs is st run locally on a GPU box: each started member on a GPU.
+func withGPUs(st *sweep.Status) *sweep.Status {
+	st.Executor, st.Slurm = "local", false
+	for i := range st.Members[:4] {
+		st.Members[i].Slurm = ""
+		st.Members[i].GPUs = []string{[]string{"0", "1", "2", "3"}[i]}
+	}
+	st.Members[3].GPUs = []string{"2", "3"}
+	return st
+}
+
 func TestView(t *testing.T) {
 	cases := []struct {
 		name string
@@ -69,6 +80,7 @@ func TestView(t *testing.T) {
 		{"slurm-unreachable", []tea.Msg{StatusMsg{withNote(status(), "slurm: squeue: command not found")}}, 120, 30},
 		{"by-best-desc", []tea.Msg{StatusMsg{status()}, fixture.Key("h"), fixture.Key("r")}, 120, 30},
 		{"help", []tea.Msg{StatusMsg{status()}, fixture.Key("?")}, 120, 30},
+		{"gpus", []tea.Msg{StatusMsg{withGPUs(status())}}, 120, 30},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -24,8 +24,8 @@ type column struct {
 	agg    func([]sweep.MemberStatus) string // a group's cell; nil: blank
 }
 
-// columns are "#", the sweep's columns, state, (slurm,) step, ψ now and
-// best ψ.
+// columns are "#", the sweep's columns, state, (slurm,) (gpus, where a
+// member has some,) step, ψ now and best ψ.
 func (m *Model) columns() []column {
 	nan := func(sweep.MemberStatus) float64 { return math.NaN() }
 	cols := []column{{name: "#", right: true, cell: func(ms sweep.MemberStatus) string { return fmt.Sprint(ms.Index) },
@@ -57,6 +57,9 @@ func (m *Model) columns() []column {
 	cols = append(cols, column{name: "state", cell: sweep.MemberStatus.StateText, key: nan, agg: states})
 	if m.st.Slurm {
 		cols = append(cols, column{name: "slurm", cell: sweep.MemberStatus.SlurmText, key: nan})
+	}
+	if m.st.HasGPUs() {
+		cols = append(cols, column{name: "gpus", cell: sweep.MemberStatus.GPUsText, key: nan})
 	}
 	psi := func(ms sweep.MemberStatus) float64 { return ms.Psi }
 	best := func(ms sweep.MemberStatus) float64 { return ms.Best }

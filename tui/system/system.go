@@ -81,30 +81,145 @@ func fieldsOf(s *train.System) systemFields {
 // shorter forms that fits (the device's first word only, then without the
 // device, without the peak, without rss, without cpu, img/s and
 // utilisation, utilisation alone), "" if none does or s is nil.
+//
+// A run on GPUs shows its own GPUs in place of memory and utilisation:
+// each where there is room ("gpu3 93% 41/80 GiB, gpu5 90% 40/80 GiB"),
+// else all together ("4 GPUs 91% 160/320 GiB"), and its ranks when more
+// than one ("2 ranks").
 func Line(s *train.System, w int) string {
 	if s == nil {
 		return ""
 	}
 	f := fieldsOf(s)
-	for _, form := range [][]string{
-		{f.device, f.imgs, f.mem, f.peak, f.util, f.rss, f.cpu},
-		{f.short, f.imgs, f.mem, f.peak, f.util, f.rss, f.cpu},
-		{f.imgs, f.mem, f.peak, f.util, f.rss, f.cpu},
-		{f.imgs, f.mem, f.util, f.rss, f.cpu},
-		{f.imgs, f.mem, f.util, f.cpu},
-		{f.imgs, f.mem, f.util},
-		{f.imgs, f.util},
-		{f.util},
-	} {
-		var parts []string
-		for _, p := range form {
-			if p != "" {
-				parts = append(parts, p)
-			}
+	type variant struct {
+		mem, util string
+		least     bool // down to the last form; else while img/s and the ranks stay
+	}
+	variants := []variant{{f.mem, f.util, true}}
+	if len(s.GPUs) == 1 {
+		variants = []variant{{PerGPU(s.GPUs), "", true}}
+	} else if len(s.GPUs) > 1 {
+		variants = []variant{{PerGPU(s.GPUs), "", false}, {AllGPUs(s.GPUs), "", true}}
+	}
+	ranks := ""
+	if s.WorldSize > 1 {
+		ranks = fmt.Sprintf("%d ranks", s.WorldSize)
+	}
+	// The full device says its ranks itself (" ×2 ranks").
+	devRanks := ranks
+	if strings.Contains(f.device, "rank") {
+		devRanks = ""
+	}
+	for _, v := range variants {
+		forms := [][]string{
+			{f.device, f.imgs, devRanks, v.mem, f.peak, v.util, f.rss, f.cpu},
+			{f.short, f.imgs, ranks, v.mem, f.peak, v.util, f.rss, f.cpu},
+			{f.imgs, ranks, v.mem, f.peak, v.util, f.rss, f.cpu},
+			{f.imgs, ranks, v.mem, v.util, f.rss, f.cpu},
+			{f.imgs, ranks, v.mem, v.util, f.cpu},
+			{f.imgs, v.mem, v.util},
+			{f.imgs, v.util},
+			{v.util},
 		}
-		if l := strings.Join(parts, " · "); l != "" && len([]rune(l)) <= w {
-			return l
+		switch {
+		case !v.least:
+			forms = append(forms[:5], []string{f.imgs, ranks, v.mem})
+		case len(s.GPUs) > 0:
+			forms = append(forms[:5], []string{f.imgs, ranks, v.mem}, []string{v.mem})
+		}
+		for _, form := range forms {
+			var parts []string
+			for _, p := range form {
+				if p != "" {
+					parts = append(parts, p)
+				}
+			}
+			if l := strings.Join(parts, " · "); l != "" && len([]rune(l)) <= w {
+				return l
+			}
 		}
 	}
 	return ""
+}
+
+// PerGPU describes each GPU: "gpu3 93% 41/80 GiB, gpu5 90% 40/80 GiB"
+// (the memory the run holds on it, of its total; unknown figures left
+// out).
+func PerGPU(gs []train.GPU) string {
+	parts := make([]string, len(gs))
+	for i, g := range gs {
+		parts[i] = gpuText(Name(g.ID), g.Util, held(g), g.MemTotal)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// AllGPUs describes GPUs together: "4 GPUs 91% 160/320 GiB" (mean
+// utilisation of those that report one, memory summed).
+func AllGPUs(gs []train.GPU) string {
+	var util float64
+	var n int
+	var mem, total int64
+	for _, g := range gs {
+		if g.Util > 0 {
+			util += g.Util
+			n++
+		}
+		mem += held(g)
+		total += g.MemTotal
+	}
+	if n > 0 {
+		util /= float64(n)
+	}
+	return gpuText(fmt.Sprintf("%d GPUs", len(gs)), util, mem, total)
+}
+
+// Name is how a GPU is named on screen: "gpu3" for index 3, a UUID or
+// MIG id cut to 12 runes.
+func Name(id string) string {
+	if id != "" && strings.Trim(id, "0123456789") == "" {
+		return "gpu" + id
+	}
+	if r := []rune(id); len(r) > 12 {
+		return string(r[:12]) + "…"
+	}
+	return id
+}
+
+// held is the memory the run holds on g: what its allocator reserved,
+// else what it uses.
+func held(g train.GPU) int64 {
+	if g.MemReserved > 0 {
+		return g.MemReserved
+	}
+	return g.MemUsed
+}
+
+// gpuText is "NAME UTIL% MEM/TOTAL", unknown figures left out.
+func gpuText(name string, util float64, mem, total int64) string {
+	t := name
+	if util > 0 {
+		t += fmt.Sprintf(" %.0f%%", 100*util)
+	}
+	switch {
+	case mem > 0 && total > 0:
+		u, r := gpuBytes(mem), gpuBytes(total)
+		unit := r[strings.LastIndexByte(r, ' '):]
+		u = strings.TrimSuffix(u, unit)
+		t += " " + u + "/" + r
+	case mem > 0:
+		t += " " + gpuBytes(mem)
+	case total > 0:
+		t += " of " + gpuBytes(total)
+	}
+	return t
+}
+
+// gpuBytes is Bytes in whole GiB from 10 GiB on, as GPUs' memory is read
+// ("41/80 GiB").
+func gpuBytes(n int64) string {
+	const g = 1 << 30
+	if n >= 10*g && n < 1<<40 {
+		return fmt.Sprintf("%.0f GiB", float64(n)/g)
+	}
+	return Bytes(n)
 }

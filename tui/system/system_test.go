@@ -67,3 +67,39 @@ func TestLine(t *testing.T) {
 		})
 	}
 }
+
+// A run on GPUs shows its own GPUs, each where there is room, else
+// together, and its ranks.
+func TestLineGPUs(t *testing.T) {
+	const G = 1 << 30
+	two := &train.System{Device: "cuda:0 NVIDIA H100 ×2 ranks", WorldSize: 2, ImgS: 4100, MemUsed: 60 * G, MemReserved: 81 * G, Util: 0.915, RSS: 5 * G, CPU: 2.1,
+		GPUs: []train.GPU{{ID: "3", MemUsed: 30 * G, MemReserved: 41 * G, MemTotal: 80 * G, Util: 0.93}, {ID: "5", MemUsed: 30 * G, MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.90}}}
+	four := &train.System{Device: "cuda:0", WorldSize: 4, GPUs: []train.GPU{
+		{ID: "0", MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.91}, {ID: "1", MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.92},
+		{ID: "2", MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.90}, {ID: "3", MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.91}}}
+	one := &train.System{Device: "cuda:0 NVIDIA A100", MemUsed: 3 * G, GPUs: []train.GPU{{ID: "GPU-8f2c1a3e-77aa-4b1e", MemUsed: 3 * G}}}
+	cases := []struct {
+		name string
+		s    *train.System
+		w    int
+		want string
+	}{
+		{"two, room", two, 120, "cuda:0 NVIDIA H100 ×2 ranks · 4100 img/s · gpu3 93% 41/80 GiB, gpu5 90% 40/80 GiB · rss 5.0 GiB · cpu 2.1"},
+		{"two, short device", two, 100, "cuda:0 · 4100 img/s · 2 ranks · gpu3 93% 41/80 GiB, gpu5 90% 40/80 GiB · rss 5.0 GiB · cpu 2.1"},
+		{"two, per GPU", two, 72, "4100 img/s · 2 ranks · gpu3 93% 41/80 GiB, gpu5 90% 40/80 GiB · cpu 2.1"},
+		{"two, per GPU, less", two, 70, "4100 img/s · 2 ranks · gpu3 93% 41/80 GiB, gpu5 90% 40/80 GiB"},
+		{"two, together", two, 60, "4100 img/s · 2 ranks · 2 GPUs 92% 81/160 GiB · cpu 2.1"},
+		{"two, together, less", two, 45, "4100 img/s · 2 ranks · 2 GPUs 92% 81/160 GiB"},
+		{"two, together alone", two, 25, "2 GPUs 92% 81/160 GiB"},
+		{"four, per GPU", four, 120, "cuda:0 · 4 ranks · gpu0 91% 40/80 GiB, gpu1 92% 40/80 GiB, gpu2 90% 40/80 GiB, gpu3 91% 40/80 GiB"},
+		{"four, together", four, 80, "cuda:0 · 4 ranks · 4 GPUs 91% 160/320 GiB"},
+		{"one, a UUID", one, 80, "cuda:0 NVIDIA A100 · GPU-8f2c1a3e… 3.0 GiB"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Line(c.s, c.w); got != c.want {
+				t.Errorf("Line(%d) = %q, want %q", c.w, got, c.want)
+			}
+		})
+	}
+}

@@ -74,9 +74,35 @@ func ToyLocal(seed uint64, unl int) (*local.Local, error) {
 //	            stderr, and exits 3
 //	longline    writes a 2 MiB stderr line before each hello reply
 //	flood=B     writes B bytes of stderr lines in every train
+//	gpus=FILE   behaves as one rank on the first GPU CUDA_VISIBLE_DEVICES
+//	            names (its hello's gpus, its system's per-GPU memory,
+//	            no utilisation), appending "VISIBLE start|end UNIXNANO
+//	            PID" lines to FILE as the session starts and ends,
+//	            VISIBLE being the variable's value ("-" when unset)
 func Serve(mode string) int {
 	name, arg, _ := strings.Cut(mode, "=")
 	n, _ := strconv.Atoi(arg)
+	visible, vset := os.LookupEnv("CUDA_VISIBLE_DEVICES")
+	var gpus []any   // hello's
+	var gpuSys []any // system's
+	if name == "gpus" {
+		if first, _, _ := strings.Cut(visible, ","); vset && first != "" {
+			gpus = []any{first}
+			gpuSys = []any{map[string]any{"id": first, "name": "Fake GPU", "ranks": 1, "mem_used": 1 << 30, "mem_reserved": 2 << 30}}
+		}
+		if !vset {
+			visible = "-"
+		}
+		mark := func(what string) {
+			f, err := os.OpenFile(arg, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err == nil {
+				fmt.Fprintf(f, "%s %s %d %d\n", visible, what, time.Now().UnixNano(), os.Getpid())
+				f.Close()
+			}
+		}
+		mark("start")
+		defer mark("end")
+	}
 	r, w := bufio.NewReader(os.Stdin), bufio.NewWriter(os.Stdout)
 	reply := func(h map[string]any, arrays ...worker.Array) {
 		h["ok"] = true
@@ -126,9 +152,13 @@ func Serve(mode string) int {
 			if name == "protocol" {
 				proto = 99
 			}
-			reply(map[string]any{"protocol": proto, "worker": "fake", "k": in.K, "d": in.D, "train_counts": in.TrainCounts,
+			h := map[string]any{"protocol": proto, "worker": "fake", "k": in.K, "d": in.D, "train_counts": in.TrainCounts,
 				"sizes":  map[string]any{"labeled": in.Labeled, "unlabeled": in.Unlabeled, "val": in.Val, "test": in.Test},
-				"device": "cpu"})
+				"device": "cpu"}
+			if gpus != nil {
+				h["world_size"], h["gpus"], h["device"] = 1, gpus, "cuda:0 Fake GPU"
+			}
+			reply(h)
 		case "load":
 			s, err := local.Load(l.Split(), &train.Saved{Format: f.Header["format"].(string), State: f.Array("state").Data})
 			if err != nil {
@@ -171,7 +201,11 @@ func Serve(mode string) int {
 				}
 				arrays = append(arrays, worker.F64("Z", z, K, l.Info().D), worker.F64("W", ev.W.RawMatrix().Data, l.Info().D, K), worker.F64("b", ev.B, K))
 			}
-			reply(map[string]any{"rows": ev.Rows, "seconds": 0.001, "system": map[string]any{"device": "cpu", "rss": 1 << 20, "cpu": 0.5}}, arrays...)
+			sys := map[string]any{"device": "cpu", "rss": 1 << 20, "cpu": 0.5}
+			if gpuSys != nil {
+				sys["device"], sys["world_size"], sys["gpus"] = "cuda:0 Fake GPU", 1, gpuSys
+			}
+			reply(map[string]any{"rows": ev.Rows, "seconds": 0.001, "system": sys}, arrays...)
 		case "pseudo":
 			oracle, _ := f.Header["oracle"].(bool)
 			if err := l.Pseudo(oracle); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"selmix/app"
 	"selmix/bench"
+	"selmix/core/gpu"
 	"selmix/runs/sweep"
 )
 
@@ -43,7 +44,7 @@ On a cluster, run the same spec with selmix sweep bench/paper.toml
 --smoke runs one seed with few steps (CI).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.sweep.check(); err != nil {
+			if err := f.sweep.check(cmd); err != nil {
 				return err
 			}
 			return benchPaper(cmd, f)
@@ -125,6 +126,9 @@ func runPaper(cmd *cobra.Command, root string, f benchFlags) (*sweep.Sweep, erro
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "sweep %s: %d members in %s\n", s.ID, len(s.Members), s.Dir)
 	o := f.sweep.options()
+	// The suite trains in process: no GPU to place, and --parallel is not
+	// capped at the GPU slots of a GPU box.
+	o.GPUs = gpu.None
 	o.Executor = sweep.ExecLocal
 	return s, app.ExecuteSweep(cmd.Context(), cmd.OutOrStdout(), s, s.AllMembers(), o)
 }

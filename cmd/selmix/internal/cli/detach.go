@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
+	"selmix/core/gpu"
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/report"
@@ -22,8 +23,10 @@ func liveCmd(cmd *cobra.Command, do func(cmd *cobra.Command, r *runs.Run) error)
 }
 
 func newPsCmd() *cobra.Command {
-	return listCmd("ps", "List live runs (pid, run, step, state) and crashed ones (resume them with selmix resume)",
-		func(cmd *cobra.Command, root string) error { return report.Live(cmd.OutOrStdout(), root) })
+	return listCmd("ps", "List live runs (pid, run, step, state, GPUs) and crashed ones (resume them with selmix resume)",
+		func(cmd *cobra.Command, root string) error {
+			return report.Live(cmd.OutOrStdout(), root, func() ([]gpu.Stat, error) { return gpu.Query(cmd.Context()) })
+		})
 }
 
 func newStopCmd() *cobra.Command {

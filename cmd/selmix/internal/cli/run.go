@@ -19,13 +19,23 @@ type startFlags struct {
 	sets   []string
 	runs   string
 	worker bool
+	gpus   string
 }
 
-// add registers --config, --set and --runs; addWorkerFlag adds --worker
-// where the command takes the worker's command.
+// add registers --config, --set, --runs and --gpus; addWorkerFlag adds
+// --worker where the command takes the worker's command.
 func (f *startFlags) add(cmd *cobra.Command) {
 	addConfigFlags(cmd, &f.config, &f.sets)
 	addRunsFlag(cmd, &f.runs)
+	cmd.Flags().StringVar(&f.gpus, "gpus", "", "the GPUs the worker sees: a `LIST` such as 0,1 (checked against the box), none (CUDA_VISIBLE_DEVICES=\"\"), or auto (default: CUDA_VISIBLE_DEVICES as it is)")
+}
+
+// gpuEnv is the worker's environment of --gpus (app.GPUEnv).
+func (f *startFlags) gpuEnv(cmd *cobra.Command) ([]string, error) {
+	if cmd.Flags().Changed("gpus") && f.gpus == "" {
+		return nil, app.BadInput("--gpus \"\": want auto, none or a list of GPU ids such as 0,1")
+	}
+	return app.GPUEnv(cmd.Context(), f.gpus)
 }
 
 // takeWorker adds the overrides of `--worker -- CMD ARGS...` (workerArgs)
@@ -101,7 +111,7 @@ func listCmd(use, short string, list func(cmd *cobra.Command, root string) error
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run --headless [--config FILE] [--set section.key=value ...] [--worker -- CMD ARGS...]",
+		Use:   "run --headless [--config FILE] [--set section.key=value ...] [--gpus LIST] [--worker -- CMD ARGS...]",
 		Short: "Fine-tune with SelMix without the workbench (scripts, CI, Slurm)",
 		Long: `run pre-trains if no checkpoint is given (the built-in experiment ships one),
 fine-tunes with SelMix, prints one line per refresh and a table of every metric
@@ -121,9 +131,14 @@ checkpoints, summary) in the runs root.`,
 				shake.Fail(err)
 				return err
 			}
+			env, err := f.gpuEnv(cmd)
+			if err != nil {
+				shake.Fail(err)
+				return err
+			}
 			w := cmd.OutOrStdout()
 			if f.detach {
-				id, pid, err := app.SpawnDetached(f.runs, f.config, f.sets)
+				id, pid, err := app.SpawnDetached(f.runs, f.config, f.sets, f.gpus)
 				if err != nil {
 					return err
 				}
@@ -136,6 +151,7 @@ checkpoints, summary) in the runs root.`,
 				return app.BadInput("choose --headless (here) or --detach (in the background); bare `selmix` opens the workbench")
 			}
 			s := newSession(w, f.runs, f.quiet, f.serve)
+			s.WorkerEnv = env
 			if shake != nil {
 				s.Created = shake.Created(f.runs)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
+	"selmix/core/gpu"
 	"selmix/runs/sweep"
 	"selmix/viz"
 )
@@ -25,18 +26,30 @@ import (
 type sweepFlags struct {
 	runs, executor    string
 	parallel, threads int
+	gpus              string
+	gpusPer           int
 	dryRun            bool
 }
 
 func (f *sweepFlags) add(cmd *cobra.Command, executorHelp string) {
 	cmd.Flags().StringVar(&f.executor, "executor", "", executorHelp)
-	cmd.Flags().IntVar(&f.parallel, "parallel", 0, "local: members at once (default: CPUs / --threads)")
+	cmd.Flags().IntVar(&f.parallel, "parallel", 0, "local: members at once (default: the GPU slots where there are GPUs, else CPUs / --threads)")
+	cmd.Flags().StringVar(&f.gpus, "gpus", "", "local: the GPUs members run on: auto (CUDA_VISIBLE_DEVICES, else nvidia-smi), none (CUDA_VISIBLE_DEVICES=\"\"), or a `LIST` such as 0,1 (default: the sweep's, else auto)")
+	cmd.Flags().IntVar(&f.gpusPer, "gpus-per-member", 0, "GPUs each member gets (`N`; on Slurm the gres gpu:N; default: the sweep's, else 1)")
 	cmd.Flags().IntVar(&f.threads, "threads", 0, "local: OPENBLAS_NUM_THREADS and GOMAXPROCS of each member (default 1, or CPUs / --parallel)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would run (the members; the batch script on Slurm) and start nothing")
 	addRunsFlag(cmd, &f.runs)
 }
 
-func (f *sweepFlags) check() error {
+func (f *sweepFlags) check(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("gpus-per-member") {
+		if err := gpu.CheckPer(f.gpusPer); err != nil {
+			return app.UsageError{Err: err}
+		}
+	}
+	if cmd.Flags().Changed("gpus") && f.gpus == "" {
+		return app.BadInput("--gpus \"\": want auto, none or a list of GPU ids such as 0,1")
+	}
 	switch f.executor {
 	case "", sweep.ExecLocal, sweep.ExecSlurm:
 	default:
@@ -50,14 +63,14 @@ func (f *sweepFlags) check() error {
 
 // options are the app.SweepOptions of the flags.
 func (f *sweepFlags) options() app.SweepOptions {
-	return app.SweepOptions{Executor: f.executor, Parallel: f.parallel, Threads: f.threads, DryRun: f.dryRun}
+	return app.SweepOptions{Executor: f.executor, Parallel: f.parallel, Threads: f.threads, GPUs: f.gpus, GPUsPerMember: f.gpusPer, DryRun: f.dryRun}
 }
 
 // runE is the RunE of sweep and sweep resume: do with the runs root and
 // the one argument once the flags are checked.
 func (f *sweepFlags) runE(do func(ctx context.Context, w io.Writer, root, arg string, o app.SweepOptions) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := f.check(); err != nil {
+		if err := f.check(cmd); err != nil {
 			return err
 		}
 		return do(cmd.Context(), cmd.OutOrStdout(), f.runs, args[0], f.options())
@@ -67,14 +80,15 @@ func (f *sweepFlags) runE(do func(ctx context.Context, w io.Writer, root, arg st
 func newSweepCmd() *cobra.Command {
 	var f sweepFlags
 	cmd := &cobra.Command{
-		Use:   "sweep SPEC.toml [--executor local|slurm] [--parallel N] [--dry-run]",
+		Use:   "sweep SPEC.toml [--executor local|slurm] [--parallel N] [--gpus auto|none|LIST] [--gpus-per-member N] [--dry-run]",
 		Short: "Run a grid of runs from a spec: locally N at a time, or as a Slurm job array",
 		Long: `sweep reads a spec (TOML: a base configuration, [axes] taken as a product
 and/or [[rows]], an optional [slurm] table; see docs/sweeps.md), checks every
 member's configuration, records the sweep in <runs>/sweeps/<name>-<id>/ and
 starts it. Each member records an ordinary run named <sweep id>-<index>.
 
-local runs --parallel members at once, each in its own process, and exits 0
+local runs --parallel members at once, each in its own process (on a GPU box
+each with --gpus-per-member GPUs of its own: CUDA_VISIBLE_DEVICES), and exits 0
 when all finished, 130/143 when interrupted (the members stop cleanly and
 resume), 1 if some failed. slurm submits one array job (task id = member
 index) with sbatch and returns; the default is slurm when the spec has a
@@ -124,7 +138,7 @@ Exit codes are those of run and resume: 130/143 when interrupted (resumable).`,
 func newSweepResumeCmd() *cobra.Command {
 	var f sweepFlags
 	cmd := &cobra.Command{
-		Use:   "resume SWEEP [--executor local|slurm] [--parallel N] [--dry-run]",
+		Use:   "resume SWEEP [--executor local|slurm] [--parallel N] [--gpus auto|none|LIST] [--gpus-per-member N] [--dry-run]",
 		Short: "Run again the members that failed, were cancelled or preempted, or crashed",
 		Long: `resume finds the members that are neither finished nor running nor queued
 (from the run store, and from squeue/sacct when the sweep ran on Slurm) and

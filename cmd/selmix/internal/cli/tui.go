@@ -122,11 +122,15 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 	if err != nil {
 		return err
 	}
+	env, err := f.gpuEnv(cmd)
+	if err != nil {
+		return err
+	}
 	if !f.foreground {
 		// The run lives in its own process; the workbench is a client
 		// that may detach and come back.
 		fmt.Fprintln(cmd.OutOrStdout(), "starting the run in the background…")
-		id, _, err := app.SpawnDetached(f.runs, f.config, f.sets)
+		id, _, err := app.SpawnDetached(f.runs, f.config, f.sets, f.gpus)
 		if err != nil {
 			return err
 		}
@@ -148,6 +152,7 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 	}
 	s := newSession(out, f.runs, false, false)
 	s.View = view
+	s.WorkerEnv = env
 	return s.Start(cmd.Context(), c, app.Origin{})
 }
 

@@ -1,0 +1,129 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"selmix/core/train"
+	"selmix/runs"
+	"selmix/runs/record"
+	"selmix/runs/sweep"
+)
+
+// A resumed run records its session's GPUs and world size, and says in
+// one line when the world size is not the one it was saved with.
+func TestRecordGPUs(t *testing.T) {
+	root := t.TempDir()
+	rec, err := record.New(root, "r", "", runs.Meta{GPUs: []string{"0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close(false)
+	was := rec.Writer().Meta()
+	for _, c := range []struct {
+		in   train.Info
+		line string
+		gpus []string
+		ws   int
+	}{
+		{train.Info{GPUs: []string{"0"}, WorldSize: 1}, "", []string{"0"}, 0},
+		{train.Info{GPUs: []string{"2", "3"}, WorldSize: 2}, "world size 2, was 1 when the run was saved: resuming with 2 ranks\n", []string{"2", "3"}, 2},
+		{train.Info{}, "world size 1, was 2 when the run was saved: resuming with 1 rank\n", nil, 0},
+	} {
+		var b bytes.Buffer
+		if err := recordGPUs(&b, rec, was, c.in); err != nil {
+			t.Fatal(err)
+		}
+		r, err := runs.Open(root, was.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.line || !slices.Equal(r.Meta.GPUs, c.gpus) || r.Meta.WorldSize != c.ws {
+			t.Errorf("%+v: said %q, run.json gpus %q world size %d; want %q, %q, %d", c.in, b.String(), r.Meta.GPUs, r.Meta.WorldSize, c.line, c.gpus, c.ws)
+		}
+		was = r.Meta
+	}
+}
+
+// standIn puts a stand-in nvidia-smi listing four GPUs first on PATH and
+// unsets CUDA_VISIBLE_DEVICES.
+func standIn(t *testing.T) {
+	t.Helper()
+	bin := t.TempDir()
+	script := "#!/bin/sh\nprintf '0, GPU-a0\\n1, GPU-a1\\n2, GPU-a2\\n3, GPU-a3\\n'\n"
+	if err := os.WriteFile(filepath.Join(bin, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	t.Setenv("CUDA_VISIBLE_DEVICES", "")
+	os.Unsetenv("CUDA_VISIBLE_DEVICES")
+}
+
+const gpuSweepSpec = `name = "g"
+[base]
+"finetune.steps" = 10
+[axes]
+seed = [1, 2, 3]
+`
+
+// A sweep records --gpus and --gpus-per-member; resume places its members
+// as they say unless given again; on Slurm --gpus-per-member is the
+// gres, and --gpus is refused.
+func TestSweepGPUOptions(t *testing.T) {
+	standIn(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "runs")
+	path := filepath.Join(dir, "g.toml")
+	if err := os.WriteFile(path, []byte(gpuSweepSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec, text, err := sweep.ReadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sweep.Plan(runs.Root(root), spec, sweep.ExecLocal, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.GPUs, s.GPUsPerMember = "2,3", 1
+	if err := s.Create(spec, text); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nGPUs: GPUs 2, 3 (nvidia-smi), 1 per member: 2 at a time, each with its own\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("resume with the recorded options lacks %q:\n%s", want, b.String())
+	}
+	b.Reset()
+	if err := ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true, GPUs: "auto", GPUsPerMember: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nGPUs: GPUs 0, 1, 2, 3 (nvidia-smi), 2 per member: 2 at a time, each with its own\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("resume with options given again lacks %q:\n%s", want, b.String())
+	}
+	err = ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true, GPUs: "9"})
+	if !errors.As(err, new(UsageError)) || err.Error() != "--gpus 9: no GPU 9 on this box; it has 0, 1, 2, 3 (nvidia-smi)" {
+		t.Errorf("resume --gpus 9: %v", err)
+	}
+
+	b.Reset()
+	if err := StartSweep(ctx, &b, root, path, SweepOptions{Executor: sweep.ExecSlurm, GPUsPerMember: 2, DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n#SBATCH --gres=gpu:2\n") {
+		t.Errorf("slurm dry run with --gpus-per-member 2 lacks its gres:\n%s", b.String())
+	}
+	err = StartSweep(ctx, &b, root, path, SweepOptions{Executor: sweep.ExecSlurm, GPUs: "0", DryRun: true})
+	if !errors.As(err, new(UsageError)) || !strings.HasPrefix(err.Error(), "--gpus 0: Slurm binds each task's GPUs itself") {
+		t.Errorf("slurm --gpus 0: %v", err)
+	}
+}
