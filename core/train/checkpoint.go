@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -313,6 +314,66 @@ func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	}
 	ck.Trainer = &Saved{Format: st.Trainer, State: body, W: arrays[0], B: arrays[1]}
 	return ck, nil
+}
+
+// maxCkptHeader bounds the JSON header of a checkpoint (a few KB at
+// K = 10, hundreds at K = 1000).
+const maxCkptHeader = 64 << 20
+
+// CheckpointHead checks, from the beginning of a checkpoint file of size
+// bytes read from r, that its header declares exactly size bytes, so that
+// a file that is not what its header says (cut short, or grown: a 5 GB
+// sparse tail) is refused before it is read into memory. It reads the
+// magic and the JSON header only (at most 64 MiB). A version 1 file
+// declares no size and is accepted here (ParseCheckpointWith checks it).
+func CheckpointHead(r io.Reader, size int64) error {
+	var pre [len(ckptMagic) + 4]byte
+	if size < int64(len(pre))+4 {
+		return fmt.Errorf("%w: truncated (%d bytes)", ErrCheckpoint, size)
+	}
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		return fmt.Errorf("%w: header: %v", ErrCheckpoint, err)
+	}
+	magic := string(pre[:len(ckptMagic)])
+	if magic != ckptMagic && magic != ckptMagicV2 && magic != ckptMagicV1 {
+		return fmt.Errorf("%w: bad header", ErrCheckpoint)
+	}
+	if magic == ckptMagicV1 {
+		return nil
+	}
+	jl := int64(binary.LittleEndian.Uint32(pre[len(ckptMagic):]))
+	if jl > size-int64(len(pre))-4 || jl > maxCkptHeader {
+		return fmt.Errorf("%w: header length %d in a file of %d bytes", ErrCheckpoint, jl, size)
+	}
+	js := make([]byte, jl)
+	if _, err := io.ReadFull(r, js); err != nil {
+		return fmt.Errorf("%w: header: %v", ErrCheckpoint, err)
+	}
+	st, err := parseState(magic, js)
+	if err != nil {
+		return err
+	}
+	body, err := bodySize(st)
+	if err != nil {
+		return err
+	}
+	if want := int64(len(pre)) + jl + body + 4; want != size {
+		return fmt.Errorf("%w: %d bytes, its header declares %d", ErrCheckpoint, size, want)
+	}
+	return nil
+}
+
+// bodySize is the size of the arrays and trainer state st declares.
+func bodySize(st engineState) (int64, error) {
+	K, d := int64(st.K), int64(st.D)
+	if K < 2 || d < 1 || K > 1<<20 || d > 1<<24 || st.TrainerLen < 0 {
+		return 0, fmt.Errorf("%w: K=%d, d=%d, trainer state of %d bytes", ErrCheckpoint, K, d, st.TrainerLen)
+	}
+	n := int64(st.TrainerLen) + 8*(d*K+K)
+	if st.Eval {
+		n += 8 * (K*K + K*d + d*K + K)
+	}
+	return n, nil
 }
 
 // parseState decodes the JSON part of a version 3 or (magic ckptMagicV2)

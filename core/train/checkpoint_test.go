@@ -1,14 +1,17 @@
 package train_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -365,4 +368,74 @@ func TestCheckpointVersion2(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("resumed from version 2 and from version 3: summaries differ\n got %+v\nwant %+v", got, want)
 	}
+}
+
+// CheckpointHead accepts a checkpoint whose file is the size its header
+// declares and refuses one cut short or grown (a sparse 5 GB tail made
+// resume read 5 GB into memory), reading only the header.
+func TestCheckpointHead(t *testing.T) {
+	sp := toySplit(3, 5, 60, 2)
+	cfg := toyConfig()
+	e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(b))
+	for _, c := range []struct {
+		name    string
+		b       []byte
+		size    int64
+		wantErr string
+	}{
+		{"intact", b, n, ""},
+		{"grown", b, 5 << 30, fmt.Sprintf("5368709120 bytes, its header declares %d", n)},
+		{"one byte more", append(slices.Clone(b), 0), n + 1, fmt.Sprintf("%d bytes, its header declares %d", n+1, n)},
+		{"cut", b[:n-9], n - 9, fmt.Sprintf("%d bytes, its header declares %d", n-9, n)},
+		{"header past the end", b[:40], 40, "header length"},
+		{"short", b[:10], 10, "truncated"},
+		{"wrong magic", append([]byte("NOTSELMX"), b[8:]...), n, "bad header"},
+		{"huge header length", append(append([]byte("SELMIXC3"), 0xff, 0xff, 0xff, 0x7f), b[12:]...), 5 << 30, "header length 2147483647"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// What is read past the header is zeros, as in a sparse file.
+			r := io.MultiReader(bytes.NewReader(c.b), io.LimitReader(zeros{}, c.size-int64(len(c.b))))
+			err := train.CheckpointHead(r, c.size)
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, train.ErrCheckpoint) || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("error %v, want ErrCheckpoint saying %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// FuzzCheckpointHead: the header check never panics, and what a
+// checkpoint's header accepts at its own size the whole parse does not
+// refuse for its length.
+func FuzzCheckpointHead(f *testing.F) {
+	sp := toySplit(3, 5, 60, 2)
+	cfg := toyConfig()
+	tr, _ := local.New(toyNetF(sp, cfg.Batch), sp, toySeed)
+	e, _ := train.New(cfg, tr)
+	b, _ := e.MarshalState()
+	f.Add(b)
+	f.Add([]byte("SELMIXC3\x05\x00\x00\x00{}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := train.CheckpointHead(bytes.NewReader(b), int64(len(b)))
+		if err != nil && !errors.Is(err, train.ErrCheckpoint) {
+			t.Fatalf("error %v does not wrap ErrCheckpoint", err)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -92,6 +93,39 @@ func TestDamagedCheckpointFallback(t *testing.T) {
 			t.Errorf("resume did not go on from step 250:\n%s", out)
 		}
 		selmixtest.SameOutcome(t, "resume past a damaged checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
+	})
+	// The newest checkpoint grown to a 5 GB sparse file is passed over,
+	// not read, under the 4 GB address space of the README's Slurm
+	// example (reading it died with "fatal error: out of memory").
+	grown := func(t *testing.T, damaged string) {
+		t.Helper()
+		if err := os.Truncate(ckpt(damaged, "300"), 5<<30); err != nil {
+			t.Skip("no sparse 5 GB file here:", err)
+		}
+	}
+	grownLine := func(root string) *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^damaged checkpoint ` + regexp.QuoteMeta(ckpt(root, "300")) +
+			` \(not a valid selmix engine checkpoint: 5368709120 bytes, its header declares \d+\): using the one at step 250$`)
+	}
+	t.Run("export-head, newest grown to 5 GB", func(t *testing.T) {
+		t.Parallel()
+		damaged := copyRun(t, root, id)
+		grown(t, damaged)
+		out, code := selmixtest.CodeLimited(t, os.Environ(), "export-head", "--runs", damaged, id, "--out", filepath.Join(t.TempDir(), "h.npz"))
+		if code != 0 || !grownLine(damaged).MatchString(out) {
+			t.Errorf("exit %d, want 0 and the line %s:\n%s", code, grownLine(damaged), out)
+		}
+	})
+	t.Run("resume, newest grown to 5 GB", func(t *testing.T) {
+		t.Parallel()
+		damaged := copyRun(t, root, id)
+		tearFinal(t, damaged, id)
+		grown(t, damaged)
+		out, code := selmixtest.CodeLimited(t, os.Environ(), "resume", "-q", "--runs", damaged, id)
+		if code != 0 || !grownLine(damaged).MatchString(out) || !strings.Contains(out, "resuming run "+id+" from step 250") {
+			t.Fatalf("exit %d, want 0, the line %s and a resume from step 250:\n%s", code, grownLine(damaged), out)
+		}
+		selmixtest.SameOutcome(t, "resume past a grown checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
 	})
 	t.Run("resume, every checkpoint damaged", func(t *testing.T) {
 		t.Parallel()

@@ -1,0 +1,84 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sizedCheck is a checkpoint format for tests: the first 8 bytes are the
+// file's size in decimal, the rest "ok".
+var sizedCheck = CheckpointCheck{
+	Head: func(r io.Reader, size int64) error {
+		var b [8]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b[:])), 10, 64)
+		if err != nil || n != size {
+			return fmt.Errorf("%d bytes, its header declares %s", size, b[:])
+		}
+		return nil
+	},
+	Content: func(b []byte) error {
+		if string(b[8:]) != "ok" {
+			return fmt.Errorf("content %q", b[8:])
+		}
+		return nil
+	},
+}
+
+// The newest checkpoint grown to a 5 GB sparse file, and one whose
+// content is refused, are passed over for the one before without being
+// read whole (reading it died with "out of memory" under the 4 GB of the
+// README's Slurm example); a best checkpoint refused is damage.
+func TestLatestValidCheckpointPassesOver(t *testing.T) {
+	root := t.TempDir()
+	w := mustCreate(t, root, "ckpt", Meta{})
+	defer w.Close()
+	good := []byte("10      ok")
+	for _, s := range []struct {
+		step int
+		b    []byte
+	}{{10, good}, {20, []byte("10      no")}, {30, good}} {
+		if err := w.WriteCheckpoint(s.step, s.b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteBestCheckpoint(20, []byte("10      no")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(w.Dir(), ckptDirName, ckptName(30)), 5<<30); err != nil {
+		t.Skip("no sparse 5 GB file here:", err)
+	}
+	r, err := Open(root, "ckpt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	step, b, skipped, err := r.LatestValidCheckpoint(1<<40, sizedCheck)
+	runtime.ReadMemStats(&after)
+	if err != nil || step != 10 || string(b) != string(good) {
+		t.Fatalf("LatestValidCheckpoint = %d, %q, %v; want 10", step, b, err)
+	}
+	if len(skipped) != 2 || skipped[0].Step != 30 || !strings.Contains(skipped[0].Err.Error(), "5368709120 bytes, its header declares 10") ||
+		skipped[1].Step != 20 || !strings.Contains(skipped[1].Err.Error(), `content "no"`) {
+		t.Errorf("skipped %v, want 30 (its size) then 20 (its content)", skipped)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("reading them allocated %d MiB, want at most 64", got>>20)
+	}
+	if _, _, err := r.ValidBestCheckpoint(sizedCheck); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "best-0000020.ckpt") {
+		t.Errorf("best checkpoint refused by its content: error %v, want damage naming it", err)
+	}
+	if _, _, _, err := r.LatestValidCheckpoint(15, CheckpointCheck{Head: sizedCheck.Head, Content: func([]byte) error { return errors.New("no") }}); !errors.Is(err, ErrDamaged) {
+		t.Errorf("none valid: error %v, want damage", err)
+	}
+}
