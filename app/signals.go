@@ -64,3 +64,27 @@ func (s *signals) caught() os.Signal {
 	defer s.mu.Unlock()
 	return s.sig
 }
+
+// SignalContext is a context that ends on SIGINT or SIGTERM, for commands
+// that wait or work without a run of their own (stop, pretrain, export):
+// code is then the exit code of the signal that came (130, 143), 0 before
+// one came; stop releases the signals.
+func SignalContext(parent context.Context) (ctx context.Context, code func() int, stop func()) {
+	ctx, s := withSignals(parent)
+	code = func() int {
+		if sig, ok := s.caught().(syscall.Signal); ok {
+			return 128 + int(sig)
+		}
+		return 0
+	}
+	return ctx, code, s.stop
+}
+
+// Interrupted is err, or when code (of SignalContext) says a signal came,
+// a CodeError with the signal's exit code and the message what.
+func Interrupted(err error, code func() int, what string) error {
+	if c := code(); c != 0 {
+		return CodeError{c, errors.New(what)}
+	}
+	return err
+}

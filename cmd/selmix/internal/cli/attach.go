@@ -48,7 +48,7 @@ the live run. Quitting asks whether to stop the run or detach from it.
 func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	cl, err := live.DialWait(r.Dir, false)
+	cl, err := live.DialWait(ctx, r.Dir, false)
 	if err != nil {
 		return err
 	}
