@@ -121,3 +121,34 @@ func TestRunsCompareData(t *testing.T) {
 		t.Errorf("--csv --json: exit %d, want 2", code)
 	}
 }
+
+// --csv - is standard output (it wrote a file named "-"), the long table
+// only, with the summary on stderr; a FILE that is a symbolic link is
+// written through and stays a link (--csv /dev/stdout, as root, replaced
+// the /dev/stdout link with a regular file).
+func TestRunsExportOutputs(t *testing.T) {
+	t.Parallel()
+	root, ids := copyVizRuns(t)
+	code, stdout, stderr := runCLI("runs", "export", "--runs", root, "--csv", "-", ids[0])
+	if code != 0 || !strings.HasPrefix(stdout, "run,step,split,metric,class,value\n"+ids[0]+",") ||
+		stderr != "-\n(no runs table: - is not a file; give a file to get both tables)\n1 runs\n" {
+		t.Errorf("--csv -: exit %d, stdout %.200q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Lstat("-"); err == nil {
+		os.Remove("-")
+		t.Error(`--csv - wrote a file named "-"`)
+	}
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "t.csv"), filepath.Join(dir, "l.csv")
+	os.WriteFile(target, nil, 0o644)
+	os.Symlink("t.csv", link)
+	if code, _, stderr := runCLI("runs", "export", "--runs", root, "--csv", link, ids[0]); code != 0 {
+		t.Fatalf("--csv LINK: exit %d: %s", code, stderr)
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("--csv LINK replaced the link")
+	}
+	if b, _ := os.ReadFile(target); !strings.HasPrefix(string(b), "run,step,") {
+		t.Errorf("the link's target holds %.100q", b)
+	}
+}
