@@ -34,6 +34,11 @@ type Options struct {
 	// Log, if set, receives every stderr line from the start, in order,
 	// from another goroutine (SetLog replaces it).
 	Log func(line string)
+	// Echo, if set and Log is not, is shown every stderr line as it comes
+	// until SetLog is first called; the lines are kept all the same (the
+	// last MiB of them) and handed to SetLog's function, so a run's
+	// worker.log holds what its worker wrote before the run existed.
+	Echo func(line string)
 }
 
 // ErrStart marks a worker that could not be started at all: no such
@@ -138,6 +143,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	if o.Log != nil {
 		c.log.setSink(o.Log)
 	}
+	c.log.echo = o.Echo
 	go c.log.read(errR)
 	go func() {
 		// Wait returns when the process exits, not when its pipes close:
