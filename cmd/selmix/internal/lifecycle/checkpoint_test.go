@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -143,4 +144,48 @@ func TestDamagedCheckpointFallback(t *testing.T) {
 		}
 		selmixtest.SameOutcome(t, "resume with no valid checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
 	})
+}
+
+// A run with a damaged event log, or a config.toml with a garbage line,
+// is refused by fork and export-head as by every other reader (exit 2,
+// one line): fork started a child run of it (exit 0) and export-head
+// wrote a head.
+func TestForkRefusesDamagedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	t.Parallel()
+	root, id := sharedShortRun(t)
+	for _, c := range []struct {
+		name, file string
+		edit       func([]byte) []byte
+		want       string
+	}{
+		{"events.jsonl line 4", "events.jsonl", func(b []byte) []byte {
+			lines := bytes.SplitAfter(b, []byte("\n"))
+			lines[3] = bytes.Replace(lines[3], []byte(`"kind"`), []byte(`"kin"`), 1)
+			return bytes.Join(lines, nil)
+		}, `events.jsonl:4 (byte `},
+		{"config.toml garbage", "config.toml", func(b []byte) []byte { return append(b, "\x00garbage ]]\n"...) }, "config.toml: not a valid configuration: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			damaged := copyRun(t, root, id)
+			path := filepath.Join(damaged, id, c.file)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(path, c.edit(b), 0o644)
+			for _, args := range [][]string{{"fork", "-q", id}, {"export-head", id, "--out", filepath.Join(t.TempDir(), "h.npz")}} {
+				out, code := selmixtest.Code(t, os.Environ(), append(args, "--runs", damaged)...)
+				if out = strings.TrimSpace(out); code != 2 || strings.Contains(out, "\n") || !strings.Contains(out, c.want) {
+					t.Errorf("%v: exit %d, output\n%s\nwant 2 and one line saying %q", args, code, out, c.want)
+				}
+			}
+			if ents, _ := os.ReadDir(damaged); len(ents) != 1 {
+				t.Errorf("the runs root holds %d entries after the refusals, want the damaged run only", len(ents))
+			}
+		})
+	}
 }
