@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"selmix/core/boundedfile"
+	"selmix/core/worker"
 	"selmix/runs"
 )
 
@@ -86,7 +87,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ec):
 		return ec.ExitCode()
-	case errors.As(err, new(*boundedfile.Error)) || errors.Is(err, boundedfile.ErrNoMemory) || errors.Is(err, runs.ErrDamaged):
+	case errors.As(err, new(*boundedfile.Error)) || errors.Is(err, boundedfile.ErrNoMemory) || errors.Is(err, runs.ErrDamaged) || errors.Is(err, worker.ErrBadState):
 		return ExitBadInput
 	}
 	return ExitFailure

@@ -9,7 +9,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"selmix/core/metric"
@@ -287,6 +289,9 @@ func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	if K < 2 || d < 1 || K > 1<<20 || d > 1<<24 || st.TrainerLen < 0 {
 		return nil, fmt.Errorf("%w: K=%d, d=%d, trainer state of %d bytes", ErrCheckpoint, K, d, st.TrainerLen)
 	}
+	if err := st.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
+	}
 	sizes := []int{d * K, K}
 	if st.Eval {
 		sizes = append([]int{K * K, K * d, d * K, K}, sizes...)
@@ -376,6 +381,69 @@ func bodySize(st engineState) (int64, error) {
 	return n, nil
 }
 
+// validate checks what a checksum cannot: that the state is one an
+// engine could have been in (a checkpoint rewritten with a valid checksum
+// around batch 0, lr −1, step −5 or an unknown pending op, or a version 2
+// header over version 3 JSON, whose reports then read as zeros, is
+// refused here and passed over like damage).
+func (st *engineState) validate() error {
+	switch {
+	case st.Step < 0:
+		return fmt.Errorf("step %d", st.Step)
+	case st.LastRefresh < 0 || st.LastRefresh > st.Step:
+		return fmt.Errorf("last refresh at step %d of %d", st.LastRefresh, st.Step)
+	case st.Refreshes < 0 || st.Acks < 0:
+		return fmt.Errorf("%d refreshes, %d controls acknowledged", st.Refreshes, st.Acks)
+	}
+	if err := st.Hyper.Validate(); err != nil {
+		return fmt.Errorf("hyperparameters: %v", err)
+	}
+	pending, err := st.controls()
+	if err != nil {
+		return err
+	}
+	for _, c := range pending {
+		if c.At < 0 {
+			return fmt.Errorf("pending control %s at step %d", c, c.At)
+		}
+		if c.Op == OpSet {
+			h := st.Hyper
+			if err := h.Set(c.Key, c.Value); err != nil {
+				return fmt.Errorf("pending control: %v", err)
+			}
+		}
+	}
+	for _, r := range []struct {
+		name string
+		rep  reportState
+	}{{"val_before", st.ValBefore}, {"test_before", st.TestBefore}} {
+		if err := r.rep.check(st.K); err != nil {
+			return fmt.Errorf("%s: %v", r.name, err)
+		}
+	}
+	return nil
+}
+
+// check says whether r is a report of K classes (or none yet) whose
+// fields agree: its worst class has the least recall, and that recall is
+// its minimum.
+func (r reportState) check(K int) error {
+	if r.K == 0 && len(r.Recall) == 0 && len(r.Prior) == 0 && len(r.Coverage) == 0 {
+		return nil // not evaluated yet
+	}
+	if r.K != K || len(r.Recall) != K || len(r.Prior) != K || len(r.Coverage) != K {
+		return fmt.Errorf("a report of K=%d with %d recalls, %d priors, %d coverages in a checkpoint of K=%d", r.K, len(r.Recall), len(r.Prior), len(r.Coverage), K)
+	}
+	if mean := floats.Sum(r.Recall) / float64(K); !(math.Abs(mean-r.MeanRecall) <= 1e-9) && !math.IsNaN(mean) {
+		return fmt.Errorf("mean recall %v, the mean of its recalls %v", r.MeanRecall, mean)
+	}
+	same := r.Worst >= 0 && r.Worst < K && (r.Recall[r.Worst] == r.MinRecall || math.IsNaN(r.Recall[r.Worst]) && math.IsNaN(r.MinRecall))
+	if !same || slices.ContainsFunc(r.Recall, func(x float64) bool { return x < r.MinRecall }) {
+		return fmt.Errorf("min recall %v is not the least recall (class %d)", r.MinRecall, r.Worst)
+	}
+	return nil
+}
+
 // parseState decodes the JSON part of a version 3 or (magic ckptMagicV2)
 // version 2 checkpoint into the version 3 form.
 func parseState(magic string, js []byte) (engineState, error) {
@@ -385,6 +453,12 @@ func parseState(magic string, js []byte) (engineState, error) {
 		var v2 engineStateV2
 		version, err = 2, json.Unmarshal(js, &v2)
 		st = v2.state()
+		var keys struct {
+			ValBefore map[string]json.RawMessage `json:"val_before"`
+		}
+		if err == nil && json.Unmarshal(js, &keys) == nil && keys.ValBefore["mean_recall"] != nil {
+			return st, fmt.Errorf("%w: version 3 JSON (snake_case reports) in a version 2 file", ErrCheckpoint)
+		}
 	} else {
 		err = json.Unmarshal(js, &st)
 	}

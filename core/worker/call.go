@@ -180,6 +180,8 @@ func refusal(op string, st status) error {
 		}
 	case st.Reason == "bad_input" && op == "hello":
 		return &markedError{msg: fmt.Sprintf("worker: %s: %s", op, msg), errs: []error{ErrBadInput}}
+	case op == "load":
+		return &markedError{msg: fmt.Sprintf("worker: %s: %s", op, msg), errs: []error{ErrBadState}}
 	}
 	return fmt.Errorf("worker: %s: %s", op, msg)
 }

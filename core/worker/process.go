@@ -52,6 +52,11 @@ var ErrStart = errors.New("the worker cannot be started")
 // nothing has been recorded yet.
 var ErrBadInput = errors.New("the worker refused its input")
 
+// ErrBadState marks a checkpoint's state the worker refused to load (its
+// "load" reply not ok): the checkpoint is at fault, and a resume takes the
+// one before it, as for a damaged file.
+var ErrBadState = errors.New("the worker refused the checkpoint's state")
+
 // ErrOutOfMemory marks a request that failed for lack of memory: the
 // worker's reply said so (reason "out_of_memory"), or the worker was killed
 // by SIGKILL, as the kernel's out-of-memory killer does. It comes wrapped

@@ -2,9 +2,13 @@ package lifecycle
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,5 +191,88 @@ func TestForkRefusesDamagedRun(t *testing.T) {
 				t.Errorf("the runs root holds %d entries after the refusals, want the damaged run only", len(ents))
 			}
 		})
+	}
+}
+
+// rewriteCkpt rewrites the JSON of the checkpoint at path with edit and
+// makes its checksum valid again: content no checksum catches.
+func rewriteCkpt(t *testing.T, path string, edit func(map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jl := binary.LittleEndian.Uint32(b[8:])
+	var m map[string]any
+	if err := json.Unmarshal(b[12:12+jl], &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	js, _ := json.Marshal(m)
+	out := append(append(slices.Clone(b[:8]), binary.LittleEndian.AppendUint32(nil, uint32(len(js)))...), js...)
+	out = append(out, b[12+jl:len(b)-4]...)
+	if err := os.WriteFile(path, binary.LittleEndian.AppendUint32(out, crc32.ChecksumIEEE(out)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A newest checkpoint with a valid checksum around impossible content
+// (batch 0), or content the engine refuses only with the run's
+// configuration (step past the run's end), is passed over: resume goes on
+// from the one before to the result of an uninterrupted run, where it
+// exited 1.
+func TestResumePassesOverImpossibleCheckpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	t.Parallel()
+	root, id := sharedShortRun(t)
+	want := selmixtest.ReadOutcome(t, root, id)
+	for _, c := range []struct {
+		name string
+		edit func(map[string]any)
+		line string
+	}{
+		{"batch 0", func(m map[string]any) { m["hyper"].(map[string]any)["batch"] = 0 }, "damaged checkpoint "},
+		{"step past the end", func(m map[string]any) { m["step"], m["last_refresh"] = 100000, 100000 }, "refused checkpoint ("},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			damaged := copyRun(t, root, id)
+			tearFinal(t, damaged, id)
+			rewriteCkpt(t, filepath.Join(damaged, id, "checkpoints", "step-0000300.ckpt"), c.edit)
+			out := selmixtest.Run(t, "resume", "-q", "--runs", damaged, id)
+			if !strings.Contains(out, c.line) || !strings.Contains(out, "resuming run "+id+" from step 250") {
+				t.Fatalf("resume did not pass the checkpoint over (%q) and go on from step 250:\n%s", c.line, out)
+			}
+			selmixtest.SameOutcome(t, "resume past an impossible checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
+		})
+	}
+}
+
+// A bit flipped in the best checkpoint is damage, exit 2 with one line
+// naming it, from export-head --best and fork --at best (they exited 1;
+// step checkpoints gave 2). Only the latest best is kept: there is none
+// to fall back to.
+func TestDamagedBestCheckpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	t.Parallel()
+	root, id := sharedShortRun(t)
+	damaged := copyRun(t, root, id)
+	bests, _ := filepath.Glob(filepath.Join(damaged, id, "checkpoints", "best-*.ckpt"))
+	if len(bests) != 1 {
+		t.Fatalf("best checkpoints %v, want one", bests)
+	}
+	b, _ := os.ReadFile(bests[0])
+	b[len(b)/2] ^= 0x40
+	os.WriteFile(bests[0], b, 0o644)
+	want := "selmix: damaged best checkpoint " + bests[0] + ": not a valid selmix engine checkpoint: checksum mismatch (truncated or corrupted)"
+	for _, args := range [][]string{{"export-head", id, "--best", "--out", filepath.Join(t.TempDir(), "h.npz")}, {"fork", "-q", id, "--at", "best"}} {
+		out, code := selmixtest.Code(t, os.Environ(), append(args, "--runs", damaged)...)
+		if out = strings.TrimSpace(out); code != 2 || out != want {
+			t.Errorf("%v: exit %d, output\n%s\nwant 2 and\n%s", args, code, out, want)
+		}
 	}
 }
