@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -80,5 +81,21 @@ func TestLatestValidCheckpointPassesOver(t *testing.T) {
 	}
 	if _, _, _, err := r.LatestValidCheckpoint(15, CheckpointCheck{Head: sizedCheck.Head, Content: func([]byte) error { return errors.New("no") }}); !errors.Is(err, ErrDamaged) {
 		t.Errorf("none valid: error %v, want damage", err)
+	}
+}
+
+// A run with no checkpoint yet (a live run forked early) says so, not
+// "no checkpoint at or before step 9223372036854775807".
+func TestNoCheckpointYet(t *testing.T) {
+	root := t.TempDir()
+	w := mustCreate(t, root, "young", Meta{})
+	defer w.Close()
+	r, err := Open(root, "young")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, err = r.LatestValidCheckpoint(math.MaxInt, sizedCheck)
+	if !errors.Is(err, ErrNoCheckpoint) || err.Error() != "run "+w.ID()+" has no checkpoint yet (one is taken every finetune.checkpoint_every refreshes and when it stops)" {
+		t.Errorf("error %v", err)
 	}
 }

@@ -18,3 +18,12 @@ func TestLoadRefusalIsBadState(t *testing.T) {
 		t.Errorf("a train refusal is marked ErrBadState: %v", err)
 	}
 }
+
+// A worker's message that names the request itself is not prefixed with
+// it again ("worker: train: train: loader process died").
+func TestRefusalNamesTheRequestOnce(t *testing.T) {
+	msg, no := "train: loader process died", false
+	if got := refusal("train", status{OK: &no, Error: &msg}).Error(); got != "worker: train: loader process died" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -9,6 +10,7 @@ import (
 	"selmix/app"
 	"selmix/core/atomicfile"
 	"selmix/core/safetext"
+	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/export/table"
 )
@@ -41,13 +43,23 @@ pipe); a FILE that is a symbolic link is written through, not replaced.`,
 			if err != nil {
 				return err
 			}
+			// Over the whole root (no RUN named), a run whose files are
+			// damaged is passed over with a line, as one whose run.json
+			// is (SelectRuns); a run named is exported or refused.
 			var ts []export.Recorded
 			for _, r := range rs {
 				t, err := export.Load(r)
+				if err != nil && len(args) == 0 && errors.Is(err, runs.ErrDamaged) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "selmix: skipped %s (%s)\n", safetext.Line(r.Meta.ID), safetext.Line(err.Error()))
+					continue
+				}
 				if err != nil {
 					return err
 				}
 				ts = append(ts, t)
+			}
+			if len(ts) == 0 {
+				return app.BadInput("runs export: no run to export in %s", safetext.Line(runs.Root(*root)))
 			}
 			// What was written is said on stdout, unless a table went
 			// there ("-", or a device or pipe: /dev/stdout).

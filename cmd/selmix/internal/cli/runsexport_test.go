@@ -152,3 +152,22 @@ func TestRunsExportOutputs(t *testing.T) {
 		t.Errorf("the link's target holds %.100q", b)
 	}
 }
+
+// Over the whole root, a run with a damaged events.jsonl is passed over
+// with a line, as one with a broken run.json is (it aborted the export);
+// named, it is refused (exit 2).
+func TestRunsExportSkipsDamaged(t *testing.T) {
+	t.Parallel()
+	root, ids := copyVizRuns(t)
+	log := filepath.Join(root, ids[1], "events.jsonl")
+	b, _ := os.ReadFile(log)
+	os.WriteFile(log, append([]byte("{oops\n"), b...), 0o644)
+	pq := filepath.Join(t.TempDir(), "t.parquet")
+	code, stdout, stderr := runCLI("runs", "export", "--runs", root, "--parquet", pq)
+	if code != 0 || !strings.HasPrefix(stderr, "selmix: skipped "+ids[1]+" (") || !strings.Contains(stderr, "events.jsonl:1 (byte 0)") || !strings.HasSuffix(stdout, "1 runs\n") {
+		t.Errorf("whole root: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI("runs", "export", "--runs", root, "--parquet", pq, ids[1]); code != 2 {
+		t.Errorf("the damaged run named: exit %d, %s", code, stderr)
+	}
+}
