@@ -140,8 +140,23 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte("SXA1\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		arrs, err := DecodeRecord(b)
+		// What decodes, the header check (Check's want) reads the same
+		// names, dtypes and shapes of; it never panics on the rest.
+		var shapes []Array
+		var serr error
+		if checkRecord(b) == nil {
+			shapes, serr = recordShapes(b)
+		}
 		if err != nil {
 			return
+		}
+		if serr != nil || len(shapes) != len(arrs) {
+			t.Fatalf("decoded %d arrays, the header check %d (%v)", len(arrs), len(shapes), serr)
+		}
+		for i := range arrs {
+			if shapes[i].Name != arrs[i].Name || shapes[i].DType != arrs[i].DType || !reflect.DeepEqual(shapes[i].Shape, arrs[i].Shape) || shapes[i].Data != nil {
+				t.Fatalf("array %d: header check %+v, decoded %+v", i, shapes[i], arrs[i])
+			}
 		}
 		// Whatever decodes re-encodes to the same bytes up to float32
 		// rounding, which is the identity on values read from binary32.
