@@ -2,9 +2,11 @@ package npy
 
 import (
 	"archive/zip"
+	"bytes"
 	"compress/flate"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"os/exec"
@@ -36,27 +38,63 @@ func TestArrayLargerThanMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zw := zip.NewWriter(f)
-	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestSpeed) })
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: "x.npy", Method: zip.Deflate})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const rows, cols = 20000, 5000 // float32: 400 MB
-	w.Write(rawNPY("{'descr': '<f4', 'fortran_order': False, 'shape': (20000, 5000), }", nil))
-	zeros := make([]byte, 1<<20)
-	for n := 0; n < rows*cols*4; n += len(zeros) {
-		w.Write(zeros[:min(len(zeros), rows*cols*4-n)])
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeZerosMember(t, f, "x.npy", rawNPY("{'descr': '<f4', 'fortran_order': False, 'shape': (20000, 5000), }", nil), rows*cols*4)
 	f.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestArrayLargerThanMemory$")
 	cmd.Env = append(os.Environ(), memChild+"="+path)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "refused: "+path+`: member "x.npy": a (20000, 5000) <f4 array takes 400.0 MB, more than the`) {
 		t.Fatalf("child: %v\n%.2000s", err, out)
+	}
+}
+
+// writeZerosMember writes a zip at w whose one deflated member, name, is
+// hdr and then n zero bytes. Deflating hundreds of MB takes seconds (tens
+// under the race detector), so the member is put together from deflate
+// blocks: once the window holds only zeros, a flushed MiB of zeros
+// compresses to the same bytes every time, and those are repeated.
+func writeZerosMember(t *testing.T, w io.Writer, name string, hdr []byte, n int) {
+	t.Helper()
+	const chunk = 1 << 20
+	zeros := make([]byte, chunk)
+	var c bytes.Buffer
+	fw, _ := flate.NewWriter(&c, flate.BestSpeed)
+	fw.Write(hdr)
+	first := min(n, chunk)
+	fw.Write(zeros[:first]) // the first MiB may refer to the header
+	fw.Flush()
+	left := n - first
+	var steady []byte
+	if left >= chunk {
+		before := c.Len()
+		fw.Write(zeros)
+		fw.Flush()
+		steady = bytes.Clone(c.Bytes()[before:])
+		left -= chunk
+	}
+	head := bytes.Clone(c.Bytes())
+	c.Reset()
+	repeat := left / chunk
+	fw.Write(zeros[:left%chunk]) // the window is zeros here as after the repeats
+	fw.Close()
+	crc := crc32.Update(0, crc32.IEEETable, hdr)
+	for k := n; k > 0; k -= chunk {
+		crc = crc32.Update(crc, crc32.IEEETable, zeros[:min(k, chunk)])
+	}
+	zw := zip.NewWriter(w)
+	mw, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc,
+		CompressedSize64: uint64(len(head) + repeat*len(steady) + c.Len()), UncompressedSize64: uint64(len(hdr) + n)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw.Write(head)
+	for range repeat {
+		mw.Write(steady)
+	}
+	mw.Write(c.Bytes())
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
