@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"time"
 
 	"selmix/core/boundedfile"
@@ -141,7 +140,8 @@ var errLineTooLong = errors.New("line too long")
 
 // readLine returns the next line of br with its newline (without one at
 // the end of the input, with io.EOF), or errLineTooLong once it passes max
-// bytes.
+// bytes. A line that fits br's buffer is returned in it: valid until the
+// next read (parseEvent keeps no part of it).
 func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	var line []byte
 	for {
@@ -149,8 +149,8 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 		if len(line)+len(chunk) > max {
 			return nil, fmt.Errorf("%w: more than %d bytes", errLineTooLong, max)
 		}
-		if err == nil && line == nil {
-			return slices.Clone(chunk), nil
+		if err != bufio.ErrBufferFull && line == nil {
+			return chunk, err
 		}
 		line = append(line, chunk...)
 		if err != bufio.ErrBufferFull {

@@ -197,3 +197,13 @@ func TestReadEventsHugeLine(t *testing.T) {
 		t.Errorf("reading it allocated %d MiB, want at most 512", got>>20)
 	}
 }
+
+// A line longer than the reader's buffer (a refresh at K = 1000 is tens
+// of KB) is read whole, and the lines after it too.
+func TestReadEventsLongLines(t *testing.T) {
+	long := `{"seq":2,"time":"2026-11-22T07:53:01Z","kind":"refresh","step":10,"data":{"x":"` + strings.Repeat("y", 300<<10) + `"}}`
+	evs, warns, good, err := parseEvents(strings.NewReader(ev1+"\n"+long+"\n"+ev3+"\n"), "events.jsonl")
+	if err != nil || len(warns) != 0 || len(evs) != 3 || len(evs[1].Data) != 300<<10+8 || good != int64(len(ev1)+len(long)+len(ev3)+3) {
+		t.Fatalf("%d events, %v, %v, good %d", len(evs), warns, err, good)
+	}
+}
