@@ -321,6 +321,9 @@ func (a *ArrayFile) raw(ref Ref, buf []byte) ([]byte, error) {
 		return nil, a.damaged(ref, "missing: the event says it ends at byte %d, the file has %d", ref.Offset+ref.Length, fi.Size())
 	}
 	if int64(cap(buf)) < ref.Length {
+		if err := boundedfile.CheckAlloc(fmt.Sprintf("%s: the record at offset %d", a.path, ref.Offset), ref.Length); err != nil {
+			return nil, err
+		}
 		buf = make([]byte, ref.Length)
 	}
 	b := buf[:ref.Length]

@@ -95,6 +95,9 @@ func (c CheckpointCheck) read(path string) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if err := boundedfile.CheckAlloc(path, size); err != nil {
+		return nil, err
+	}
 	b := make([]byte, size)
 	if _, err := io.ReadFull(f, b); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -151,8 +154,8 @@ func (r *Run) LatestValidCheckpoint(step int, c CheckpointCheck) (int, []byte, [
 		if err == nil {
 			return steps[i], b, skipped, nil
 		}
-		if errors.Is(err, os.ErrPermission) {
-			return 0, nil, skipped, err // not damage: unreadable by this user
+		if errors.Is(err, os.ErrPermission) || errors.Is(err, boundedfile.ErrNoMemory) {
+			return 0, nil, skipped, err // not damage: unreadable by this user, or here
 		}
 		skipped = append(skipped, Skipped{steps[i], filepath.Join(r.Dir, ckptDirName, ckptName(steps[i])), err})
 	}

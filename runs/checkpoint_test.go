@@ -6,10 +6,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -97,5 +99,51 @@ func TestNoCheckpointYet(t *testing.T) {
 	_, _, _, err = r.LatestValidCheckpoint(math.MaxInt, sizedCheck)
 	if !errors.Is(err, ErrNoCheckpoint) || err.Error() != "run "+w.ID()+" has no checkpoint yet (one is taken every finetune.checkpoint_every refreshes and when it stops)" {
 		t.Errorf("error %v", err)
+	}
+}
+
+// A checkpoint (or an arrays.bin record) larger than the memory left is
+// refused in one line before it is allocated, not passed over for an
+// older one: it is not damaged. The child process lowers its own
+// RLIMIT_AS to what it has mapped plus 256 MiB.
+func TestCheckpointLargerThanMemory(t *testing.T) {
+	if dir := os.Getenv("SELMIX_RUNS_MEMCHILD"); dir != "" {
+		b, _ := os.ReadFile("/proc/self/statm")
+		var pages uint64
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				break
+			}
+			pages = pages*10 + uint64(c-'0')
+		}
+		lim := pages*uint64(os.Getpagesize()) + 256<<20
+		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: lim, Max: lim}); err != nil {
+			os.Exit(3)
+		}
+		r, err := Open(filepath.Dir(dir), filepath.Base(dir))
+		if err != nil {
+			os.Exit(3)
+		}
+		_, _, skipped, err := r.LatestValidCheckpoint(1<<40, CheckpointCheck{})
+		println("skipped", len(skipped), "error:", err.Error())
+		os.Exit(0)
+	}
+	root := t.TempDir()
+	w := mustCreate(t, root, "big", Meta{})
+	for _, step := range []int{10, 20} {
+		if err := w.WriteCheckpoint(step, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	big := filepath.Join(w.Dir(), ckptDirName, ckptName(20))
+	if err := os.Truncate(big, 1<<30); err != nil {
+		t.Skip("no sparse 1 GiB file here:", err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCheckpointLargerThanMemory$")
+	cmd.Env = append(os.Environ(), "SELMIX_RUNS_MEMCHILD="+w.Dir())
+	out, err := cmd.CombinedOutput()
+	if want := "skipped 0 error: " + big + " takes 1.1 GB, more than the "; err != nil || !strings.Contains(string(out), want) {
+		t.Errorf("child: %v\n%.2000s\nwant %q", err, out, want)
 	}
 }
