@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"selmix/core/local"
+	"selmix/core/train"
 	"selmix/runs"
 )
 
@@ -38,6 +39,17 @@ func ParseAt(flag, v string) (Checkpoint, error) {
 	return Checkpoint{Step: n}, nil
 }
 
+// checkpointCheck is what a checkpoint a run goes on from must pass: a
+// header that declares the file's size (before it is read whole), then
+// the whole of it decoded and its content checked.
+var checkpointCheck = runs.CheckpointCheck{
+	Head: train.CheckpointHead,
+	Content: func(b []byte) error {
+		_, err := local.ParseCheckpoint(b)
+		return err
+	},
+}
+
 // checkpointAt is r's checkpoint that at selects: its best, or its newest
 // valid one at or before a step (a negative step: the latest). Damaged
 // newer ones are passed over, and w is told so in one line naming each; a
@@ -45,7 +57,7 @@ func ParseAt(flag, v string) (Checkpoint, error) {
 // runs.ErrNoCheckpoint, or runs.ErrDamaged naming the damaged files).
 func checkpointAt(w io.Writer, r *runs.Run, at Checkpoint) (int, []byte, error) {
 	if at.Best {
-		step, state, err := r.BestCheckpoint()
+		step, state, err := r.ValidBestCheckpoint(checkpointCheck)
 		if errors.Is(err, runs.ErrNoBest) {
 			return 0, nil, UsageError{err}
 		}
@@ -55,10 +67,7 @@ func checkpointAt(w io.Writer, r *runs.Run, at Checkpoint) (int, []byte, error) 
 	if step < 0 {
 		step = math.MaxInt
 	}
-	got, state, skipped, err := r.LatestValidCheckpoint(step, func(b []byte) error {
-		_, err := local.ParseCheckpoint(b)
-		return err
-	})
+	got, state, skipped, err := r.LatestValidCheckpoint(step, checkpointCheck)
 	if errors.Is(err, runs.ErrNoCheckpoint) {
 		return 0, nil, UsageError{err}
 	}

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"selmix/core/boundedfile"
+	"selmix/core/worker"
 	"selmix/runs"
 )
 
@@ -78,7 +79,7 @@ type exitCoder interface {
 // ExitCode classifies err into the process's exit code: 0 for nil; the
 // code of the outermost error in its chain that has an ExitCode method
 // (a StoppedError's or CodeError's own, 2 for a UsageError); 2 for a file
-// over its bound or a damaged run; 1 for anything else.
+// over its bound, data that would not fit in memory, or a damaged run; 1 for anything else.
 func ExitCode(err error) int {
 	var ec exitCoder
 	switch {
@@ -86,7 +87,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ec):
 		return ec.ExitCode()
-	case errors.As(err, new(*boundedfile.Error)) || errors.Is(err, runs.ErrDamaged):
+	case errors.As(err, new(*boundedfile.Error)) || errors.Is(err, boundedfile.ErrNoMemory) || errors.Is(err, runs.ErrDamaged) || errors.Is(err, worker.ErrBadState):
 		return ExitBadInput
 	}
 	return ExitFailure

@@ -36,6 +36,8 @@ func TestExitCode(t *testing.T) {
 		{"file over its bound", &boundedfile.Error{Path: "run.json", Size: 1 << 40, Err: boundedfile.ErrTooLarge}, 2},
 		{"wrapped file over its bound", fmt.Errorf("open: %w", &boundedfile.Error{Path: "p", Mode: fs.ModeNamedPipe, Err: boundedfile.ErrNotRegular}), 2},
 		{"damaged run", fmt.Errorf("run x: %w", runs.ErrDamaged), 2},
+		{"busy run (rm, a second resume: they exited 1)", fmt.Errorf("cannot remove live run: %w", &runs.BusyError{ID: "x", Pid: 7}), 2},
+		{"data larger than memory", fmt.Errorf("x.npz: %w", &boundedfile.MemoryError{What: "a", Need: 9, Have: 1}), 2},
 		{"interrupted by SIGINT", CodeError{ExitSIGINT, context.Canceled}, 130},
 		{"interrupted by SIGTERM", CodeError{ExitSIGTERM, context.Canceled}, 143},
 		{"stopped by SIGINT", &StoppedError{ID: "r", Step: 40, Code: ExitSIGINT}, 130},

@@ -14,7 +14,7 @@ import (
 // checkpoint that sel selects to out: an .npz with arrays W and b, or for
 // .npy the pair out_W.npy and out_b.npy. w is told what was written.
 func ExportHead(w io.Writer, root, id string, sel Checkpoint, out string) error {
-	r, err := OpenRun(root, id)
+	r, _, err := OpenHistory(root, id) // damage is refused as by every reader
 	if err != nil {
 		return err
 	}

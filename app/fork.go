@@ -14,7 +14,10 @@ import (
 // hyperparameters sets change take effect at the fork step as controls.
 func (s *Session) Fork(ctx context.Context, id string, at Checkpoint, sets []string) error {
 	w, root := s.Out, s.root()
-	parent, err := OpenRun(root, id)
+	// The parent is read whole, as every reader reads a run: damage to
+	// its log or arrays is refused here as there (a fork started a child
+	// of a run every other command called damaged).
+	parent, _, err := OpenHistory(root, id)
 	if err != nil {
 		return err
 	}

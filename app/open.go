@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -112,7 +113,11 @@ func Annotate(root, id string, add, remove []string, note *string) (*runs.Run, e
 	if _, err := OpenRun(root, id); err != nil {
 		return nil, err
 	}
-	return runs.Retag(root, id, add, remove, note)
+	r, err := runs.Retag(root, id, add, remove, note)
+	if errors.Is(err, runs.ErrAnnotationTooLarge) {
+		return nil, UsageError{err}
+	}
+	return r, err
 }
 
 // OpenHistory opens a run and decodes its event log.

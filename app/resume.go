@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"selmix/core/train"
+	"selmix/core/worker"
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/record"
@@ -45,24 +47,40 @@ func (s *Session) Resume(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	step, state, err := checkpointAt(w, r, Latest)
-	switch {
-	case errors.Is(err, runs.ErrNoCheckpoint):
-	case errors.Is(err, runs.ErrDamaged):
-		fmt.Fprintf(w, "%v: starting over from step 0\n", err)
-	case err != nil:
-		return err
-	}
+	// A checkpoint the engine or the worker refuses for its content (one
+	// that passed the checks of its file) is passed over like damage: the
+	// one before it is tried, down to starting over.
 	var eng *train.Engine
-	if state == nil {
-		// Crashed before its first (valid) checkpoint: start over; the
-		// events it logged are reproduced exactly and not written twice.
-		step = 0
-		eng, err = s.fresh(sig, c)
-	} else {
+	var step int
+	for limit := math.MaxInt; ; {
+		var state []byte
+		step, state, err = 0, nil, runs.ErrNoCheckpoint
+		if limit >= 0 {
+			step, state, err = checkpointAt(w, r, Checkpoint{Step: limit})
+		}
+		switch {
+		case errors.Is(err, runs.ErrNoCheckpoint):
+		case errors.Is(err, runs.ErrDamaged):
+			fmt.Fprintf(w, "%v: starting over from step 0\n", err)
+		case err != nil:
+			return err
+		}
+		if state == nil {
+			// Crashed before its first (valid) checkpoint: start over; the
+			// events it logged are reproduced exactly and not written twice.
+			step = 0
+			eng, err = s.fresh(sig, c)
+			break
+		}
 		eng, err = s.restored(sig, c, state, func(err error) error {
 			return fmt.Errorf("%s: checkpoint at step %d: %w", r.Dir, step, err)
 		})
+		if (errors.Is(err, train.ErrCheckpoint) || errors.Is(err, worker.ErrBadState)) && sig.caught() == nil {
+			fmt.Fprintf(w, "refused checkpoint (%v): using an earlier one\n", err)
+			limit = step - 1
+			continue
+		}
+		break
 	}
 	if err != nil {
 		return err

@@ -64,3 +64,46 @@ func (s *signals) caught() os.Signal {
 	defer s.mu.Unlock()
 	return s.sig
 }
+
+// SignalContext is a context that ends on SIGINT or SIGTERM, for commands
+// that wait or work without a run of their own (stop, pretrain, export):
+// code is then the exit code of the signal that came (130, 143), 0 before
+// one came; stop releases the signals.
+func SignalContext(parent context.Context) (ctx context.Context, code func() int, stop func()) {
+	ctx, s := withSignals(parent)
+	code = func() int {
+		if sig, ok := s.caught().(syscall.Signal); ok {
+			return 128 + int(sig)
+		}
+		return 0
+	}
+	return ctx, code, s.stop
+}
+
+// Interrupted is err, or when err is not nil and code (of SignalContext)
+// says a signal came, a CodeError with the signal's exit code and the
+// message what.
+func Interrupted(err error, code func() int, what string) error {
+	if c := code(); c != 0 && err != nil {
+		return CodeError{c, errors.New(what)}
+	}
+	return err
+}
+
+// UntilSignal runs f until it returns, or until SIGINT or SIGTERM comes:
+// then it returns at once a CodeError with the signal's exit code (130,
+// 143) and the message what, leaving f to the process's exit, for work
+// that cannot be interrupted part way (drawing a figure). Files written
+// through atomicfile are each whole or absent.
+func UntilSignal(ctx context.Context, what string, f func() error) error {
+	ctx, code, stop := SignalContext(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return Interrupted(ctx.Err(), code, what)
+	}
+}

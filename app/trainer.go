@@ -140,7 +140,7 @@ func (s *Session) startWorker(ctx context.Context, c experiment.Config) (*worker
 	}
 	if !s.Quiet {
 		w := s.Out
-		o.Log = func(line string) { fmt.Fprintf(w, "worker: %s\n", safetext.Console(line, maxConsoleLine)) }
+		o.Echo = func(line string) { fmt.Fprintf(w, "worker: %s\n", safetext.Console(line, maxConsoleLine)) }
 	}
 	wc, err := worker.Start(ctx, o)
 	if errors.Is(err, worker.ErrStart) || errors.Is(err, worker.ErrBadInput) {

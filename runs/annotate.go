@@ -12,13 +12,23 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"selmix/core/boundedfile"
 )
 
 // Limits on what a person may write about a run.
 const (
 	MaxTagLen  = 64   // bytes
 	MaxNoteLen = 4096 // bytes
+	// MaxAnnotation bounds the tags and note of one run together, as
+	// run.json stores them (JSON-encoded), so that no number of tags can
+	// push run.json past its own read bound (1 MiB).
+	MaxAnnotation = 64 << 10 // bytes
 )
+
+// ErrAnnotationTooLarge is a change of tags or note refused because
+// run.json would not hold it (MaxAnnotation, or run.json's bound).
+var ErrAnnotationTooLarge = errors.New("too large for run.json")
 
 // CheckTag reports why t cannot be a tag: tags are one word (no
 // whitespace, no control characters) of valid UTF-8, at most MaxTagLen
@@ -112,7 +122,7 @@ func Annotate(root, id string, edit func(a *Annotation)) (*Run, error) {
 	}
 	defer unlock()
 	path := filepath.Join(dir, metaName)
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, metaFile)
 	if err != nil {
 		return nil, err
 	}
@@ -132,9 +142,17 @@ func Annotate(root, id string, edit func(a *Annotation)) (*Run, error) {
 	}
 	a.Tags = sortedStrings(a.Tags)
 	if !slices.Equal(a.Tags, sortedStrings(m.Tags)) || a.Note != m.Note {
+		if n := annotationSize(a); n > MaxAnnotation && n > annotationSize(Annotation{Tags: m.Tags, Note: m.Note}) {
+			return nil, fmt.Errorf("%s: %d tags and a note of %d bytes take %d bytes, more than the %d a run's tags and note may take together: %w",
+				path, len(a.Tags), len(a.Note), n, MaxAnnotation, ErrAnnotationTooLarge)
+		}
 		out, err := setAnnotation(b, a)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if int64(len(out)) > metaFile.Max && len(out) > len(b) {
+			return nil, fmt.Errorf("%s: the change would make it %d bytes, more than the %d run.json may hold: %w",
+				path, len(out), metaFile.Max, ErrAnnotationTooLarge)
 		}
 		if err := writeAtomic(path, out, nil); err != nil {
 			return nil, err
@@ -165,6 +183,20 @@ func setAnnotation(b []byte, a Annotation) ([]byte, error) {
 		return nil, err
 	}
 	return append(out, '\n'), nil
+}
+
+// annotationSize is how many bytes a's tags and note take in run.json.
+func annotationSize(a Annotation) int {
+	n := 0
+	if len(a.Tags) > 0 {
+		b, _ := json.Marshal(a.Tags)
+		n += len(b)
+	}
+	if a.Note != "" {
+		b, _ := json.Marshal(a.Note)
+		n += len(b)
+	}
+	return n
 }
 
 // readAnnotation returns the tags and note run.json in dir holds now.

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -223,5 +224,54 @@ func TestRetag(t *testing.T) {
 	}
 	if got := strings.Join(r.Meta.Tags, " "); got != "a c" || r.Meta.Note != "n1" {
 		t.Errorf("after removing: tags %q note %q, want \"a c\" (a tag added and removed at once is not kept) and the note kept", got, r.Meta.Note)
+	}
+}
+
+// Tags and a note past their budget are refused before run.json is
+// written (9,000 tags twice left a run.json of 1.26 MB, above its own
+// 1 MiB read bound, and the run unreadable); what is within it is kept,
+// and removing tags from a run over the budget still works.
+func TestAnnotateBudget(t *testing.T) {
+	root := t.TempDir()
+	makeRun(t, root, "20260101-0000-aaaa", "alpha")
+	path := filepath.Join(root, "20260101-0000-aaaa", metaName)
+	many := func(prefix string, n int) []string {
+		var tags []string
+		for i := range n {
+			tags = append(tags, fmt.Sprintf("%s-%060d", prefix, i))
+		}
+		return tags
+	}
+	// 950 tags of 62 bytes (65 in JSON): 61,750 bytes, within the budget.
+	if _, err := Annotate(root, "alpha", addTags(many("a", 950)...)); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	for _, edit := range []func(*Annotation){
+		addTags(many("b", 9000)...),
+		addTags(many("c", 100)...),
+		func(a *Annotation) { a.Note = strings.Repeat("n", MaxNoteLen) },
+	} {
+		_, err := Annotate(root, "alpha", edit)
+		if !errors.Is(err, ErrAnnotationTooLarge) || !strings.Contains(err.Error(), fmt.Sprint(MaxAnnotation)) {
+			t.Errorf("error %v, want one saying the budget of %d", err, MaxAnnotation)
+		}
+		if after, _ := os.ReadFile(path); string(after) != string(before) {
+			t.Fatalf("run.json changed (%d bytes, was %d)", len(after), len(before))
+		}
+	}
+	r, err := Open(root, "alpha")
+	if err != nil || len(r.Meta.Tags) != 950 {
+		t.Fatalf("after refusals: %v, %d tags, want 950", err, len(r.Meta.Tags))
+	}
+	// A run.json written over the budget (by hand, or an older selmix)
+	// can still lose tags.
+	if _, err := Annotate(root, "alpha", func(a *Annotation) { a.Tags = append(a.Tags, many("d", 200)...) }); err == nil {
+		t.Fatal("200 more tags accepted")
+	}
+	b, _ := setAnnotation(before, Annotation{Tags: append(many("a", 950), many("d", 200)...)})
+	os.WriteFile(path, b, 0o644)
+	if r, err := Annotate(root, "alpha", func(a *Annotation) { a.Tags = a.Tags[:10] }); err != nil || len(r.Meta.Tags) != 10 {
+		t.Fatalf("untag over the budget: %v", err)
 	}
 }

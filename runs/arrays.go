@@ -245,9 +245,12 @@ func (a *ArrayFile) Read(ref Ref) ([]Array, error) {
 }
 
 // Check reads the record at ref into buf (grown as needed, returned for
-// reuse) and checks its magic and checksum without decoding it: how a
-// reader finds damage to every record when it opens a run.
-func (a *ArrayFile) Check(ref Ref, buf []byte) ([]byte, error) {
+// reuse) and checks its magic and checksum without decoding its data: how
+// a reader finds damage to every record when it opens a run. want, if not
+// nil, is then given the record's arrays without their data (Data nil)
+// and says whether they are what the event referring to it needs (a
+// reference to the wrong record is damage too).
+func (a *ArrayFile) Check(ref Ref, buf []byte, want func([]Array) error) ([]byte, error) {
 	b, err := a.raw(ref, buf)
 	if err != nil {
 		return buf, err
@@ -255,7 +258,48 @@ func (a *ArrayFile) Check(ref Ref, buf []byte) ([]byte, error) {
 	if err := checkRecord(b); err != nil {
 		return b, a.damaged(ref, "corrupt: %v", err)
 	}
+	if want == nil {
+		return b, nil
+	}
+	arrs, err := recordShapes(b)
+	if err == nil {
+		err = want(arrs)
+	}
+	if err != nil {
+		return b, a.damaged(ref, "%v", err)
+	}
 	return b, nil
+}
+
+// recordShapes is the arrays a checked record holds, without their data:
+// each name, dtype and shape, checked against the payload's size.
+func recordShapes(b []byte) ([]Array, error) {
+	body := b[:len(b)-4]
+	hlen := int64(binary.LittleEndian.Uint32(b[4:8]))
+	if hlen > int64(len(body)-8) {
+		return nil, fmt.Errorf("header length %d exceeds the record", hlen)
+	}
+	var h recordHeader
+	if err := json.Unmarshal(body[8:8+hlen], &h); err != nil {
+		return nil, fmt.Errorf("header: %v", err)
+	}
+	rest := int64(len(body)) - 8 - hlen
+	out := make([]Array, 0, len(h.Arrays))
+	for _, ah := range h.Arrays {
+		size := int64(ah.DType.size())
+		if size == 0 {
+			return nil, fmt.Errorf("array %s: unknown dtype %q", ah.Name, ah.DType)
+		}
+		n, err := elems(ah.Shape, rest/size)
+		if err != nil {
+			return nil, fmt.Errorf("array %s: %v", ah.Name, err)
+		}
+		if rest -= n * size; rest < 0 {
+			return nil, fmt.Errorf("array %s: shape %v is larger than the record", ah.Name, ah.Shape)
+		}
+		out = append(out, Array{Name: ah.Name, DType: ah.DType, Shape: ah.Shape})
+	}
+	return out, nil
 }
 
 // damaged is the one-line error for the record at ref.
@@ -277,6 +321,9 @@ func (a *ArrayFile) raw(ref Ref, buf []byte) ([]byte, error) {
 		return nil, a.damaged(ref, "missing: the event says it ends at byte %d, the file has %d", ref.Offset+ref.Length, fi.Size())
 	}
 	if int64(cap(buf)) < ref.Length {
+		if err := boundedfile.CheckAlloc(fmt.Sprintf("%s: the record at offset %d", a.path, ref.Offset), ref.Length); err != nil {
+			return nil, err
+		}
 		buf = make([]byte, ref.Length)
 	}
 	b := buf[:ref.Length]

@@ -140,8 +140,23 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte("SXA1\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		arrs, err := DecodeRecord(b)
+		// What decodes, the header check (Check's want) reads the same
+		// names, dtypes and shapes of; it never panics on the rest.
+		var shapes []Array
+		var serr error
+		if checkRecord(b) == nil {
+			shapes, serr = recordShapes(b)
+		}
 		if err != nil {
 			return
+		}
+		if serr != nil || len(shapes) != len(arrs) {
+			t.Fatalf("decoded %d arrays, the header check %d (%v)", len(arrs), len(shapes), serr)
+		}
+		for i := range arrs {
+			if shapes[i].Name != arrs[i].Name || shapes[i].DType != arrs[i].DType || !reflect.DeepEqual(shapes[i].Shape, arrs[i].Shape) || shapes[i].Data != nil {
+				t.Fatalf("array %d: header check %+v, decoded %+v", i, shapes[i], arrs[i])
+			}
 		}
 		// Whatever decodes re-encodes to the same bytes up to float32
 		// rounding, which is the identity on values read from binary32.
@@ -292,13 +307,21 @@ func TestArraysMissingRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := af.Check(ev.Arrays[0], nil); err == nil || !strings.Contains(err.Error(), path+": record at offset 0: corrupt: checksum mismatch") || !errors.Is(err, ErrDamaged) {
+	if _, err := af.Check(ev.Arrays[0], nil, nil); err == nil || !strings.Contains(err.Error(), path+": record at offset 0: corrupt: checksum mismatch") || !errors.Is(err, ErrDamaged) {
 		t.Errorf("check of a changed record: %v", err)
 	}
 	b[len(b)-7] ^= 0x10
 	os.WriteFile(path, b, 0o644)
-	if buf, err := af.Check(ev.Arrays[0], make([]byte, 0, 4)); err != nil || len(buf) != len(b) {
+	if buf, err := af.Check(ev.Arrays[0], make([]byte, 0, 4), nil); err != nil || len(buf) != len(b) {
 		t.Errorf("check of the whole record: %d bytes, %v", len(buf), err)
+	}
+	// Check hands want the record's arrays without their data; what it
+	// refuses is damage.
+	var got []Array
+	_, err = af.Check(ev.Arrays[0], nil, func(arrs []Array) error { got = arrs; return errors.New("not the record wanted") })
+	if len(got) != 1 || got[0].Name != "a" || got[0].DType != Float64 || !reflect.DeepEqual(got[0].Shape, []int{3}) || got[0].Data != nil ||
+		!errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+": record at offset 0: not the record wanted") {
+		t.Errorf("check with want: arrays %+v, error %v", got, err)
 	}
 	af.Close()
 	if err := os.Remove(path); err != nil {

@@ -1,10 +1,12 @@
 package runs
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -68,46 +70,93 @@ func (e *LineError) Unwrap() []error { return []error{e.Err, ErrDamaged} }
 // ReadEvents reads an event log. Sequence numbers must run 1, 2, 3, ...
 // An invalid last line (a torn write, even if it ends in a newline) is
 // reported as a Warning and ignored; any other invalid line is a *LineError
-// naming the file and line.
+// naming the file and line. The log is read line by line, never whole: a
+// line longer than maxEventLine is damage (no writer writes one, and a
+// torn write is a prefix of a line it wrote), so what is held in memory
+// is the events, not the file.
 func ReadEvents(path string) ([]Event, []Warning, error) {
-	b, err := boundedfile.ReadFile(path, eventsFile)
+	f, _, err := boundedfile.Open(path, eventsFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	evs, warns, _, err := parseEvents(b, path)
+	defer f.Close()
+	evs, warns, _, err := parseEvents(f, path)
 	return evs, warns, err
 }
 
-// parseEvents parses a whole log. good is the length of the prefix made of
-// complete valid lines: what a writer keeps when it repairs a torn tail.
-func parseEvents(b []byte, file string) (evs []Event, warns []Warning, good int, err error) {
+// maxEventLine bounds one line of events.jsonl. The longest a writer
+// writes is a refresh or summary at the largest K (21 KB a refresh at
+// K = 1000). A variable for tests.
+var maxEventLine = 64 << 20
+
+// parseEvents parses a whole log read from r. good is the length of the
+// prefix made of complete valid lines: what a writer keeps when it repairs
+// a torn tail.
+func parseEvents(r io.Reader, file string) (evs []Event, warns []Warning, good int64, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
 	line := 0
-	for off := 0; off < len(b); {
-		line++
-		end := bytes.IndexByte(b[off:], '\n')
-		terminated := end >= 0
-		if terminated {
-			end += off
-		} else {
-			end = len(b)
+	var off int64
+	for {
+		b, rerr := readLine(br, maxEventLine)
+		if len(b) == 0 && rerr == io.EOF {
+			return evs, nil, good, nil
 		}
-		last := !terminated || end+1 == len(b)
-		ev, perr := parseEvent(b[off:end], len(evs)+1)
+		line++
+		if rerr != nil && rerr != io.EOF {
+			if errors.Is(rerr, errLineTooLong) {
+				return nil, nil, 0, &LineError{File: file, Line: line, Offset: off, Err: rerr}
+			}
+			return nil, nil, 0, fmt.Errorf("%s: %w", file, rerr)
+		}
+		terminated := rerr == nil
+		body := b
+		if terminated {
+			body = b[:len(b)-1]
+		}
+		ev, perr := parseEvent(body, len(evs)+1)
 		if perr == nil && !terminated {
 			perr = errors.New("no newline at end (torn write)")
 		}
 		if perr != nil {
+			last := !terminated
+			if !last {
+				_, peek := br.Peek(1)
+				last = peek == io.EOF
+			}
 			if last {
 				warns = append(warns, Warning{File: file, Line: line, Msg: "ignored torn last line: " + perr.Error()})
 				return evs, warns, good, nil
 			}
-			return nil, nil, 0, &LineError{File: file, Line: line, Offset: int64(off), Err: perr}
+			return nil, nil, 0, &LineError{File: file, Line: line, Offset: off, Err: perr}
 		}
 		evs = append(evs, ev)
-		off = end + 1
+		off += int64(len(b))
 		good = off
 	}
-	return evs, nil, good, nil
+}
+
+// errLineTooLong is a line of the log past maxEventLine.
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line of br with its newline (without one at
+// the end of the input, with io.EOF), or errLineTooLong once it passes max
+// bytes. A line that fits br's buffer is returned in it: valid until the
+// next read (parseEvent keeps no part of it).
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			return nil, fmt.Errorf("%w: more than %d bytes", errLineTooLong, max)
+		}
+		if err != bufio.ErrBufferFull && line == nil {
+			return chunk, err
+		}
+		line = append(line, chunk...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
 }
 
 // parseEvent decodes one line and checks it carries sequence number seq.

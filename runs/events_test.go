@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -114,9 +115,12 @@ func FuzzReadEvents(f *testing.F) {
 	f.Add([]byte(ev1 + "\n{oops\n" + ev3 + "\n"))
 	f.Add([]byte(ev1 + "\n\x00\x00\n"))
 	f.Add([]byte(`{"seq":1,"time":"2026-11-22T07:53:00Z","kind":"k","step":-3,"data":null}` + "\n"))
+	defer func(m int) { maxEventLine = m }(maxEventLine)
+	maxEventLine = 512 // so that the fuzzer reaches lines past the bound
 	f.Fuzz(func(t *testing.T, b []byte) {
 		const file = "fuzz/events.jsonl"
-		evs, warns, good, err := parseEvents(b, file)
+		evs, warns, good64, err := parseEvents(bytes.NewReader(b), file)
+		good := int(good64)
 		if err != nil {
 			var le *LineError
 			if !errors.As(err, &le) || le.File != file || le.Line < 1 {
@@ -141,8 +145,8 @@ func FuzzReadEvents(f *testing.F) {
 		if len(warns) == 0 && good != len(b) {
 			t.Fatalf("no warning but only %d of %d bytes kept", good, len(b))
 		}
-		again, warns2, good2, err := parseEvents(b[:good], file)
-		if err != nil || len(warns2) != 0 || good2 != good || !reflect.DeepEqual(again, evs) {
+		again, warns2, good2, err := parseEvents(bytes.NewReader(b[:good]), file)
+		if err != nil || len(warns2) != 0 || good2 != good64 || !reflect.DeepEqual(again, evs) {
 			t.Fatalf("kept prefix re-parses to %v, %v, %v", again, warns2, err)
 		}
 		// Re-encoding what was read gives a log that reads the same.
@@ -154,7 +158,7 @@ func FuzzReadEvents(f *testing.F) {
 			}
 			buf.Write(line)
 		}
-		again, warns2, _, err = parseEvents(buf.Bytes(), file)
+		again, warns2, _, err = parseEvents(&buf, file)
 		if err != nil || len(warns2) != 0 || len(again) != len(evs) {
 			t.Fatalf("re-encoded log reads as %d events, %v, %v; want %d", len(again), warns2, err, len(evs))
 		}
@@ -164,4 +168,42 @@ func FuzzReadEvents(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A 5 GB event log of zeros (a sparse file) is refused as damage after
+// reading one line's bound, not read whole: under the 4 GB address space
+// the README's Slurm example gives a member, reading it whole died with
+// "fatal error: out of memory".
+func TestReadEventsHugeLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(ev1 + "\n")
+	if err := f.Truncate(5 << 30); err != nil {
+		t.Skip("no sparse 5 GB file here:", err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err = ReadEvents(path)
+	runtime.ReadMemStats(&after)
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 || !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "more than 67108864 bytes") {
+		t.Fatalf("error %v, want line 2 of %s damaged: longer than 64 MiB", err, path)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 512<<20 {
+		t.Errorf("reading it allocated %d MiB, want at most 512", got>>20)
+	}
+}
+
+// A line longer than the reader's buffer (a refresh at K = 1000 is tens
+// of KB) is read whole, and the lines after it too.
+func TestReadEventsLongLines(t *testing.T) {
+	long := `{"seq":2,"time":"2026-11-22T07:53:01Z","kind":"refresh","step":10,"data":{"x":"` + strings.Repeat("y", 300<<10) + `"}}`
+	evs, warns, good, err := parseEvents(strings.NewReader(ev1+"\n"+long+"\n"+ev3+"\n"), "events.jsonl")
+	if err != nil || len(warns) != 0 || len(evs) != 3 || len(evs[1].Data) != 300<<10+8 || good != int64(len(ev1)+len(long)+len(ev3)+3) {
+		t.Fatalf("%d events, %v, %v, good %d", len(evs), warns, err, good)
+	}
 }

@@ -28,6 +28,10 @@ type BusyError struct {
 	Pid int // 0 if unknown
 }
 
+// ExitCode is 2: a run another process writes is not one a command can
+// act on (resume, rm), whichever of them finds it busy first.
+func (e *BusyError) ExitCode() int { return 2 }
+
 func (e *BusyError) Error() string {
 	if e.Pid == 0 {
 		return fmt.Sprintf("run %s is being written by another process", e.ID)

@@ -88,9 +88,14 @@ func (r *Run) Events() ([]Event, []Warning, error) {
 	return ReadEvents(filepath.Join(r.Dir, eventsName))
 }
 
-// Config returns config.toml.
+// Config returns config.toml. Every run has one: a missing one is
+// damage.
 func (r *Run) Config() (string, error) {
-	b, err := boundedfile.ReadFile(filepath.Join(r.Dir, configName), configFile)
+	path := filepath.Join(r.Dir, configName)
+	b, err := boundedfile.ReadFile(path, configFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", Damaged(fmt.Errorf("%s: missing (every run has one)", path))
+	}
 	return string(b), err
 }
 

@@ -186,13 +186,19 @@ func openWriter(dir, id string, lock *os.File) (*Writer, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, eventsName)
-	b, err := boundedfile.ReadFile(path, eventsFile)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	var evs []Event
+	var good, size int64
+	switch f, n, err := boundedfile.Open(path, eventsFile); {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
 		return nil, err
-	}
-	evs, _, good, err := parseEvents(b, path)
-	if err != nil {
-		return nil, err
+	default:
+		evs, _, good, err = parseEvents(f, path)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		size = n
 	}
 	// arrays.bin may end in a record whose event never made it to the log
 	// (a crash between the two writes): cut it, so the records written
@@ -212,7 +218,7 @@ func openWriter(dir, id string, lock *os.File) (*Writer, error) {
 		closeFile(af)
 		return nil, err
 	}
-	if good < len(b) {
+	if good < size {
 		if err := lf.Truncate(int64(good)); err != nil {
 			lf.Close()
 			return nil, fmt.Errorf("repair torn tail of %s: %w", path, err)
@@ -234,7 +240,7 @@ func openWriter(dir, id string, lock *os.File) (*Writer, error) {
 		closeFile(af)
 		return nil, err
 	}
-	w := &Writer{dir: dir, id: id, lock: lock, log: lf, size: int64(good), seq: len(evs), meta: meta, keep: DefaultKeep, arrSize: arrEnd}
+	w := &Writer{dir: dir, id: id, lock: lock, log: lf, size: good, seq: len(evs), meta: meta, keep: DefaultKeep, arrSize: arrEnd}
 	if af != nil {
 		w.arr = af
 	}

@@ -207,9 +207,20 @@ func overlay(c *Config, text, name string) error {
 }
 
 // unknownKey says key is not one of the configuration's, and which it
-// may have meant.
+// may have meant. A key holding a control character is shown quoted, its
+// escapes visible: stripped of them, "finetune.st\x1b[0meps" read as the
+// valid key finetune.steps.
 func unknownKey(key string) string {
-	return "unknown key " + key + suggest.DidYouMean(key, Keys())
+	return "unknown key " + keyText(key) + suggest.DidYouMean(key, Keys())
+}
+
+// keyText is key as errors show it: as given, or quoted if it holds a
+// control character or is not UTF-8.
+func keyText(key string) string {
+	if safetext.Control(key) >= 0 || !utf8.ValidString(key) {
+		return strconv.Quote(key)
+	}
+	return key
 }
 
 // Keys lists every key of the configuration, "section.key" or "key", in
@@ -246,7 +257,7 @@ func Set(c *Config, kv string) error {
 		return fmt.Errorf("--set %q: want section.key=value", kv)
 	}
 	if !slices.Contains(Keys(), key) {
-		return fmt.Errorf("--set %s: %s", key, unknownKey(key))
+		return fmt.Errorf("--set %s: %s", keyText(key), unknownKey(key))
 	}
 	probe := *c
 	probe.Model.Hidden = append([]int(nil), c.Model.Hidden...)

@@ -78,6 +78,9 @@ func TestConfigErrors(t *testing.T) {
 		// A bare word is a string even under a mistyped key: the key is the
 		// mistake, and the error says so (issue 26: it was a TOML parse error).
 		{"unknown set, bare word", "", []string{"finetune.objectiv=hmean"}, "--set finetune.objectiv: unknown key finetune.objectiv (did you mean finetune.objective?)"},
+		// An escape inside the key is shown, quoted: stripped of it, the
+		// line read "unknown key finetune.steps", a valid key.
+		{"unknown set, escape in the key", "", []string{"finetune.st\x1b[0meps=5"}, `--set "finetune.st\x1b[0meps": unknown key "finetune.st\x1b[0meps"`},
 		{"bad alpha", "", []string{"finetune.alpha=2"}, "finetune.alpha"},
 		{"bad steps", "", []string{"finetune.steps=0"}, "finetune.steps"},
 		{"negative seed", "", []string{"seed=-1"}, "seed: want an integer ≥ 0, got -1"},

@@ -160,8 +160,14 @@ func readHeader(where string, r io.Reader, size int64) (*Array, error) {
 	if a.Header, err = parseHeader(hb); err != nil {
 		return nil, a.errorf("%v", err)
 	}
-	if err := a.checkSize(size - int64(pre+hlen)); err != nil {
+	data := size - int64(pre+hlen)
+	if err := a.checkSize(data); err != nil {
 		return nil, a.errorf("%v", err)
+	}
+	// The data is there (a compressed member: its recorded size, checked
+	// as it is read): whether it fits in memory is the last question.
+	if err := boundedfile.CheckAlloc(fmt.Sprintf("a %s %s array", ShapeString(a.Shape), a.DType), data); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	return a, nil
 }

@@ -10,8 +10,13 @@ import (
 // is made safe to print in one cell of a row (Line) first.
 func Fprintf(w io.Writer, format string, args ...any) {
 	for i, a := range args {
-		if s, ok := a.(string); ok {
-			args[i] = Line(s)
+		switch v := a.(type) {
+		case string:
+			args[i] = Line(v)
+		case error:
+			args[i] = Line(v.Error())
+		case fmt.Stringer: // a control, whose key and value came from a client
+			args[i] = Line(v.String())
 		}
 	}
 	fmt.Fprintf(w, format, args...)

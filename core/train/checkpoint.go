@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
+	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"selmix/core/metric"
@@ -286,6 +289,9 @@ func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	if K < 2 || d < 1 || K > 1<<20 || d > 1<<24 || st.TrainerLen < 0 {
 		return nil, fmt.Errorf("%w: K=%d, d=%d, trainer state of %d bytes", ErrCheckpoint, K, d, st.TrainerLen)
 	}
+	if err := st.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
+	}
 	sizes := []int{d * K, K}
 	if st.Eval {
 		sizes = append([]int{K * K, K * d, d * K, K}, sizes...)
@@ -315,6 +321,129 @@ func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	return ck, nil
 }
 
+// maxCkptHeader bounds the JSON header of a checkpoint (a few KB at
+// K = 10, hundreds at K = 1000).
+const maxCkptHeader = 64 << 20
+
+// CheckpointHead checks, from the beginning of a checkpoint file of size
+// bytes read from r, that its header declares exactly size bytes, so that
+// a file that is not what its header says (cut short, or grown: a 5 GB
+// sparse tail) is refused before it is read into memory. It reads the
+// magic and the JSON header only (at most 64 MiB). A version 1 file
+// declares no size and is accepted here (ParseCheckpointWith checks it).
+func CheckpointHead(r io.Reader, size int64) error {
+	var pre [len(ckptMagic) + 4]byte
+	if size < int64(len(pre))+4 {
+		return fmt.Errorf("%w: truncated (%d bytes)", ErrCheckpoint, size)
+	}
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		return fmt.Errorf("%w: header: %v", ErrCheckpoint, err)
+	}
+	magic := string(pre[:len(ckptMagic)])
+	if magic != ckptMagic && magic != ckptMagicV2 && magic != ckptMagicV1 {
+		return fmt.Errorf("%w: bad header", ErrCheckpoint)
+	}
+	if magic == ckptMagicV1 {
+		return nil
+	}
+	jl := int64(binary.LittleEndian.Uint32(pre[len(ckptMagic):]))
+	if jl > size-int64(len(pre))-4 || jl > maxCkptHeader {
+		return fmt.Errorf("%w: header length %d in a file of %d bytes", ErrCheckpoint, jl, size)
+	}
+	js := make([]byte, jl)
+	if _, err := io.ReadFull(r, js); err != nil {
+		return fmt.Errorf("%w: header: %v", ErrCheckpoint, err)
+	}
+	st, err := parseState(magic, js)
+	if err != nil {
+		return err
+	}
+	body, err := bodySize(st)
+	if err != nil {
+		return err
+	}
+	if want := int64(len(pre)) + jl + body + 4; want != size {
+		return fmt.Errorf("%w: %d bytes, its header declares %d", ErrCheckpoint, size, want)
+	}
+	return nil
+}
+
+// bodySize is the size of the arrays and trainer state st declares.
+func bodySize(st engineState) (int64, error) {
+	K, d := int64(st.K), int64(st.D)
+	if K < 2 || d < 1 || K > 1<<20 || d > 1<<24 || st.TrainerLen < 0 {
+		return 0, fmt.Errorf("%w: K=%d, d=%d, trainer state of %d bytes", ErrCheckpoint, K, d, st.TrainerLen)
+	}
+	n := int64(st.TrainerLen) + 8*(d*K+K)
+	if st.Eval {
+		n += 8 * (K*K + K*d + d*K + K)
+	}
+	return n, nil
+}
+
+// validate checks what a checksum cannot: that the state is one an
+// engine could have been in (a checkpoint rewritten with a valid checksum
+// around batch 0, lr −1, step −5 or an unknown pending op, or a version 2
+// header over version 3 JSON, whose reports then read as zeros, is
+// refused here and passed over like damage).
+func (st *engineState) validate() error {
+	switch {
+	case st.Step < 0:
+		return fmt.Errorf("step %d", st.Step)
+	case st.LastRefresh < 0 || st.LastRefresh > st.Step:
+		return fmt.Errorf("last refresh at step %d of %d", st.LastRefresh, st.Step)
+	case st.Refreshes < 0 || st.Acks < 0:
+		return fmt.Errorf("%d refreshes, %d controls acknowledged", st.Refreshes, st.Acks)
+	}
+	if err := st.Hyper.Validate(); err != nil {
+		return fmt.Errorf("hyperparameters: %v", err)
+	}
+	pending, err := st.controls()
+	if err != nil {
+		return err
+	}
+	for _, c := range pending {
+		if c.At < 0 {
+			return fmt.Errorf("pending control %s at step %d", c, c.At)
+		}
+		if c.Op == OpSet {
+			h := st.Hyper
+			if err := h.Set(c.Key, c.Value); err != nil {
+				return fmt.Errorf("pending control: %v", err)
+			}
+		}
+	}
+	for _, r := range []struct {
+		name string
+		rep  reportState
+	}{{"val_before", st.ValBefore}, {"test_before", st.TestBefore}} {
+		if err := r.rep.check(st.K); err != nil {
+			return fmt.Errorf("%s: %v", r.name, err)
+		}
+	}
+	return nil
+}
+
+// check says whether r is a report of K classes (or none yet) whose
+// fields agree: its worst class has the least recall, and that recall is
+// its minimum.
+func (r reportState) check(K int) error {
+	if r.K == 0 && len(r.Recall) == 0 && len(r.Prior) == 0 && len(r.Coverage) == 0 {
+		return nil // not evaluated yet
+	}
+	if r.K != K || len(r.Recall) != K || len(r.Prior) != K || len(r.Coverage) != K {
+		return fmt.Errorf("a report of K=%d with %d recalls, %d priors, %d coverages in a checkpoint of K=%d", r.K, len(r.Recall), len(r.Prior), len(r.Coverage), K)
+	}
+	if mean := floats.Sum(r.Recall) / float64(K); !(math.Abs(mean-r.MeanRecall) <= 1e-9) && !math.IsNaN(mean) {
+		return fmt.Errorf("mean recall %v, the mean of its recalls %v", r.MeanRecall, mean)
+	}
+	same := r.Worst >= 0 && r.Worst < K && (r.Recall[r.Worst] == r.MinRecall || math.IsNaN(r.Recall[r.Worst]) && math.IsNaN(r.MinRecall))
+	if !same || slices.ContainsFunc(r.Recall, func(x float64) bool { return x < r.MinRecall }) {
+		return fmt.Errorf("min recall %v is not the least recall (class %d)", r.MinRecall, r.Worst)
+	}
+	return nil
+}
+
 // parseState decodes the JSON part of a version 3 or (magic ckptMagicV2)
 // version 2 checkpoint into the version 3 form.
 func parseState(magic string, js []byte) (engineState, error) {
@@ -324,6 +453,12 @@ func parseState(magic string, js []byte) (engineState, error) {
 		var v2 engineStateV2
 		version, err = 2, json.Unmarshal(js, &v2)
 		st = v2.state()
+		var keys struct {
+			ValBefore map[string]json.RawMessage `json:"val_before"`
+		}
+		if err == nil && json.Unmarshal(js, &keys) == nil && keys.ValBefore["mean_recall"] != nil {
+			return st, fmt.Errorf("%w: version 3 JSON (snake_case reports) in a version 2 file", ErrCheckpoint)
+		}
 	} else {
 		err = json.Unmarshal(js, &st)
 	}

@@ -1,14 +1,19 @@
 package train_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -364,5 +369,147 @@ func TestCheckpointVersion2(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("resumed from version 2 and from version 3: summaries differ\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// CheckpointHead accepts a checkpoint whose file is the size its header
+// declares and refuses one cut short or grown (a sparse 5 GB tail made
+// resume read 5 GB into memory), reading only the header.
+func TestCheckpointHead(t *testing.T) {
+	sp := toySplit(3, 5, 60, 2)
+	cfg := toyConfig()
+	e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(b))
+	for _, c := range []struct {
+		name    string
+		b       []byte
+		size    int64
+		wantErr string
+	}{
+		{"intact", b, n, ""},
+		{"grown", b, 5 << 30, fmt.Sprintf("5368709120 bytes, its header declares %d", n)},
+		{"one byte more", append(slices.Clone(b), 0), n + 1, fmt.Sprintf("%d bytes, its header declares %d", n+1, n)},
+		{"cut", b[:n-9], n - 9, fmt.Sprintf("%d bytes, its header declares %d", n-9, n)},
+		{"header past the end", b[:40], 40, "header length"},
+		{"short", b[:10], 10, "truncated"},
+		{"wrong magic", append([]byte("NOTSELMX"), b[8:]...), n, "bad header"},
+		{"huge header length", append(append([]byte("SELMIXC3"), 0xff, 0xff, 0xff, 0x7f), b[12:]...), 5 << 30, "header length 2147483647"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// What is read past the header is zeros, as in a sparse file.
+			r := io.MultiReader(bytes.NewReader(c.b), io.LimitReader(zeros{}, c.size-int64(len(c.b))))
+			err := train.CheckpointHead(r, c.size)
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, train.ErrCheckpoint) || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("error %v, want ErrCheckpoint saying %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// FuzzCheckpointHead: the header check never panics, and what a
+// checkpoint's header accepts at its own size the whole parse does not
+// refuse for its length.
+func FuzzCheckpointHead(f *testing.F) {
+	sp := toySplit(3, 5, 60, 2)
+	cfg := toyConfig()
+	tr, _ := local.New(toyNetF(sp, cfg.Batch), sp, toySeed)
+	e, _ := train.New(cfg, tr)
+	b, _ := e.MarshalState()
+	f.Add(b)
+	f.Add([]byte("SELMIXC3\x05\x00\x00\x00{}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := train.CheckpointHead(bytes.NewReader(b), int64(len(b)))
+		if err != nil && !errors.Is(err, train.ErrCheckpoint) {
+			t.Fatalf("error %v does not wrap ErrCheckpoint", err)
+		}
+	})
+}
+
+// rewriteCheckpoint returns checkpoint b with its JSON changed by edit and
+// its checksum made valid again: content no checksum can catch.
+func rewriteCheckpoint(t *testing.T, b []byte, magic string, edit func(map[string]any)) []byte {
+	t.Helper()
+	jl := binary.LittleEndian.Uint32(b[8:])
+	var m map[string]any
+	if err := json.Unmarshal(b[12:12+jl], &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	js, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append([]byte(magic), binary.LittleEndian.AppendUint32(nil, uint32(len(js)))...)
+	out = append(append(out, js...), b[12+jl:len(b)-4]...)
+	return binary.LittleEndian.AppendUint32(out, crc32.ChecksumIEEE(out))
+}
+
+// A checkpoint rewritten with a valid checksum around a state no engine
+// could be in, and a version 2 header over version 3 JSON (whose reports
+// then read as zeros, 18 fields of the summary showing 0.0000), are not
+// valid checkpoints: resume passes them over as it does damage, where it
+// failed with exit 1 or went on from zeros.
+func TestCheckpointImpossibleContent(t *testing.T) {
+	v2, err := os.ReadFile(filepath.Join("testdata", "checkpoint-v2.ckpt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := resumeToy(toyConfig(), toySplit(4, 6, 90, 1), v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := train.ParseCheckpoint(b); err != nil {
+		t.Fatalf("intact: %v", err)
+	}
+	hyper := func(k string, v any) func(m map[string]any) {
+		return func(m map[string]any) { m["hyper"].(map[string]any)[k] = v }
+	}
+	for _, c := range []struct {
+		name, magic string
+		edit        func(map[string]any)
+		want        string
+	}{
+		{"batch 0", "SELMIXC3", hyper("batch", 0), "hyperparameters: batch"},
+		{"refresh 0", "SELMIXC3", hyper("refresh", 0), "hyperparameters: refresh"},
+		{"lr -1", "SELMIXC3", hyper("lr", -1), "hyperparameters: lr"},
+		{"objective bogus", "SELMIXC3", hyper("objective", "bogus"), "objective"},
+		{"step -5", "SELMIXC3", func(m map[string]any) { m["step"] = -5 }, "step -5"},
+		{"unknown pending op", "SELMIXC3", func(m map[string]any) {
+			m["pending"] = []any{map[string]any{"op": "bogus", "at": 50}}
+		}, "pending control"},
+		{"pending set of an unknown key", "SELMIXC3", func(m map[string]any) {
+			m["pending"] = []any{map[string]any{"op": "set", "key": "nope", "value": "1", "at": 50}}
+		}, "pending control"},
+		{"min recall not the least", "SELMIXC3", func(m map[string]any) { m["val_before"].(map[string]any)["min_recall"] = 0.5 }, "val_before: min recall"},
+		{"mean recall not the mean", "SELMIXC3", func(m map[string]any) { m["test_before"].(map[string]any)["mean_recall"] = 0.9 }, "test_before: mean recall"},
+		{"version 2 header over version 3 JSON", "SELMIXC2", func(m map[string]any) { m["version"] = 2; delete(m, "pending") }, "version 3 JSON"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := train.ParseCheckpoint(rewriteCheckpoint(t, b, c.magic, c.edit))
+			if !errors.Is(err, train.ErrCheckpoint) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want ErrCheckpoint saying %q", err, c.want)
+			}
+		})
 	}
 }

@@ -170,7 +170,9 @@ func (c *Client) failure(op string, timeout time.Duration, knob string, err erro
 func refusal(op string, st status) error {
 	msg := "the reply says neither ok nor why"
 	if st.Error != nil && *st.Error != "" {
-		msg = oneLine(*st.Error)
+		// A worker that names the request itself ("train: loader
+		// process died") is not made to say it twice.
+		msg = strings.TrimPrefix(oneLine(*st.Error), op+": ")
 	}
 	switch {
 	case st.Reason == "out_of_memory":
@@ -180,6 +182,8 @@ func refusal(op string, st status) error {
 		}
 	case st.Reason == "bad_input" && op == "hello":
 		return &markedError{msg: fmt.Sprintf("worker: %s: %s", op, msg), errs: []error{ErrBadInput}}
+	case op == "load":
+		return &markedError{msg: fmt.Sprintf("worker: %s: %s", op, msg), errs: []error{ErrBadState}}
 	}
 	return fmt.Errorf("worker: %s: %s", op, msg)
 }

@@ -53,3 +53,20 @@ func TestCutLine(t *testing.T) {
 		}
 	}
 }
+
+// Lines echoed before there is a sink (printed to the terminal while the
+// worker starts) are kept for the sink too: worker.log lost every line
+// from before the worker's hello unless -q was given. Once the sink is
+// set, the echo stops.
+func TestLinesEchoedAreKept(t *testing.T) {
+	l := newLines()
+	var echoed, got []string
+	l.echo = func(s string) { echoed = append(echoed, s) }
+	l.add("loading data")
+	l.add("pre-training")
+	l.setSink(func(s string) { got = append(got, s) })
+	l.add("step 1")
+	if strings.Join(echoed, "|") != "loading data|pre-training" || strings.Join(got, "|") != "loading data|pre-training|step 1" {
+		t.Errorf("echoed %q, sink got %q", echoed, got)
+	}
+}

@@ -42,6 +42,11 @@ type Options struct {
 	// worker reports a GPU without them; nil: nvidia-smi's (gpu.Query),
 	// asked at most every StatsEvery.
 	GPUStats func(ctx context.Context) ([]gpu.Stat, error)
+	// Echo, if set and Log is not, is shown every stderr line as it comes
+	// until SetLog is first called; the lines are kept all the same (the
+	// last MiB of them) and handed to SetLog's function, so a run's
+	// worker.log holds what its worker wrote before the run existed.
+	Echo func(line string)
 }
 
 // StatsEvery is how often a Client asks nvidia-smi at most.
@@ -57,6 +62,11 @@ var ErrStart = errors.New("the worker cannot be started")
 // architecture). Like ErrStart, the configuration is at fault, not the run:
 // nothing has been recorded yet.
 var ErrBadInput = errors.New("the worker refused its input")
+
+// ErrBadState marks a checkpoint's state the worker refused to load (its
+// "load" reply not ok): the checkpoint is at fault, and a resume takes the
+// one before it, as for a damaged file.
+var ErrBadState = errors.New("the worker refused the checkpoint's state")
 
 // ErrOutOfMemory marks a request that failed for lack of memory: the
 // worker's reply said so (reason "out_of_memory"), or the worker was killed
@@ -161,6 +171,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	if o.Log != nil {
 		c.log.setSink(o.Log)
 	}
+	c.log.echo = o.Echo
 	go c.log.read(errR)
 	go func() {
 		// Wait returns when the process exits, not when its pipes close:

@@ -21,6 +21,7 @@ type lines struct {
 	pendB   int // bytes in pending
 	dropped int // lines dropped from pending
 	sink    func(string)
+	echo    func(string) // shown each line while there is no sink
 	done    chan struct{}
 }
 
@@ -93,6 +94,9 @@ func (l *lines) add(line string) {
 		l.sink(line)
 		return
 	}
+	if l.echo != nil {
+		l.echo(line)
+	}
 	l.pending = append(l.pending, line)
 	l.pendB += len(line) + 1
 	for l.pendB > keepPending {
@@ -114,7 +118,7 @@ func (l *lines) setSink(f func(string)) {
 		f(line)
 	}
 	l.pending, l.pendB = nil, 0
-	l.sink = f
+	l.sink, l.echo = f, nil
 }
 
 // tail is the last n non-empty lines joined in one line.

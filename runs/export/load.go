@@ -32,7 +32,7 @@ func Load(r *runs.Run) (Recorded, error) {
 	}
 	cfg, err := ParseConfig(text, filepath.Join(r.Dir, "config.toml"))
 	if err != nil {
-		return Recorded{}, err
+		return Recorded{}, runs.Damaged(err)
 	}
 	return Recorded{Meta: r.Meta, Status: r.EffectiveStatus(), Dir: r.Dir, ConfigText: text, Config: cfg, Hist: h}, nil
 }

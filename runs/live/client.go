@@ -19,6 +19,8 @@ import (
 type Client struct {
 	last    *train.Refresh // the newest evaluation received
 	greeted bool           // the server's hello was read
+	idle    time.Duration  // after the hello, the longest silence Next waits (0: no bound)
+	maxLine int
 	c       net.Conn
 	sc      *bufio.Scanner
 	out     chan []byte // lines to send
@@ -28,6 +30,22 @@ type Client struct {
 
 // ErrNotLive reports a run with no process serving it.
 var ErrNotLive = errors.New("run is not live")
+
+// ErrNoAnswer reports a run whose process took the connection but did not
+// answer in time (it is stopped, or hung, or not selmix).
+var ErrNoAnswer = errors.New("the run does not answer")
+
+// helloTimeout bounds the wait for the server's hello: it is sent as
+// soon as the connection is accepted, by a goroutine of its own. A
+// variable for tests.
+var helloTimeout = 10 * time.Second
+
+// Bounds of one line from the server: G and P inline at K = 1000 are
+// tens of MB; without them a line is the refresh's vectors and summary.
+const (
+	maxLineMatrices = 256 << 20
+	maxLine         = 16 << 20
+)
 
 // Dial connects to the run in dir and says hello: what it wants sent
 // (Dial sets its Version). It checks the socket's owner and mode before
@@ -57,9 +75,13 @@ func Dial(dir string, hello Hello) (*Client, error) {
 		}
 		return nil, err
 	}
+	max := maxLine
+	if hello.Matrices {
+		max = maxLineMatrices
+	}
 	sc := bufio.NewScanner(c)
-	sc.Buffer(make([]byte, 64<<10), 256<<20)
-	cl := &Client{c: c, sc: sc, out: make(chan []byte, 256)}
+	sc.Buffer(make([]byte, 64<<10), max)
+	cl := &Client{c: c, sc: sc, out: make(chan []byte, 256), maxLine: max}
 	hello.Version = Version
 	cl.out <- append(mustJSON(struct {
 		Hello Hello `json:"hello"`
@@ -81,13 +103,45 @@ func (cl *Client) write() {
 // Err is why the stream ended, if the server said or sent garbage.
 func (cl *Client) Err() error { return cl.err }
 
+// SetIdle bounds how long Next waits for the server after its hello
+// (0, the default: as long as ctx lets it; a paused run is silent).
+func (cl *Client) SetIdle(d time.Duration) { cl.idle = d }
+
 // Next returns the next snapshot; false when the run's process closed the
 // connection (the run ended or the process died) or ctx ended. A server
-// error ends the stream and is returned by Err.
+// error, a hello not sent within helloTimeout (ErrNoAnswer), silence past
+// SetIdle's bound (ErrNoAnswer) or a line past its bound ends the stream
+// and is returned by Err.
 func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
 	stop := context.AfterFunc(ctx, func() { cl.c.SetReadDeadline(time.Now()) })
 	defer stop()
-	for cl.sc.Scan() {
+	for {
+		wait := cl.idle
+		if !cl.greeted {
+			wait = helloTimeout
+		}
+		var deadline time.Time
+		if wait > 0 {
+			deadline = time.Now().Add(wait)
+		}
+		cl.c.SetReadDeadline(deadline)
+		if ctx.Err() != nil { // the AfterFunc may have run before the line above
+			return train.Snapshot{}, false
+		}
+		if !cl.sc.Scan() {
+			err := cl.sc.Err()
+			var ne net.Error
+			switch {
+			case err == nil || ctx.Err() != nil:
+			case errors.As(err, &ne) && ne.Timeout() && !cl.greeted:
+				cl.err = fmt.Errorf("%w: no hello within %v", ErrNoAnswer, helloTimeout)
+			case errors.As(err, &ne) && ne.Timeout():
+				cl.err = fmt.Errorf("%w: silent for %v", ErrNoAnswer, cl.idle)
+			case errors.Is(err, bufio.ErrTooLong):
+				cl.err = fmt.Errorf("the run sent a line longer than %d bytes", cl.maxLine)
+			}
+			return train.Snapshot{}, false
+		}
 		snap, err := decodeMessage(cl.sc.Bytes(), !cl.greeted)
 		cl.greeted = true
 		if err != nil {
@@ -104,7 +158,6 @@ func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
 			return s, true
 		}
 	}
-	return train.Snapshot{}, false
 }
 
 // Send queues a control for the run without blocking. Controls past a

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/BurntSushi/toml"
+
 	"selmix/core/train"
 	"selmix/runs"
 )
@@ -144,30 +146,48 @@ func (h *History) Matrices(i int) (G, P []float64, err error) {
 	K := rf.Stats.K
 	G, P, err = matrices(arrs, K)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: record at offset %d (refresh at step %d): %v", h.arrays, rf.matrices.Offset, rf.Step, err)
+		return nil, nil, runs.Damaged(fmt.Errorf("%s: record at offset %d (refresh at step %d): %v", h.arrays, rf.matrices.Offset, rf.Step, err))
 	}
 	return G, P, nil
 }
 
 // matrices picks G and P out of a record and checks they are K×K.
 func matrices(arrs []runs.Array, K int) (G, P []float64, err error) {
+	if err := matrixShapes(arrs, K); err != nil {
+		return nil, nil, err
+	}
 	for _, a := range arrs {
 		switch a.Name {
 		case ArrayG:
 			G = a.Data
 		case ArrayP:
 			P = a.Data
+		}
+	}
+	return G, P, nil
+}
+
+// matrixShapes checks that a record holds G and P, each K×K (its data
+// may be left out).
+func matrixShapes(arrs []runs.Array, K int) error {
+	var g, p bool
+	for _, a := range arrs {
+		switch a.Name {
+		case ArrayG:
+			g = true
+		case ArrayP:
+			p = true
 		default:
 			continue
 		}
 		if len(a.Shape) != 2 || a.Shape[0] != K || a.Shape[1] != K {
-			return nil, nil, fmt.Errorf("%s has shape %v, want [%d %d]", a.Name, a.Shape, K, K)
+			return fmt.Errorf("%s has shape %v, want [%d %d] (the refresh refers to the wrong record?)", a.Name, a.Shape, K, K)
 		}
 	}
-	if G == nil || P == nil {
-		return nil, nil, errors.New("no G and P in it")
+	if !g || !p {
+		return errors.New("no G and P in it (the refresh refers to the wrong record?)")
 	}
-	return G, P, nil
+	return nil
 }
 
 // Stopped is the summary of the last session if it stopped early and no
@@ -182,7 +202,18 @@ func (h *History) Stopped() *train.Summary {
 // Load reads and decodes a run's event log and the per-class vectors of
 // its refreshes. Errors name the file and the event (or the record of
 // arrays.bin) and say what is wrong.
+//
+// config.toml is checked here too (it must be there and be TOML), so that
+// every command reading a run, whether or not it needs the configuration,
+// finds the same damage the same way.
 func Load(r *runs.Run) (*History, error) {
+	text, err := r.Config()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := toml.Decode(text, new(map[string]any)); err != nil {
+		return nil, runs.Damaged(fmt.Errorf("%s: not a valid configuration: %v", filepath.Join(r.Dir, "config.toml"), err))
+	}
 	evs, warns, err := r.Events()
 	if err != nil {
 		return nil, err
@@ -225,7 +256,8 @@ func Load(r *runs.Run) (*History, error) {
 				return nil, runs.Damaged(err)
 			}
 		}
-		if buf, err = af.Check(*rf.matrices, buf); err != nil {
+		K := rf.Stats.K
+		if buf, err = af.Check(*rf.matrices, buf, func(arrs []runs.Array) error { return matrixShapes(arrs, K) }); err != nil {
 			return nil, fmt.Errorf("G and P of the refresh at step %d: %w", rf.Step, err)
 		}
 	}

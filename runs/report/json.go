@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"selmix/core/safetext"
 
 	"github.com/BurntSushi/toml"
 
@@ -54,13 +55,15 @@ func RecordOf(r *runs.Run) Record {
 }
 
 // WriteJSON writes v as indented JSON and a newline, as every --json of
-// selmix prints.
+// selmix prints, with every control character escaped (safetext.JSON):
+// a run's name or tag or a class name is printed as the string it is,
+// never as bytes a terminal acts on.
 func WriteJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err = w.Write(append(safetext.JSON(b), '\n'))
 	return err
 }
 

@@ -79,3 +79,18 @@ func TestProgressWarnsLinearFailing(t *testing.T) {
 		t.Errorf("progress output:\n%s\nwant one warning %q", got, want)
 	}
 }
+
+// A control refused for its key printed the key's raw bytes in attach
+// --follow (an OSC title change "\x1b]0;KEYPWN\x07", from a client of the
+// socket or an ack from a hostile run): the line shows it escaped.
+func TestProgressControlEscaped(t *testing.T) {
+	t.Parallel()
+	key := "\x1b]0;KEYPWN\x07"
+	src := sliceSource{{Kind: train.KindControl, Step: 40, Ack: &train.Ack{
+		Control: train.Control{Op: train.OpSet, Key: key, Value: "1\u009b2J"}, Err: "unknown key " + key}}}
+	var b bytes.Buffer
+	Progress(context.Background(), &b, &src, false)
+	if got, want := b.String(), "step    40  control set =1\uFFFD2J refused: unknown key \n"; got != want {
+		t.Errorf("progress line\n got %q\nwant %q", got, want)
+	}
+}

@@ -199,3 +199,27 @@ func TestCells(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
+
+// A control refused for a key holding an escape sequence printed it raw
+// in runs show: the line shows no byte a terminal acts on.
+func TestShowControlEscaped(t *testing.T) {
+	r, h := openRun(t, "viz-selmix")
+	key := "\x1b]0;KEYPWN\x07"
+	h.Controls = append(h.Controls, train.Ack{Control: train.Control{Op: train.OpSet, Key: key, Value: "1"}, Step: 150, Err: "unknown key " + key})
+	var b bytes.Buffer
+	Show(&b, r, h)
+	if want := "  step    150  set =1 (refused: unknown key )\n"; !strings.Contains(b.String(), want) || strings.ContainsAny(b.String(), "\x1b\x07") {
+		t.Errorf("Show lacks %q or holds a control:\n%q", want, b.String())
+	}
+}
+
+// --json printed a U+009B (C1 CSI) of a run's name raw: it is escaped.
+func TestWriteJSONEscapesC1(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, map[string]string{"name": "x\u009b31m\x7f"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.String(), "{\n  \"name\": \"x\\u009b31m\\u007f\"\n}\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

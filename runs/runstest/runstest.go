@@ -11,7 +11,7 @@ import (
 
 // Copy copies the record of run directory src (runs.RecordFiles) into dst,
 // passing each file through edit first if edit is not nil: how a test makes
-// a damaged copy of a good run.
+// a damaged copy of a good run (edit returning nil leaves the file out).
 func Copy(t testing.TB, src, dst string, edit func(name string, b []byte) []byte) {
 	t.Helper()
 	if err := os.MkdirAll(dst, 0o755); err != nil {
@@ -23,7 +23,9 @@ func Copy(t testing.TB, src, dst string, edit func(name string, b []byte) []byte
 			t.Fatal(err)
 		}
 		if edit != nil {
-			b = edit(name, b)
+			if b = edit(name, b); b == nil {
+				continue // the file is left out
+			}
 		}
 		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
 			t.Fatal(err)

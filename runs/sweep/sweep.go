@@ -167,27 +167,47 @@ func Load(dir string) (*Sweep, error) {
 	}
 	s := &Sweep{Dir: dir}
 	if err := json.Unmarshal(b, &s.Manifest); err != nil {
-		return nil, fmt.Errorf("%s is damaged: %v", path, err)
+		return nil, runs.Damaged(fmt.Errorf("%s is damaged: %v", path, err))
 	}
 	if err := s.check(); err != nil {
-		return nil, fmt.Errorf("%s is damaged: %v", path, err)
+		return nil, runs.Damaged(fmt.Errorf("%s is damaged: %s", path, safetext.Line(err.Error())))
 	}
 	return s, nil
 }
 
+// check holds the rules sweep.json obeys. Its fields name files and runs
+// selmix acts on, so each is what Plan writes: a member's run is named
+// <id>-<index> (a run name "../../x" was shown as not started and a
+// second run started beside it), and runs_root is the runs root the
+// sweep's folder is in (one elsewhere made sweep resume create it and
+// run every member again there).
 func (s *Sweep) check() error {
-	if checkName(s.Name) != nil || !strings.HasPrefix(s.ID, s.Name+"-") {
+	if checkName(s.Name) != nil || !strings.HasPrefix(s.ID, s.Name+"-") || checkName(strings.TrimPrefix(s.ID, s.Name+"-")) != nil {
 		return fmt.Errorf("bad id %q or name %q", s.ID, s.Name)
+	}
+	if s.ID != filepath.Base(s.Dir) {
+		return fmt.Errorf("id %q is not its folder's name %q", s.ID, filepath.Base(s.Dir))
 	}
 	if !filepath.IsAbs(s.Root) || !filepath.IsAbs(s.Workdir) {
 		return errors.New("runs_root and workdir must be absolute paths")
+	}
+	own := filepath.Dir(filepath.Dir(s.Dir))
+	fi, err := os.Stat(s.Root)
+	if err != nil {
+		return fmt.Errorf("runs_root %q: %v", s.Root, err)
+	}
+	if ofi, err := os.Stat(own); err != nil || !os.SameFile(fi, ofi) {
+		return fmt.Errorf("runs_root %q is not the runs root the sweep is in (%s)", s.Root, own)
 	}
 	if s.Executor != ExecLocal && s.Executor != ExecSlurm {
 		return fmt.Errorf("executor %q: want local or slurm", s.Executor)
 	}
 	for i, m := range s.Members {
-		if m.Index != i || len(m.Vary) != len(s.Columns) || m.Run == "" {
+		if m.Index != i || len(m.Vary) != len(s.Columns) {
 			return fmt.Errorf("member %d is malformed", i)
+		}
+		if want := fmt.Sprintf("%s-%d", s.ID, i); m.Run != want {
+			return fmt.Errorf("member %d: run %q, want %q", i, m.Run, want)
 		}
 	}
 	return nil

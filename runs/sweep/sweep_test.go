@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -328,5 +329,43 @@ func TestOpenDamaged(t *testing.T) {
 				t.Errorf("Open(nope): %v", err)
 			}
 		})
+	}
+}
+
+// sweep.json's fields name runs and folders selmix acts on: a member run
+// that is not <id>-<index> (a path with an escape sequence was shown as
+// "not started" and sweep resume started a second run beside the crashed
+// one) and a runs_root that is not the root the sweep is in (sweep resume
+// created /nonexistent/root and ran every member there) are damage,
+// refused in one line.
+func TestLoadRefusesForeignFields(t *testing.T) {
+	s := newSweep(t, smallSpec, ExecLocal)
+	other := t.TempDir()
+	for _, c := range []struct {
+		name string
+		edit func(m *Manifest)
+		want string
+	}{
+		{"member run", func(m *Manifest) { m.Members[1].Run = "../../../x/pwn\x1b]0;X\x07" }, `member 1: run "../../../x/pwn\x1b]0;X\a", want "` + s.ID + `-1"`},
+		{"runs_root missing", func(m *Manifest) { m.Root = "/nonexistent/root" }, `runs_root "/nonexistent/root": stat /nonexistent/root: no such file or directory`},
+		{"runs_root elsewhere", func(m *Manifest) { m.Root = other }, `runs_root "` + other + `" is not the runs root the sweep is in`},
+		{"id of another folder", func(m *Manifest) { m.ID = m.Name + "-beef" }, `id "small-beef" is not its folder's name`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cp := *s
+			cp.Members = append([]Member(nil), s.Members...)
+			c.edit(&cp.Manifest)
+			if err := cp.Save(); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Save()
+			_, err := Load(s.Dir)
+			if !errors.Is(err, runs.ErrDamaged) || !strings.Contains(err.Error(), c.want) || strings.ContainsAny(err.Error(), "\x1b\x07") {
+				t.Errorf("error %v, want damage saying %s", err, c.want)
+			}
+		})
+	}
+	if _, err := Load(s.Dir); err != nil {
+		t.Errorf("the sweep as written: %v", err)
 	}
 }

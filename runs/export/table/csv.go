@@ -10,12 +10,15 @@ import (
 )
 
 // WriteCSV writes the long table of rs to path and the runs table to
-// RunsPath(path), each atomically, and returns the runs table's path.
+// RunsPath(path), each atomically, and returns the runs table's path. A
+// path that is not a file (atomicfile.Out: "-" for stdout, a device, a
+// pipe) gets the long table only, and the runs path returned is "".
 // Cells of the long table: class is empty for a metric that is not per
 // class; values as FormatFloat writes them. Cells of the runs table are
 // empty where a run has no value.
-func WriteCSV(path string, rs []export.Recorded) (string, error) {
-	err := atomicfile.Write(path, func(w io.Writer) error {
+func WriteCSV(path string, stdout io.Writer, rs []export.Recorded) (string, error) {
+	beside := atomicfile.OutIsFile(path)
+	err := atomicfile.Out(path, stdout, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(LongColumns); err != nil {
 			return err
@@ -37,11 +40,11 @@ func WriteCSV(path string, rs []export.Recorded) (string, error) {
 		cw.Flush()
 		return cw.Error()
 	})
-	if err != nil {
+	if err != nil || !beside {
 		return "", err
 	}
 	runsPath := RunsPath(path)
-	err = atomicfile.Write(runsPath, func(w io.Writer) error {
+	err = atomicfile.Out(runsPath, stdout, func(w io.Writer) error {
 		cols := runsTable(rs)
 		cw := csv.NewWriter(w)
 		rec := make([]string, len(cols))

@@ -26,10 +26,12 @@ const batch = 4096
 
 // WriteParquet writes the long table of rs to path and the runs table to
 // RunsPath(path) as Parquet files (Snappy-compressed), each atomically,
-// and returns the runs table's path. class is null for a metric that is
+// and returns the runs table's path ("" for a path that is not a file, as
+// WriteCSV). class is null for a metric that is
 // not per class; a runs table column is null where a run has no value.
-func WriteParquet(path string, rs []export.Recorded) (string, error) {
-	err := atomicfile.Write(path, func(w io.Writer) error {
+func WriteParquet(path string, stdout io.Writer, rs []export.Recorded) (string, error) {
+	beside := atomicfile.OutIsFile(path)
+	err := atomicfile.Out(path, stdout, func(w io.Writer) error {
 		pw := parquet.NewGenericWriter[longRow](w, parquet.Compression(&parquet.Snappy))
 		buf := make([]longRow, 0, batch)
 		flush := func() error {
@@ -56,11 +58,11 @@ func WriteParquet(path string, rs []export.Recorded) (string, error) {
 		}
 		return pw.Close()
 	})
-	if err != nil {
+	if err != nil || !beside {
 		return "", err
 	}
 	runsPath := RunsPath(path)
-	return runsPath, atomicfile.Write(runsPath, func(w io.Writer) error { return writeRunsParquet(w, rs) })
+	return runsPath, atomicfile.Out(runsPath, stdout, func(w io.Writer) error { return writeRunsParquet(w, rs) })
 }
 
 // writeRunsParquet writes the runs table. Its columns are known only at

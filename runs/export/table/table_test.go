@@ -155,7 +155,7 @@ func readCSV(t *testing.T, path string) [][]string {
 func TestCSV(t *testing.T) {
 	rs := loadRuns(t)
 	path := filepath.Join(t.TempDir(), "runs.csv")
-	runsPath, err := WriteCSV(path, rs)
+	runsPath, err := WriteCSV(path, nil, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestCSV(t *testing.T) {
 func TestParquet(t *testing.T) {
 	rs := loadRuns(t)
 	path := filepath.Join(t.TempDir(), "out.parquet")
-	runsPath, err := WriteParquet(path, rs)
+	runsPath, err := WriteParquet(path, nil, rs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ the live run. Quitting asks whether to stop the run or detach from it.
 func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	cl, err := live.DialWait(r.Dir, false)
+	cl, err := live.DialWait(ctx, r.Dir, false)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	fmt.Fprintf(w, "attached to run %s (%s); Ctrl-C detaches, the run goes on\n", r.Meta.ID, r.Dir)
 	report.Progress(ctx, w, cl, false)
 	if err := cl.Err(); err != nil {
-		return err
+		return fmt.Errorf("run %s: %w", r.Meta.ID, err)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(w, "detached; run %s goes on\n", r.Meta.ID)

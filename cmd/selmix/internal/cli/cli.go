@@ -103,7 +103,7 @@ func withSuggestions(base cobra.PositionalArgs) cobra.PositionalArgs {
 // no typed errors for them).
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"required flag", "unknown command", "accepts ", "unknown flag", "invalid argument"} {
+	for _, p := range []string{"required flag", "unknown command", "accepts ", "requires at least ", "unknown flag", "invalid argument"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}

@@ -64,12 +64,33 @@ func TestDamageExitCodes(t *testing.T) {
 			}
 			return b
 		}, regexp.MustCompile(`events\.jsonl:4 \(byte \d+\): missing "kind"`)},
+		{"config.toml: missing", func(name string, b []byte) []byte {
+			if name == "config.toml" {
+				return nil // runstest.Copy leaves the file out
+			}
+			return b
+		}, regexp.MustCompile(`config\.toml: missing \(every run has one\)`)},
+		{"config.toml: a garbage line", func(name string, b []byte) []byte {
+			if name == "config.toml" {
+				return append(bytes.Clone(b), "\x00garbage ]]\n"...)
+			}
+			return b
+		}, regexp.MustCompile(`config\.toml: not a valid configuration: `)},
+		{"events.jsonl: the last G and P point at the vectors' record", func(name string, b []byte) []byte {
+			if name == "events.jsonl" {
+				return bytes.Replace(b, []byte(`{"offset":14875,"length":910}`), []byte(`{"offset":14350,"length":525}`), 1)
+			}
+			return b
+		}, regexp.MustCompile(`G and P of the refresh at step 200: .*arrays\.bin: record at offset 14350: no G and P in it \(the refresh refers to the wrong record\?\)`)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			for _, args := range [][]string{
 				{"runs", "show", id}, {"runs", "show", "--json", id}, {"resume", "-q", id}, {"replay", id},
 				{"open", id, "--print", "80x24"}, {"export", id, "--out", t.TempDir()},
+				{"export", id, "--format", "tensorboard", "--out", t.TempDir()},
+				{"fork", "-q", id}, {"export-head", id, "--out", filepath.Join(t.TempDir(), "h.npz")},
+				{"runs", "compare", "--json", id, id}, {"runs", "export", "--csv", filepath.Join(t.TempDir(), "t.csv"), id},
 			} {
 				root := t.TempDir()
 				runstest.Copy(t, src, filepath.Join(root, id), c.edit)

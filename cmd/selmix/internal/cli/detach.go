@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"selmix/app"
@@ -35,6 +37,9 @@ func newStopCmd() *cobra.Command {
 		Short: "Stop a live run cleanly (final checkpoint, summary and plots are written)",
 		Args:  cobra.ExactArgs(1),
 	}, func(cmd *cobra.Command, r *runs.Run) error {
-		return live.Stop(cmd.Context(), cmd.OutOrStdout(), r)
+		ctx, code, stop := app.SignalContext(cmd.Context())
+		defer stop()
+		err := live.Stop(ctx, cmd.OutOrStdout(), r)
+		return app.Interrupted(err, code, fmt.Sprintf("interrupted while waiting for run %s to stop; it may still stop (selmix ps)", r.Meta.ID))
 	})
 }

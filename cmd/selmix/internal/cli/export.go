@@ -56,7 +56,9 @@ them with: tensorboard --logdir DIR.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExport(cmd.OutOrStdout(), f, args)
+			return app.UntilSignal(cmd.Context(), "export interrupted (the files written so far are whole)", func() error {
+				return runExport(cmd.OutOrStdout(), f, args)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&f.format, "format", "png", "figure format: png|svg|pdf|tex, or tensorboard: event files of every RUN for TensorBoard")

@@ -1,10 +1,6 @@
 package cli
 
 import (
-	"os"
-	"os/signal"
-	"syscall"
-
 	"github.com/spf13/cobra"
 
 	"selmix/app"
@@ -29,9 +25,10 @@ the built-in experiment.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer cancel()
-			return app.PretrainTo(ctx, cmd.OutOrStdout(), c, out, splitOut)
+			ctx, code, stop := app.SignalContext(cmd.Context())
+			defer stop()
+			err = app.PretrainTo(ctx, cmd.OutOrStdout(), c, out, splitOut)
+			return app.Interrupted(err, code, "pre-training interrupted; "+out+" not written")
 		},
 	}
 	addConfigFlags(cmd, &config, &sets)

@@ -118,7 +118,7 @@ before and after fine-tuning (test). --json prints one JSON object and
 --csv one CSV table with a column per run, holding each metric's final,
 best, min and max over the refreshes and its test values
 (docs/run-format.md, "Tables").`,
-		Args: cobra.MinimumNArgs(2),
+		Args: argsWant(2, -1, "at least two runs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && compareCSV {
 				return app.BadInput("runs compare: --json or --csv, not both")

@@ -153,3 +153,20 @@ func TestFormat1Commands(t *testing.T) {
 		t.Errorf("runs compare: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// Every wrong number of arguments is bad input, exit 2 with one line:
+// runs compare with one run exited 1.
+func TestArgumentCounts(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, args := range [][]string{
+		{"runs", "compare", "x"}, {"runs", "compare"}, {"runs", "show"}, {"runs", "show", "a", "b"},
+		{"runs", "rm"}, {"runs", "tag", "x"}, {"resume"}, {"fork", "a", "b"}, {"stop"}, {"attach", "a", "b"},
+		{"sweep", "resume"}, {"open"},
+	} {
+		code, stdout, stderr := runCLI(append(args, "--runs", root)...)
+		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line", args, code, stdout, stderr)
+		}
+	}
+}

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"selmix/app"
+	"selmix/core/atomicfile"
 	"selmix/core/safetext"
+	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/export/table"
 )
@@ -24,7 +28,9 @@ root, or those tagged --tag T): FILE, the long table of every number of
 every run, one row each (run, step, split, metric, class, value), and
 FILE with ".runs" before its extension (runs.csv → runs.runs.csv), one
 row per run with its metadata, tags and every config key. docs/run-format.md,
-"Tables", says what each column holds and how pandas and polars read them.`,
+"Tables", says what each column holds and how pandas and polars read them.
+FILE "-" is standard output (the long table only, as for a device or a
+pipe); a FILE that is a symbolic link is written through, not replaced.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if csvPath == "" && parquetPath == "" {
@@ -37,27 +43,50 @@ row per run with its metadata, tags and every config key. docs/run-format.md,
 			if err != nil {
 				return err
 			}
+			// Over the whole root (no RUN named), a run whose files are
+			// damaged is passed over with a line, as one whose run.json
+			// is (SelectRuns); a run named is exported or refused.
 			var ts []export.Recorded
 			for _, r := range rs {
 				t, err := export.Load(r)
+				if err != nil && len(args) == 0 && errors.Is(err, runs.ErrDamaged) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "selmix: skipped %s (%s)\n", safetext.Line(r.Meta.ID), safetext.Line(err.Error()))
+					continue
+				}
 				if err != nil {
 					return err
 				}
 				ts = append(ts, t)
 			}
+			if len(ts) == 0 {
+				return app.BadInput("runs export: no run to export in %s", safetext.Line(runs.Root(*root)))
+			}
+			// What was written is said on stdout, unless a table went
+			// there ("-", or a device or pipe: /dev/stdout).
 			w := cmd.OutOrStdout()
+			if (csvPath != "" && !atomicfile.OutIsFile(csvPath)) || (parquetPath != "" && !atomicfile.OutIsFile(parquetPath)) {
+				w = cmd.ErrOrStderr()
+			}
+			if csvPath == "-" && parquetPath == "-" {
+				return app.BadInput("runs export: --csv - and --parquet -: only one table can go to standard output")
+			}
 			for _, out := range []struct {
 				path  string
-				write func(string, []export.Recorded) (string, error)
+				write func(string, io.Writer, []export.Recorded) (string, error)
 			}{{csvPath, table.WriteCSV}, {parquetPath, table.WriteParquet}} {
 				if out.path == "" {
 					continue
 				}
-				runsPath, err := out.write(out.path, ts)
+				runsPath, err := out.write(out.path, cmd.OutOrStdout(), ts)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "%s\n%s\n", safetext.Line(out.path), safetext.Line(runsPath))
+				fmt.Fprintf(w, "%s\n", safetext.Line(out.path))
+				if runsPath == "" {
+					fmt.Fprintf(w, "(no runs table: %s is not a file; give a file to get both tables)\n", safetext.Line(out.path))
+				} else {
+					fmt.Fprintf(w, "%s\n", safetext.Line(runsPath))
+				}
 			}
 			fmt.Fprintf(w, "%d runs\n", len(ts))
 			return nil

@@ -121,3 +121,53 @@ func TestRunsCompareData(t *testing.T) {
 		t.Errorf("--csv --json: exit %d, want 2", code)
 	}
 }
+
+// --csv - is standard output (it wrote a file named "-"), the long table
+// only, with the summary on stderr; a FILE that is a symbolic link is
+// written through and stays a link (--csv /dev/stdout, as root, replaced
+// the /dev/stdout link with a regular file).
+func TestRunsExportOutputs(t *testing.T) {
+	t.Parallel()
+	root, ids := copyVizRuns(t)
+	code, stdout, stderr := runCLI("runs", "export", "--runs", root, "--csv", "-", ids[0])
+	if code != 0 || !strings.HasPrefix(stdout, "run,step,split,metric,class,value\n"+ids[0]+",") ||
+		stderr != "-\n(no runs table: - is not a file; give a file to get both tables)\n1 runs\n" {
+		t.Errorf("--csv -: exit %d, stdout %.200q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Lstat("-"); err == nil {
+		os.Remove("-")
+		t.Error(`--csv - wrote a file named "-"`)
+	}
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "t.csv"), filepath.Join(dir, "l.csv")
+	os.WriteFile(target, nil, 0o644)
+	os.Symlink("t.csv", link)
+	if code, _, stderr := runCLI("runs", "export", "--runs", root, "--csv", link, ids[0]); code != 0 {
+		t.Fatalf("--csv LINK: exit %d: %s", code, stderr)
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("--csv LINK replaced the link")
+	}
+	if b, _ := os.ReadFile(target); !strings.HasPrefix(string(b), "run,step,") {
+		t.Errorf("the link's target holds %.100q", b)
+	}
+}
+
+// Over the whole root, a run with a damaged events.jsonl is passed over
+// with a line, as one with a broken run.json is (it aborted the export);
+// named, it is refused (exit 2).
+func TestRunsExportSkipsDamaged(t *testing.T) {
+	t.Parallel()
+	root, ids := copyVizRuns(t)
+	log := filepath.Join(root, ids[1], "events.jsonl")
+	b, _ := os.ReadFile(log)
+	os.WriteFile(log, append([]byte("{oops\n"), b...), 0o644)
+	pq := filepath.Join(t.TempDir(), "t.parquet")
+	code, stdout, stderr := runCLI("runs", "export", "--runs", root, "--parquet", pq)
+	if code != 0 || !strings.HasPrefix(stderr, "selmix: skipped "+ids[1]+" (") || !strings.Contains(stderr, "events.jsonl:1 (byte 0)") || !strings.HasSuffix(stdout, "1 runs\n") {
+		t.Errorf("whole root: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI("runs", "export", "--runs", root, "--parquet", pq, ids[1]); code != 2 {
+		t.Errorf("the damaged run named: exit %d, %s", code, stderr)
+	}
+}

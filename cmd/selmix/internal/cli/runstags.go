@@ -19,7 +19,8 @@ func newAnnotateCmds(root *string) []*cobra.Command {
 		Use:   "tag RUN TAG...",
 		Short: "Tag a run (runs ls --tag T lists the runs tagged T)",
 		Long: `tag adds tags to a run's run.json. A tag is one word: no whitespace, no
-control characters, at most 64 bytes. A live run can be tagged.`,
+control characters, at most 64 bytes; a run's tags and note together take
+at most 64 KiB of run.json. A live run can be tagged.`,
 		Args: argsWant(2, -1, "a run and at least one tag"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return annotate(cmd.OutOrStdout(), runs.Root(*root), args[0], args[1:], nil, nil)

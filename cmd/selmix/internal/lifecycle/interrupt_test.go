@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -90,7 +91,7 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 				break
 			}
 			if seen == sendAt {
-				cl, err := live.DialWait(filepath.Join(root, out.ID), false)
+				cl, err := live.DialWait(context.Background(), filepath.Join(root, out.ID), false)
 				if err != nil {
 					t.Fatalf("dial run %s: %v", out.ID, err)
 				}

@@ -188,6 +188,29 @@ func Code(t testing.TB, env []string, args ...string) (string, int) {
 	return out.String(), 0
 }
 
+// MemoryLimit is the address space (ulimit -v, KiB) CodeLimited gives
+// the binary: what the README's Slurm example gives a member (mem = 4G).
+const MemoryLimit = 4000000
+
+// CodeLimited is Code with the binary's address space limited to
+// MemoryLimit KiB, as a scheduler limits it.
+func CodeLimited(t testing.TB, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, MemoryLimit), Binary(t)}, args...)...)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), 0
+}
+
 // Run runs the binary with args and returns its output; it fails t
 // unless the binary exits 0.
 func Run(t testing.TB, args ...string) string {
