@@ -35,9 +35,11 @@ TOL = 1e-5
 
 
 def how_args(how):
-    """(worker options, launcher) for "one", "nproc" (--nproc 2) or
-    "torchrun" (2 ranks by torchrun_env.py)."""
-    return {"one": ((), ()), "nproc": (("--nproc", "2"), ()), "torchrun": ((), LAUNCHER)}[how]
+    """(worker options, launcher) for "one", "nproc" (--nproc 2),
+    "torchrun" (2 ranks by torchrun_env.py) or "srun" (that as a Slurm
+    task)."""
+    return {"one": ((), ()), "nproc": (("--nproc", "2"), ()), "torchrun": ((), LAUNCHER),
+            "srun": ((), ("srun", "--unbuffered", "-N1", "-n1", "--quiet") + LAUNCHER)}[how]
 
 
 def mixup(steps, batch=7):
@@ -256,6 +258,24 @@ class TinyCifar(Runs, unittest.TestCase):
     def test_resume_with_other_ranks_is_close(self):
         one, two = self.run_("one"), self.run_(self.TWO)
         self.assert_close(one, self.run_(self.TWO, load=one["state"]))
+
+
+@unittest.skipUnless(os.environ.get("SELMIX_TEST_SRUN"), "runs under slurm_test.go's throw-away Slurm cluster")
+class Srun(unittest.TestCase):
+    """The README's srun example on one node: `srun --unbuffered -N1 -n1
+    torchrun --nproc_per_node 2 selmix_worker.py …` with torchrun_env.py
+    for torchrun; srun carries rank 0's frames (without --unbuffered,
+    Slurm holds a task's output until a newline)."""
+
+    def test_two_ranks_under_srun(self):
+        f = Features
+        f.setUpClass()
+        self.addCleanup(f.tearDownClass)
+        case = f("test_two_ranks_match_one_process")
+        two = session(self, case.args(), "srun")
+        one = session(self, case.args(), "one")
+        np.testing.assert_array_equal(one["e0"]["C"], two["e0"]["C"])
+        case.assert_close(one, two)
 
 
 def rank_pid(parent, rank):
