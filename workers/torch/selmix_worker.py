@@ -5,14 +5,15 @@ selmix makes every SelMix decision (objectives, gain, mixup distribution P,
 learning-rate schedule) and sends requests; this process owns the model, the
 data and the device, and answers them (docs/worker-protocol.md). It does
 what the requests ask and nothing more. A recipe (recipes/__init__.py) says
-which model and data.
+which model and data. This file holds the trainer's state and the requests'
+work; protocol.py reads requests and writes replies, options.py the command
+line, sampling.py the mixup draws, loader.py the data path and dist.py the
+ranks of a run served by several processes.
 
     selmix run --headless --worker -- /usr/bin/python3 workers/torch/selmix_worker.py \\
         --recipe features --train T.npz --val V.npz --test X.npz --head H.npz
 """
 
-import argparse
-import collections
 import contextlib
 import gc
 import io
@@ -29,81 +30,17 @@ import torch.nn.functional as F
 from torch import nn
 
 import dist
-import recipes
-from loader import Job, Loader, default_workers, sample_seeds
+from loader import Job, Loader, sample_seeds
+from options import configure, parse_args  # noqa: F401 (parse_args: the tests')
 from protocol import BadInput, RequestError, array, error_reply, number, one_line, serve  # noqa: F401 (error_reply: the tests')
 from recipes import Split, log, sgd_groups
+from sampling import _TrainStream, draw_pairs, pick, pool  # noqa: F401 (draw_pairs, pick: the tests')
 
 PROTOCOL = 1
 FORMAT = "selmix-torch/2"  # /2 added the global step counter
 READS = ("selmix-torch/1", FORMAT)
 NAME = f"selmix-torch 1 (torch {torch.__version__})"
 
-
-def pool(labels, K):
-    """Rows grouped by class: (order, start, count) with order[start[k]:
-    start[k]+count[k]] the rows of class k in index order; rows labeled -1
-    belong to no class."""
-    order = torch.sort(labels, stable=True).indices
-    order = order[labels[order] >= 0]
-    count = torch.bincount(labels[order], minlength=K)
-    return order, torch.cumsum(count, 0) - count, count
-
-
-def draw_pairs(cum, u):
-    """Flat pair indices i·K + j drawn from the cumulative mixup
-    distribution cum for uniforms u in [0, 1): the first pair whose
-    cumulative mass exceeds u·total, so a pair of zero mass is never drawn."""
-    return torch.searchsorted(cum, u * cum[-1], right=True).clamp_(max=len(cum) - 1)
-
-
-def pick(p, classes, u):
-    """For each class c and uniform u in [0, 1), a row of class c chosen
-    uniformly: row floor(u·count[c]) of the class."""
-    order, start, count = p
-    n = count[classes]
-    return order[start[classes] + torch.minimum((u * n).long(), n - 1)]
-
-
-class _TrainStream:
-    """The jobs of consecutive training steps drawn with one setting (mode,
-    batch, P, partners), kept across train requests so that loader
-    processes read on over a request's end, up to horizon (the request's
-    last step plus its "ahead"). Each drawn job keeps the sampling
-    generator's state from before its draw, so that a dropped stream puts
-    the generator back where the first job not trained on began."""
-
-    def __init__(self, worker, key, draw, sources):
-        self.gen, self.key = worker.gen, key
-        self.next = self.horizon = self._to_draw = worker.step
-        self.drawn = collections.deque()  # (generator state before the draw, job)
-        self.it = worker.loader.stream(self._jobs(draw), sources, more=lambda: self._to_draw < self.horizon)
-
-    def _jobs(self, draw):
-        while True:
-            state = self.gen.get_state()
-            job = draw(self._to_draw)
-            self.drawn.append((state, job))
-            self._to_draw += 1
-            yield job
-
-    def take(self):
-        """The next step's job and batch."""
-        job, x = next(self.it)
-        _, drawn = self.drawn.popleft()
-        if drawn is not job:
-            raise RuntimeError("training stream out of order")
-        self.next += 1
-        return job, x
-
-    def state(self):
-        """The sampling generator's state as if nothing had been drawn ahead."""
-        return self.drawn[0][0] if self.drawn else self.gen.get_state()
-
-    def rewind(self):
-        self.gen.set_state(self.state())
-        self.drawn.clear()
-        self.it.close()
 
 
 class Worker:
@@ -597,8 +534,12 @@ class Worker:
         loss, summed over the ranks in one flat all-reduce with the losses
         and which ranks failed (so every rank decides alike); the frozen
         backbone's parameters take no part."""
-        if loss is not None:
-            (self.scaler.scale(loss) if self.scaler is not None else loss).backward()
+        if loss is not None and failed is None:
+            try:
+                (self.scaler.scale(loss) if self.scaler is not None else loss).backward()
+            except Exception as e:  # the others wait in the all-reduce: join them, failed
+                failed, loss = e, None
+                self.opt.zero_grad(set_to_none=True)
         self._drop_frozen_grads()
         live = [p for g in self.opt.param_groups if not (self.frozen and g["part"] == "backbone") for p in g["params"]]
         total, bad, loss_ok, grads_ok = self.dist.reduce_step(live, loss, failed is not None)
@@ -728,98 +669,6 @@ class Worker:
 
 
 
-
-def count(text):
-    """argparse type: a non-negative integer."""
-    try:
-        n = int(text, 10)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: want a non-negative integer")
-    return n
-
-
-def parse_args(argv):
-    """The worker's options plus the recipe's; exits 2 on bad ones."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--recipe")
-    known, _ = pre.parse_known_args(argv)
-    p = argparse.ArgumentParser(prog="selmix_worker.py", description="The selmix PyTorch worker (docs/worker-protocol.md).")
-    p.add_argument("--recipe", required=True, metavar="NAME|PATH.py", help=f"built-in recipe ({', '.join(recipes.BUILTIN)}) or a recipe file")
-    p.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda or cuda:N")
-    p.add_argument("--amp", action="store_true", help="mixed precision: bf16 autocast where the GPU has bf16, else fp16 with GradScaler; CUDA only")
-    p.add_argument("--channels-last", action="store_true", help="model and 4-D inputs in channels_last memory format")
-    p.add_argument("--compile", action="store_true", help="torch.compile the backbone (torch ≥ 2.0)")
-    p.add_argument("--deterministic", action="store_true", help="deterministic algorithms where torch has them, no cudnn.benchmark (CUDA)")
-    p.add_argument("--eval-batch", type=int, default=1024, metavar="N", help="batch size of evaluate and pseudo (default 1024)")
-    p.add_argument("--loader-workers", type=count, metavar="N",
-                   help=f"loader processes reading map-style datasets; 0 reads them in the worker itself (default {default_workers()}, shared by a machine's ranks)")
-    p.add_argument("--threads", type=int, metavar="N", help="CPU threads of torch (default: torch's; on the CPU with several ranks, the CPUs shared by a machine's ranks)")
-    p.add_argument("--nproc", type=int, metavar="N", help="serve the run with N ranks on this machine, started by this process (rank 0)")
-    p.add_argument("--join-timeout", type=float, default=120.0, metavar="S", help="seconds the ranks have to join the process group (default 120)")
-    recipe = None
-    if known.recipe is not None:
-        try:
-            recipe = recipes.load(known.recipe)
-        except Exception as e:
-            p.error(one_line(e))
-        if hasattr(recipe, "add_arguments"):
-            recipe.add_arguments(p)
-    args = p.parse_args(argv)
-    if args.eval_batch < 1:
-        p.error(f"--eval-batch {args.eval_batch}: want ≥ 1")
-    if args.threads is not None and args.threads < 1:
-        p.error(f"--threads {args.threads}: want ≥ 1")
-    if args.nproc is not None and args.nproc < 1:
-        p.error(f"--nproc {args.nproc}: want ≥ 1")
-    if not args.join_timeout > 0:
-        p.error(f"--join-timeout {args.join_timeout:g}: want a number of seconds > 0")
-    try:
-        args.place = place = dist.placement(args.nproc)
-    except ValueError as e:
-        p.error(str(e))
-    if args.loader_workers is None:
-        args.loader_workers = max(1, default_workers() // place.local_world)
-    if args.device == "auto":
-        args.device = "cuda" if torch.cuda.is_available() else "cpu"
-    if place.world > 1 and args.device not in ("cpu", "cuda"):
-        p.error(f"--device {args.device}: with {place.world} ranks, give cuda (each rank uses cuda:LOCAL_RANK) or cpu")
-    if place.world > 1 and args.device == "cuda":
-        args.device = f"cuda:{place.local_rank}"
-    if place.world > 1 and args.device == "cpu" and args.threads is None:
-        args.threads = max(1, (os.cpu_count() or 1) // place.local_world)
-    try:
-        args.device = torch.device(args.device)
-    except RuntimeError:
-        p.error(f"--device {args.device}: want auto, cpu, cuda or cuda:N")
-    if args.device.type not in ("cpu", "cuda"):
-        p.error(f"--device {args.device}: want auto, cpu, cuda or cuda:N")
-    if args.device.type == "cuda" and not torch.cuda.is_available():
-        p.error(f"--device {args.device}: CUDA is not available to this torch ({torch.__version__})")
-    if args.device.type == "cuda" and (args.device.index or 0) >= torch.cuda.device_count():
-        p.error(f"--device {args.device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
-    if args.amp and args.device.type != "cuda":
-        p.error(f"--amp: mixed precision needs a CUDA device, and the device is {args.device}")
-    if args.compile and not hasattr(torch, "compile"):
-        p.error(f"--compile: torch.compile needs torch ≥ 2.0, and this is torch {torch.__version__}")
-    return args, recipe
-
-
-def configure(args):
-    """torch's process-wide settings from the options: threads,
-    determinism, cuDNN's autotuner (bench/torch_plain.py uses it too)."""
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
-    if args.deterministic:
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's condition for determinism
-        # warn_only: ops with no deterministic CUDA kernel (adaptive average
-        # pooling's backward, in ResNets) warn on stderr instead of failing.
-        torch.use_deterministic_algorithms(True, warn_only=True)
-        torch.backends.cudnn.deterministic = True
-        torch.backends.cudnn.benchmark = False
-    elif args.device.type == "cuda":
-        torch.backends.cudnn.benchmark = True
 
 
 def main():
