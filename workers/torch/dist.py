@@ -214,17 +214,21 @@ class Dist:
         import torch.distributed as td
         addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
         wait = datetime.timedelta(seconds=timeout)
+        # torchrun's agent may host the store itself (torch ≥ 2): then rank 0
+        # is one more client of it.
+        serve = self.rank == 0 and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True"
+        key = f"selmix/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}/joined"
         try:
-            store = td.TCPStore(addr, port, self.world, self.rank == 0, wait, wait_for_workers=False)
+            store = td.TCPStore(addr, port, self.world, serve, wait, wait_for_workers=False)
         except (RuntimeError, OSError) as e:  # a timeout is a TimeoutError
-            who = "listen" if self.rank == 0 else "reach rank 0"
+            who = "listen" if serve else "reach rank 0" if self.rank else "reach torchrun's store"
             raise JoinError(f"rank {self.rank}: could not {who} at {addr}:{port} within {timeout:g} s ({' '.join(str(e).split())})") from None
-        store.set(f"selmix/joined/{self.rank}", "1")
+        store.set(f"{key}/{self.rank}", "1")
         if self.rank == 0:
             end = time.monotonic() + timeout
-            while int(store.add("selmix/joined", 0)) < self.world - 1 and time.monotonic() < end:
+            while int(store.add(key, 0)) < self.world - 1 and time.monotonic() < end:
                 time.sleep(0.02)  # a Python loop: signals are served
-            missing = [r for r in range(1, self.world) if not self._has(store, f"selmix/joined/{r}")]
+            missing = [r for r in range(1, self.world) if not self._has(store, f"{key}/{r}")]
             if missing:
                 names = ", ".join(map(str, missing))
                 how = {"torchrun": "started by torchrun: check that torchrun started every node (--nnodes, --nproc_per_node) "
@@ -233,8 +237,10 @@ class Dist:
                 raise JoinError(f"rank{'s' if len(missing) > 1 else ''} {names} of {self.world} did not join the process group "
                                 f"within {timeout:g} s (--join-timeout; {how})")
         else:
-            store.add("selmix/joined", 1)
+            store.add(key, 1)
         backend = "nccl" if self.dev.type == "cuda" else "gloo"
+        if self.dev.type == "cuda":
+            torch.cuda.set_device(self.dev)  # NCCL's communicators and object collectives use the current device
         try:
             td.init_process_group(backend, store=store, rank=self.rank, world_size=self.world, timeout=COLLECTIVE_TIMEOUT)
             self.ctl = td.new_group(backend="gloo", timeout=IDLE_TIMEOUT) if backend != "gloo" else None

@@ -69,6 +69,9 @@ def parse_args(argv):
     if place.world > 1 and args.device not in ("cpu", "cuda"):
         p.error(f"--device {args.device}: with {place.world} ranks, give cuda (each rank uses cuda:LOCAL_RANK) or cpu")
     if place.world > 1 and args.device == "cuda":
+        if torch.cuda.is_available() and place.local_rank >= torch.cuda.device_count():
+            p.error(f"--device cuda: rank {place.rank} is local rank {place.local_rank} and takes cuda:{place.local_rank}, "
+                    f"but this machine shows {torch.cuda.device_count()} CUDA device(s)")
         args.device = f"cuda:{place.local_rank}"
     if place.world > 1 and args.device == "cpu" and args.threads is None:
         args.threads = max(1, (os.cpu_count() or 1) // place.local_world)
