@@ -215,11 +215,13 @@ class Dist:
         addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
         wait = datetime.timedelta(seconds=timeout)
         # torchrun's agent may host the store itself (torch ≥ 2): then rank 0
-        # is one more client of it.
-        serve = self.rank == 0 and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True"
-        key = f"selmix/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}/joined"
+        # is one more client of it, under the prefix torch's env:// uses.
+        agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+        serve, key = self.rank == 0 and not agent, "selmix/joined"
         try:
             store = td.TCPStore(addr, port, self.world, serve, wait, wait_for_workers=False)
+            if agent:
+                store = td.PrefixStore(f"/worker/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}", store)
         except (RuntimeError, OSError) as e:  # a timeout is a TimeoutError
             who = "listen" if serve else "reach rank 0" if self.rank else "reach torchrun's store"
             raise JoinError(f"rank {self.rank}: could not {who} at {addr}:{port} within {timeout:g} s ({' '.join(str(e).split())})") from None

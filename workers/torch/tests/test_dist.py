@@ -36,9 +36,11 @@ TOL = 1e-5
 
 def how_args(how):
     """(worker options, launcher) for "one", "nproc" (--nproc 2),
-    "torchrun" (2 ranks by torchrun_env.py) or "srun" (that as a Slurm
-    task)."""
+    "torchrun" (2 ranks by torchrun_env.py), "agent" (the same, its store
+    served by the launcher as torchrun's agent of torch ≥ 2 does) or "srun"
+    (torchrun_env.py as a Slurm task)."""
     return {"one": ((), ()), "nproc": (("--nproc", "2"), ()), "torchrun": ((), LAUNCHER),
+            "agent": ((), LAUNCHER[:3] + ("--agent-store", "--")),
             "srun": ((), ("srun", "--unbuffered", "-N1", "-n1", "--quiet") + LAUNCHER)}[how]
 
 
@@ -155,7 +157,7 @@ class Runs:
 class Features(Runs, unittest.TestCase):
     """The features recipe: 23 validation samples, 27 unlabeled."""
 
-    TWO, OTHER = "nproc", "torchrun"
+    TWO, OTHER = "nproc", "agent"
     K, D = 4, 5
 
     @classmethod

@@ -2,7 +2,7 @@
 """A stand-in for torchrun, for the tests: Debian's torchrun (torch 1.13 on
 Python 3.11) fails in its own argument handling before it starts a rank.
 
-    torchrun_env.py N [--only R,...] -- CMD ARGS...
+    torchrun_env.py N [--only R,...] [--agent-store] -- CMD ARGS...
 
 starts N copies of CMD with torchrun's environment (RANK, LOCAL_RANK,
 WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID),
@@ -10,8 +10,9 @@ every one inheriting this process's stdin, stdout and stderr, as torchrun
 does. When one of them fails, it kills the others, says which rank on
 stderr and exits 1, as torchrun does (in one line); when all end with
 status 0, it exits 0. --only starts those ranks alone (a rank that never
-comes). Its ranks die with it (PR_SET_PDEATHSIG), and SIGINT or SIGTERM
-kill them.
+comes). --agent-store serves the ranks' TCPStore here and says so in
+TORCHELASTIC_USE_AGENT_STORE, as torchrun's agent of torch ≥ 2 does. Its
+ranks die with it (PR_SET_PDEATHSIG), and SIGINT or SIGTERM kill them.
 """
 
 import ctypes
@@ -28,7 +29,7 @@ def _die_with_parent():
 
 def main(argv):
     if "--" not in argv:
-        print("usage: torchrun_env.py N [--only R,...] -- CMD ARGS...", file=sys.stderr)
+        print("usage: torchrun_env.py N [--only R,...] [--agent-store] -- CMD ARGS...", file=sys.stderr)
         return 2
     cut = argv.index("--")
     opts, cmd = argv[:cut], argv[cut + 1:]
@@ -37,10 +38,17 @@ def main(argv):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    agent = {}
+    if "--agent-store" in opts:
+        import datetime
+
+        import torch.distributed as td
+        store = td.TCPStore("127.0.0.1", port, n, True, datetime.timedelta(seconds=60), wait_for_workers=False)  # noqa: F841 (serves while we run)
+        agent = {"TORCHELASTIC_USE_AGENT_STORE": "True", "TORCHELASTIC_RESTART_COUNT": "0"}
     procs = {}
     for r in only:
         env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(n), LOCAL_WORLD_SIZE=str(n),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), TORCHELASTIC_RUN_ID="tests")
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), TORCHELASTIC_RUN_ID="tests", **agent)
         procs[r] = subprocess.Popen(cmd, env=env, preexec_fn=_die_with_parent)
 
     def stop(signum, frame):
