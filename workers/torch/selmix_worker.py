@@ -178,15 +178,22 @@ class Worker:
         """(features, logits, y) of this rank's shard of split's evaluation
         view in batches of --eval-batch, model in eval mode, with the
         training step's speed options (AMP, channels_last, the compiled
-        backbone). The loader processes leave the training stream for it."""
+        backbone). The loader processes leave the training stream for it.
+        At the end the ranks agree: one whose shard failed (a corrupt
+        image) fails them all, before the sums that would wait for it."""
         self._drop_stream()
         self.backbone.eval()
         self.head.eval()
         lo, hi = self.dist.shard(split.n)
-        for job, x in self.loader.stream(split.eval_jobs(self.args.eval_batch, self.run_seed, lo, hi), [split.evals]):
-            with self._autocast():
-                f = self.fwd(x)
-                yield f, self.head(f), job.meta.to(self.dev, non_blocking=True)
+        err = None
+        try:
+            for job, x in self.loader.stream(split.eval_jobs(self.args.eval_batch, self.run_seed, lo, hi), [split.evals]):
+                with self._autocast():
+                    f = self.fwd(x)
+                    yield f, self.head(f), job.meta.to(self.dev, non_blocking=True)
+        except Exception as e:
+            err = e
+        self.dist.agree(err)
 
     def evaluate(self, req, arrays):
         split = {"val": self.val, "test": self.test}.get(req.get("split"))

@@ -196,6 +196,44 @@ def build(args):
 '''
 
 
+FAILING = '''
+"""fixtures.built with a row that cannot be read in the labeled set (5) and
+in validation (6, in rank 1's shard of 9 rows)."""
+import sys
+sys.path.insert(0, {tests!r})
+from fixtures import Noisy, NoView, built
+
+def build(args):
+    b = built()
+    b["train"] = (Noisy(b["train"][0].base, fail_at=5), b["train"][1])
+    b["val"] = (NoView(b["val"][0].base, fail_at=6), b["val"][1])
+    return b
+'''
+
+
+class RankErrors(unittest.TestCase):
+    def test_one_rank_failing_fails_the_request_on_all(self):
+        """A row only rank 1 reads fails evaluate with its error, naming the
+        rank; a row that breaks a training step fails the step on every
+        rank; the ranks serve on."""
+        with tempfile.TemporaryDirectory() as tmp:
+            recipe = os.path.join(tmp, "failing.py")
+            with open(recipe, "w") as f:
+                f.write(textwrap.dedent(FAILING.format(tests=HERE)))
+            w = Worker("--recipe", recipe, "--loader-workers", "0", "--nproc", "2")
+            self.addCleanup(w.kill)
+            w.ok(HELLO)
+            r, _ = w.request({"op": "evaluate", "split": "val"})
+            self.assertEqual(r, {"ok": False, "error": "rank 1: val: row 6: cannot identify image file '/data/img6.jpg'"})
+            r, _ = w.request({"op": "train", "mode": "ce", "steps": 5, "batch": 16, "weight_decay": 0.0, "momentum": 0.9,
+                              "backbone_lr_scale": 0.1}, [("lr", "f8", [0.01] * 5)])
+            self.assertRegex(r["error"], r"^(rank 1: )?train: row 5: cannot identify image file '/data/img5\.jpg'$")
+            self.assertEqual(w.ok({"op": "evaluate", "split": "test"})[0]["rows"], 6)
+            w.ok({"op": "bye"})
+            code, err = w.finish()
+            self.assertEqual(code, 0, err)
+
+
 class MapStyleDropout(Runs, unittest.TestCase):
     """fixtures.built: a conv net with batch normalisation and dropout on
     map-style data with random transforms, 9 validation samples: dropout
