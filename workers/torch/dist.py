@@ -381,8 +381,9 @@ class Dist:
         buf = torch.cat(flat + [tail])
         self.sum_(buf)
         n = buf.numel() - tail.numel()
-        flags = torch.stack([torch.isfinite(buf[n]), torch.isfinite(buf[:n]).all()]).tolist()
-        tail = buf[n:].tolist()
+        finite = torch.stack([torch.isfinite(buf[n]), torch.isfinite(buf[:n]).all()]).to(dtype)
+        tail = torch.cat([buf[n:], finite]).tolist()  # the step's one read from the device
+        flags = [v > 0 for v in tail[-2:]]
         off = 0
         for p, have in zip(params, tail[1 + self.world:]):
             g = buf[off:off + p.numel()].view(p.shape).to(p.dtype)

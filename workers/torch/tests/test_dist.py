@@ -370,6 +370,21 @@ class Failures(unittest.TestCase):
         w.ok({"op": "load", "format": "selmix-torch/2"}, [("state", "u1", state)])
         self.assertTrue(np.isfinite(w.ok(mixup(2, batch=4), [("lr", "f8", [0.01, 0.01]), ("P", "f8", np.full((3, 3), 1 / 9))])[0]["loss"]))
 
+    def test_nonfinite_loss_leaves_every_rank_as_it_was(self):
+        hot = os.path.join(self.tmp.name, "hot.npz")
+        W = np.full((4, 3), 3e38)
+        W[:, 0] = -3e38
+        np.savez(hot, W=W, b=np.zeros(3))
+        w = Worker("--recipe", "features", *self.files, "--head", hot, "--nproc", "2")
+        self.addCleanup(w.kill)
+        w.ok(HELLO)
+        r, _ = w.request({"op": "train", "mode": "ce", "steps": 3, "batch": 5, "weight_decay": 0.0, "momentum": 0.9,
+                          "backbone_lr_scale": 0.1}, [("lr", "f8", [0.1] * 3)])
+        self.assertRegex(r["error"], r"^train step 1 of 3: loss is (nan|inf); the model is left as before this step$")
+        state = torch.load(io.BytesIO(w.ok({"op": "save"})[1]["state"].tobytes()))
+        np.testing.assert_array_equal(state["head"]["weight"].numpy(), W.T.astype(np.float32))
+        self.assertEqual(state["step"], 0)
+
     def test_killed_rank_nproc(self):
         self.killed_mid_run("nproc", "selmix-torch: rank 1 died (signal SIGKILL)", resume=True)
 
