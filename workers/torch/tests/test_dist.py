@@ -481,6 +481,28 @@ class Shards(unittest.TestCase):
             self.assertEqual(got, [(*rows_by_slot[s], 100 + s) for s in slots], r)
             self.assertEqual(part.meta[0].tolist(), list(range(lo, hi)))
 
+    def test_system_sums_the_ranks(self):
+        """evaluate's system from three ranks' figures: two ranks on GPU
+        "3", one on "GPU-ab" without a utilisation."""
+        def rank(gpu, used, util=None, images=0, secs=0.0):
+            r = {"device": f"cuda:{gpu} H100", "_images": images, "_train_s": secs, "_host": "n1", "_gpu": gpu, "_gpu_name": "H100",
+                 "_mem_total": 80, "mem_used": used, "mem_reserved": 2 * used, "mem_peak": 3 * used, "rss": 100, "cpu": 0.5}
+            if util is not None:
+                r["util"] = util
+            return r
+        ranks = [rank("3", 1, 0.9, 64, 2.0), rank("3", 2, 0.9, 64, 4.0), rank("GPU-ab", 5, None, 72, 3.0)]
+        d = dist.Dist(dist.Placement(0, 0, 3, 3))
+        d.objects = lambda obj: ranks
+        self.assertEqual(d.system(ranks[0]), {
+            "device": "cuda:3 H100 ×3 ranks", "world_size": 3, "img_s": 200 / 4.0,
+            "mem_used": 8, "mem_reserved": 16, "mem_peak": 24, "rss": 300, "cpu": 1.5, "util": 0.9,
+            "gpus": [{"id": "3", "name": "H100", "ranks": 2, "mem_used": 3, "mem_reserved": 6, "mem_peak": 9, "mem_total": 80, "util": 0.9},
+                     {"id": "GPU-ab", "name": "H100", "ranks": 1, "mem_used": 5, "mem_reserved": 10, "mem_peak": 15, "mem_total": 80}]})
+        with mock.patch.dict(os.environ, {"CUDA_VISIBLE_DEVICES": "5, GPU-x"}):
+            self.assertEqual(dist.gpu_id(torch.device("cuda:1")), "GPU-x")
+        with mock.patch.dict(os.environ, {"CUDA_VISIBLE_DEVICES": ""}):
+            self.assertEqual(dist.gpu_id(torch.device("cuda:1")), "1")
+
     def test_evaluation_shard_uses_the_speed_options(self):
         """A rank's evaluation reads its contiguous shard in batches of
         --eval-batch, channels_last, through the backbone the training
