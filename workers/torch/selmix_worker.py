@@ -5,32 +5,36 @@ selmix makes every SelMix decision (objectives, gain, mixup distribution P,
 learning-rate schedule) and sends requests; this process owns the model, the
 data and the device, and answers them (docs/worker-protocol.md). It does
 what the requests ask and nothing more. A recipe (recipes/__init__.py) says
-which model and data.
+which model and data. This file holds the trainer's state and the requests'
+work; protocol.py reads requests and writes replies, options.py the command
+line, sampling.py the mixup draws, loader.py the data path and dist.py the
+ranks of a run served by several processes.
 
     selmix run --headless --worker -- /usr/bin/python3 workers/torch/selmix_worker.py \\
         --recipe features --train T.npz --val V.npz --test X.npz --head H.npz
 """
 
-import argparse
-import collections
 import contextlib
 import gc
 import io
 import math
 import os
+import signal
+import socket
 import sys
 import time
-import traceback
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-import recipes
-from frames import DTYPES, FrameError, read_frame, write_frame
-from loader import Job, Loader, LoaderDied, default_workers, sample_seeds
+import dist
+from loader import Job, Loader, sample_seeds
+from options import configure, parse_args  # noqa: F401 (parse_args: the tests')
+from protocol import BadInput, RequestError, array, error_reply, number, one_line, serve  # noqa: F401 (error_reply: the tests')
 from recipes import Split, log, sgd_groups
+from sampling import _TrainStream, draw_pairs, pick, pool  # noqa: F401 (draw_pairs, pick: the tests')
 
 PROTOCOL = 1
 FORMAT = "selmix-torch/2"  # /2 added the global step counter
@@ -38,151 +42,12 @@ READS = ("selmix-torch/1", FORMAT)
 NAME = f"selmix-torch 1 (torch {torch.__version__})"
 
 
-class RequestError(Exception):
-    """A request that cannot be served; its message is the reply's error."""
-
-
-def one_line(e):
-    """The message of e on one line, for a reply's error."""
-    msg = " ".join(str(e).split()) or "(no message)"
-    if not isinstance(e, (RequestError, ValueError, LoaderDied, BadInput)):
-        msg = f"{type(e).__name__}: {msg}"
-    return msg[:2000]
-
-
-def is_oom(e):
-    """Whether e says that memory ran out: CUDA's OutOfMemoryError (a
-    RuntimeError "CUDA out of memory" before torch 1.13), the CPU
-    allocator's failure, or Python's MemoryError."""
-    oom = getattr(torch.cuda, "OutOfMemoryError", None)
-    if (oom is not None and isinstance(e, oom)) or isinstance(e, MemoryError):
-        return True
-    msg = str(e)
-    return isinstance(e, RuntimeError) and ("CUDA out of memory" in msg or "can't allocate memory" in msg)
-
-
-# What most likely filled the memory, by request.
-OOM_CAUSE = {
-    "train": "the training batch (mixup puts 2 × batch images through the backbone at once)",
-    "evaluate": "the evaluation batch",
-    "pseudo": "the evaluation batch",
-    "hello": "the model or the recipe's pre-training batch",
-}
-
-
-class BadInput(Exception):
-    """The recipe refused its own input while hello built it (a missing
-    folder, a corrupt file, weights of another architecture): reason
-    "bad_input", which selmix reports as a configuration error."""
-
-
-def error_reply(op, e):
-    """The reply to a request that raised e: one line, and for running out
-    of memory "reason": "out_of_memory" with the likely cause and the
-    knobs that shrink it."""
-    if isinstance(e, LoaderDied):
-        return {"ok": False, "error": f"{op}: {one_line(e)}"}
-    if isinstance(e, BadInput):
-        return {"ok": False, "reason": "bad_input", "error": one_line(e)}
-    if not is_oom(e):
-        return {"ok": False, "error": one_line(e)}
-    detail = " ".join(str(e).split())
-    cut = detail.find(". ", detail.find("Tried to allocate"))  # torch's first sentences, not its advice
-    detail = (detail[:cut + 1] if cut > 0 else detail)[:200] or type(e).__name__
-    cause = OOM_CAUSE.get(op, "the model and a batch")
-    return {"ok": False, "reason": "out_of_memory",
-            "error": f"{op}: out of memory ({detail}); the likely cause is {cause}: lower finetune.batch, --eval-batch or --image-size"}
-
-
-def number(req, key, lo, hi, integer=False):
-    """req[key], checked to be a number (an integer) in [lo, hi]."""
-    v = req.get(key)
-    ok = isinstance(v, int) if integer else isinstance(v, (int, float)) and math.isfinite(v)
-    if not ok or isinstance(v, bool) or not lo <= v <= hi:
-        raise RequestError(f"{req['op']}: {key} = {v!r}, want {'an integer' if integer else 'a number'} in [{lo}, {hi}]")
-    return v
-
-
-def array(req, arrays, name, code, shape):
-    """The request's array name, checked for dtype and shape."""
-    a = arrays.get(name)
-    if a is None:
-        raise RequestError(f"{req['op']}: no array {name!r}")
-    if a.dtype != DTYPES[code] or a.shape != tuple(shape):
-        raise RequestError(f"{req['op']}: array {name!r} is {a.dtype.str} {list(a.shape)}, want {code} {list(shape)}")
-    return a
-
-
-def pool(labels, K):
-    """Rows grouped by class: (order, start, count) with order[start[k]:
-    start[k]+count[k]] the rows of class k in index order; rows labeled -1
-    belong to no class."""
-    order = torch.sort(labels, stable=True).indices
-    order = order[labels[order] >= 0]
-    count = torch.bincount(labels[order], minlength=K)
-    return order, torch.cumsum(count, 0) - count, count
-
-
-def draw_pairs(cum, u):
-    """Flat pair indices i·K + j drawn from the cumulative mixup
-    distribution cum for uniforms u in [0, 1): the first pair whose
-    cumulative mass exceeds u·total, so a pair of zero mass is never drawn."""
-    return torch.searchsorted(cum, u * cum[-1], right=True).clamp_(max=len(cum) - 1)
-
-
-def pick(p, classes, u):
-    """For each class c and uniform u in [0, 1), a row of class c chosen
-    uniformly: row floor(u·count[c]) of the class."""
-    order, start, count = p
-    n = count[classes]
-    return order[start[classes] + torch.minimum((u * n).long(), n - 1)]
-
-
-class _TrainStream:
-    """The jobs of consecutive training steps drawn with one setting (mode,
-    batch, P, partners), kept across train requests so that loader
-    processes read on over a request's end, up to horizon (the request's
-    last step plus its "ahead"). Each drawn job keeps the sampling
-    generator's state from before its draw, so that a dropped stream puts
-    the generator back where the first job not trained on began."""
-
-    def __init__(self, worker, key, draw, sources):
-        self.gen, self.key = worker.gen, key
-        self.next = self.horizon = self._to_draw = worker.step
-        self.drawn = collections.deque()  # (generator state before the draw, job)
-        self.it = worker.loader.stream(self._jobs(draw), sources, more=lambda: self._to_draw < self.horizon)
-
-    def _jobs(self, draw):
-        while True:
-            state = self.gen.get_state()
-            job = draw(self._to_draw)
-            self.drawn.append((state, job))
-            self._to_draw += 1
-            yield job
-
-    def take(self):
-        """The next step's job and batch."""
-        job, x = next(self.it)
-        _, drawn = self.drawn.popleft()
-        if drawn is not job:
-            raise RuntimeError("training stream out of order")
-        self.next += 1
-        return job, x
-
-    def state(self):
-        """The sampling generator's state as if nothing had been drawn ahead."""
-        return self.drawn[0][0] if self.drawn else self.gen.get_state()
-
-    def rewind(self):
-        self.gen.set_state(self.state())
-        self.drawn.clear()
-        self.it.close()
-
 
 class Worker:
-    def __init__(self, args, recipe):
+    def __init__(self, args, recipe, group=None):
         self.args, self.recipe = args, recipe
         self.dev = args.device
+        self.dist = group or dist.Dist(dev=self.dev)  # the ranks serving this run (dist.py)
         self.ready = False
         self.step = 0  # train steps taken since the run began: the per-sample seeds' step
         t = os.times()
@@ -198,23 +63,30 @@ class Worker:
             raise RequestError(f"hello: protocol {req.get('protocol')!r} not spoken; this worker speaks protocol {PROTOCOL}")
         seed = number(req, "seed", 0, 2**64 - 1, integer=True)
         self.run_seed = seed
+        err = None
         try:
             self._setup(self.recipe.build(self.args))
         except (ValueError, OSError) as e:  # the recipe's and _setup's own checks, and files it cannot read
-            raise BadInput(one_line(e)) from e
-        torch.manual_seed(seed)
+            err = BadInput(one_line(e))
+        except Exception as e:
+            err = e
+        self.dist.agree(err)  # every rank built it, or all say why not
+        self.dist.broadcast_modules(self.backbone, self.head)
+        torch.manual_seed(self.dist.rng_seed(seed))  # dropout: rank 0 draws what one process draws
         # The sampling stream differs from the global one (dropout, random
         # transforms) so that the two draw unrelated numbers.
         self.gen = torch.Generator().manual_seed((seed + 0x9E3779B97F4A7C15) % 2**64)
         self.ready = True
-        print(f"{NAME}: recipe {getattr(self.args, 'recipe', '?')} on {self.device_name}: K={self.K}, d={self.d}, "
-              f"{self.lab.n} labeled, {self.unl.n if self.unl else 0} unlabeled, {self.val.n} validation, {self.test.n} test",
-              file=sys.stderr, flush=True)
+        gpus = self.dist.gpu_ids()
+        if self.dist.rank == 0:
+            print(f"{NAME}: recipe {getattr(self.args, 'recipe', '?')} on {self.device_name}: K={self.K}, d={self.d}, "
+                  f"{self.lab.n} labeled, {self.unl.n if self.unl else 0} unlabeled, {self.val.n} validation, {self.test.n} test",
+                  file=sys.stderr, flush=True)
         return {
             "protocol": PROTOCOL, "worker": NAME, "k": self.K, "d": self.d, "class_names": self.class_names,
             "train_counts": torch.bincount(self.lab.y, minlength=self.K).tolist(),
             "sizes": {"labeled": self.lab.n, "unlabeled": self.unl.n if self.unl else 0, "val": self.val.n, "test": self.test.n},
-            "device": self.device_name,
+            "device": self.device_name, "world_size": self.dist.world, "gpus": gpus,
         }, ()
 
     def _setup(self, built):
@@ -303,16 +175,25 @@ class Worker:
 
     @torch.no_grad()
     def _forward(self, split):
-        """(features, logits, y) of split's evaluation view in batches,
-        model in eval mode. The loader processes leave the training
-        stream for it."""
+        """(features, logits, y) of this rank's shard of split's evaluation
+        view in batches of --eval-batch, model in eval mode, with the
+        training step's speed options (AMP, channels_last, the compiled
+        backbone). The loader processes leave the training stream for it.
+        At the end the ranks agree: one whose shard failed (a corrupt
+        image) fails them all, before the sums that would wait for it."""
         self._drop_stream()
         self.backbone.eval()
         self.head.eval()
-        for job, x in self.loader.stream(split.eval_jobs(self.args.eval_batch, self.run_seed), [split.evals]):
-            with self._autocast():
-                f = self.fwd(x)
-                yield f, self.head(f), job.meta.to(self.dev, non_blocking=True)
+        lo, hi = self.dist.shard(split.n)
+        err = None
+        try:
+            for job, x in self.loader.stream(split.eval_jobs(self.args.eval_batch, self.run_seed, lo, hi), [split.evals]):
+                with self._autocast():
+                    f = self.fwd(x)
+                    yield f, self.head(f), job.meta.to(self.dev, non_blocking=True)
+        except Exception as e:
+            err = e
+        self.dist.agree(err)
 
     def evaluate(self, req, arrays):
         split = {"val": self.val, "test": self.test}.get(req.get("split"))
@@ -328,9 +209,11 @@ class Worker:
             C += torch.bincount(y * K + logits.argmax(1), minlength=K * K)  # argmax: first max on ties
             if centroids:
                 Z.index_add_(0, y, f.double())
+        self.dist.sum_(C)  # counts: exact whatever the shards
         C = C.view(K, K)
         out = [("C", "i8", C.cpu().numpy())]
         if centroids:
+            self.dist.sum_(Z)
             Z /= C.sum(1, keepdim=True).clamp(min=1)  # a class without samples keeps a row of zeros
             out += [("Z", "f8", Z.cpu().numpy())] + self._head_arrays()
         return {"rows": split.n, "system": self._system()}, out
@@ -341,12 +224,13 @@ class Worker:
     def _system(self):
         """Display-only facts: device memory (now and peak) and use,
         resident memory, CPU time over wall time and training throughput
-        since the last call."""
-        s = {"device": self.device_name}
-        if self._train_s > 0:
-            s["img_s"] = self._images / self._train_s
+        since the last call: this rank's, summed over the ranks by
+        dist.system, with one entry per GPU."""
+        s = {"device": self.device_name, "_images": self._images, "_train_s": self._train_s}
         self._images, self._train_s = 0, 0.0
         if self.dev.type == "cuda":
+            s.update(_host=socket.gethostname(), _gpu=dist.gpu_id(self.dev), _gpu_name=torch.cuda.get_device_name(self.dev),
+                     _mem_total=torch.cuda.get_device_properties(self.dev).total_memory)
             s["mem_used"] = torch.cuda.memory_allocated(self.dev)
             s["mem_reserved"] = torch.cuda.memory_reserved(self.dev)
             s["mem_peak"] = torch.cuda.max_memory_allocated(self.dev)
@@ -364,7 +248,7 @@ class Worker:
         if now > self._clock[1]:
             s["cpu"] = (cpu - self._clock[0]) / (now - self._clock[1])
         self._clock = (cpu, now)
-        return s
+        return self.dist.system(s)
 
     def pseudo(self, req, arrays):
         if self.unl is None:
@@ -377,7 +261,8 @@ class Worker:
                 raise RequestError("pseudo: oracle labels asked for, but the unlabeled set has no true labels")
             labels = self.unl.y.clone()
         else:
-            labels = torch.cat([logits.argmax(1).cpu() for _, logits, _ in self._forward(self.unl)])
+            labels = [logits.argmax(1).cpu() for _, logits, _ in self._forward(self.unl)]
+            labels = self.dist.cat(torch.cat(labels) if labels else torch.zeros(0, dtype=torch.int64))
         self.pseudo_labels = labels
         self._partners()
         return {"counts": torch.bincount(labels[labels >= 0], minlength=self.K).tolist()}, ()
@@ -390,6 +275,8 @@ class Worker:
             raise RequestError(f"train: mode = {mode!r}, want 'mixup', 'ce' or 'soft'")
         steps = number(req, "steps", 1, 1 << 31, integer=True)
         batch = number(req, "batch", 1, 1 << 24, integer=True)
+        if batch < self.dist.world:
+            raise RequestError(f"train: batch = {batch} is smaller than the {self.dist.world} ranks; each rank needs a sample")
         wd = number(req, "weight_decay", 0, math.inf)
         momentum = number(req, "momentum", 0, 1)
         scale = number(req, "backbone_lr_scale", 0, math.inf)
@@ -430,6 +317,9 @@ class Worker:
         else:
             draw, loss_of, sources = (lambda step: self._ce_job(batch, step)), self._ce_loss, [self.lab.train]
             key = (mode, batch)
+        if self.dist.world > 1:  # every rank draws the global job and reads its part
+            draw = (lambda whole: lambda step: self.dist.batch_job(whole(step), batch, mode == "mixup"))(draw)
+        self._B = batch
         ts = self._ts
         if ts is None or ts.key != key or ts.next != self.step:
             self._drop_stream()
@@ -437,17 +327,28 @@ class Worker:
         ts.horizon = self.step + steps + ahead
         first, start = self.step, time.perf_counter()
         self._train_mode()
+        before = None
         try:
             for t in range(steps):
-                job, x = ts.take()
                 for g in self.opt.param_groups:
                     g["lr"] = float(lr[t]) * (scale if g["part"] == "backbone" else 1.0)
-                loss = loss_of(x, job.meta)
-                self._sgd(loss, f"train step {t + 1} of {steps}")
+                if self.dist.world == 1:
+                    job, x = ts.take()
+                    loss = self._sgd(loss_of(x, job.meta), f"train step {t + 1} of {steps}")
+                else:  # a rank that fails still takes part in the step's sum, and all raise
+                    before, failed, loss, x = ts.state(), None, None, ()
+                    try:
+                        job, x = ts.take()
+                        loss = loss_of(x, job.meta)
+                    except Exception as e:
+                        failed = e
+                    loss = self._sgd(loss, f"train step {t + 1} of {steps}", failed)
                 self.step = first + t + 1
                 self._images += len(x)
         except BaseException:
             self._drop_stream()
+            if before is not None:  # every rank back to before the failed step's draw
+                self.gen.set_state(before)
             raise
         finally:
             self._train_s += time.perf_counter() - start
@@ -542,7 +443,7 @@ class Worker:
         with self._autocast():
             f = self.fwd(x)
             f = beta * f[:B] + (1 - beta) * f[B:]
-            return F.cross_entropy(self.head(f), y1.to(self.dev, non_blocking=True))
+            return self._ce(self.head(f), y1.to(self.dev, non_blocking=True))
 
     def _ce_job(self, B, step):
         """B labeled samples drawn uniformly with replacement."""
@@ -553,7 +454,7 @@ class Worker:
     def _ce_loss(self, x, y):
         """Plain CE."""
         with self._autocast():
-            return F.cross_entropy(self.head(self.fwd(x)), y.to(self.dev, non_blocking=True))
+            return self._ce(self.head(self.fwd(x)), y.to(self.dev, non_blocking=True))
 
     def _soft_job(self, B, sampling, step):
         """B labeled samples, uniformly (instance) or a class uniformly then
@@ -578,7 +479,18 @@ class Worker:
                 f = self.fwd(x)
             logits = self.head(f).float() + self._A_dev
         T = self._T_dev[y.to(self.dev, non_blocking=True)]
-        return -(T * F.log_softmax(logits, 1)).sum(1).mean()
+        return self._mean(-(T * F.log_softmax(logits, 1)).sum(1))
+
+    def _ce(self, logits, y):
+        """Mean CE over the step's batch: with several ranks, this rank's
+        sum over its samples / the whole batch, so that the sum over the
+        ranks is the mean (and so is the sum of their gradients)."""
+        if self.dist.world == 1:
+            return F.cross_entropy(logits, y)
+        return F.cross_entropy(logits, y, reduction="sum") / self._B
+
+    def _mean(self, losses):
+        return losses.mean() if self.dist.world == 1 else losses.sum() / self._B
 
     def _params(self):
         return [p for g in self.opt.param_groups for p in g["params"]]
@@ -592,11 +504,13 @@ class Worker:
                     for p in g["params"]:
                         p.grad = None
 
-    def _sgd(self, loss, where):
-        """One SGD step on loss; a non-finite loss or gradient leaves the
-        model and the optimizer as they were. Whether they are finite is
-        read back from the device once per step."""
+    def _sgd(self, loss, where, failed=None):
+        """One SGD step on loss, returned; a non-finite loss or gradient
+        leaves the model and the optimizer as they were. Whether they are
+        finite is read back from the device once per step."""
         self.opt.zero_grad(set_to_none=True)
+        if self.dist.world > 1:
+            return self._sgd_ranks(loss, where, failed)
         if self.scaler is not None:  # GradScaler skips steps with non-finite gradients itself
             if not torch.isfinite(loss):
                 raise RequestError(f"{where}: loss is {loss.item()}; the model is left as before this step")
@@ -604,7 +518,7 @@ class Worker:
             self._drop_frozen_grads()
             self.scaler.step(self.opt)
             self.scaler.update()
-            return
+            return loss
         loss.backward()
         self._drop_frozen_grads()
         grads = [p.grad for p in self._params() if p.grad is not None]
@@ -620,6 +534,37 @@ class Worker:
                 raise RequestError(f"{where}: loss is {loss.item()}; the model is left as before this step")
             raise RequestError(f"{where}: a gradient is not finite; the model is left as before this step")
         self.opt.step()
+        return loss
+
+    def _sgd_ranks(self, loss, where, failed):
+        """_sgd with several ranks: each rank's gradient of its part of the
+        loss, summed over the ranks in one flat all-reduce with the losses
+        and which ranks failed (so every rank decides alike); the frozen
+        backbone's parameters take no part."""
+        if loss is not None and failed is None:
+            try:
+                (self.scaler.scale(loss) if self.scaler is not None else loss).backward()
+            except Exception as e:  # the others wait in the all-reduce: join them, failed
+                failed, loss = e, None
+                self.opt.zero_grad(set_to_none=True)
+        self._drop_frozen_grads()
+        live = [p for g in self.opt.param_groups if not (self.frozen and g["part"] == "backbone") for p in g["params"]]
+        total, bad, loss_ok, grads_ok = self.dist.reduce_step(live, loss, failed is not None)
+        if bad or not loss_ok or (not grads_ok and self.scaler is None):
+            self.opt.zero_grad(set_to_none=True)
+            if failed is not None:
+                raise failed
+            if bad:
+                raise dist.PeerFailed(bad[0])
+            if not loss_ok:
+                raise RequestError(f"{where}: loss is {total.item()}; the model is left as before this step")
+            raise RequestError(f"{where}: a gradient is not finite; the model is left as before this step")
+        if self.scaler is not None:  # it skips steps with non-finite gradients itself
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            self.opt.step()
+        return total
 
     # ---- save, load -------------------------------------------------------
 
@@ -628,6 +573,11 @@ class Worker:
     # The optimizer's hyperparameters come with every train request, so its
     # state is the momentum buffers alone.
     def save(self, req, arrays):
+        # The model, momentum and sampling generator are the same on every
+        # rank; torch's generators (dropout) are each rank's own.
+        rngs = self.dist.objects((torch.get_rng_state(), torch.cuda.get_rng_state(self.dev) if self.dev.type == "cuda" else None))
+        if self.dist.rank != 0:
+            return {"format": FORMAT}, ()  # rank 0's reply is the one written
         state = {
             "format": FORMAT, "k": self.K, "d": self.d,
             "backbone": self.backbone.state_dict(), "head": self.head.state_dict(),
@@ -637,6 +587,7 @@ class Worker:
             "scaler": {k: torch.tensor(v) for k, v in self.scaler.state_dict().items()} if self.scaler is not None else None,
             "pseudo": self.pseudo_labels, "P": self.P, "T": self.T, "A": self.A,
             "step": self.step, "run_seed": self.run_seed,
+            "world_size": self.dist.world, "torch_rngs": [r[0] for r in rngs], "cuda_rngs": [r[1] for r in rngs],
         }
         buf = io.BytesIO()
         torch.save(state, buf)
@@ -673,9 +624,7 @@ class Worker:
             if m is not None:
                 self.opt.state[p]["momentum_buffer"] = m.to(p.device, p.dtype)
         self.gen.set_state(s["generator"])
-        torch.set_rng_state(s["torch_rng"])
-        if s["cuda_rng"] is not None and self.dev.type == "cuda":
-            torch.cuda.set_rng_state_all(s["cuda_rng"])
+        self._restore_rngs(s, step)
         if s["scaler"] is not None and self.scaler is not None:
             self.scaler.load_state_dict({k: v.item() for k, v in s["scaler"].items()})
         self.pseudo_labels = pseudo
@@ -687,6 +636,26 @@ class Worker:
         self.step = step
         self.run_seed = s.get("run_seed", self.run_seed)  # the per-sample seeds go on as in the saved run
         return {}, ()
+
+    def _restore_rngs(self, s, step):
+        """torch's generators as each rank saved them; a rank the state has
+        none for (saved with fewer ranks) seeds its own from the run's seed
+        and the step, which rank 0 says on stderr."""
+        rngs, cudas = s.get("torch_rngs") or [s["torch_rng"]], s.get("cuda_rngs")
+        r, n = self.dist.rank, self.dist.world
+        if r < len(rngs):
+            torch.set_rng_state(rngs[r])
+        else:
+            torch.manual_seed(self.dist.rng_seed((s.get("run_seed", self.run_seed) + step) % 2**64))
+        if self.dev.type == "cuda":
+            if n == 1 and s["cuda_rng"] is not None:
+                torch.cuda.set_rng_state_all(s["cuda_rng"])
+            elif cudas and r < len(cudas) and cudas[r] is not None:
+                torch.cuda.set_rng_state(cudas[r], self.dev)
+        if len(rngs) != n and r == 0:
+            log(f"selmix-torch: the state was saved by {len(rngs)} rank(s) and this run has {n}: the model, optimizer and sampling go on "
+                f"as saved; torch's generators (dropout) of ranks {len(rngs)}..{n - 1} start from seeds of (run seed, step), if any, "
+                "and the sums over ranks round differently, so results match the saved run's within float tolerance, not bit for bit")
 
     def free_memory(self):
         """Give back what a failed request left allocated: gradients, and
@@ -706,146 +675,50 @@ class Worker:
         return {}, ()
 
 
-OPS = ("hello", "load", "evaluate", "pseudo", "train", "save", "bye")
 
-# SELMIX_WORKER_TRACE=1: one line on stderr (the run's worker.log) per request served, with its time.
-TRACE = os.environ.get("SELMIX_WORKER_TRACE", "") not in ("", "0")
-
-
-def what(req):
-    """The parts of a request a trace line names."""
-    return " ".join(f"{k}={req[k]}" for k in ("split", "mode", "steps", "ahead") if k in req)
-
-
-def serve(worker, inp, out):
-    """Answer requests until bye or the end of input (exit status 0), or a
-    malformed frame (2)."""
-    while True:
-        try:
-            frame = read_frame(inp)
-        except FrameError as e:
-            log(f"selmix-torch: protocol error: {e}")
-            return 2
-        if frame is None:
-            return 0
-        req, arrays = frame
-        op = req.get("op")
-        start = time.perf_counter()
-        try:
-            if op not in OPS:
-                raise RequestError(f"unknown op {op!r} (want {', '.join(OPS)})")
-            if not worker.ready and op not in ("hello", "bye"):
-                raise RequestError(f"{op}: send hello first")
-            reply, arrs = getattr(worker, op)(req, arrays)
-            reply = {"ok": True, **reply, "seconds": time.perf_counter() - start}
-            if TRACE:
-                log(f"selmix-torch: {op} {what(req)}: {reply['seconds']:.3f} s")
-        except Exception as e:
-            traceback.print_exc(file=sys.stderr)
-            reply, arrs = error_reply(op if op in OPS else "request", e), ()
-        if reply.get("reason") == "out_of_memory":  # the exception and its frames are gone by now
-            worker.free_memory()
-        try:
-            write_frame(out, reply, arrs)
-        except ValueError as e:  # a reply that cannot be framed; nothing was written
-            write_frame(out, {"ok": False, "error": one_line(e)})
-        if op == "bye" and reply["ok"]:
-            return 0
-
-
-def count(text):
-    """argparse type: a non-negative integer."""
-    try:
-        n = int(text, 10)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: want a non-negative integer")
-    return n
-
-
-def parse_args(argv):
-    """The worker's options plus the recipe's; exits 2 on bad ones."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--recipe")
-    known, _ = pre.parse_known_args(argv)
-    p = argparse.ArgumentParser(prog="selmix_worker.py", description="The selmix PyTorch worker (docs/worker-protocol.md).")
-    p.add_argument("--recipe", required=True, metavar="NAME|PATH.py", help=f"built-in recipe ({', '.join(recipes.BUILTIN)}) or a recipe file")
-    p.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda or cuda:N")
-    p.add_argument("--amp", action="store_true", help="mixed precision: bf16 autocast where the GPU has bf16, else fp16 with GradScaler; CUDA only")
-    p.add_argument("--channels-last", action="store_true", help="model and 4-D inputs in channels_last memory format")
-    p.add_argument("--compile", action="store_true", help="torch.compile the backbone (torch ≥ 2.0)")
-    p.add_argument("--deterministic", action="store_true", help="deterministic algorithms where torch has them, no cudnn.benchmark (CUDA)")
-    p.add_argument("--eval-batch", type=int, default=1024, metavar="N", help="batch size of evaluate and pseudo (default 1024)")
-    p.add_argument("--loader-workers", type=count, default=default_workers(), metavar="N",
-                   help=f"loader processes reading map-style datasets; 0 reads them in the worker itself (default {default_workers()})")
-    p.add_argument("--threads", type=int, metavar="N", help="CPU threads of torch (default: torch's)")
-    recipe = None
-    if known.recipe is not None:
-        try:
-            recipe = recipes.load(known.recipe)
-        except Exception as e:
-            p.error(one_line(e))
-        if hasattr(recipe, "add_arguments"):
-            recipe.add_arguments(p)
-    args = p.parse_args(argv)
-    if args.eval_batch < 1:
-        p.error(f"--eval-batch {args.eval_batch}: want ≥ 1")
-    if args.threads is not None and args.threads < 1:
-        p.error(f"--threads {args.threads}: want ≥ 1")
-    if args.device == "auto":
-        args.device = "cuda" if torch.cuda.is_available() else "cpu"
-    try:
-        args.device = torch.device(args.device)
-    except RuntimeError:
-        p.error(f"--device {args.device}: want auto, cpu, cuda or cuda:N")
-    if args.device.type not in ("cpu", "cuda"):
-        p.error(f"--device {args.device}: want auto, cpu, cuda or cuda:N")
-    if args.device.type == "cuda" and not torch.cuda.is_available():
-        p.error(f"--device {args.device}: CUDA is not available to this torch ({torch.__version__})")
-    if args.device.type == "cuda" and (args.device.index or 0) >= torch.cuda.device_count():
-        p.error(f"--device {args.device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
-    if args.amp and args.device.type != "cuda":
-        p.error(f"--amp: mixed precision needs a CUDA device, and the device is {args.device}")
-    if args.compile and not hasattr(torch, "compile"):
-        p.error(f"--compile: torch.compile needs torch ≥ 2.0, and this is torch {torch.__version__}")
-    return args, recipe
-
-
-def configure(args):
-    """torch's process-wide settings from the options: threads,
-    determinism, cuDNN's autotuner (bench/torch_plain.py uses it too)."""
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
-    if args.deterministic:
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's condition for determinism
-        # warn_only: ops with no deterministic CUDA kernel (adaptive average
-        # pooling's backward, in ResNets) warn on stderr instead of failing.
-        torch.use_deterministic_algorithms(True, warn_only=True)
-        torch.backends.cudnn.deterministic = True
-        torch.backends.cudnn.benchmark = False
-    elif args.device.type == "cuda":
-        torch.backends.cudnn.benchmark = True
 
 
 def main():
     args, recipe = parse_args(sys.argv[1:])
+    place, ranks = args.place, None
+    if place.world > 1 and "RANK" not in os.environ:  # --nproc: this process is rank 0 and starts the others
+        ranks = dist.Ranks(place.world, sys.argv[1:], os.path.abspath(__file__))
     configure(args)
-    # Frames own the real stdin and stdout; anything else that prints (a
-    # recipe, a library) goes to stderr instead of breaking the framing.
-    inp = os.fdopen(os.dup(0), "rb")
-    out = os.fdopen(os.dup(1), "wb")
+    # Frames own the real stdin and stdout (rank 0's; the other ranks never
+    # touch them); anything else that prints (a recipe, a library) goes to
+    # stderr instead of breaking the framing.
+    inp = os.fdopen(os.dup(0), "rb") if place.rank == 0 else None
+    out = os.fdopen(os.dup(1), "wb") if place.rank == 0 else None
     os.dup2(2, 1)
     with open(os.devnull, "rb") as null:
         os.dup2(null.fileno(), 0)
-    worker = Worker(args, recipe)
+    if place.rank != 0:  # no state of its own to save: it ends at once
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    group, worker, code = dist.Dist(place, args.device), None, None
+    group.ranks = ranks
     try:
-        return serve(worker, inp, out)
+        try:
+            group.join(args.join_timeout)
+        except dist.JoinError as e:
+            log(f"selmix-torch: {e}")
+            return 1
+        worker = Worker(args, recipe, group)
+        code = serve(worker, inp, out)
+        return code
+    except dist.GroupBroken as e:
+        if ranks is not None:  # its watcher names the rank that died, and ends this process
+            time.sleep(10)
+        log(f"selmix-torch: rank {place.rank}: the process group broke ({e}); another rank died or left")
+        return 1
     except BrokenPipeError:
         log("selmix-torch: selmix closed the pipe")
         return 1
     finally:
-        worker.close()
+        if worker is not None:
+            worker.close()
+        group.close()
+        if ranks is not None:  # after bye they end by themselves; else at once
+            ranks.close(grace=10.0 if code is not None else 0.0)
 
 
 if __name__ == "__main__":

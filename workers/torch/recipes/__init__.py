@@ -127,11 +127,13 @@ class Split:
             raise ValueError(f"{self.name}: eval_view() has {len(self.evals)} rows, the split {self.n}")
         return self
 
-    def eval_jobs(self, size, run_seed):
-        """Jobs of evaluation batches of at most size rows, in order, meta
-        their labels: step -1, the row as the slot."""
-        for lo in range(0, self.n, size):
-            idx = torch.arange(lo, min(lo + size, self.n))
+    def eval_jobs(self, size, run_seed, start=0, stop=None):
+        """Jobs of evaluation batches of at most size rows of rows [start,
+        stop) (default all), in order, meta their labels: step -1, the row
+        as the slot."""
+        stop = self.n if stop is None else stop
+        for lo in range(start, stop, size):
+            idx = torch.arange(lo, min(lo + size, stop))
             yield Job([(self.evals, idx, sample_seeds(run_seed, -1, idx))], meta=self.y[idx])
 
 

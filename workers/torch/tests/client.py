@@ -47,11 +47,12 @@ def decode(stream):
 
 
 class Worker:
-    """The worker as a subprocess on one CPU thread."""
+    """The worker as a subprocess on one CPU thread (a thread per rank),
+    started by launcher (a command line before the worker's) if given."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, launcher=()):
         self.p = subprocess.Popen(
-            [sys.executable, WORKER, "--device", "cpu", "--threads", "1", *args],
+            [*launcher, sys.executable, WORKER, "--device", "cpu", "--threads", "1", *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
 

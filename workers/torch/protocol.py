@@ -1,0 +1,167 @@
+"""The protocol surface of the worker: requests read and replies written
+(rank 0 alone), errors as replies, and the checks of a request's fields.
+
+``serve`` answers requests until ``bye`` or the end of input. With several
+ranks (dist.py), rank 0 reads each frame and broadcasts it, every rank runs
+the operation, and rank 0 writes the reply the ranks agreed on: its own, or
+the first failing rank's error naming that rank.
+"""
+
+import math
+import os
+import sys
+import time
+import traceback
+
+import torch
+
+from dist import Dist, PeerFailed
+from frames import DTYPES, FrameError, read_frame, write_frame
+from loader import LoaderDied
+from recipes import log
+
+class RequestError(Exception):
+    """A request that cannot be served; its message is the reply's error."""
+
+
+def one_line(e):
+    """The message of e on one line, for a reply's error."""
+    msg = " ".join(str(e).split()) or "(no message)"
+    if not isinstance(e, (RequestError, ValueError, LoaderDied, BadInput, PeerFailed)):
+        msg = f"{type(e).__name__}: {msg}"
+    return msg[:2000]
+
+
+def is_oom(e):
+    """Whether e says that memory ran out: CUDA's OutOfMemoryError (a
+    RuntimeError "CUDA out of memory" before torch 1.13), the CPU
+    allocator's failure, or Python's MemoryError."""
+    oom = getattr(torch.cuda, "OutOfMemoryError", None)
+    if (oom is not None and isinstance(e, oom)) or isinstance(e, MemoryError):
+        return True
+    msg = str(e)
+    return isinstance(e, RuntimeError) and ("CUDA out of memory" in msg or "can't allocate memory" in msg)
+
+
+# What most likely filled the memory, by request.
+OOM_CAUSE = {
+    "train": "the training batch (mixup puts 2 × batch images through the backbone at once)",
+    "evaluate": "the evaluation batch",
+    "pseudo": "the evaluation batch",
+    "hello": "the model or the recipe's pre-training batch",
+}
+
+
+class BadInput(Exception):
+    """The recipe refused its own input while hello built it (a missing
+    folder, a corrupt file, weights of another architecture): reason
+    "bad_input", which selmix reports as a configuration error."""
+
+
+def error_reply(op, e):
+    """The reply to a request that raised e: one line, and for running out
+    of memory "reason": "out_of_memory" with the likely cause and the
+    knobs that shrink it."""
+    if isinstance(e, LoaderDied):
+        return {"ok": False, "error": f"{op}: {one_line(e)}"}
+    if isinstance(e, BadInput):
+        return {"ok": False, "reason": "bad_input", "error": one_line(e)}
+    if not is_oom(e):
+        return {"ok": False, "error": one_line(e)}
+    detail = " ".join(str(e).split())
+    cut = detail.find(". ", detail.find("Tried to allocate"))  # torch's first sentences, not its advice
+    detail = (detail[:cut + 1] if cut > 0 else detail)[:200] or type(e).__name__
+    cause = OOM_CAUSE.get(op, "the model and a batch")
+    return {"ok": False, "reason": "out_of_memory",
+            "error": f"{op}: out of memory ({detail}); the likely cause is {cause}: lower finetune.batch, --eval-batch or --image-size"}
+
+
+def number(req, key, lo, hi, integer=False):
+    """req[key], checked to be a number (an integer) in [lo, hi]."""
+    v = req.get(key)
+    ok = isinstance(v, int) if integer else isinstance(v, (int, float)) and math.isfinite(v)
+    if not ok or isinstance(v, bool) or not lo <= v <= hi:
+        raise RequestError(f"{req['op']}: {key} = {v!r}, want {'an integer' if integer else 'a number'} in [{lo}, {hi}]")
+    return v
+
+
+def array(req, arrays, name, code, shape):
+    """The request's array name, checked for dtype and shape."""
+    a = arrays.get(name)
+    if a is None:
+        raise RequestError(f"{req['op']}: no array {name!r}")
+    if a.dtype != DTYPES[code] or a.shape != tuple(shape):
+        raise RequestError(f"{req['op']}: array {name!r} is {a.dtype.str} {list(a.shape)}, want {code} {list(shape)}")
+    return a
+
+
+OPS = ("hello", "load", "evaluate", "pseudo", "train", "save", "bye")
+
+# SELMIX_WORKER_TRACE=1: one line on stderr (the run's worker.log) per request served, with its time.
+TRACE = os.environ.get("SELMIX_WORKER_TRACE", "") not in ("", "0")
+
+
+def what(req):
+    """The parts of a request a trace line names."""
+    return " ".join(f"{k}={req[k]}" for k in ("split", "mode", "steps", "ahead") if k in req)
+
+
+def _next(dist, inp):
+    """The next request (header, arrays) on every rank, read by rank 0; None
+    at the end of input or after a malformed frame (on rank 0, the
+    FrameError instead)."""
+    frame = None
+    if dist.rank == 0:
+        try:
+            frame = read_frame(inp)
+        except FrameError as e:
+            frame = e
+        if dist.ranks is not None and (not isinstance(frame, tuple) or frame[0].get("op") == "bye"):
+            dist.ranks.closing = True  # the ranks end now: not a death
+    got = dist.bcast(None if isinstance(frame, FrameError) else frame)
+    return frame if isinstance(frame, FrameError) else got
+
+
+def serve(worker, inp, out):
+    """Answer requests until bye or the end of input (exit status 0), or a
+    malformed frame (2). Rank 0 reads and writes; every rank serves."""
+    dist = getattr(worker, "dist", None) or Dist()
+    while True:
+        frame = _next(dist, inp)
+        if isinstance(frame, FrameError):
+            log(f"selmix-torch: protocol error: {frame}")
+            return 2
+        if frame is None:
+            return 0
+        req, arrays = frame
+        op = req.get("op")
+        start = time.perf_counter()
+        peer = False
+        try:
+            if op not in OPS:
+                raise RequestError(f"unknown op {op!r} (want {', '.join(OPS)})")
+            if not worker.ready and op not in ("hello", "bye"):
+                raise RequestError(f"{op}: send hello first")
+            reply, arrs = getattr(worker, op)(req, arrays)
+            reply = {"ok": True, **reply, "seconds": time.perf_counter() - start}
+            if TRACE and dist.rank == 0:
+                log(f"selmix-torch: {op} {what(req)}: {reply['seconds']:.3f} s")
+        except Exception as e:
+            peer = isinstance(e, PeerFailed)
+            if not peer:
+                if dist.world > 1:
+                    log(f"selmix-torch: rank {dist.rank}: {op}:")
+                traceback.print_exc(file=sys.stderr)
+            reply, arrs = error_reply(op if op in OPS else "request", e), ()
+        agreed = dist.reply(reply, peer)
+        if agreed is not reply:
+            reply, arrs = agreed, ()
+        if reply.get("reason") == "out_of_memory":  # the exception and its frames are gone by now
+            worker.free_memory()
+        if dist.rank == 0:
+            try:
+                write_frame(out, reply, arrs)
+            except ValueError as e:  # a reply that cannot be framed; nothing was written
+                write_frame(out, {"ok": False, "error": one_line(e)})
+        if op == "bye" and reply["ok"]:
+            return 0
