@@ -139,6 +139,12 @@ func TestCompare(t *testing.T) {
 		}
 		rs = append(rs, e)
 	}
+	// The fixtures predate the kept model: the first keeps one at step 20
+	// whose test mean recall is 0.4321.
+	f := rs[0].Hist.Final
+	rep := f.TestBefore
+	rep.MeanRecall = 0.4321
+	f.Best = &train.Best{Step: 20, Test: rep, TestObj: f.TestObjBefore}
 	var b bytes.Buffer
 	if err := Compare(&b, rs); err != nil {
 		t.Fatal(err)
@@ -148,7 +154,10 @@ func TestCompare(t *testing.T) {
 		"run                     20261123-1200-819c  20261123-1201-c986\n",
 		"config (keys that differ)\nfinetune.policy                     selmix             uniform\n\nvalidation, last refresh\n",
 		"worst recall                        0.4780              0.4540\n",
-		"\n- : not recorded (a run that has not finished has no test values)\n",
+		"test, after fine-tuning (the last step)\nmean recall                         0.7925              0.8295\n",
+		"best step                               20                   -\n",
+		"test, at the best step (the model the run keeps)\nmean recall                         0.4321                   -\n",
+		"\n- : not recorded (a run that has not finished has no test values; one that kept no model, none at best)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Compare lacks %q:\n%s", want, out)
