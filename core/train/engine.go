@@ -463,7 +463,7 @@ func (e *Engine) applyControls() bool {
 		case OpSet:
 			if err := e.set(c.Key, c.Value); err != nil {
 				ack.Err = err.Error()
-			} else if !c.Auto {
+			} else if !c.Auto() {
 				e.ad.userSet(e.hyper, c.Key)
 			}
 		default:

@@ -286,7 +286,7 @@ func eventKeys(evs []train.Snapshot) []string {
 	for _, s := range evs {
 		k := fmt.Sprintf("%v@%d", s.Kind, s.Step)
 		if s.Ack != nil {
-			k += " " + s.Ack.Control.String()
+			k += " " + s.Ack.Control.Tagged() // its source too: a resume keeps it
 		}
 		if r := s.Refresh; r != nil {
 			k += fmt.Sprintf(" psi=%v", r.Psi)
@@ -333,7 +333,7 @@ func TestAdaptBounds(t *testing.T) {
 		r := runToy(t, cfg, nil)
 		n := 0
 		for _, s := range r.events {
-			if s.Ack == nil || !s.Ack.Control.Auto {
+			if s.Ack == nil || !s.Ack.Control.Auto() {
 				continue
 			}
 			n++

@@ -410,7 +410,7 @@ func (h *History) Replayable(after int, withStop bool) []train.Control {
 	var out []train.Control
 	for _, a := range h.Controls {
 		op := a.Control.Op
-		if a.Err != "" || a.Control.Auto || a.Step <= after || !(op == train.OpSet || (withStop && op == train.OpStop)) {
+		if a.Err != "" || a.Control.Auto() || a.Step <= after || !(op == train.OpSet || (withStop && op == train.OpStop)) {
 			continue
 		}
 		c := a.Control

@@ -97,6 +97,21 @@ func TestShow(t *testing.T) {
 	if strings.Contains(b.String(), "metric") {
 		t.Errorf("Show printed the summary, which is the caller's:\n%s", b.String())
 	}
+
+	// Sources: a scheduled control says so; finetune.adapt's changes are
+	// counted and summarised apart, not listed as the researcher's.
+	h.Controls = append([]train.Ack{{Control: train.Control{Op: train.OpSet, Key: "batch", Value: "64", Source: train.SourceSchedule}, Step: 20}}, h.Controls...)
+	for i, lr := range []string{"0.0029", "0.0021", "0.0015"} {
+		h.Controls = append(h.Controls, train.Ack{Control: train.Control{Op: train.OpSet, Key: "lr", Value: lr, Source: train.SourceAdapt}, Step: 50 * (i + 1)})
+	}
+	b.Reset()
+	Show(&b, r, h)
+	want := "events    11 refreshes, 6 controls (3 by finetune.adapt), 1 starts\n" +
+		"  step     20  set batch=64 (schedule)\n  step     80  set s=30\n  step    140  set lr=0.001\n" +
+		"  adapt        lr: 3 changes from step 50 to 150, last 0.0015\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("Show lacks %q:\n%s", want, b.String())
+	}
 }
 
 func TestShowJSON(t *testing.T) {
