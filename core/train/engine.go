@@ -359,6 +359,7 @@ func (e *Engine) summary(valAfter metric.Report, start time.Time) (*Summary, err
 		TestObjBefore: e.testObjBef, TestObjAfter: testObjAfter,
 		Best:    e.best.clone(),
 		Seconds: time.Since(start).Seconds(),
+		Alpha:   e.hyper.Params(e.K, 0).Alpha,
 	}, nil
 }
 

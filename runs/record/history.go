@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
 )
@@ -288,6 +289,12 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 			return err
 		}
 		s := d.Summary()
+		if n := len(h.Refreshes); n > 0 {
+			// α is not in the summary: the last refresh's, as the engine
+			// reports it (its default for 0).
+			rf := &h.Refreshes[n-1]
+			s.Alpha = metric.Params{Alpha: rf.Hyper.Alpha}.WithDefaults(max(rf.Stats.K, 2)).Alpha
+		}
 		if ev.Kind == KindFinal {
 			h.Final, h.FinalTime = &s, eventTime(ev)
 		} else {

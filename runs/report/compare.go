@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"maps"
 	"math"
@@ -58,6 +59,15 @@ func Compare(w io.Writer, rs []export.Recorded) error {
 		for _, m := range reported {
 			perRun(m.name, func(i int) string { return num4(v(i, m.get, -1)) })
 		}
+		// The classes at coverage ≥ α/K, of K: the @cov constraints met.
+		perRun(metRow, func(i int) string {
+			alpha, K := alphaOf(rs[i]), 0
+			n := v(i, func(r metric.Report) float64 { K = r.K; return float64(r.CoverageMet(bound(alpha, r.K))) }, -1)
+			if math.IsNaN(n) || K == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%d/%d", int(n), K)
+		})
 		for k, o := range metric.Objectives() {
 			perRun("ψ "+string(o), func(i int) string { return num4(v(i, nil, k)) })
 		}
@@ -130,6 +140,18 @@ func valStat(rs []export.Recorded, pick func(vals []float64) float64) value {
 		}
 		return pick(vals)
 	}
+}
+
+// alphaOf is the α of a run's coverage bound: at its end, else at its
+// last refresh; 0 (the default) if neither says.
+func alphaOf(r export.Recorded) float64 {
+	if f := r.Hist.Final; f != nil && f.Alpha > 0 {
+		return f.Alpha
+	}
+	if n := len(r.Hist.Refreshes); n > 0 {
+		return r.Hist.Refreshes[n-1].Hyper.Alpha
+	}
+	return 0
 }
 
 // testBest is a metric on test at the best step: the model the run keeps.
