@@ -61,14 +61,15 @@ func (s *Session) Fork(ctx context.Context, id string, at Checkpoint, sets []str
 	return s.Start(ctx, c, from)
 }
 
-// hyperControls are the Set controls that turn hyperparameters from into to.
+// hyperControls are the Set controls that turn hyperparameters from into
+// to at step at: planned before the run starts (source schedule).
 func hyperControls(from, to train.Hyper, at int) []train.Control {
 	var out []train.Control
 	for _, k := range train.HyperKeys() {
 		a, _ := from.Get(k)
 		b, _ := to.Get(k)
 		if a != b {
-			out = append(out, train.Control{Op: train.OpSet, Key: k, Value: b, At: at})
+			out = append(out, train.Control{Op: train.OpSet, Key: k, Value: b, At: at, Source: train.SourceSchedule})
 		}
 	}
 	return out

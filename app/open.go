@@ -140,7 +140,7 @@ func RunConfig(r *runs.Run) (experiment.Config, error) {
 	if err != nil {
 		return experiment.Config{}, err
 	}
-	c, err := experiment.Parse(text, filepath.Join(r.Dir, "config.toml"))
+	c, err := experiment.ParseRecorded(text, filepath.Join(r.Dir, "config.toml"))
 	if err != nil {
 		return c, UsageError{err}
 	}

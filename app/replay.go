@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -36,6 +37,9 @@ func (s *Session) Replay(ctx context.Context, id string) error {
 		return err
 	}
 	from.Controls = h.Replayable(from.Step-1, true)
+	for i := range from.Controls {
+		from.Controls[i].Source = train.SourceReplay
+	}
 	var newID string
 	o := *s
 	o.Created = func(id string) { newID = id }

@@ -109,7 +109,7 @@ func (s *Session) Resume(ctx context.Context, id string) error {
 func resend(eng *train.Engine, h *record.History) {
 	acked := eng.Acked()
 	for i, a := range h.Controls {
-		if i < acked || a.Err != "" || a.Control.Op != train.OpSet || a.Control.Auto {
+		if i < acked || a.Err != "" || a.Control.Op != train.OpSet || a.Control.Auto() {
 			continue
 		}
 		c := a.Control

@@ -144,6 +144,8 @@ func TestSessionStartForkReplay(t *testing.T) {
 	}
 	if len(sets) != 1 || sets[0] != "s=5@20" {
 		t.Errorf("fork's controls %q, want only [s=5@20] (what --set changed)", sets)
+	} else if src := fh.Controls[0].Control.Source; src != train.SourceSchedule {
+		t.Errorf("fork's --set control has source %q, want schedule", src)
 	}
 	if len(froms) != 2 || froms[0] != 0 || froms[1] != 20 {
 		t.Errorf("Summary saw sessions from steps %v, want [0 20]", froms)
@@ -155,5 +157,21 @@ func TestSessionStartForkReplay(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), " is identical to "+fork.Meta.ID) {
 		t.Errorf("replay output:\n%s", out.String())
+	}
+	// The replay's controls are the fork's, sent again: source replay.
+	rm := regexp.MustCompile(`replay (\S+) is identical`).FindStringSubmatch(out.String())
+	if rm == nil {
+		t.Fatalf("no replay id in:\n%s", out.String())
+	}
+	rr, err := runs.Open(root, rm[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rh, err := record.Load(rr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rh.Controls) != 1 || rh.Controls[0].Control.Source != train.SourceReplay || rh.Controls[0].Control.Key != "s" {
+		t.Errorf("replay's controls %+v, want s=5 from the replay", rh.Controls)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"selmix/core/blas"
 	"selmix/core/experiment"
 	"selmix/core/local"
+	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/core/worker"
 	"selmix/runs"
@@ -229,6 +230,26 @@ func (s *Session) show(ctx context.Context, eng *train.Engine, view *train.Strea
 	return err
 }
 
+// unmet is " (coverage constraint unmet on validation: 9 of 10 met)"
+// for a run whose optimized objective's coverage constraint does not hold
+// on validation at its end, else "".
+func unmet(sum *train.Summary) string {
+	spec, ok := sum.Objective.Spec()
+	if !ok || spec.Constraint == metric.NoConstraint {
+		return ""
+	}
+	r := sum.ValAfter
+	b := metric.Params{Alpha: sum.Alpha}.Bound(r.K)
+	n, of := r.CoverageMet(b), r.K
+	if spec.Constraint == metric.GroupCoverage {
+		n, of = r.HTCoverageMet(b), 2
+	}
+	if n == of {
+		return ""
+	}
+	return fmt.Sprintf(" (coverage constraint unmet on validation: %d of %d met, α/K = %.4f)", n, of, b)
+}
+
 // ended says how a run that was recorded to its end finished: nil for a
 // run that ran all its steps, a *StoppedError for one stopped early (nil
 // when the person at the in-process workbench chose to stop), an error
@@ -236,7 +257,7 @@ func (s *Session) show(ctx context.Context, eng *train.Engine, view *train.Strea
 func (s *Session) ended(sig *signals, id, dir string, c experiment.Config, sum *train.Summary, runErr error) error {
 	w := s.Out
 	if runErr == nil {
-		fmt.Fprintf(w, "run %s finished at step %d: %s\n", id, sum.Steps, dir)
+		fmt.Fprintf(w, "run %s finished at step %d%s: %s\n", id, sum.Steps, unmet(sum), dir)
 		return nil
 	}
 	var halted *train.Halted

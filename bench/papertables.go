@@ -18,22 +18,28 @@ func policyTable(p func(string, ...any), rs []paperResult) map[string]map[string
 	}
 	pols = append([]string{"selmix"}, pols...)
 	p("\n## Policy comparison at the same budget (paper Table \"policy-comparison\")\n\n")
-	p("Each cell: the optimized objective on test after fine-tuning.\n\n| objective | %s |\n|---|%s\n", strings.Join(pols, " | "), strings.Repeat("---|", len(pols)))
+	p("Each cell: the optimized objective on test at the last step (`end`) and at the best step (`at best`, the model each run keeps).\n\n| objective | %s |\n|---|%s\n", strings.Join(pols, " | "), strings.Repeat("---|", len(pols)))
 	means := map[string]map[string]float64{}
 	for _, o := range objs {
 		means[o] = map[string]float64{}
-		p("| %s |", o)
-		for _, pol := range pols {
-			xs := collect(rs, "policies", o+"/"+pol, optimized)
-			if pol == "selmix" {
-				xs = collect(rs, "objectives", o, optimized)
+		for _, side := range []struct {
+			name string
+			v    value
+		}{{"end", optimized}, {"at best", optimizedBest}} {
+			p("| %s, %s |", o, side.name)
+			for _, pol := range pols {
+				xs := collect(rs, "policies", o+"/"+pol, side.v)
+				if pol == "selmix" {
+					xs = collect(rs, "objectives", o, side.v)
+				}
+				xs = sweep.Known(xs)
+				if len(xs) > 0 && side.name == "end" {
+					means[o][pol] = mean(xs)
+				}
+				p(" %s |", sweep.MeanStd(xs))
 			}
-			if len(xs) > 0 {
-				means[o][pol] = mean(xs)
-			}
-			p(" %s |", sweep.MeanStd(xs))
+			p("\n")
 		}
-		p("\n")
 	}
 	return means
 }

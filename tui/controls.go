@@ -163,6 +163,7 @@ func (m *Model) controllable() bool {
 
 func (m *Model) send(c train.Control) {
 	if m.controllable() {
+		c.Source = train.SourceUser
 		m.ctl.Send(c)
 	}
 }
@@ -189,5 +190,5 @@ func (m *Model) scaleS(up bool) {
 	// shortest text of the rounded value parses back to it exactly.
 	e := math.Pow(10, 3-math.Floor(math.Log10(s)))
 	m.pendingS = math.RoundToEven(s*e) / e
-	m.ctl.Send(train.Control{Op: train.OpSet, Key: "s", Value: strconv.FormatFloat(m.pendingS, 'g', -1, 64)})
+	m.ctl.Send(train.Control{Op: train.OpSet, Key: "s", Value: strconv.FormatFloat(m.pendingS, 'g', -1, 64), Source: train.SourceUser})
 }

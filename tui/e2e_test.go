@@ -92,7 +92,7 @@ func TestE2ESetS(t *testing.T) {
 	tm, snaps := start(t, ctl)
 	tm.Send(fixture.Key("+"))
 	got := waitControls(t, ctl, 1)
-	want := train.Control{Op: train.OpSet, Key: "s", Value: "12.5"}
+	want := train.Control{Op: train.OpSet, Key: "s", Value: "12.5", Source: train.SourceUser}
 	if got[0] != want {
 		t.Fatalf("+ sent %v, want %v", got[0], want)
 	}
@@ -100,7 +100,7 @@ func TestE2ESetS(t *testing.T) {
 	// After the ack, - scales the acknowledged value back down.
 	tm.Send(fixture.Key("-"))
 	got = waitControls(t, ctl, 2)
-	if want := (train.Control{Op: train.OpSet, Key: "s", Value: "10"}); got[1] != want {
+	if want := (train.Control{Op: train.OpSet, Key: "s", Value: "10", Source: train.SourceUser}); got[1] != want {
 		t.Errorf("- after the ack sent %v, want %v", got[1], want)
 	}
 	fm := quit(t, tm)

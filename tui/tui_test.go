@@ -169,13 +169,16 @@ func TestStates(t *testing.T) {
 }
 
 func TestControls(t *testing.T) {
-	set := func(k, v string) train.Control { return train.Control{Op: train.OpSet, Key: k, Value: v} }
+	// Every control the workbench sends is the researcher's (source user).
+	set := func(k, v string) train.Control {
+		return train.Control{Op: train.OpSet, Key: k, Value: v, Source: train.SourceUser}
+	}
 	cases := []struct {
 		name string
 		keys []string
 		want []train.Control
 	}{
-		{"pause", []string{"space"}, []train.Control{{Op: train.OpPause}}},
+		{"pause", []string{"space"}, []train.Control{{Op: train.OpPause, Source: train.SourceUser}}},
 		{"s up twice compounds", []string{"+", "+"}, []train.Control{set("s", "12.5"), set("s", "15.62")}},
 		{"s down", []string{"-"}, []train.Control{set("s", "8")}},
 		{"policy", []string{"p", "down", "enter"}, []train.Control{set("policy", "uniform")}},

@@ -1,6 +1,7 @@
 package viz
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 
@@ -9,18 +10,27 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"selmix/core/metric"
+	"selmix/core/train"
 )
 
 // compareFinal: the final metrics of the runs side by side as grouped
 // bars (test set when every run has its summary, else the last
 // validation refresh), with the shared pre-trained model's when they
-// all started from one; coverages get a panel of their own.
+// all started from one; on test, each run that kept a model has its test
+// at the best step beside its last step's, in a lighter shade of its
+// colour and labelled; coverages get a panel of their own.
 func compareFinal(f *figure, rs []*RunData) (*drawing, error) {
 	test := true
 	for _, r := range rs {
 		test = test && r.Hist.Final != nil
 	}
 	set := "test set, after fine-tuning"
+	for _, r := range rs {
+		if test && r.Hist.Final.Best != nil {
+			set = "test set: at the last step and at the best step, the model each run keeps"
+			break
+		}
+	}
 	if !test {
 		set = "validation, last refresh (a run has no final summary)"
 	}
@@ -36,11 +46,13 @@ func compareFinal(f *figure, rs []*RunData) (*drawing, error) {
 		for j, v := range s.vals {
 			t.add(v, s.label, ms[j].Name)
 		}
-		colors[i] = seriesColor(i)
-		if s.label == "pre-trained" {
+		switch {
+		case s.run < 0:
 			colors[i] = preColor
-		} else if series[0].label == "pre-trained" {
-			colors[i] = seriesColor(i - 1)
+		case s.best:
+			colors[i] = lighter(seriesColor(s.run))
+		default:
+			colors[i] = seriesColor(s.run)
 		}
 	}
 	recall, coverage := byAxis(ms)
@@ -87,6 +99,15 @@ func compareFinal(f *figure, rs []*RunData) (*drawing, error) {
 type barSeries struct {
 	label string
 	vals  []float64
+	run   int  // the run's index in rs; -1 for the pre-trained model
+	best  bool // the run's kept model (its best step) rather than its end
+}
+
+// lighter is c halfway to white: a run's kept model beside its end.
+func lighter(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	mix := func(v uint32) uint8 { return uint8((v>>8 + 255) / 2) }
+	return color.NRGBA{mix(r), mix(g), mix(b), 255}
 }
 
 // finalSeries are the bars of compare-final: the pre-trained model's
@@ -111,15 +132,35 @@ func finalSeries(rs []*RunData, ms []Metric, test bool) []barSeries {
 					vals[j] = nan
 				}
 			}
-			series = append(series, barSeries{"pre-trained", vals})
+			series = append(series, barSeries{"pre-trained", vals, -1, false})
 		}
 	}
-	for _, r := range rs {
+	for i, r := range rs {
 		vals := make([]float64, len(ms))
 		for j, m := range ms {
 			vals[j] = finalValue(r, m, test)
 		}
-		series = append(series, barSeries{r.Label(), vals})
+		b := (*train.Best)(nil)
+		if test {
+			b = r.Hist.Final.Best
+		}
+		if b == nil {
+			series = append(series, barSeries{r.Label(), vals, i, false})
+			continue
+		}
+		series = append(series, barSeries{r.Label() + " at the end", vals, i, false})
+		bv := make([]float64, len(ms))
+		for j, m := range ms {
+			switch {
+			case m.final != nil:
+				bv[j] = m.final(&b.Test)
+			case m.obj >= 0 && m.obj < len(b.TestObj):
+				bv[j] = b.TestObj[m.obj]
+			default:
+				bv[j] = nan
+			}
+		}
+		series = append(series, barSeries{fmt.Sprintf("%s at best (step %d)", r.Label(), b.Step), bv, i, true})
 	}
 	return series
 }

@@ -10,12 +10,13 @@ import (
 	"selmix/core/train"
 )
 
-// controlsShown are the controls that changed the run: accepted sets and
-// stops (pause/resume change timing only).
+// controlsShown are the controls by which someone changed the run:
+// accepted sets and stops (pause/resume change timing only), not the
+// engine's own (finetune.adapt), which follow from the configuration.
 func controlsShown(r *RunData) []train.Ack {
 	var out []train.Ack
 	for _, a := range r.Hist.Controls {
-		if a.Err == "" && (a.Control.Op == train.OpSet || a.Control.Op == train.OpStop) {
+		if a.Err == "" && !a.Control.Auto() && (a.Control.Op == train.OpSet || a.Control.Op == train.OpStop) {
 			out = append(out, a)
 		}
 	}
@@ -43,7 +44,7 @@ func (f *figure) controlKey(r *RunData, only string) []keyEntry {
 	var parts []string
 	for _, a := range controlsShown(r) {
 		if only == "" || a.Control.Key == only {
-			parts = append(parts, fmt.Sprintf("%s at step %d", a.Control, a.Step))
+			parts = append(parts, fmt.Sprintf("%s at step %d", a.Control.Tagged(), a.Step))
 		}
 	}
 	switch {
@@ -63,7 +64,7 @@ func noteControls(t *table, r *RunData, only string, fields int) {
 			for len(row) < fields {
 				row = append(row, "")
 			}
-			t.addNote(a.Control.String(), row...)
+			t.addNote(a.Control.Tagged(), row...)
 		}
 	}
 }

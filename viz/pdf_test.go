@@ -31,7 +31,7 @@ func TestPDFText(t *testing.T) {
 	}
 	for _, c := range []struct{ file, want string }{
 		{"metrics.pdf", "ψ min-recall (optimized)"},
-		{"per-class.pdf", "coverage target α/K"},
+		{"per-class.pdf", "coverage bound α/K"},
 		{"linear.pdf", "predicted by G·P"},
 		{"s.pdf", "softmax(s·G)"},
 	} {

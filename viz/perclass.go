@@ -123,10 +123,15 @@ func perClassFigure(f *figure, r *RunData) (*drawing, error) {
 	if many {
 		grid = append(grid, []*plot.Plot{recallHistogram(f, t, r, before, after, set)})
 	}
+	// Constraints read as constraints: how many classes meet the bound.
+	bound := metric.Params{Alpha: last.Hyper.Alpha}.Bound(r.K)
+	nBefore, nAfter := before.CoverageMet(bound), after.CoverageMet(bound)
+	t.add(float64(nBefore), "classes at coverage ≥ α/K", "all", "pre-trained")
+	t.add(float64(nAfter), "classes at coverage ≥ α/K", "all", "fine-tuned")
 	key := []keyEntry{
 		{"pre-trained", boxThumb{preColor}},
 		{"fine-tuned", boxThumb{postColor}},
-		{fmt.Sprintf("coverage target α/K = %.3g", target), hline{style: lineStyle(emphasis, 1, 4, 2)}},
+		{fmt.Sprintf("coverage bound α/K = %.3g: %d of %d classes meet it fine-tuned (%d pre-trained)", target, nAfter, r.K, nBefore), hline{style: lineStyle(emphasis, 1, 4, 2)}},
 	}
 	if t.dropped > 0 {
 		key = append(key, keyEntry{"not finite (see CSV)", glyphThumb{naGlyph()}})

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"selmix/core/train"
 	"selmix/runs/sweep"
 )
 
@@ -16,11 +17,13 @@ type SweepOptions struct {
 	Format string // png, svg, pdf or tex; "" = png
 }
 
-// SweepReport is a sweep's results as a Markdown table: members grouped by
-// every column but seed, the mean ± sample standard deviation over a
-// group's finished members of the test metrics of their final summaries
-// (sweep.ReportColumns), the spread of each group's validation curve over
-// its seeds (SweepCurves), and the comparison figures `selmix export
+// SweepReport is a sweep's results as Markdown: members grouped by every
+// column but seed, two tables of the mean ± sample standard deviation over
+// a group's finished members of the test metrics of their final summaries
+// (sweep.ReportColumns) — at the best step (the model each run keeps) and
+// at the last step — both ranked by the optimized ψ on test at the best
+// step, which the report says; the spread of each group's validation curve
+// over its seeds (SweepCurves), and the comparison figures `selmix export
 // --compare` draws (one run per group: its first finished member). Notes
 // say what was left out.
 func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
@@ -28,28 +31,35 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 	var b strings.Builder
 	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	pf("# Sweep %s\n\n", r.ID)
-	pf("%d members, %d finished. Test set after fine-tuning, mean ± sample standard deviation over seeds (finished members only). `selmix sweep status %s` lists the members.\n\n", r.Members, r.Finished(), r.ID)
-	head := slices.Clone(r.Keys)
-	head = append(head, "n")
-	for _, c := range sweep.ReportColumns {
-		head = append(head, c.Name)
-	}
-	pf("| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
-	for _, g := range r.Groups {
-		row := slices.Clone(g.Key)
-		row = append(row, fmt.Sprintf("%d/%d", len(g.Summaries), g.Members))
+	pf("%d members, %d finished. Test set, mean ± sample standard deviation over seeds (finished members only). `selmix sweep status %s` lists the members.\n\n", r.Members, r.Finished(), r.ID)
+	groups := r.Ranked()
+	pf("Ranked by %s, best first.\n", sweep.RankedBy)
+	table := func(title string, value func(c sweep.ResultColumn) func(*train.Summary) float64) {
+		pf("\n### %s\n\n", title)
+		head := slices.Clone(r.Keys)
+		head = append(head, "n")
 		for _, c := range sweep.ReportColumns {
-			xs := make([]float64, len(g.Summaries))
-			for k, sum := range g.Summaries {
-				xs[k] = c.After(sum)
+			head = append(head, c.Name)
+		}
+		pf("| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+		for _, g := range groups {
+			row := slices.Clone(g.Key)
+			row = append(row, fmt.Sprintf("%d/%d", len(g.Summaries), g.Members))
+			for _, c := range sweep.ReportColumns {
+				xs := make([]float64, len(g.Summaries))
+				for k, sum := range g.Summaries {
+					xs[k] = value(c)(sum)
+				}
+				row = append(row, sweep.MeanStd(sweep.Known(xs)))
 			}
-			row = append(row, sweep.MeanStd(xs))
+			for k := range row {
+				row[k] = strings.ReplaceAll(row[k], "|", `\|`)
+			}
+			pf("| %s |\n", strings.Join(row, " | "))
 		}
-		for k := range row {
-			row[k] = strings.ReplaceAll(row[k], "|", `\|`)
-		}
-		pf("| %s |\n", strings.Join(row, " | "))
 	}
+	table("Test at the best step (the model each run keeps)", func(c sweep.ResultColumn) func(*train.Summary) float64 { return c.Best })
+	table("Test at the last step", func(c sweep.ResultColumn) func(*train.Summary) float64 { return c.After })
 	if o.FigDir == "" {
 		return b.String(), notes
 	}

@@ -15,12 +15,17 @@ import (
 )
 
 // sweepSummary is a finished member's summary whose every metric is x and
-// whose optimized objective (min recall) is 2x.
+// whose optimized objective (min recall) is 2x at the last step; the model
+// it keeps has every metric 1 − x and ψ 2(1 − x).
 func sweepSummary(x float64) *train.Summary {
 	objs := make([]float64, len(metric.Objectives()))
 	objs[metric.MinRecall.Index()] = 2 * x
 	r := metric.Report{MeanRecall: x, MinRecall: x, HMean: x, GMean: x, MinCoverage: x}
-	return &train.Summary{Steps: 100, Objective: metric.MinRecall, TestAfter: r, TestObjAfter: objs}
+	bo := make([]float64, len(objs))
+	bo[metric.MinRecall.Index()] = 2 * (1 - x)
+	br := metric.Report{MeanRecall: 1 - x, MinRecall: 1 - x, HMean: 1 - x, GMean: 1 - x, MinCoverage: 1 - x}
+	return &train.Summary{Steps: 100, Objective: metric.MinRecall, TestAfter: r, TestObjAfter: objs,
+		Best: &train.Best{Step: 50, Objective: metric.MinRecall, Test: br, TestObj: bo}}
 }
 
 // A sweep report is a table of the groups' mean ± sample std over seeds
@@ -50,14 +55,22 @@ func TestSweepReport(t *testing.T) {
 		{Key: []string{"a|b"}, Label: "policy=a|b", Members: 1},
 	}}
 	md, notes := SweepReport(res, SweepOptions{})
-	// selmix: values 0.2, 0.4, 0.6 → mean 0.4, sample std 0.2; ψ is 2x.
+	// selmix: values 0.2, 0.4, 0.6 → mean 0.4, sample std 0.2; ψ is 2x;
+	// at best 1 − x: 0.6 ± 0.2, ψ 1.2 ± 0.4. uniform: 0.5 either way.
+	// Ranked by ψ at best: selmix (1.2) above uniform (1.0), though at
+	// the last step uniform's 1.0 is above selmix's 0.8.
+	head := "| policy | n | ψ (optimized) | mean recall | min recall | H-mean | G-mean | min coverage |\n|---|---|---|---|---|---|---|---|\n"
 	for _, r := range []string{
 		"# Sweep sw1\n",
 		"7 members, 4 finished.",
-		"| policy | n | ψ (optimized) | mean recall | min recall | H-mean | G-mean | min coverage |",
-		"| selmix | 3/3 | 0.8000 ± 0.4000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 |",
-		"| uniform | 1/3 | 1.0000 | 0.5000 | 0.5000 | 0.5000 | 0.5000 | 0.5000 |",
-		`| a\|b | 0/1 | – | – | – | – | – | – |`,
+		"Ranked by ψ (optimized) on test at the best step (the model each run keeps), best first.\n",
+		"### Test at the best step (the model each run keeps)\n\n" + head +
+			"| selmix | 3/3 | 1.2000 ± 0.4000 | 0.6000 ± 0.2000 | 0.6000 ± 0.2000 | 0.6000 ± 0.2000 | 0.6000 ± 0.2000 | 0.6000 ± 0.2000 |\n" +
+			"| uniform | 1/3 | 1.0000 | 0.5000 | 0.5000 | 0.5000 | 0.5000 | 0.5000 |\n" +
+			`| a\|b | 0/1 | – | – | – | – | – | – |`,
+		"### Test at the last step\n\n" + head +
+			"| selmix | 3/3 | 0.8000 ± 0.4000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 | 0.4000 ± 0.2000 |\n" +
+			"| uniform | 1/3 | 1.0000 | 0.5000 | 0.5000 | 0.5000 | 0.5000 | 0.5000 |\n",
 	} {
 		if !strings.Contains(md, r) {
 			t.Errorf("report lacks %q:\n%s", r, md)

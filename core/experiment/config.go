@@ -135,11 +135,14 @@ type Finetune struct {
 // run does not collapse between refreshes: finetune.adapt = lr keeps each
 // interval's predicted change of ψ where it holds (docs/paper-suite.md:
 // the lowest validation mean recall at a refresh stays at 0.78–0.82
-// where the paper's fixed step falls to 0.42–0.57). configs/paper.toml
-// sets the paper's exact values back (adapt = "none").
+// where the paper's fixed step falls to 0.42–0.57); and one so that a
+// coverage constraint met on validation holds on test: finetune.cov_margin
+// = auto (docs/method.md). configs/paper.toml sets the paper's exact
+// values back (adapt = "none", cov_margin = 0).
 func Default() Config {
 	tc := train.DefaultConfig()
 	tc.Adapt = train.AdaptLR
+	tc.CovMargin = train.MarginAuto
 	return Config{
 		Seed: 1,
 		Data: Data{
@@ -195,15 +198,45 @@ func Parse(text, name string) (Config, error) {
 	return c, c.Validate()
 }
 
+// ParseRecorded parses the configuration a run was recorded with (its
+// config.toml, every key written out): a fine-tuning hyperparameter it
+// does not name did not exist when it ran, so it takes the engine's
+// default (train.DefaultHyper, what ran then), not the built-in
+// experiment's. A run recorded before finetune.cov_margin thus replays
+// with the paper's aim, as it ran.
+func ParseRecorded(text, name string) (Config, error) {
+	c := Default()
+	md, err := overlayMeta(&c, text, name)
+	if err != nil {
+		return c, err
+	}
+	d := train.DefaultHyper()
+	for _, key := range train.HyperKeys() {
+		if md.IsDefined("finetune", key) {
+			continue
+		}
+		v, _ := d.Get(key)
+		if err := c.Finetune.Hyper.Set(key, v); err != nil {
+			return c, fmt.Errorf("%s: finetune.%v", name, err) // DefaultHyper is valid
+		}
+	}
+	return c, c.Validate()
+}
+
 func overlay(c *Config, text, name string) error {
+	_, err := overlayMeta(c, text, name)
+	return err
+}
+
+func overlayMeta(c *Config, text, name string) (toml.MetaData, error) {
 	md, err := toml.Decode(text, c)
 	if err != nil {
-		return fmt.Errorf("%s: %v", name, err)
+		return md, fmt.Errorf("%s: %v", name, err)
 	}
 	if u := md.Undecoded(); len(u) > 0 {
-		return fmt.Errorf("%s: %s", name, unknownKey(u[0].String()))
+		return md, fmt.Errorf("%s: %s", name, unknownKey(u[0].String()))
 	}
-	return nil
+	return md, nil
 }
 
 // unknownKey says key is not one of the configuration's, and which it

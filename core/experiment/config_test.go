@@ -218,3 +218,53 @@ func TestWorkerSets(t *testing.T) {
 		})
 	}
 }
+
+// A configuration file that leaves cov_margin out takes the built-in
+// experiment's auto; a run's recorded config.toml that lacks it predates
+// the key and takes the engine's default, what ran then (0, the paper).
+// A bad cov_conf or cov_margin is refused naming the key.
+func TestCovMarginDefaults(t *testing.T) {
+	if got := Default().Finetune.CovMargin; got != train.MarginAuto {
+		t.Errorf("built-in cov_margin = %v, want auto", got)
+	}
+	user, err := Parse("[finetune]\nobjective = \"mean-recall@cov\"\n", "user.toml")
+	if err != nil || user.Finetune.CovMargin != train.MarginAuto {
+		t.Errorf("a user's file without cov_margin: %v, %v; want auto", user.Finetune.CovMargin, err)
+	}
+	old := Default()
+	old.Finetune.CovMargin = train.MarginAuto
+	var kept []string
+	for _, l := range strings.Split(old.Render(), "\n") {
+		if !strings.HasPrefix(l, "cov_margin") && !strings.HasPrefix(l, "cov_conf") {
+			kept = append(kept, l)
+		}
+	}
+	rec, err := ParseRecorded(strings.Join(kept, "\n"), "config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Finetune.CovMargin != 0 || rec.Finetune.CovConf != train.DefaultHyper().CovConf {
+		t.Errorf("a recorded config without the keys: cov_margin %v, cov_conf %v; want the engine's 0, %v", rec.Finetune.CovMargin, rec.Finetune.CovConf, train.DefaultHyper().CovConf)
+	}
+	if rec.Finetune.Adapt != train.AdaptLR {
+		t.Errorf("a recorded key (adapt = lr) read as %v", rec.Finetune.Adapt)
+	}
+	full, err := ParseRecorded(old.Render(), "config.toml")
+	if err != nil || full.Finetune.CovMargin != train.MarginAuto {
+		t.Errorf("a recorded config with cov_margin = auto: %v, %v", full.Finetune.CovMargin, err)
+	}
+	for _, tc := range []struct{ set, key string }{
+		{"finetune.cov_conf=1", "finetune.cov_conf"},
+		{"finetune.cov_conf=0", "finetune.cov_conf"},
+		{"finetune.cov_margin=-0.01", "finetune.cov_margin"},
+		{"finetune.cov_margin=sometimes", "finetune.cov_margin"},
+	} {
+		if _, err := Load("", []string{tc.set}); err == nil || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("--set %s: %v, want an error naming %s", tc.set, err, tc.key)
+		}
+	}
+	c, err := Load("", []string{"finetune.cov_margin=0.004"})
+	if err != nil || c.Finetune.CovMargin != 0.004 {
+		t.Errorf("--set finetune.cov_margin=0.004: %v, %v", c.Finetune.CovMargin, err)
+	}
+}

@@ -42,7 +42,7 @@ func toyLocal(t *testing.T, sp *data.Split, batch int) *Local {
 // bit (the same draws, the same arithmetic).
 func TestCSSTUniformIsCE(t *testing.T) {
 	C := mat.NewDense(2, 2, []float64{0.4, 0.1, 0.2, 0.3})
-	T, a, err := train.CSSTObjectiveLoss(metric.MeanRecall, C, nil, train.DefaultHyper().Params(2))
+	T, a, err := train.CSSTObjectiveLoss(metric.MeanRecall, C, nil, train.DefaultHyper().Params(2, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

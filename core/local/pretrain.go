@@ -32,7 +32,7 @@ type PretrainConfig struct {
 	// replaces LogitAdjust (docs/method.md, "Baselines").
 	CSST      bool
 	Objective metric.Objective
-	Params    func(K int) metric.Params `json:"-"` // the objective's parameters (Hyper.Params)
+	Params    func(K, n int) metric.Params `json:"-"` // the objective's parameters for K classes and n validation samples (Hyper.Params)
 }
 
 // PretrainProgress is reported after each epoch.
@@ -160,7 +160,7 @@ func newPretrainCSST(net *model.Net, sp *data.Split, c PretrainConfig) (*pretrai
 	}
 	p := metric.Params{}.WithDefaults(sp.K)
 	if c.Params != nil {
-		p = c.Params(sp.K)
+		p = c.Params(sp.K, sp.Val.N)
 	}
 	return &pretrainCSST{ev: ev, obj: c.Objective, p: p, tail: metric.TailSplit(counts)}, nil
 }

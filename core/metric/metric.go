@@ -194,6 +194,17 @@ type Params struct {
 	Tau float64
 	// LambdaMax is the largest coverage multiplier λ_max. Default 100.
 	LambdaMax float64
+
+	// The coverage margin: the coverage multipliers (and the optimized ψ)
+	// aim at α/K + δ_g instead of the bound α/K (docs/method.md, "The
+	// coverage margin"). With Conf > 0, δ_g is the margin a one-sided
+	// Wilson bound at confidence Conf gives N validation samples
+	// (CoverageMargin); else it is Margin for every constraint. Zero
+	// everywhere: no margin (the paper). The reported ψ of every objective
+	// (Values) keeps the bound α/K.
+	Conf   float64
+	N      int
+	Margin float64
 }
 
 // WithDefaults returns p with every zero field replaced by its default for K classes.
@@ -216,18 +227,80 @@ func (p Params) WithDefaults(K int) Params {
 	return p
 }
 
-// Validate reports an error if a field is negative or not finite.
+// Validate reports an error if a field is negative or not finite, if Conf
+// is not below 1, or if Conf is set without the validation size N.
 // Zero fields are valid: they stand for the defaults.
 func (p Params) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"Omega", p.Omega}, {"Alpha", p.Alpha}, {"Tau", p.Tau}, {"LambdaMax", p.LambdaMax}} {
+	}{{"Omega", p.Omega}, {"Alpha", p.Alpha}, {"Tau", p.Tau}, {"LambdaMax", p.LambdaMax}, {"Conf", p.Conf}, {"Margin", p.Margin}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 			return fmt.Errorf("metric: Params.%s = %v, want finite and non-negative", f.name, f.v)
 		}
 	}
+	if p.Conf >= 1 {
+		return fmt.Errorf("metric: Params.Conf = %v, want a confidence in (0, 1)", p.Conf)
+	}
+	if p.Conf > 0 && p.N < 1 {
+		return fmt.Errorf("metric: a coverage margin at confidence %v needs the validation size, got N = %d", p.Conf, p.N)
+	}
 	return nil
+}
+
+// Bound is the paper's coverage bound α/K: what a constraint is met
+// against wherever it is reported.
+func (p Params) Bound(K int) float64 { return p.WithDefaults(K).Alpha / float64(K) }
+
+// Aim is the coverage the multipliers aim at for a constraint over size
+// classes (1 for a class, |H| or |T| for a head/tail group): α/K + δ, and
+// never above 1/K. With a confidence, δ is the margin of a one-sided
+// Wilson bound on the group's share of the N validation predictions at its
+// target size·α/K, divided by size (the group's coverage is the mean over
+// its classes); otherwise the margin set by hand. The coverages sum to 1,
+// so an aim above 1/K cannot be met by every class (or both groups): its
+// multipliers would never fall to 0 and would only shrink ψ's normaliser;
+// the aim stops at 1/K, where every constraint can just hold
+// (docs/method.md, "The coverage margin"). Without a margin the aim is
+// α/K, whatever α. p must have its defaults (WithDefaults).
+func (p Params) Aim(K, size int) float64 {
+	bound := p.Alpha / float64(K)
+	var d float64
+	if p.Conf > 0 {
+		d = CoverageMargin(bound*float64(size), p.N, p.Conf) / float64(size)
+	} else {
+		d = p.Margin
+	}
+	if d == 0 {
+		return bound
+	}
+	return max(bound, min(bound+d, 1/float64(K)))
+}
+
+// CoverageMargin is how far above c a share measured on n samples must
+// be for a one-sided Wilson (score) bound at confidence conf to put the
+// true share at c or above:
+//
+//	δ = z_conf·sqrt(c(1 − c)/n),  z_conf = Φ⁻¹(conf).
+//
+// The Wilson lower bound of an observed share ĉ is the smallest p with
+// (ĉ − p)² ≤ z²p(1 − p)/n, so it reaches c exactly at ĉ = c + δ: the
+// variance is taken at the target, not at the observed share (Wald's),
+// so δ is a constant of the run (docs/method.md, "The coverage margin").
+// It panics unless 0 < conf < 1, 0 ≤ c ≤ 1 and n ≥ 1.
+func CoverageMargin(c float64, n int, conf float64) float64 {
+	if !(conf > 0 && conf < 1) || !(c >= 0 && c <= 1) || n < 1 {
+		panic(fmt.Sprintf("metric: CoverageMargin(%v, %d, %v)", c, n, conf))
+	}
+	z := math.Sqrt2 * math.Erfinv(2*conf-1)
+	return z * math.Sqrt(c*(1-c)/float64(n))
+}
+
+// noMargin is p aiming at the bound itself: the paper's ψ, which every
+// reported value uses.
+func (p Params) noMargin() Params {
+	p.Conf, p.N, p.Margin = 0, 0, 0
+	return p
 }
 
 // sumTol is how far the total of C and each row's prior may be off,

@@ -18,9 +18,11 @@ const eps = 1e-7
 //
 //	soft min of recalls:      K values, softmax(−ω·rec)
 //	soft min of head/tail:    (λ_H, λ_T) = softmax(−ω·(recall_H, recall_T))
-//	class coverage:           K values, λ_j = max(0, λ_max·(1 − exp((cov_j − α/K)/τ)))
+//	class coverage:           K values, λ_j = max(0, λ_max·(1 − exp((cov_j − a_j)/τ)))
 //	head/tail coverage:       (λ_H, λ_T) by the same rule, cov_g = mean cov_j over g
 //
+// where a_g = α/K + δ_g is the constraint's aim (Params.Aim; α/K without
+// a margin).
 // An objective with none gets nil. Zero fields of p take their defaults.
 // tail nil means TailSplit(r.Prior); a tail that leaves a group empty is a
 // programming error here (NewReport has rejected it) and panics.
@@ -40,12 +42,14 @@ func Multipliers(obj Objective, r Report, tail []bool, p Params) []float64 {
 	}
 	switch s.Constraint {
 	case ClassCoverage:
+		a := p.Aim(r.K, 1)
 		for _, c := range r.Coverage {
-			l = append(l, covLambda(c, r.K, p))
+			l = append(l, covLambda(c, a, p))
 		}
 	case GroupCoverage:
 		h, t := groupMeans(r.Coverage, tail)
-		l = append(l, covLambda(h, r.K, p), covLambda(t, r.K, p))
+		nh, nt := groupSizes(tail)
+		l = append(l, covLambda(h, p.Aim(r.K, nh), p), covLambda(t, p.Aim(r.K, nt), p))
 	}
 	return l
 }
@@ -68,16 +72,17 @@ func softmin(x []float64, omega float64) []float64 {
 	return w
 }
 
-// covLambda is the coverage multiplier of a coverage c; exp overflowing to
-// +Inf for a well-covered class still gives max(0, −Inf) = 0.
-func covLambda(c float64, K int, p Params) float64 {
-	return math.Max(0, p.LambdaMax*(1-math.Exp((c-p.Alpha/float64(K))/p.Tau)))
+// covLambda is the coverage multiplier of a coverage c aiming at aim; exp
+// overflowing to +Inf for a well-covered class still gives max(0, −Inf) = 0.
+func covLambda(c, aim float64, p Params) float64 {
+	return math.Max(0, p.LambdaMax*(1-math.Exp((c-aim)/p.Tau)))
 }
 
 // Psi evaluates ψ_obj at C with the multipliers held fixed at lambda (as
 // returned by Multipliers; constants for the derivative). Where ψ uses the
 // G-mean or H-mean, recalls are clamped below at 1e-7. Coverage objectives
-// are [base + Σ_g λ_g (cov_g − α/K)] / (max_g λ_g + 1).
+// are [base + Σ_g λ_g (cov_g − a_g)] / (max_g λ_g + 1), a_g the aim
+// (Params.Aim: α/K + δ_g; α/K itself without a margin).
 //
 // Psi returns an error if C fails Check, p or lambda hold a negative or
 // non-finite value, or a head/tail objective gets a split with an empty
@@ -269,10 +274,10 @@ func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (
 		}
 	}
 
-	target := p.Alpha / float64(K)
 	var pen, lmax float64
 	switch spec.Constraint {
 	case ClassCoverage:
+		target := p.Aim(K, 1)
 		t.mu = make([]float64, K)
 		for j, l := range lc {
 			pen += l * (st.cov[j] - target)
@@ -282,7 +287,7 @@ func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (
 	case GroupCoverage:
 		// Σ_g λ_g·cov_g = Σ_j μ_j·cov_j with μ_j = λ_g(j)/|g(j)|.
 		ch, ct := groupMeans(st.cov, tail)
-		pen = lc[0]*(ch-target) + lc[1]*(ct-target)
+		pen = lc[0]*(ch-p.Aim(K, nh)) + lc[1]*(ct-p.Aim(K, nt))
 		lmax = max(lc[0], lc[1])
 		t.mu = make([]float64, K)
 		for j := range t.mu {
@@ -371,8 +376,10 @@ func Linearize(dst *mat.Dense, obj Objective, C mat.Matrix, tail []bool, lambda 
 }
 
 // Values returns ψ of every objective, in Objectives() order, at C, each
-// with its own multipliers: what Evaluate(o, …).Psi gives for each o,
-// without computing any D. Errors and tail are as for Evaluate.
+// with its own multipliers: what Evaluate(o, …).Psi gives for each o
+// without a coverage margin, without computing any D. These are the
+// reported values: a constraint's ψ keeps the paper's bound α/K whatever
+// margin the optimizer aims with. Errors and tail are as for Evaluate.
 func Values(C mat.Matrix, tail []bool, p Params) ([]float64, error) {
 	st, err := load(C, nil)
 	if err != nil {
@@ -381,6 +388,7 @@ func Values(C mat.Matrix, tail []bool, p Params) ([]float64, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	p = p.noMargin()
 	if tail, err = resolveTail(tail, st.prior); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,31 @@ type Report struct {
 	Worst int
 }
 
+// CoverageMet is how many classes have a coverage of at least bound (to
+// 10⁻⁹: coverages are counts over N), the class constraints of the @cov
+// objectives met at r when bound is α/K.
+func (r Report) CoverageMet(bound float64) int {
+	n := 0
+	for _, c := range r.Coverage {
+		if c >= bound-1e-9 {
+			n++
+		}
+	}
+	return n
+}
+
+// HTCoverageMet is how many of the head and the tail have a mean coverage
+// of at least bound: the constraints of the @ht-cov objectives (of 2).
+func (r Report) HTCoverageMet(bound float64) int {
+	n := 0
+	for _, c := range []float64{r.HeadCoverage, r.TailCoverage} {
+		if c >= bound-1e-9 {
+			n++
+		}
+	}
+	return n
+}
+
 // NewReport validates C with Check and computes its Report. tail marks the
 // tail classes (see TailSplit); nil means TailSplit of the prior. NewReport
 // panics if tail is not nil and its length differs from the size of C, and

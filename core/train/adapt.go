@@ -110,7 +110,7 @@ func (e *Engine) adapt() []Control {
 		if n == e.hyper.Refresh {
 			return nil
 		}
-		c = Control{Op: OpSet, Key: "refresh", Value: strconv.Itoa(n), Auto: true}
+		c = Control{Op: OpSet, Key: "refresh", Value: strconv.Itoa(n), Source: SourceAdapt}
 	case AdaptLR:
 		f := 1.0
 		if r := reach(a.BaseRefresh, 1); r > a.Radius {
@@ -120,7 +120,7 @@ func (e *Engine) adapt() []Control {
 		if lr == e.hyper.LR {
 			return nil
 		}
-		c = Control{Op: OpSet, Key: "lr", Value: strconv.FormatFloat(lr, 'g', -1, 64), Auto: true}
+		c = Control{Op: OpSet, Key: "lr", Value: strconv.FormatFloat(lr, 'g', -1, 64), Source: SourceAdapt}
 	}
 	return []Control{c}
 }

@@ -85,13 +85,16 @@ type controlState struct {
 	Key   string `json:"key,omitempty"`
 	Value string `json:"value,omitempty"`
 	At    int    `json:"at"`
-	Auto  bool   `json:"auto,omitempty"`
+	// Auto is written for adapt's controls so that an older selmix
+	// still skips them; Source says who asked (absent before sources).
+	Auto   bool   `json:"auto,omitempty"`
+	Source string `json:"source,omitempty"`
 }
 
 func controlStates(cs []Control) []controlState {
 	var out []controlState
 	for _, c := range cs {
-		out = append(out, controlState{Op: c.Op.String(), Key: c.Key, Value: c.Value, At: c.At, Auto: c.Auto})
+		out = append(out, controlState{Op: c.Op.String(), Key: c.Key, Value: c.Value, At: c.At, Auto: c.Auto(), Source: string(c.Source)})
 	}
 	return out
 }
@@ -103,7 +106,7 @@ func (st *engineState) controls() ([]Control, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: pending control: %v", ErrCheckpoint, err)
 		}
-		out = append(out, Control{Op: op, Key: c.Key, Value: c.Value, At: c.At, Auto: c.Auto})
+		out = append(out, Control{Op: op, Key: c.Key, Value: c.Value, At: c.At, Source: SourceOf(c.Source, c.Auto)})
 	}
 	return out, nil
 }

@@ -197,12 +197,22 @@ func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
 	cfg.Adapt, cfg.Policy = adapt, policy
-	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "3", At: 25}, {Op: train.OpSet, Key: "batch", Value: "8", At: 44}}
+	// Scheduled controls: a checkpoint before their step keeps them
+	// pending with their source (the events compare sources too).
+	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "3", At: 25, Source: train.SourceSchedule}, {Op: train.OpSet, Key: "batch", Value: "8", At: 44, Source: train.SourceSchedule}}
 	ref := runToy(t, cfg, ctl)
+	for _, s := range ref.events {
+		if s.Ack != nil && s.Ack.Control.Key == "s" && s.Ack.Control.Source != train.SourceSchedule {
+			t.Fatalf("ack of a scheduled control has source %q", s.Ack.Control.Source)
+		}
+		if s.Ack != nil && s.Ack.Control.Auto() && (s.Ack.Control.Key != "lr" && s.Ack.Control.Key != "refresh") {
+			t.Fatalf("adapt changed %s", s.Ack.Control.Key)
+		}
+	}
 	if adapt != train.AdaptNone {
 		auto := 0
 		for _, s := range ref.events {
-			if s.Ack != nil && s.Ack.Control.Auto {
+			if s.Ack != nil && s.Ack.Control.Auto() {
 				auto++
 			}
 		}

@@ -39,10 +39,39 @@ type Control struct {
 	Op         Op
 	Key, Value string
 	At         int
-	// Auto marks the engine's own controls (finetune.adapt): logged like
-	// a researcher's, but a replay or resume recomputes them rather than
-	// sending them again.
-	Auto bool `json:",omitempty"`
+	// Source says who asked for it (SourceUser, …); "" where a record
+	// predates sources and did not say.
+	Source ControlSource `json:",omitempty"`
+}
+
+// ControlSource is who asked for a Control.
+type ControlSource string
+
+const (
+	// SourceUser: the researcher, live (the workbench, a control client).
+	SourceUser ControlSource = "user"
+	// SourceSchedule: planned before the run started, at its step (the
+	// --set of a fork, applied where the fork begins).
+	SourceSchedule ControlSource = "schedule"
+	// SourceAdapt: the engine's own (finetune.adapt). Logged, never drawn
+	// as a researcher's control; a replay or resume recomputes it rather
+	// than sending it again.
+	SourceAdapt ControlSource = "adapt"
+	// SourceReplay: a control of the run being replayed, sent again at
+	// its step by selmix replay.
+	SourceReplay ControlSource = "replay"
+)
+
+// Auto reports whether c is the engine's own control (finetune.adapt).
+func (c Control) Auto() bool { return c.Source == SourceAdapt }
+
+// Tagged is c as the logs show it, with its source unless the researcher
+// sent it live (or the record does not say): "set lr=0.001 (adapt)".
+func (c Control) Tagged() string {
+	if c.Source == "" || c.Source == SourceUser {
+		return c.String()
+	}
+	return fmt.Sprintf("%s (%s)", c, c.Source)
 }
 
 func (c Control) String() string {
@@ -58,4 +87,17 @@ type Ack struct {
 	Control Control
 	Step    int
 	Err     string
+}
+
+// SourceOf is the source a record states, or for a record written before
+// sources, SourceAdapt where it marked the control auto and "" (not said)
+// otherwise.
+func SourceOf(source string, auto bool) ControlSource {
+	if source != "" {
+		return ControlSource(source)
+	}
+	if auto {
+		return SourceAdapt
+	}
+	return ""
 }

@@ -359,6 +359,7 @@ func (e *Engine) summary(valAfter metric.Report, start time.Time) (*Summary, err
 		TestObjBefore: e.testObjBef, TestObjAfter: testObjAfter,
 		Best:    e.best.clone(),
 		Seconds: time.Since(start).Seconds(),
+		Alpha:   e.hyper.Params(e.K, 0).Alpha,
 	}, nil
 }
 
@@ -463,7 +464,7 @@ func (e *Engine) applyControls() bool {
 		case OpSet:
 			if err := e.set(c.Key, c.Value); err != nil {
 				ack.Err = err.Error()
-			} else if !c.Auto {
+			} else if !c.Auto() {
 				e.ad.userSet(e.hyper, c.Key)
 			}
 		default:

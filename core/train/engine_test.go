@@ -3,6 +3,7 @@ package train_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -286,7 +287,7 @@ func eventKeys(evs []train.Snapshot) []string {
 	for _, s := range evs {
 		k := fmt.Sprintf("%v@%d", s.Kind, s.Step)
 		if s.Ack != nil {
-			k += " " + s.Ack.Control.String()
+			k += " " + s.Ack.Control.Tagged() // its source too: a resume keeps it
 		}
 		if r := s.Refresh; r != nil {
 			k += fmt.Sprintf(" psi=%v", r.Psi)
@@ -333,7 +334,7 @@ func TestAdaptBounds(t *testing.T) {
 		r := runToy(t, cfg, nil)
 		n := 0
 		for _, s := range r.events {
-			if s.Ack == nil || !s.Ack.Control.Auto {
+			if s.Ack == nil || !s.Ack.Control.Auto() {
 				continue
 			}
 			n++
@@ -393,5 +394,44 @@ func TestTrainRequestAhead(t *testing.T) {
 	}
 	if !reflect.DeepEqual(rec.got, want) {
 		t.Errorf("runs of steps (start, steps, ahead)\n got %v\nwant %v", rec.got, want)
+	}
+}
+
+// The coverage margin from the validation size: the engine's multipliers
+// at a refresh are those of α/K + δ with δ from the trainer's validation
+// count (what a worker reports as well), and ψ is the paper's at that
+// stricter aim; the reported values of every objective keep α/K.
+func TestCovMarginAutoUsesValidationSize(t *testing.T) {
+	cfg := toyConfig()
+	// τ = 1: multipliers far from saturation, so each depends on the aim.
+	cfg.Objective, cfg.CovMargin, cfg.CovConf, cfg.Alpha, cfg.Tau, cfg.Steps = metric.MeanRecallCov, train.MarginAuto, 0.9, 0.8, 1.0, 20
+	sp := toySplit(4, 6, 90, 1)
+	tr := toyLocal(t, sp, cfg.Batch)
+	n := tr.Info().Val
+	r := runToy(t, cfg, nil)
+	seen, between := 0, 0 // refreshes, multipliers that depend on the aim
+	for _, s := range r.events {
+		rf := s.Refresh
+		if s.Kind != train.KindRefresh || rf == nil {
+			continue
+		}
+		seen++
+		rep := rf.Report
+		aim := min(0.2+metric.CoverageMargin(0.2, n, 0.9), 0.25) // α/K = 0.2
+		for j, c := range rep.Coverage {
+			want := math.Max(0, 100*(1-math.Exp((c-aim)/1.0)))
+			if want > 0 {
+				between++ // below the aim: λ depends on it
+			}
+			if math.Abs(rf.Lambda[j]-want) > 1e-9 {
+				t.Errorf("step %d: λ[%d] = %v, want %v (coverage %v, aim %v from %d validation samples)", rf.Step, j, rf.Lambda[j], want, c, aim, n)
+			}
+		}
+		if got := metric.MeanRecallCov.In(rf.Objectives); math.Abs(got-rf.Psi) < 1e-12 && rep.MinCoverage < aim {
+			t.Errorf("step %d: reported ψ@cov %v equals the optimized ψ %v though the aim is above α/K", rf.Step, got, rf.Psi)
+		}
+	}
+	if seen == 0 || n == 0 || between == 0 {
+		t.Fatalf("%d refreshes, %d validation samples, %d multipliers below the aim: the test says nothing", seen, n, between)
 	}
 }

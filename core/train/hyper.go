@@ -1,6 +1,7 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -27,6 +28,8 @@ type Hyper struct {
 	Alpha     float64          `toml:"alpha" json:"alpha" doc:"coverage constraint cov_j ≥ α/K"`
 	Tau       float64          `toml:"tau" json:"tau" doc:"coverage multiplier temperature τ"`
 	LambdaMax float64          `toml:"lambda_max" json:"lambda_max" doc:"largest coverage multiplier λ_max"`
+	CovMargin Margin           `toml:"cov_margin" json:"cov_margin" doc:"coverage objectives (@cov, @ht-cov): the multipliers aim at α/K + δ on validation so the bound holds on new data: auto = δ from cov_conf and the validation size (the built-in default) | δ by hand ≥ 0 (0 = the paper: α/K exactly); ψ and 'k of K met' keep α/K (docs/method.md)"`
+	CovConf   float64          `toml:"cov_conf" json:"cov_conf" doc:"confidence in (0, 1) of the one-sided Wilson bound on a class's validation coverage that sets δ when cov_margin = auto"`
 	LR        float64          `toml:"lr" json:"lr" doc:"head learning rate η (the backbone takes η/10), cosine to 0"`
 	BetaMin   float64          `toml:"beta_min" json:"beta_min" doc:"β ~ U[beta_min, 1]"`
 	Refresh   int              `toml:"refresh" json:"refresh" doc:"steps between refreshes of G and P"`
@@ -47,6 +50,8 @@ func DefaultHyper() Hyper {
 		Alpha:     0.95,
 		Tau:       0.01,
 		LambdaMax: 100,
+		CovMargin: 0, // the paper aims at α/K; the built-in experiment sets auto
+		CovConf:   0.95,
 		LR:        3e-3,
 		BetaMin:   0.6,
 		Refresh:   50,
@@ -58,9 +63,29 @@ func DefaultHyper() Hyper {
 	}
 }
 
-// Params are the objective parameters for K classes.
-func (h Hyper) Params(K int) metric.Params {
-	return metric.Params{Omega: h.Omega, Alpha: h.Alpha, Tau: h.Tau, LambdaMax: h.LambdaMax}.WithDefaults(K)
+// Params are the objective parameters for K classes measured on n
+// validation samples (the coverage margin needs n; docs/method.md).
+func (h Hyper) Params(K, n int) metric.Params {
+	p := metric.Params{Omega: h.Omega, Alpha: h.Alpha, Tau: h.Tau, LambdaMax: h.LambdaMax}
+	if h.CovMargin == MarginAuto {
+		p.Conf, p.N = h.CovConf, n
+	} else {
+		p.Margin = float64(h.CovMargin)
+	}
+	return p.WithDefaults(K)
+}
+
+// UnmarshalJSON reads hyperparameters over DefaultHyper, so a record or a
+// checkpoint written before a key existed reads as it ran: those keys'
+// engine defaults are what ran then (cov_margin 0, the paper's aim).
+func (h *Hyper) UnmarshalJSON(b []byte) error {
+	type plain Hyper
+	d := DefaultHyper()
+	if err := json.Unmarshal(b, (*plain)(&d)); err != nil {
+		return err
+	}
+	*h = d
+	return nil
 }
 
 // param is one hyperparameter: how to read it from text (controls are
@@ -149,6 +174,8 @@ var params = []param{
 	floatParam("alpha", "", "α", true, func(h *Hyper) *float64 { return &h.Alpha }, unit, "a number in [0, 1]"),
 	floatParam("tau", "", "τ", true, func(h *Hyper) *float64 { return &h.Tau }, positive, "a number > 0"),
 	floatParam("lambda_max", "lambda-max", "λ_max", true, func(h *Hyper) *float64 { return &h.LambdaMax }, nonNegative, "a number ≥ 0"),
+	choiceParam("cov_margin", "δ cov", true, func(h *Hyper) *Margin { return &h.CovMargin }, ParseMargin, Margin.String),
+	floatParam("cov_conf", "", "q cov", true, func(h *Hyper) *float64 { return &h.CovConf }, func(x float64) bool { return x > 0 && x < 1 }, "a confidence in (0, 1)"),
 	floatParam("lr", "", "η", false, func(h *Hyper) *float64 { return &h.LR }, func(x float64) bool { return x > 0 && x < 10 }, "a number in (0, 10)"),
 	floatParam("beta_min", "beta-min", "β_min", true, func(h *Hyper) *float64 { return &h.BetaMin }, unit, "a number in [0, 1]"),
 	intParam("refresh", "refresh", func(h *Hyper) *int { return &h.Refresh }, 1_000_000),
@@ -183,7 +210,7 @@ func canonical(key string) string {
 // (docs/method.md). The engine and the workbench both ask here.
 func ChangesPsi(key string) bool {
 	switch canonical(key) {
-	case "objective", "omega", "alpha", "tau", "lambda_max":
+	case "objective", "omega", "alpha", "tau", "lambda_max", "cov_margin", "cov_conf":
 		return true
 	}
 	return false

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ func TestHyperSetGetRoundTrip(t *testing.T) {
 		"objective": "hmean@cov", "policy": "greedy", "form": "official", "s": "2.5", "omega": "30",
 		"alpha": "0.9", "tau": "0.05", "lambda_max": "50", "lr": "0.01", "beta_min": "0.7",
 		"refresh": "25", "batch": "64", "gain_norm": "max", "adapt": "lr", "las_head": "0.4", "las_tail": "0.1",
+		"cov_margin": "auto", "cov_conf": "0.9",
 	}
 	if len(sets) != len(HyperKeys()) {
 		t.Fatalf("test covers %d keys, Hyper has %d", len(sets), len(HyperKeys()))
@@ -117,7 +119,7 @@ func TestHyperCSSTNeedsLinearObjective(t *testing.T) {
 // ChangesPsi knows each key by its name and its alias, and only the keys
 // that make ψ another function.
 func TestChangesPsi(t *testing.T) {
-	for _, k := range []string{"objective", "omega", "alpha", "tau", "lambda_max", "lambda-max"} {
+	for _, k := range []string{"objective", "omega", "alpha", "tau", "lambda_max", "lambda-max", "cov_margin", "cov_conf"} {
 		if !ChangesPsi(k) {
 			t.Errorf("ChangesPsi(%q) = false, want true", k)
 		}
@@ -126,5 +128,58 @@ func TestChangesPsi(t *testing.T) {
 		if ChangesPsi(k) {
 			t.Errorf("ChangesPsi(%q) = true, want false", k)
 		}
+	}
+}
+
+// The coverage margin's keys: auto or a number ≥ 0, a confidence in
+// (0, 1); a bad value is refused naming the key, and Params carries the
+// margin the engine's metric needs (auto: the confidence and n).
+func TestCovMarginKeys(t *testing.T) {
+	for _, tc := range []struct{ key, val string }{
+		{"cov_margin", "-0.01"}, {"cov_margin", "often"}, {"cov_margin", "NaN"}, {"cov_margin", "Inf"},
+		{"cov_conf", "0"}, {"cov_conf", "1"}, {"cov_conf", "-0.5"}, {"cov_conf", "1.5"},
+	} {
+		h := DefaultHyper()
+		err := h.Set(tc.key, tc.val)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.key+": ") {
+			t.Errorf("Set(%s, %s) = %v, want an error naming %s", tc.key, tc.val, err, tc.key)
+		}
+		if h != DefaultHyper() {
+			t.Errorf("Set(%s, %s) changed h on error", tc.key, tc.val)
+		}
+	}
+	h := DefaultHyper()
+	if h.CovMargin != 0 {
+		t.Errorf("the engine's default cov_margin = %v, want 0 (the paper)", h.CovMargin)
+	}
+	if p := h.Params(10, 5000); p.Conf != 0 || p.Margin != 0 {
+		t.Errorf("Params with cov_margin 0: %+v, want no margin", p)
+	}
+	h.CovMargin = 0.004
+	if p := h.Params(10, 5000); p.Conf != 0 || p.Margin != 0.004 {
+		t.Errorf("Params with cov_margin 0.004: %+v", p)
+	}
+	h.CovMargin, h.CovConf = MarginAuto, 0.9
+	if p := h.Params(10, 5000); p.Conf != 0.9 || p.N != 5000 || p.Margin != 0 {
+		t.Errorf("Params with cov_margin auto: %+v, want Conf 0.9 and N 5000", p)
+	}
+	// JSON (records, checkpoints) says "auto" and reads absent keys as the
+	// engine's defaults: what ran before the key existed.
+	b, err := json.Marshal(h)
+	if err != nil || !strings.Contains(string(b), `"cov_margin":"auto"`) {
+		t.Errorf("json %s, %v: want cov_margin \"auto\"", b, err)
+	}
+	var back Hyper
+	if err := json.Unmarshal(b, &back); err != nil || back != h {
+		t.Errorf("round trip %+v, %v; want %+v", back, err, h)
+	}
+	var old Hyper
+	if err := json.Unmarshal([]byte(`{"objective":"mean-recall@cov","s":5}`), &old); err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultHyper()
+	want.Objective, want.S = metric.MeanRecallCov, 5
+	if old != want {
+		t.Errorf("a record without the new keys reads %+v, want the defaults %+v", old, want)
 	}
 }

@@ -31,7 +31,7 @@ func (e *Engine) testReport() (metric.Report, []float64, error) {
 	if err != nil {
 		return metric.Report{}, nil, err
 	}
-	v, err := metric.Values(ev.C, e.tail, e.hyper.Params(e.K))
+	v, err := metric.Values(ev.C, e.tail, e.hyper.Params(e.K, e.info.Val))
 	return r, v, err
 }
 
@@ -126,7 +126,7 @@ func (e *Engine) refresh() error {
 // metrics at a later step).
 func (e *Engine) recompute() error {
 	es := e.es
-	d, err := Decide(&e.gc, Stats{C: es.C, Z: es.Z, W: es.W, B: es.b, Tail: e.tail}, e.hyper)
+	d, err := Decide(&e.gc, Stats{C: es.C, Z: es.Z, W: es.W, B: es.b, Tail: e.tail, N: e.info.Val}, e.hyper)
 	if err != nil {
 		return fmt.Errorf("validation at step %d: %w", e.step, err)
 	}
@@ -151,11 +151,13 @@ func (e *Engine) recompute() error {
 
 // Stats is what a refresh measured on the validation set: the joint
 // confusion matrix C, the class centroids Z (K×d), the head W (d×K) and b,
-// and the tail classes.
+// the tail classes and the number of validation samples (the coverage
+// margin's n; 0 where unknown, which a margin from cov_conf refuses).
 type Stats struct {
 	C, Z, W *mat.Dense
 	B       []float64
 	Tail    []bool
+	N       int
 }
 
 // Decision is what a refresh derives from its statistics.
@@ -173,7 +175,7 @@ func Decide(gc *gain.Computer, st Stats, h Hyper) (*Decision, error) {
 		gc = new(gain.Computer)
 	}
 	K, _ := st.C.Dims()
-	p := h.Params(K)
+	p := h.Params(K, st.N)
 	ev, err := metric.Evaluate(h.Objective, st.C, st.Tail, p)
 	if err != nil {
 		return nil, err

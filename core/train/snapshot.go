@@ -96,4 +96,9 @@ type Summary struct {
 	// objective, with its test metrics; nil if no refresh took one.
 	Best    *Best
 	Seconds float64
+	// Alpha is the α of the coverage bound α/K at the end, what the
+	// constraints are counted against ("k of K met"). It is not recorded
+	// apart: a run's reader takes it from its last refresh (0: unknown,
+	// read as the default 0.95).
+	Alpha float64
 }

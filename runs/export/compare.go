@@ -13,8 +13,9 @@ import (
 // Comparison is runs side by side, as runs compare prints it: the config
 // keys whose values differ, and for every metric the final, best
 // (largest), smallest and largest value over the refreshes on validation
-// and the value before and after fine-tuning on test. Each list holds
-// one entry per run, in the order given.
+// and on test the value before fine-tuning, after it (the last step) and
+// at the best step (the model the run keeps). Each list holds one entry
+// per run, in the order given.
 type Comparison struct {
 	Runs   []ComparedRun `json:"runs"`
 	Config []ConfigDiff  `json:"config"`
@@ -22,11 +23,13 @@ type Comparison struct {
 	Test   []TestSeries  `json:"test"`
 }
 
-// ComparedRun names a run of a comparison.
+// ComparedRun names a run of a comparison; BestStep is the step of the
+// model it keeps (null if it kept none).
 type ComparedRun struct {
-	ID   string   `json:"id"`
-	Name string   `json:"name"`
-	Tags []string `json:"tags"`
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	Tags     []string `json:"tags"`
+	BestStep *int     `json:"best_step"`
 }
 
 // ConfigDiff is a config key whose value differs between the runs;
@@ -51,17 +54,19 @@ type ValStats struct {
 	Max   record.Num `json:"max"`
 }
 
-// TestSeries is one metric on test before and after fine-tuning; a run
-// that has not finished has null.
+// TestSeries is one metric on test before and after fine-tuning and at
+// the best step; a run that has not finished has null.
 type TestSeries struct {
 	Metric string         `json:"metric"`
 	Runs   []*BeforeAfter `json:"runs"`
 }
 
-// BeforeAfter is a test metric before and after fine-tuning.
+// BeforeAfter is a test metric before fine-tuning, after it (the last
+// step) and at the best step (the kept model; NaN if the run kept none).
 type BeforeAfter struct {
 	Before record.Num `json:"before"`
 	After  record.Num `json:"after"`
+	Best   record.Num `json:"best"`
 }
 
 // CompareMetrics are the metrics a comparison summarises: ψ, every
@@ -80,7 +85,12 @@ func CompareMetrics() []string {
 func Compare(rs []Recorded) Comparison {
 	var c Comparison
 	for _, r := range rs {
-		c.Runs = append(c.Runs, ComparedRun{ID: r.Meta.ID, Name: r.Meta.Name, Tags: append([]string{}, r.Meta.Tags...)})
+		cr := ComparedRun{ID: r.Meta.ID, Name: r.Meta.Name, Tags: append([]string{}, r.Meta.Tags...)}
+		if f := r.Hist.Final; f != nil && f.Best != nil {
+			step := f.Best.Step
+			cr.BestStep = &step
+		}
+		c.Runs = append(c.Runs, cr)
 	}
 	cfgs := make([]Config, len(rs))
 	for i, r := range rs {
@@ -108,7 +118,7 @@ func Compare(rs []Recorded) Comparison {
 	}
 	// Every metric's values over each run's refreshes, and on test.
 	val := make([]map[string][]float64, len(rs))
-	test := make([]map[string][2]float64, len(rs))
+	test := make([]map[string][3]float64, len(rs))
 	for i, r := range rs {
 		val[i] = map[string][]float64{}
 		for j := range r.Hist.Refreshes {
@@ -119,15 +129,22 @@ func Compare(rs []Recorded) Comparison {
 			}
 		}
 		if r.Hist.Final != nil {
-			test[i] = map[string][2]float64{}
+			test[i] = map[string][3]float64{}
 			for p := range Final(r.Hist) {
 				if p.Class < 0 {
 					v := test[i][p.Metric]
+					v[2] = math.NaN()
 					if p.Step == 0 {
 						v[0] = p.Value
 					} else {
 						v[1] = p.Value
 					}
+					test[i][p.Metric] = v
+				}
+			}
+			for p := range AtBest(r.Hist) {
+				if v, ok := test[i][p.Metric]; ok && p.Class < 0 {
+					v[2] = p.Value
 					test[i][p.Metric] = v
 				}
 			}
@@ -146,7 +163,7 @@ func Compare(rs []Recorded) Comparison {
 		for i := range rs {
 			var ba *BeforeAfter
 			if v, ok := test[i][m]; ok {
-				ba = &BeforeAfter{record.Num(v[0]), record.Num(v[1])}
+				ba = &BeforeAfter{record.Num(v[0]), record.Num(v[1]), record.Num(v[2])}
 			}
 			ts.Runs = append(ts.Runs, ba)
 		}
@@ -178,7 +195,9 @@ func summarize(v []float64) ValStats {
 // WriteCSV writes c as one CSV table with a column per run: the header
 // "section,metric,stat,<run id>…", then a row per config key that
 // differs (section config, no stat), per validation metric and stat
-// (final, best, min, max) and per test metric and stat (before, after).
+// (final, best, min, max) and per test metric and stat (before, after,
+// best: at the best step, the model the run keeps), then the row
+// "run,best_step" with each run's best step.
 // A cell is empty where a run has no value; numbers are written as the
 // shortest text that reads back to the same float64, or NaN, inf, -inf.
 func (c Comparison) WriteCSV(w io.Writer) error {
@@ -218,16 +237,23 @@ func (c Comparison) WriteCSV(w io.Writer) error {
 		}
 	}
 	for _, s := range c.Test {
-		for j, stat := range []string{"before", "after"} {
+		for j, stat := range []string{"before", "after", "best"} {
 			cells := make([]string, len(s.Runs))
 			for i, v := range s.Runs {
 				if v != nil {
-					cells[i] = FormatFloat(float64([]record.Num{v.Before, v.After}[j]))
+					cells[i] = FormatFloat(float64([]record.Num{v.Before, v.After, v.Best}[j]))
 				}
 			}
 			row("test", s.Metric, stat, cells)
 		}
 	}
+	cells := make([]string, len(c.Runs))
+	for i, r := range c.Runs {
+		if r.BestStep != nil {
+			cells[i] = strconv.Itoa(*r.BestStep)
+		}
+	}
+	row("run", "best_step", "", cells)
 	cw.Flush()
 	return cw.Error()
 }

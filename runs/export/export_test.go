@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"selmix/core/metric"
+	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/runstest"
 )
@@ -109,7 +111,7 @@ func TestCompare(t *testing.T) {
 	if strings.Join(recs[0], ",") != "section,metric,stat,"+rs[0].Meta.ID+","+rs[1].Meta.ID {
 		t.Errorf("header %q", recs[0])
 	}
-	if want := 1 + len(c.Config) + 4*len(c.Val) + 2*len(c.Test); len(recs) != want {
+	if want := 1 + len(c.Config) + 4*len(c.Val) + 3*len(c.Test) + 1; len(recs) != want {
 		t.Errorf("%d rows, want %d", len(recs), want)
 	}
 	for _, rec := range recs {
@@ -188,5 +190,64 @@ func TestLoadBadConfig(t *testing.T) {
 	}
 	if _, err := Load(r); err == nil || !strings.Contains(err.Error(), filepath.Join(dst, "config.toml")+": ") {
 		t.Errorf("Load with a broken config.toml: %v, want an error naming %s", err, filepath.Join(dst, "config.toml"))
+	}
+}
+
+// Test at best: a run that kept a model has its test numbers at the best
+// step beside the last step's, in the structure, the JSON and the CSV;
+// one that kept none has NaN (JSON) and empty cells (CSV).
+func TestCompareAtBest(t *testing.T) {
+	rs := loadRuns(t)
+	f := rs[0].Hist.Final
+	rep := f.TestBefore
+	rep.MeanRecall, rep.MinCoverage = 0.4321, 0.0123
+	objs := make([]float64, len(f.TestObjAfter))
+	for i := range objs {
+		objs[i] = 0.01 * float64(i+1)
+	}
+	step := rs[0].Hist.Refreshes[1].Step
+	f.Best = &train.Best{Step: step, Objective: metric.MinRecall, Psi: 0.5, Val: f.ValAfter, Test: rep, TestObj: objs}
+	c := Compare(rs)
+	if c.Runs[0].BestStep == nil || *c.Runs[0].BestStep != step || c.Runs[1].BestStep != nil {
+		t.Errorf("best steps %v, %v; want %d and none", c.Runs[0].BestStep, c.Runs[1].BestStep, step)
+	}
+	got := map[string]*BeforeAfter{}
+	for _, s := range c.Test {
+		got[s.Metric] = s.Runs[0]
+		if b := s.Runs[1]; b == nil || !math.IsNaN(float64(b.Best)) {
+			t.Errorf("%s: run without a kept model has best %v, want NaN", s.Metric, b)
+		}
+	}
+	for m, want := range map[string]float64{"metrics/mean_recall": 0.4321, "metrics/min_coverage": 0.0123, "objectives/mean-recall": 0.01, "objectives/min-recall": 0.02} {
+		if b := got[m]; b == nil || float64(b.Best) != want || float64(b.After) == want {
+			t.Errorf("%s: %+v, want best %v apart from after", m, b, want)
+		}
+	}
+	js, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"best_step":`+strconv.Itoa(step)) || !strings.Contains(string(js), `"best":0.4321`) {
+		t.Errorf("JSON lacks the best step or the test at best: %.300s", js)
+	}
+	var buf bytes.Buffer
+	if err := c.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sawBest, sawStep bool
+	for _, rec := range recs {
+		switch {
+		case rec[0] == "test" && rec[1] == "metrics/mean_recall" && rec[2] == "best":
+			sawBest = rec[3] == "0.4321" && rec[4] == "NaN"
+		case rec[0] == "run" && rec[1] == "best_step":
+			sawStep = rec[3] == strconv.Itoa(step) && rec[4] == ""
+		}
+	}
+	if !sawBest || !sawStep {
+		t.Errorf("CSV: test at best row %v, best_step row %v:\n%s", sawBest, sawStep, buf.String())
 	}
 }

@@ -21,6 +21,9 @@ import (
 const (
 	Val  = "val"  // every refresh's evaluation on the validation set
 	Test = "test" // the test set: before fine-tuning (step 0) and after it (the last step)
+	// TestBest is the test set at the best step: the model a run keeps
+	// (its best validation ψ of the optimized objective; docs/method.md).
+	TestBest = "test_best"
 )
 
 // Metric names (docs/run-format.md, "Exports"): a Point's Metric is one
@@ -90,7 +93,8 @@ func ScalarMetrics() []string {
 }
 
 // Points yields every number of a history: each refresh's (Refresh), then
-// the test set's before and after fine-tuning if the run finished (Final).
+// the test set's before and after fine-tuning if the run finished (Final),
+// then the test set at the best step (AtBest).
 func Points(h *record.History) iter.Seq[Point] {
 	return func(yield func(Point) bool) {
 		for i := range h.Refreshes {
@@ -105,6 +109,36 @@ func Points(h *record.History) iter.Seq[Point] {
 				return
 			}
 		}
+		for p := range AtBest(h) {
+			if !yield(p) {
+				return
+			}
+		}
+	}
+}
+
+// AtBest yields the test set's numbers of the model a finished run keeps,
+// split TestBest at the best step, as Final yields them: every objective's
+// ψ, every reported metric, the per-class recall and coverage. Nothing for
+// a run that has not finished or kept none (record.best off, or written
+// before selmix kept one).
+func AtBest(h *record.History) iter.Seq[Point] {
+	return func(yield func(Point) bool) {
+		if h.Final == nil || h.Final.Best == nil {
+			return
+		}
+		b := h.Final.Best
+		var t time.Time
+		for i := range h.Refreshes {
+			if h.Refreshes[i].Step == b.Step {
+				t = h.Refreshes[i].Time
+				break
+			}
+		}
+		at := func(name string, class int, v float64) bool {
+			return yield(Point{Split: TestBest, Step: b.Step, Time: t, Metric: name, Class: class, Value: v})
+		}
+		_ = objectives(b.TestObj, at) && reported(&b.Test, at) && perClass(&b.Test, at)
 	}
 }
 

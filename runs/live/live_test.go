@@ -216,8 +216,10 @@ func TestDialRefuses(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
-	if c, err := decodeControl([]byte(`{"op":"set","key":"s","value":"3","at":50,"auto":true}`)); err != nil || c.Key != "s" || c.At != 0 || c.Auto || c.Op != train.OpSet {
-		t.Errorf("valid control: %+v, %v; want set s with At and Auto cleared", c, err)
+	for _, line := range []string{`{"op":"set","key":"s","value":"3","at":50,"auto":true}`, `{"op":"set","key":"s","value":"3","at":50,"source":"replay"}`} {
+		if c, err := decodeControl([]byte(line)); err != nil || c.Key != "s" || c.At != 0 || c.Source != train.SourceUser || c.Op != train.OpSet {
+			t.Errorf("valid control %s: %+v, %v; want set s at no step from the user", line, c, err)
+		}
 	}
 	for _, bad := range []string{`{"op":"jump"}`, `{"op":4}`, `{"Op":4,"Key":"s","Value":"3"}`, `{"key":"s"}`, `not json`} {
 		if _, err := decodeControl([]byte(bad)); err == nil {

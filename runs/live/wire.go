@@ -159,8 +159,8 @@ func decodeHello(b []byte) (h Hello, ok bool, err error) {
 // decodeControl parses one control line from a client: a control record
 // as the log keeps them ({"op":"set","key":"s","value":"20"}). Clients
 // change the run now, never at a chosen step, and their controls are
-// never the engine's own: At and Auto are cleared, and step and error
-// ignored. A line without "op" is refused.
+// the researcher's: At is cleared, the source is user, and step and
+// error ignored. A line without "op" is refused.
 func decodeControl(b []byte) (train.Control, error) {
 	var d record.ControlData
 	if err := json.Unmarshal(b, &d); err != nil {
@@ -174,7 +174,7 @@ func decodeControl(b []byte) (train.Control, error) {
 		return train.Control{}, fmt.Errorf("bad control: %v", err)
 	}
 	ctl := a.Control
-	ctl.At, ctl.Auto = 0, false
+	ctl.At, ctl.Source = 0, train.SourceUser
 	return ctl, nil
 }
 

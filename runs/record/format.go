@@ -233,13 +233,17 @@ type ControlData struct {
 	At    int    `json:"at,omitempty"` // the step it was asked for (replay, fork), if any
 	Step  int    `json:"step"`
 	Error string `json:"error,omitempty"`
-	// Auto marks the engine's own controls (finetune.adapt): a replay or
-	// resume recomputes them rather than sending them again.
+	// Source is who asked for it: user, schedule, adapt or replay
+	// (docs/run-format.md); absent in records written before sources.
+	Source string `json:"source,omitempty"`
+	// Auto marks the engine's own controls (finetune.adapt, source
+	// adapt): a replay or resume recomputes them rather than sending them
+	// again. Written beside source so that an older selmix still knows.
 	Auto bool `json:"auto,omitempty"`
 }
 
 func ControlRecord(a train.Ack) ControlData {
-	return ControlData{Op: a.Control.Op.String(), Key: a.Control.Key, Value: a.Control.Value, At: a.Control.At, Step: a.Step, Error: a.Err, Auto: a.Control.Auto}
+	return ControlData{Op: a.Control.Op.String(), Key: a.Control.Key, Value: a.Control.Value, At: a.Control.At, Step: a.Step, Error: a.Err, Source: string(a.Control.Source), Auto: a.Control.Auto()}
 }
 
 func (d ControlData) Ack() (train.Ack, error) {
@@ -247,7 +251,7 @@ func (d ControlData) Ack() (train.Ack, error) {
 	if err != nil {
 		return train.Ack{}, err
 	}
-	return train.Ack{Control: train.Control{Op: op, Key: d.Key, Value: d.Value, At: d.At, Auto: d.Auto}, Step: d.Step, Err: d.Error}, nil
+	return train.Ack{Control: train.Control{Op: op, Key: d.Key, Value: d.Value, At: d.At, Source: train.SourceOf(d.Source, d.Auto)}, Step: d.Step, Err: d.Error}, nil
 }
 
 // SummaryData is the payload of final and stop events and the content of

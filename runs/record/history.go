@@ -10,6 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
 )
@@ -320,6 +321,12 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 			return err
 		}
 		s := d.Summary()
+		if n := len(h.Refreshes); n > 0 {
+			// α is not in the summary: the last refresh's, as the engine
+			// reports it (its default for 0).
+			rf := &h.Refreshes[n-1]
+			s.Alpha = metric.Params{Alpha: rf.Hyper.Alpha}.WithDefaults(max(rf.Stats.K, 2)).Alpha
+		}
 		if ev.Kind == KindFinal {
 			h.Final, h.FinalTime = &s, eventTime(ev)
 		} else {
@@ -442,7 +449,7 @@ func (h *History) Replayable(after int, withStop bool) []train.Control {
 	var out []train.Control
 	for _, a := range h.Controls {
 		op := a.Control.Op
-		if a.Err != "" || a.Control.Auto || a.Step <= after || !(op == train.OpSet || (withStop && op == train.OpStop)) {
+		if a.Err != "" || a.Control.Auto() || a.Step <= after || !(op == train.OpSet || (withStop && op == train.OpStop)) {
 			continue
 		}
 		c := a.Control

@@ -279,8 +279,8 @@ func TestSnapshots(t *testing.T) {
 func TestReplayableSkipsAuto(t *testing.T) {
 	h := &History{Controls: []train.Ack{
 		{Control: train.Control{Op: train.OpSet, Key: "s", Value: "3"}, Step: 10},
-		{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.001", Auto: true}, Step: 50},
-		{Control: train.Control{Op: train.OpSet, Key: "refresh", Value: "5", Auto: true}, Step: 50},
+		{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.001", Source: train.SourceAdapt}, Step: 50},
+		{Control: train.Control{Op: train.OpSet, Key: "refresh", Value: "5", Source: train.SourceAdapt}, Step: 50},
 	}}
 	got := h.Replayable(-1, true)
 	if len(got) != 1 || got[0].Key != "s" || got[0].At != 10 {
@@ -317,6 +317,43 @@ func TestEventTimes(t *testing.T) {
 		}
 		if i != len(h.Refreshes) || i == 0 {
 			t.Errorf("%d refresh events, %d refreshes", i, len(h.Refreshes))
+		}
+	}
+}
+
+// A control event records who asked for it; a record written before
+// sources reads adapt where it said auto and nothing otherwise, and an
+// adapt control still says auto for an older selmix.
+func TestControlSource(t *testing.T) {
+	for _, src := range []train.ControlSource{train.SourceUser, train.SourceSchedule, train.SourceAdapt, train.SourceReplay} {
+		a := train.Ack{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.001", Source: src}, Step: 50}
+		d := ControlRecord(a)
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"source":"`+string(src)+`"`) || strings.Contains(string(b), `"auto":true`) != (src == train.SourceAdapt) {
+			t.Errorf("%s: record %s", src, b)
+		}
+		var back ControlData
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		got, err := back.Ack()
+		if err != nil || got != a {
+			t.Errorf("%s: round trip %+v, %v; want %+v", src, got, err, a)
+		}
+	}
+	for line, want := range map[string]train.ControlSource{
+		`{"op":"set","key":"lr","value":"0.001","step":50,"auto":true}`: train.SourceAdapt,
+		`{"op":"set","key":"s","value":"3","step":50}`:                  "",
+	} {
+		var d ControlData
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatal(err)
+		}
+		if a, err := d.Ack(); err != nil || a.Control.Source != want {
+			t.Errorf("old record %s: source %q, %v; want %q", line, a.Control.Source, err, want)
 		}
 	}
 }

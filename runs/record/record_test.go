@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"selmix/core/experiment"
+	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
 )
@@ -102,6 +103,11 @@ func TestRecordLoadRoundTrip(t *testing.T) {
 		t.Errorf("controls %+v, want %+v", h.Controls, *snaps[1].Ack)
 	}
 	wantSum := *snaps[len(snaps)-1].Summary
+	// α is not in the summary: the reader takes the last refresh's.
+	wantSum.Alpha = metric.Params{Alpha: h.Refreshes[len(h.Refreshes)-1].Hyper.Alpha}.WithDefaults(K).Alpha
+	if wantSum.Alpha == 0 {
+		t.Fatal("no α from the last refresh")
+	}
 	if h.Final == nil || !reflect.DeepEqual(*h.Final, wantSum) {
 		t.Errorf("final summary:\n got %+v\nwant %+v", h.Final, wantSum)
 	}
@@ -117,7 +123,9 @@ func TestRecordLoadRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(b, &sd); err != nil {
 		t.Fatal(err)
 	}
-	if got := sd.Summary(); !reflect.DeepEqual(got, wantSum) {
+	noAlpha := wantSum
+	noAlpha.Alpha = 0 // summary.json does not hold α (0: the default)
+	if got := sd.Summary(); !reflect.DeepEqual(got, noAlpha) {
 		t.Errorf("summary.json decodes to %+v", got)
 	}
 	// The log holds no matrix and no per-class vector of a refresh.

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 
 	"selmix/core/metric"
 	"selmix/runs/export"
@@ -34,7 +36,7 @@ type value func(i int, rep func(metric.Report) float64, obj int) float64
 // per run under its id and one value per cell: the config keys that
 // differ, every reported metric and ψ at the last refresh and at its best
 // over the refreshes (validation), and on the test set before and after
-// fine-tuning.
+// fine-tuning and at the best step (the model the run keeps).
 func Compare(w io.Writer, rs []export.Recorded) error {
 	var g grid
 	perRun := func(label string, f func(i int) string) {
@@ -57,6 +59,15 @@ func Compare(w io.Writer, rs []export.Recorded) error {
 		for _, m := range reported {
 			perRun(m.name, func(i int) string { return num4(v(i, m.get, -1)) })
 		}
+		// The classes at coverage ≥ α/K, of K: the @cov constraints met.
+		perRun(metRow, func(i int) string {
+			alpha, K := alphaOf(rs[i]), 0
+			n := v(i, func(r metric.Report) float64 { K = r.K; return float64(r.CoverageMet(bound(alpha, r.K))) }, -1)
+			if math.IsNaN(n) || K == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%d/%d", int(n), K)
+		})
 		for k, o := range metric.Objectives() {
 			perRun("ψ "+string(o), func(i int) string { return num4(v(i, nil, k)) })
 		}
@@ -64,9 +75,17 @@ func Compare(w io.Writer, rs []export.Recorded) error {
 	each("validation, last refresh", valStat(rs, func(v []float64) float64 { return v[len(v)-1] }))
 	each("validation, best over refreshes", valStat(rs, func(v []float64) float64 { return slices.Max(v) }))
 	each("test, before fine-tuning", testValue(rs, false))
-	each("test, after fine-tuning", testValue(rs, true))
+	each("test, after fine-tuning (the last step)", testValue(rs, true))
 	g.row("")
-	g.row("- : not recorded (a run that has not finished has no test values)")
+	perRun("best step", func(i int) string {
+		if f := rs[i].Hist.Final; f != nil && f.Best != nil {
+			return strconv.Itoa(f.Best.Step)
+		}
+		return "-"
+	})
+	each("test, at the best step (the model the run keeps)", testBest(rs))
+	g.row("")
+	g.row("- : not recorded (a run that has not finished has no test values; one that kept no model, none at best)")
 	return g.write(w)
 }
 
@@ -120,6 +139,35 @@ func valStat(rs []export.Recorded, pick func(vals []float64) float64) value {
 			return math.NaN()
 		}
 		return pick(vals)
+	}
+}
+
+// alphaOf is the α of a run's coverage bound: at its end, else at its
+// last refresh; 0 (the default) if neither says.
+func alphaOf(r export.Recorded) float64 {
+	if f := r.Hist.Final; f != nil && f.Alpha > 0 {
+		return f.Alpha
+	}
+	if n := len(r.Hist.Refreshes); n > 0 {
+		return r.Hist.Refreshes[n-1].Hyper.Alpha
+	}
+	return 0
+}
+
+// testBest is a metric on test at the best step: the model the run keeps.
+func testBest(rs []export.Recorded) value {
+	return func(i int, rep func(metric.Report) float64, obj int) float64 {
+		f := rs[i].Hist.Final
+		if f == nil || f.Best == nil {
+			return math.NaN()
+		}
+		switch {
+		case rep != nil:
+			return rep(f.Best.Test)
+		case obj < len(f.Best.TestObj):
+			return f.Best.TestObj[obj]
+		}
+		return math.NaN()
 	}
 }
 

@@ -34,7 +34,7 @@ func Progress(ctx context.Context, w io.Writer, src train.Source, quiet bool) {
 			}
 		case train.KindControl:
 			if s.Ack != nil {
-				safetext.Fprintf(w, "step %5d  control %s", s.Step, s.Ack.Control)
+				safetext.Fprintf(w, "step %5d  control %s", s.Step, s.Ack.Control.Tagged())
 				if s.Ack.Err != "" {
 					safetext.Fprintf(w, " refused: %s", s.Ack.Err)
 				}

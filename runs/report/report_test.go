@@ -3,11 +3,15 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/export"
@@ -97,6 +101,21 @@ func TestShow(t *testing.T) {
 	if strings.Contains(b.String(), "metric") {
 		t.Errorf("Show printed the summary, which is the caller's:\n%s", b.String())
 	}
+
+	// Sources: a scheduled control says so; finetune.adapt's changes are
+	// counted and summarised apart, not listed as the researcher's.
+	h.Controls = append([]train.Ack{{Control: train.Control{Op: train.OpSet, Key: "batch", Value: "64", Source: train.SourceSchedule}, Step: 20}}, h.Controls...)
+	for i, lr := range []string{"0.0029", "0.0021", "0.0015"} {
+		h.Controls = append(h.Controls, train.Ack{Control: train.Control{Op: train.OpSet, Key: "lr", Value: lr, Source: train.SourceAdapt}, Step: 50 * (i + 1)})
+	}
+	b.Reset()
+	Show(&b, r, h)
+	want := "events    11 refreshes, 6 controls (3 by finetune.adapt), 1 starts\n" +
+		"  step     20  set batch=64 (schedule)\n  step     80  set s=30\n  step    140  set lr=0.001\n" +
+		"  adapt        lr: 3 changes from step 50 to 150, last 0.0015\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("Show lacks %q:\n%s", want, b.String())
+	}
 }
 
 func TestShowJSON(t *testing.T) {
@@ -139,6 +158,12 @@ func TestCompare(t *testing.T) {
 		}
 		rs = append(rs, e)
 	}
+	// The fixtures predate the kept model: the first keeps one at step 20
+	// whose test mean recall is 0.4321.
+	f := rs[0].Hist.Final
+	rep := f.TestBefore
+	rep.MeanRecall = 0.4321
+	f.Best = &train.Best{Step: 20, Test: rep, TestObj: f.TestObjBefore}
 	var b bytes.Buffer
 	if err := Compare(&b, rs); err != nil {
 		t.Fatal(err)
@@ -148,11 +173,29 @@ func TestCompare(t *testing.T) {
 		"run                     20261123-1200-819c  20261123-1201-c986\n",
 		"config (keys that differ)\nfinetune.policy                     selmix             uniform\n\nvalidation, last refresh\n",
 		"worst recall                        0.4780              0.4540\n",
-		"\n- : not recorded (a run that has not finished has no test values)\n",
+		"test, after fine-tuning (the last step)\nmean recall                         0.7925              0.8295\n",
+		"best step                               20                   -\n",
+		"test, at the best step (the model the run keeps)\nmean recall                         0.4321                   -\n",
+		"\n- : not recorded (a run that has not finished has no test values; one that kept no model, none at best)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Compare lacks %q:\n%s", want, out)
 		}
+	}
+	// The classes at coverage ≥ α/K on test after fine-tuning, counted
+	// here from the runs' own coverages against 0.95/K.
+	var cells []string
+	for _, r := range rs {
+		n := 0
+		for _, c := range r.Hist.Final.TestAfter.Coverage {
+			if c >= 0.95/float64(r.Hist.Final.TestAfter.K)-1e-9 {
+				n++
+			}
+		}
+		cells = append(cells, fmt.Sprintf("%d/%d", n, r.Hist.Final.TestAfter.K))
+	}
+	if want := regexp.MustCompile(`test, after fine-tuning \(the last step\)\n(?:.*\n)*?coverage ≥ α/K met +` + cells[0] + ` +` + cells[1] + `\n`); !want.MatchString(out) {
+		t.Errorf("Compare lacks the row of constraints met on test (%v):\n%s", cells, out)
 	}
 	b.Reset()
 	if err := Compare(&b, rs[:1]); err != nil || !strings.Contains(b.String(), "config (keys that differ)\n(none)\n") {
@@ -221,5 +264,56 @@ func TestWriteJSONEscapesC1(t *testing.T) {
 	}
 	if got, want := b.String(), "{\n  \"name\": \"x\\u009b31m\\u007f\"\n}\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// Constraints read as constraints: every summary counts the classes at
+// coverage ≥ α/K in each column, and a run that optimized a coverage
+// objective says, against the bound, whether it held on validation at the
+// end (first) and how it stands on test and at the best step.
+func TestSummaryConstraint(t *testing.T) {
+	// K = 4, α = 0.8: α/K = 0.2. Validation at the end: 3 of 4 (0.19 short).
+	rep := func(cov ...float64) metric.Report {
+		r := metric.Report{K: len(cov), Coverage: cov, MinCoverage: slices.Min(cov)}
+		r.HeadCoverage, r.TailCoverage = (cov[0]+cov[1]+cov[2])/3, cov[3]
+		r.MinHTCoverage = min(r.HeadCoverage, r.TailCoverage)
+		return r
+	}
+	objs := make([]float64, len(metric.Objectives()))
+	s := &train.Summary{Steps: 100, Objective: metric.MeanRecallCov, Alpha: 0.8, TestObjBefore: objs, TestObjAfter: objs,
+		ValBefore: rep(0.4, 0.3, 0.2, 0.1), ValAfter: rep(0.3, 0.26, 0.25, 0.19), TestBefore: rep(0.4, 0.3, 0.2, 0.1), TestAfter: rep(0.25, 0.25, 0.25, 0.25),
+		Best: &train.Best{Step: 60, Objective: metric.MeanRecallCov, Val: rep(0.3, 0.25, 0.25, 0.2), Test: rep(0.31, 0.3, 0.2, 0.1999999999), TestObj: objs}}
+	var b bytes.Buffer
+	Summary(&b, s, 0)
+	out := b.String()
+	for _, want := range []string{
+		"coverage ≥ α/K met         3/4        3/4          4/4          3/4         4/4           4/4",
+		"constraint: coverage ≥ α/K = 0.2000 (every class) UNMET on validation at the end: validation 3 of 4 met, min coverage 0.1900; test 4 of 4 met, min coverage 0.2500\n" +
+			"  at best (step 60): validation 4 of 4 met, min coverage 0.2000; test 4 of 4 met, min coverage 0.2000\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	// Head/tail: head 0.27, tail 0.19 at the end on validation: 1 of 2.
+	s.Objective = metric.MeanRecallHTCov
+	b.Reset()
+	Summary(&b, s, 0)
+	if want := "constraint: coverage ≥ α/K = 0.2000 (head and tail) UNMET on validation at the end: validation 1 of 2 met, min head/tail coverage 0.1900;"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+	// Met on validation: it says so; an objective without a constraint
+	// has no constraint line; α unknown (0) is the default 0.95.
+	s.Objective, s.ValAfter = metric.MeanRecallCov, rep(0.25, 0.25, 0.25, 0.25)
+	b.Reset()
+	Summary(&b, s, 0)
+	if !strings.Contains(b.String(), "(every class) met on validation at the end: validation 4 of 4 met") {
+		t.Errorf("met constraint:\n%s", b.String())
+	}
+	s.Objective, s.Alpha = metric.MinRecall, 0
+	b.Reset()
+	Summary(&b, s, 0)
+	if strings.Contains(b.String(), "constraint:") || !strings.Contains(b.String(), "coverage ≥ α/K met         2/4        4/4          3/4          2/4         4/4           2/4") {
+		t.Errorf("min-recall with the default α (0.2375):\n%s", b.String())
 	}
 }

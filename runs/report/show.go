@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"selmix/core/safetext"
@@ -53,13 +54,45 @@ func Show(w io.Writer, r *runs.Run, h *record.History) {
 // events writes the counts of h's events, every control with its refusal
 // and every error and warning.
 func events(w io.Writer, h *record.History) {
-	fmt.Fprintf(w, "events    %d refreshes, %d controls, %d starts\n", len(h.Refreshes), len(h.Controls), len(h.Starts))
+	// finetune.adapt's changes are the engine's, not the researcher's:
+	// counted and summarised by key apart from the others.
+	type adaptKey struct {
+		key, last   string
+		n, from, to int
+	}
+	var adapt []*adaptKey
 	for _, a := range h.Controls {
+		if a.Control.Auto() {
+			i := slices.IndexFunc(adapt, func(k *adaptKey) bool { return k.key == a.Control.Key })
+			if i < 0 {
+				adapt = append(adapt, &adaptKey{key: a.Control.Key, from: a.Step})
+				i = len(adapt) - 1
+			}
+			k := adapt[i]
+			k.n, k.to, k.last = k.n+1, a.Step, a.Control.Value
+		}
+	}
+	nAdapt := 0
+	for _, k := range adapt {
+		nAdapt += k.n
+	}
+	byAdapt := ""
+	if nAdapt > 0 {
+		byAdapt = fmt.Sprintf(" (%d by finetune.adapt)", nAdapt)
+	}
+	fmt.Fprintf(w, "events    %d refreshes, %d controls%s, %d starts\n", len(h.Refreshes), len(h.Controls), byAdapt, len(h.Starts))
+	for _, a := range h.Controls {
+		if a.Control.Auto() {
+			continue
+		}
 		msg := ""
 		if a.Err != "" {
 			msg = " (refused: " + a.Err + ")"
 		}
-		safetext.Fprintf(w, "  step %6d  %s%s\n", a.Step, a.Control, msg)
+		safetext.Fprintf(w, "  step %6d  %s%s\n", a.Step, a.Control.Tagged(), msg)
+	}
+	for _, k := range adapt {
+		safetext.Fprintf(w, "  adapt        %s: %d changes from step %d to %d, last %s\n", k.key, k.n, k.from, k.to, k.last)
 	}
 	for _, e := range h.Errors {
 		safetext.Fprintf(w, "error     %s\n", e.Err)

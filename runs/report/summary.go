@@ -9,6 +9,9 @@ import (
 	"selmix/core/train"
 )
 
+// metRow heads the row of the classes at coverage ≥ α/K.
+const metRow = "coverage ≥ α/K met"
+
 // Summary writes s, the summary of a session that began at step from (0
 // for a run's first; a resume's checkpoint step otherwise), as the
 // before/after table of every reported metric and ψ of every objective
@@ -26,11 +29,14 @@ func Summary(w io.Writer, s *train.Summary, from int) {
 			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(b.Val),
 				r.get(s.TestBefore), r.get(s.TestAfter), r.get(b.Test))
 		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", metRow, met(s.ValBefore, s.Alpha), met(s.ValAfter, s.Alpha), met(b.Val, s.Alpha),
+			met(s.TestBefore, s.Alpha), met(s.TestAfter, s.Alpha), met(b.Test, s.Alpha))
 	} else {
 		fmt.Fprintf(tw, "metric\tval before\tval after\ttest before\ttest after\t\n")
 		for _, r := range reported {
 			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(s.TestBefore), r.get(s.TestAfter))
 		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", metRow, met(s.ValBefore, s.Alpha), met(s.ValAfter, s.Alpha), met(s.TestBefore, s.Alpha), met(s.TestAfter, s.Alpha))
 	}
 	for i, o := range metric.Objectives() {
 		mark := ""
@@ -47,6 +53,7 @@ func Summary(w io.Writer, s *train.Summary, from int) {
 		fmt.Fprintf(tw, "ψ %s%s\t\t\t%.4f\t%.4f\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i])
 	}
 	tw.Flush()
+	Constraint(w, s)
 	if b != nil {
 		fmt.Fprintf(w, "best: ψ %s %.4f on validation at step %d (the best checkpoint: export-head --best, fork --at best)\n", b.Objective, b.Psi, b.Step)
 		if b.Objective != s.Objective {

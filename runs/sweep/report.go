@@ -1,7 +1,9 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -17,19 +19,26 @@ import (
 const SeedKey = "seed"
 
 // ResultColumn is one test metric of a finished run's final summary, after
-// fine-tuning and before it (the pre-trained model): the columns of a
-// sweep's report (viz.SweepReport) and of the paper suite's tables
-// (bench.PaperReport).
+// fine-tuning (the last step), before it (the pre-trained model) and at
+// the best step (the model the run keeps; NaN where it kept none): the
+// columns of a sweep's report (viz.SweepReport) and of the paper suite's
+// tables (bench.PaperReport).
 type ResultColumn struct {
-	Name          string // as a sweep's report heads it
-	Short         string // as the paper suite's wider tables head it
-	After, Before func(s *train.Summary) float64
+	Name                string // as a sweep's report heads it
+	Short               string // as the paper suite's wider tables head it
+	After, Before, Best func(s *train.Summary) float64
 }
 
 func reportColumn(name, short string, f func(metric.Report) float64) ResultColumn {
 	return ResultColumn{name, short,
 		func(s *train.Summary) float64 { return f(s.TestAfter) },
-		func(s *train.Summary) float64 { return f(s.TestBefore) }}
+		func(s *train.Summary) float64 { return f(s.TestBefore) },
+		func(s *train.Summary) float64 {
+			if s.Best == nil {
+				return math.NaN()
+			}
+			return f(s.Best.Test)
+		}}
 }
 
 // ObjectiveColumn is ψ of objective o.
@@ -37,13 +46,26 @@ func ObjectiveColumn(o metric.Objective) ResultColumn {
 	name := "ψ " + string(o)
 	return ResultColumn{name, name,
 		func(s *train.Summary) float64 { return o.In(s.TestObjAfter) },
-		func(s *train.Summary) float64 { return o.In(s.TestObjBefore) }}
+		func(s *train.Summary) float64 { return o.In(s.TestObjBefore) },
+		func(s *train.Summary) float64 {
+			if s.Best == nil {
+				return math.NaN()
+			}
+			return o.In(s.Best.TestObj)
+		}}
 }
 
-// OptimizedColumn is ψ of the objective the run optimized.
+// OptimizedColumn is ψ of the objective the run optimized (at best: the
+// one the kept model was judged on).
 var OptimizedColumn = ResultColumn{"ψ (optimized)", "ψ optimized",
 	func(s *train.Summary) float64 { return s.Objective.In(s.TestObjAfter) },
-	func(s *train.Summary) float64 { return s.Objective.In(s.TestObjBefore) }}
+	func(s *train.Summary) float64 { return s.Objective.In(s.TestObjBefore) },
+	func(s *train.Summary) float64 {
+		if s.Best == nil {
+			return math.NaN()
+		}
+		return s.Best.Objective.In(s.Best.TestObj)
+	}}
 
 // MetricColumns are the metrics of metric.Report the reports show.
 var MetricColumns = []ResultColumn{
@@ -150,6 +172,28 @@ func (s *Sweep) Results() (*Results, error) {
 	return res, nil
 }
 
+// RankedBy names what Ranked orders by, for a report to say.
+var RankedBy = OptimizedColumn.Name + " on test at the best step (the model each run keeps)"
+
+// Ranked orders the groups by the mean over their finished members of
+// the optimized ψ on test at the best step, highest first; groups with no
+// such value (none finished, or none kept a model) go last, in their order.
+func (r *Results) Ranked() []*Group {
+	key := func(g *Group) float64 {
+		xs := make([]float64, len(g.Summaries))
+		for k, s := range g.Summaries {
+			xs[k] = OptimizedColumn.Best(s)
+		}
+		if xs = Known(xs); len(xs) == 0 {
+			return math.Inf(-1)
+		}
+		return stat.Mean(xs, nil)
+	}
+	out := slices.Clone(r.Groups)
+	slices.SortStableFunc(out, func(a, b *Group) int { return cmp.Compare(key(b), key(a)) })
+	return out
+}
+
 // label names a group in figure legends: "objective=min-recall policy=greedy".
 func label(s *Sweep, keyCols []int, key []string) string {
 	var parts []string
@@ -160,6 +204,12 @@ func label(s *Sweep, keyCols []int, key []string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// Known drops the NaN of xs: the members that have no value (at best:
+// those that kept no model).
+func Known(xs []float64) []float64 {
+	return slices.DeleteFunc(slices.Clone(xs), math.IsNaN)
 }
 
 // MeanStd formats xs as "mean ± sample std", the mean alone for one

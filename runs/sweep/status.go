@@ -30,20 +30,24 @@ func (c Category) String() string {
 
 // MemberStatus is one member as the run store (and Slurm) see it.
 type MemberStatus struct {
-	Index    int
-	Values   []string // per column, for display
-	RunID    string   // "" before its run exists
-	State    string   // the run's effective status; "" without a run
-	Slurm    string   // its latest array task's state; "" when unknown or local
-	Step     int
-	Total    int       // 0 when unknown
-	Psi      float64   // ψ at the last refresh (validation); NaN before one
-	Best     float64   // best ψ so far; NaN before a refresh
-	History  []float64 // ψ at every refresh
-	Category Category
-	Active   bool     // running or queued: it changes without anyone acting
-	Err      string   // what kept its state from being read
-	GPUs     []string // the GPUs it runs (or ran) on, as CUDA_VISIBLE_DEVICES names them; nil when unknown
+	Index   int
+	Values  []string // per column, for display
+	RunID   string   // "" before its run exists
+	State   string   // the run's effective status; "" without a run
+	Slurm   string   // its latest array task's state; "" when unknown or local
+	Step    int
+	Total   int       // 0 when unknown
+	Psi     float64   // ψ at the last refresh (validation); NaN before one
+	Best    float64   // best ψ so far; NaN before a refresh
+	History []float64 // ψ at every refresh
+	// TestEnd and TestBest are the optimized ψ on test at the last step
+	// and at the best step (the model the run keeps); NaN until the run
+	// finished (and, at best, if it kept none).
+	TestEnd, TestBest float64
+	Category          Category
+	Active            bool     // running or queued: it changes without anyone acting
+	Err               string   // what kept its state from being read
+	GPUs              []string // the GPUs it runs (or ran) on, as CUDA_VISIBLE_DEVICES names them; nil when unknown
 }
 
 // Status is a sweep's members now.
@@ -108,6 +112,8 @@ type logCache struct {
 	meta    runs.Meta // run.json when the log was read
 	total   int
 	history []float64
+	// the optimized ψ on test at the end and at the best step (NaN: none)
+	testEnd, testBest float64
 }
 
 // NewReader reads s; cl is asked for the array tasks' states when s has
@@ -139,7 +145,7 @@ func (r *Reader) Status(ctx context.Context) (*Status, error) {
 		return nil, err
 	}
 	for i, m := range s.Members {
-		ms := MemberStatus{Index: i, Psi: math.NaN(), Best: math.NaN(), Slurm: tasks[i]}
+		ms := MemberStatus{Index: i, Psi: math.NaN(), Best: math.NaN(), TestEnd: math.NaN(), TestBest: math.NaN(), Slurm: tasks[i]}
 		for _, v := range m.Vary {
 			ms.Values = append(ms.Values, Display(v))
 		}
@@ -156,6 +162,7 @@ func (r *Reader) Status(ctx context.Context) (*Status, error) {
 				ms.Err = err.Error()
 			} else {
 				ms.Total, ms.History = lc.total, lc.history
+				ms.TestEnd, ms.TestBest = lc.testEnd, lc.testBest
 				if n := len(lc.history); n > 0 {
 					ms.Psi = lc.history[n-1]
 				}
@@ -233,7 +240,10 @@ func (r *Reader) log(run *runs.Run) (*logCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &logCache{meta: m}
+	c := &logCache{meta: m, testEnd: math.NaN(), testBest: math.NaN()}
+	if f := h.Final; f != nil {
+		c.testEnd, c.testBest = OptimizedColumn.After(f), OptimizedColumn.Best(f)
+	}
 	if len(h.Starts) > 0 {
 		c.total = h.Starts[0].Total
 	}
@@ -322,6 +332,11 @@ func (m MemberStatus) StepText() string {
 // PsiText and BestText are ψ now and the best ψ, "-" before a refresh.
 func (m MemberStatus) PsiText() string  { return num(m.Psi) }
 func (m MemberStatus) BestText() string { return num(m.Best) }
+
+// TestEndText and TestBestText are the optimized ψ on test at the last
+// step and at the best step, "-" where there is none.
+func (m MemberStatus) TestEndText() string  { return num(m.TestEnd) }
+func (m MemberStatus) TestBestText() string { return num(m.TestBest) }
 
 // SlurmText is the Slurm task's state, "-" when unknown.
 func (m MemberStatus) SlurmText() string { return orDash(m.Slurm) }

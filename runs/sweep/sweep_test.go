@@ -160,7 +160,12 @@ func summary(x float64) *train.Summary {
 func TestStatusAndReport(t *testing.T) {
 	s := newSweep(t, smallSpec, ExecLocal)
 	// Members: 0-2 selmix seeds 1-3, 3-5 uniform seeds 1-3.
-	fakeRun(t, s, 0, []float64{0.1, 0.3, 0.2}, summary(0.2)).Close()
+	// Member 0 kept a model whose optimized ψ on test is 0.9.
+	kept := summary(0.2)
+	bestObjs := make([]float64, len(metric.Objectives()))
+	bestObjs[metric.MinRecall.Index()] = 0.9
+	kept.Best = &train.Best{Step: 50, Objective: metric.MinRecall, Psi: 0.3, Test: kept.TestAfter, TestObj: bestObjs}
+	fakeRun(t, s, 0, []float64{0.1, 0.3, 0.2}, kept).Close()
 	fakeRun(t, s, 1, []float64{0.1, 0.2}, summary(0.4)).Close()
 	fakeRun(t, s, 2, []float64{0.5}, summary(0.6)).Close()
 	live := fakeRun(t, s, 3, []float64{0.4, 0.45}, nil) // still writing: running
@@ -195,6 +200,12 @@ func TestStatusAndReport(t *testing.T) {
 		got := row{m.StateText(), m.Category, m.Active, m.StepText(), m.PsiText(), m.BestText(), len(m.History)}
 		if got != w {
 			t.Errorf("member %d: got %+v, want %+v", i, got, w)
+		}
+	}
+	// The optimized ψ on test at the end (2x) and at the best step.
+	for i, w := range [][2]string{{"0.4000", "0.9000"}, {"0.8000", "-"}, {"1.2000", "-"}, {"-", "-"}, {"-", "-"}, {"-", "-"}} {
+		if m := st.Members[i]; m.TestEndText() != w[0] || m.TestBestText() != w[1] {
+			t.Errorf("member %d: test ψ end %s, at best %s; want %s, %s", i, m.TestEndText(), m.TestBestText(), w[0], w[1])
 		}
 	}
 	if got, want := st.Summary(), "6 members: 3 finished, 1 running, 1 pending, 1 failed"; got != want {

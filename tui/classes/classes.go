@@ -12,6 +12,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/classlist"
 	"selmix/tui/history"
@@ -161,9 +162,11 @@ func (m *Model) topLine() string {
 	}
 	th, r, K := m.Ctx.Theme, m.Run, m.RS.K
 	alpha := r.Latest.Hyper.Alpha
-	head := fmt.Sprintf("%s %s  %s %s %.3g",
+	bound := metric.Params{Alpha: alpha}.Bound(K)
+	head := fmt.Sprintf("%s %s  %s %s %.3g  %s",
 		th.Render(th.Worst, "▶"), "worst: "+r.ClassName(m.RS.Report.Worst),
-		th.Render(th.Dim, "│ = α/K ="), style.Trimmed(alpha)+"/"+fmt.Sprint(K), alpha/float64(K))
+		th.Render(th.Dim, "│ = α/K ="), style.Trimmed(alpha)+"/"+fmt.Sprint(K), alpha/float64(K),
+		fmt.Sprintf("%d of %d met", m.RS.Report.CoverageMet(bound), K))
 	if key := "  " + th.Render(th.Dim, "! = below α/K"); style.Width(head+key) <= m.W {
 		head += key // the key goes before a cut would
 	}

@@ -109,7 +109,8 @@ func (m *Model) View() string {
 	if m.linear {
 		return m.linearView()
 	}
-	tableW := 46
+	_, metW := m.met()
+	tableW := 46 + 1 + metW
 	tableH := TableRows()
 	var chartW, chartH int
 	side := m.W >= 100
@@ -140,14 +141,39 @@ func (m *Model) View() string {
 // whole only with at least that many rows.
 func TableRows() int { return len(metric.Objectives()) + 1 }
 
+// met is, per objective, how many of its coverage constraints hold now
+// on validation against α/K ("9/10", "1/2"; "" without a constraint):
+// what the table shows beside ψ; w is the column's width.
+func (m *Model) met() (cells []string, w int) {
+	r := m.Run
+	w = 3 // "met"
+	for _, o := range metric.Objectives() {
+		spec, _ := o.Spec()
+		c := ""
+		if r.Cur != nil && spec.Constraint != metric.NoConstraint {
+			rep := r.Cur.Report
+			bound := metric.Params{Alpha: r.Latest.Hyper.Alpha}.Bound(rep.K)
+			if spec.Constraint == metric.GroupCoverage {
+				c = fmt.Sprintf("%d/2", rep.HTCoverageMet(bound))
+			} else {
+				c = fmt.Sprintf("%d/%d", rep.CoverageMet(bound), rep.K)
+			}
+		}
+		cells = append(cells, c)
+		w = max(w, len(c))
+	}
+	return cells, w
+}
+
 func (m *Model) table(w int) string {
 	th := m.Ctx.Theme
 	r := m.Run
 	opt := r.Latest.Hyper.Objective.Index()
 	sel := m.selected()
 	var b strings.Builder
-	b.WriteString(th.Render(th.Dim, fmt.Sprintf("  %-19s %7s %7s  %s", "ψ of (*=optimized)", "now", "Δ pre", "history")))
-	sparkW := max(4, w-2-19-1-7-1-7-2)
+	met, metW := m.met()
+	b.WriteString(th.Render(th.Dim, fmt.Sprintf("  %-19s %7s %7s %*s  %s", "ψ of (*=optimized)", "now", "Δ pre", metW, "met", "history")))
+	sparkW := max(4, w-2-19-1-7-1-7-1-metW-2)
 	for o, name := range metric.Objectives() {
 		b.WriteByte('\n')
 		v := r.Obj[o]
@@ -167,7 +193,7 @@ func (m *Model) table(w int) string {
 		case d < -5e-5:
 			ds = th.Render(th.Bad, ds)
 		}
-		line := fmt.Sprintf("%s%-19s %7.4f ", mark, name, cur) + ds + "  " + style.Sparkline(EMA(v, m.smooth), sparkW)
+		line := fmt.Sprintf("%s%-19s %7.4f ", mark, name, cur) + ds + fmt.Sprintf(" %*s", metW, met[o]) + "  " + style.Sparkline(EMA(v, m.smooth), sparkW)
 		switch {
 		case o == sel:
 			line = th.Render(th.Selected, style.PadRight(line, w))

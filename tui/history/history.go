@@ -212,9 +212,9 @@ func (r *RunState) Apply(s train.Snapshot) {
 			break
 		}
 		if s.Ack.Err != "" {
-			r.log(Entry{s.Ack.Step, Warn, safetext.Line(fmt.Sprintf("%s refused: %s", s.Ack.Control, s.Ack.Err))})
+			r.log(Entry{s.Ack.Step, Warn, safetext.Line(fmt.Sprintf("%s refused: %s", s.Ack.Control.Tagged(), s.Ack.Err))})
 		} else {
-			r.log(Entry{s.Ack.Step, Note, safetext.Line(fmt.Sprintf("%s ✓", s.Ack.Control))})
+			r.log(Entry{s.Ack.Step, Note, safetext.Line(fmt.Sprintf("%s ✓", s.Ack.Control.Tagged()))})
 			r.noteControl(s.Ack.Control)
 		}
 	case train.KindFinal:

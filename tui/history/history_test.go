@@ -406,3 +406,23 @@ func TestLinearFailingWarning(t *testing.T) {
 		t.Errorf("warnings = %q, want once %q", warns, want)
 	}
 }
+
+// The event log says who changed what: the researcher's controls as they
+// are, the others with their source.
+func TestControlSourceLogged(t *testing.T) {
+	r := &history.RunState{}
+	for _, c := range []train.Control{
+		{Op: train.OpSet, Key: "s", Value: "20", Source: train.SourceUser},
+		{Op: train.OpSet, Key: "lr", Value: "0.0021", Source: train.SourceAdapt},
+		{Op: train.OpSet, Key: "batch", Value: "64", Source: train.SourceReplay},
+	} {
+		r.Apply(train.Snapshot{Kind: train.KindControl, Step: 50, Ack: &train.Ack{Control: c, Step: 50}})
+	}
+	var got []string
+	for _, e := range r.Log {
+		got = append(got, e.Text)
+	}
+	if want := "set s=20 ✓|set lr=0.0021 (adapt) ✓|set batch=64 (replay) ✓"; strings.Join(got, "|") != want {
+		t.Errorf("log %q, want %q", strings.Join(got, "|"), want)
+	}
+}

@@ -28,7 +28,11 @@ func status() *sweep.Status {
 	}
 	m := func(i int, pol, seed, id, state, slurm string, step, total int, h []float64, cat sweep.Category, active bool) sweep.MemberStatus {
 		ms := sweep.MemberStatus{Index: i, Values: []string{pol, seed}, RunID: id, State: state, Slurm: slurm, Step: step, Total: total,
-			History: h, Psi: nan, Best: nan, Category: cat, Active: active}
+			History: h, Psi: nan, Best: nan, TestEnd: nan, TestBest: nan, Category: cat, Active: active}
+		if cat == sweep.Finished {
+			// Finished: test at the end below ψ now, at best a little above.
+			ms.TestEnd, ms.TestBest = h[len(h)-1]-0.05, h[len(h)-1]+0.1
+		}
 		if len(h) > 0 {
 			ms.Psi, ms.Best = h[len(h)-1], h[0]
 			for _, x := range h {
@@ -203,12 +207,14 @@ func TestSort(t *testing.T) {
 		want []int
 	}{
 		{"by index", nil, []int{0, 1, 2, 3, 4, 5}},
-		{"by best ψ, high first", []string{"h", "r"}, []int{0, 1, 2, 3, 4, 5}},
-		{"by best ψ, low first", []string{"h"}, []int{2, 3, 1, 0, 4, 5}},
-		{"by ψ now, high first", []string{"h", "h", "r"}, []int{3, 2, 0, 1, 4, 5}},
+		{"by test ψ at best (the kept model), low first", []string{"h"}, []int{1, 0, 2, 3, 4, 5}},
+		{"by test ψ at end, high first", []string{"h", "h", "r"}, []int{0, 1, 2, 3, 4, 5}},
+		{"by best ψ, high first", []string{"h", "h", "h", "r"}, []int{0, 1, 2, 3, 4, 5}},
+		{"by best ψ, low first", []string{"h", "h", "h"}, []int{2, 3, 1, 0, 4, 5}},
+		{"by ψ now, high first", []string{"h", "h", "h", "h", "r"}, []int{3, 2, 0, 1, 4, 5}},
 		{"by policy", []string{"l"}, []int{4, 5, 0, 1, 2, 3}},
 		{"by seed, high first", []string{"l", "l", "r"}, []int{1, 0, 3, 2, 5, 4}},
-		{"by step", []string{"h", "h", "h"}, []int{4, 5, 3, 2, 0, 1}},
+		{"by step", []string{"h", "h", "h", "h", "h"}, []int{4, 5, 3, 2, 0, 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ type column struct {
 	cell   func(sweep.MemberStatus) string
 	key    func(sweep.MemberStatus) float64  // NaN: sort by cell text
 	agg    func([]sweep.MemberStatus) string // a group's cell; nil: blank
+	mean   bool                              // a group sorts by its members' mean
 }
 
 // columns are "#", the sweep's columns, state, (slurm,) (gpus, where a
@@ -63,10 +64,17 @@ func (m *Model) columns() []column {
 	}
 	psi := func(ms sweep.MemberStatus) float64 { return ms.Psi }
 	best := func(ms sweep.MemberStatus) float64 { return ms.Best }
+	testEnd := func(ms sweep.MemberStatus) float64 { return ms.TestEnd }
+	testBest := func(ms sweep.MemberStatus) float64 { return ms.TestBest }
 	return append(cols,
 		column{name: "step", right: true, cell: sweep.MemberStatus.StepText, key: func(ms sweep.MemberStatus) float64 { return float64(ms.Step) }},
-		column{name: "ψ now", right: true, cell: sweep.MemberStatus.PsiText, key: psi, agg: meanStd(psi)},
-		column{name: "best ψ", right: true, cell: sweep.MemberStatus.BestText, key: best, agg: meanStd(best)})
+		column{name: "ψ now", right: true, mean: true, cell: sweep.MemberStatus.PsiText, key: psi, agg: meanStd(psi)},
+		column{name: "best ψ", right: true, mean: true, cell: sweep.MemberStatus.BestText, key: best, agg: meanStd(best)},
+		// The optimized ψ on test at the last step and at the best step
+		// (the model each run keeps); a group shows the mean, to leave the
+		// sparkline its room.
+		column{name: "test end", right: true, mean: true, cell: sweep.MemberStatus.TestEndText, key: testEnd, agg: mean(testEnd)},
+		column{name: "test best", right: true, mean: true, cell: sweep.MemberStatus.TestBestText, key: testBest, agg: mean(testBest)})
 }
 
 // meanStd is a group's "mean ± sample std" of get over the members that
@@ -80,6 +88,25 @@ func meanStd(get func(sweep.MemberStatus) float64) func([]sweep.MemberStatus) st
 			}
 		}
 		return sweep.MeanStd(xs)
+	}
+}
+
+// mean is a group's mean of get over the members that have a value, "–"
+// if none has.
+func mean(get func(sweep.MemberStatus) float64) func([]sweep.MemberStatus) string {
+	return func(ms []sweep.MemberStatus) string {
+		var sum float64
+		n := 0
+		for _, x := range ms {
+			if v := get(x); !math.IsNaN(v) {
+				sum += v
+				n++
+			}
+		}
+		if n == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.4f", sum/float64(n))
 	}
 }
 
@@ -130,7 +157,7 @@ func (m *Model) groups() [][]int {
 
 // sorted orders the groups, and the members inside each, by the sort
 // column: numbers as numbers (unknown last), else text; a group sorts by
-// its first member in that order (for ψ: by its mean).
+// its first member in that order (for ψ and test ψ: by its mean).
 func (m *Model) sorted() [][]int {
 	if m.st == nil {
 		return nil
@@ -158,7 +185,7 @@ func (m *Model) sorted() [][]int {
 	gs := m.groups()
 	mean := func(g []int) sweep.MemberStatus {
 		rep := mem[g[0]]
-		if col.name == "ψ now" || col.name == "best ψ" {
+		if col.mean {
 			var sum float64
 			n := 0
 			for _, i := range g {
@@ -167,10 +194,11 @@ func (m *Model) sorted() [][]int {
 					n++
 				}
 			}
-			rep.Psi, rep.Best = math.NaN(), math.NaN()
+			v := math.NaN()
 			if n > 0 {
-				rep.Psi, rep.Best = sum/float64(n), sum/float64(n)
+				v = sum / float64(n)
 			}
+			rep.Psi, rep.Best, rep.TestEnd, rep.TestBest = v, v, v, v
 		}
 		return rep
 	}

@@ -13,8 +13,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"selmix/core/metric"
+	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/export"
+	"selmix/runs/record"
 )
 
 var vizRuns = filepath.Join("..", "..", "..", "viz", "testdata", "run")
@@ -34,7 +36,24 @@ func loadRuns(t *testing.T) []export.Recorded {
 		rs = append(rs, r)
 	}
 	rs[0].Meta.Tags = []string{"a", "b"}
+	keepBest(rs[0].Hist)
 	return rs
+}
+
+// keepBest gives a history that kept no model (the fixtures predate it)
+// one at its second refresh, with test numbers of its own, so the test
+// at best rows can be told from the others.
+func keepBest(h *record.History) {
+	f := h.Final
+	rep := f.TestBefore
+	rep.Recall = append([]float64(nil), rep.Recall...)
+	rep.Coverage = append([]float64(nil), rep.Coverage...)
+	rep.MeanRecall, rep.MinCoverage, rep.Recall[0], rep.Coverage[1] = 0.4321, 0.0123, 0.5678, 0.0987
+	objs := make([]float64, len(f.TestObjAfter))
+	for i := range objs {
+		objs[i] = 0.01 * float64(i+1)
+	}
+	f.Best = &train.Best{Step: h.Refreshes[1].Step, Objective: metric.MinRecall, Psi: 0.5, Val: f.ValAfter, Test: rep, TestObj: objs}
 }
 
 // key names a row of the long table.
@@ -46,7 +65,7 @@ type key struct {
 // want is every number of the runs, from their histories: each refresh's
 // payload as the run format writes it (every number in it but k and the
 // worst class), its per-class vectors, and the test set's before and
-// after.
+// after, and at the best step (split test_best) where a run kept a model.
 func want(t *testing.T, rs []export.Recorded) map[key]float64 {
 	t.Helper()
 	out := map[key]float64{}
@@ -88,12 +107,22 @@ func want(t *testing.T, rs []export.Recorded) map[key]float64 {
 			}
 		}
 		f := r.Hist.Final
-		for _, side := range []struct {
-			step int
-			rep  metric.Report
-			objs []float64
-		}{{0, f.TestBefore, f.TestObjBefore}, {f.Steps, f.TestAfter, f.TestObjAfter}} {
-			add := func(m string, c int, v float64) { out[key{r.Meta.ID, "test", m, side.step, c}] = v }
+		sides := []struct {
+			split string
+			step  int
+			rep   metric.Report
+			objs  []float64
+		}{{"test", 0, f.TestBefore, f.TestObjBefore}, {"test", f.Steps, f.TestAfter, f.TestObjAfter}}
+		if b := f.Best; b != nil {
+			sides = append(sides, struct {
+				split string
+				step  int
+				rep   metric.Report
+				objs  []float64
+			}{"test_best", b.Step, b.Test, b.TestObj})
+		}
+		for _, side := range sides {
+			add := func(m string, c int, v float64) { out[key{r.Meta.ID, side.split, m, side.step, c}] = v }
 			for i, o := range metric.Objectives() {
 				add("objectives/"+string(o), -1, side.objs[i])
 			}

@@ -53,6 +53,11 @@ func runGain(cmd *cobra.Command, f gainFlags) error {
 			return app.BadInput("--%s", strings.ReplaceAll(err.Error(), "_", "-"))
 		}
 	}
+	if h.CovMargin == train.MarginAuto {
+		// The archive holds C as fractions, not the validation size the
+		// margin needs (docs/method.md, "The coverage margin").
+		return app.BadInput("--cov-margin auto: a statistics archive does not hold the validation size; give the margin δ as a number (0 = the paper's α/K)")
+	}
 	st, err := train.ReadStats(f.stats)
 	if err != nil {
 		return app.UsageError{Err: err}

@@ -179,6 +179,9 @@ func TestGainCommandErrors(t *testing.T) {
 		{"bad objective", write("ok.npz", good), []string{"--objective", "best"}, "--objective"},
 		{"bad form", write("ok2.npz", good), []string{"--form", "fast"}, "--form"},
 		{"bad beta", write("ok3.npz", good), []string{"--beta-min", "2"}, "--beta-min"},
+		{"bad confidence", write("ok4.npz", good), []string{"--cov-conf", "1"}, "--cov-conf"},
+		{"negative margin", write("ok5.npz", good), []string{"--cov-margin", "-0.01"}, "--cov-margin"},
+		{"margin auto without n", write("ok6.npz", good), []string{"--cov-margin", "auto"}, "--cov-margin auto"},
 	}
 	for _, c := range cases {
 		args := []string{"gain", "--stats", c.stats, "--out", filepath.Join(dir, "o.npz"), "--objective", "min-recall"}

@@ -114,10 +114,11 @@ func newRunsCompareCmd(root *string) *cobra.Command {
 		Short: "Side by side, a column per run: the config keys that differ, every metric at the last and the best refresh, and on test",
 		Long: `compare prints runs side by side, a column per run: the config keys that
 differ, and every metric at the last and the best refresh (validation) and
-before and after fine-tuning (test). --json prints one JSON object and
---csv one CSV table with a column per run, holding each metric's final,
-best, min and max over the refreshes and its test values
-(docs/run-format.md, "Tables").`,
+on test before fine-tuning, after it (the last step) and at the best step
+(the model the run keeps), with the classes at coverage ≥ α/K. --json
+prints one JSON object and --csv one CSV table with a column per run,
+holding each metric's final, best, min and max over the refreshes and its
+test values (docs/run-format.md, "Tables").`,
 		Args: argsWant(2, -1, "at least two runs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && compareCSV {

@@ -320,7 +320,7 @@ func TestTorchWorkerGetsGainsP(t *testing.T) {
 	in, out := filepath.Join(dir, "in.bin"), filepath.Join(dir, "out.bin")
 	wcmd := strings.Join(append([]string{python, filepath.Join(repoRoot(t), "workers", "torch", "selmix_worker.py"), "--threads", "1"}, featureArgs(dir)...), " ")
 	selmixtest.Run(t, "run", "--headless", "-q", "--runs", root, "--set", "finetune.steps=10", "--set", "finetune.refresh=10",
-		"--set", "finetune.objective=mean-recall@cov", "--set", "finetune.s=3", "--set", "record.plots=false",
+		"--set", "finetune.objective=mean-recall@cov", "--set", "finetune.s=3", "--set", "finetune.cov_margin=0.004", "--set", "record.plots=false",
 		"--worker", "--", "/bin/sh", "-c", fmt.Sprintf("tee %s | %s | tee %s", in, wcmd, out))
 	frames := func(path string) []*worker.Frame {
 		f, err := os.Open(path)
@@ -378,7 +378,8 @@ func TestTorchWorkerGetsGainsP(t *testing.T) {
 		t.Fatal(err)
 	}
 	gout := filepath.Join(dir, "gain.npz")
-	selmixtest.Run(t, "gain", "--stats", statsPath, "--objective", "mean-recall@cov", "--s", "3", "--out", gout)
+	// The margin too: the worker path aims as the engine does (Go-only math).
+	selmixtest.Run(t, "gain", "--stats", statsPath, "--objective", "mean-recall@cov", "--s", "3", "--cov-margin", "0.004", "--out", gout)
 	z, err := npy.OpenNPZ(gout)
 	if err != nil {
 		t.Fatal(err)

@@ -104,7 +104,7 @@ func TestReplayForkExportHead(t *testing.T) {
 	// The fork's own change; finetune.adapt's automatic ones aside.
 	var set []train.Ack
 	for _, a := range h.Controls {
-		if !a.Control.Auto {
+		if !a.Control.Auto() {
 			set = append(set, a)
 		}
 	}

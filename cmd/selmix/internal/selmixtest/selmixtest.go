@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -275,7 +276,20 @@ func ReadOutcome(t testing.TB, root, id string) Outcome {
 			o.Events = append(o.Events, fmt.Sprintf("final@%d", ev.Step))
 			continue // compared below, wall time aside
 		}
-		line := fmt.Sprintf("%s@%d %s", ev.Kind, ev.Step, ev.Data)
+		data := ev.Data
+		if ev.Kind == record.KindControl {
+			// Who asked is no part of what happened: a replay's controls
+			// say replay where the run's said user.
+			var d record.ControlData
+			if err := json.Unmarshal(data, &d); err != nil {
+				t.Fatalf("run %s: event %d: %v", id, ev.Seq, err)
+			}
+			d.Source = ""
+			if data, err = json.Marshal(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		line := fmt.Sprintf("%s@%d %s", ev.Kind, ev.Step, data)
 		for _, ref := range ev.Arrays {
 			if ref.Offset+ref.Length > int64(len(arrays)) {
 				t.Fatalf("run %s: event %d refers to bytes %d+%d of a %d-byte arrays.bin", id, ev.Seq, ref.Offset, ref.Length, len(arrays))

@@ -1,0 +1,56 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Margin is finetune.cov_margin: how far above the coverage bound α/K the
+// coverage multipliers aim on validation (docs/method.md, "The coverage
+// margin"). MarginAuto derives it from finetune.cov_conf and the
+// validation size; a number ≥ 0 sets δ by hand, 0 being the paper's aim.
+type Margin float64
+
+// MarginAuto is the margin of a one-sided Wilson bound at cov_conf.
+const MarginAuto Margin = -1
+
+// ParseMargin reads "auto" or a number ≥ 0.
+func ParseMargin(s string) (Margin, error) {
+	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "auto") {
+		return MarginAuto, nil
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+		return 0, fmt.Errorf("want auto or a number ≥ 0, got %q", s)
+	}
+	return Margin(x), nil
+}
+
+// String is "auto" or the number.
+func (m Margin) String() string {
+	if m == MarginAuto {
+		return "auto"
+	}
+	return strconv.FormatFloat(float64(m), 'g', -1, 64)
+}
+
+// MarshalText writes the margin as ParseMargin reads it, so a
+// configuration file and a run's records say "auto" or the number.
+func (m Margin) MarshalText() ([]byte, error) {
+	if m != MarginAuto && !(m >= 0 && !math.IsInf(float64(m), 0)) {
+		return nil, fmt.Errorf("cov_margin %v: want auto or a number ≥ 0", float64(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText reads a margin (see ParseMargin).
+func (m *Margin) UnmarshalText(b []byte) error {
+	v, err := ParseMargin(string(b))
+	if err == nil {
+		*m = v
+	}
+	return err
+}

@@ -1,0 +1,31 @@
+package viz
+
+import (
+	"strings"
+	"testing"
+
+	"selmix/core/train"
+)
+
+// finetune.adapt's changes follow from the configuration: figures draw
+// and key only the controls someone sent (with their source when it is
+// not the researcher live), never adapt's.
+func TestControlsShownLeaveAdaptOut(t *testing.T) {
+	r := fixture(t, "viz-selmix")
+	r.Hist.Controls = append(r.Hist.Controls,
+		train.Ack{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.0007", Source: train.SourceAdapt}, Step: 150},
+		train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "12", Source: train.SourceSchedule}, Step: 160},
+	)
+	var got []string
+	for _, a := range controlsShown(r) {
+		got = append(got, a.Control.Tagged())
+	}
+	if want := "set s=30|set lr=0.001|set s=12 (schedule)"; strings.Join(got, "|") != want {
+		t.Errorf("controls shown %q, want %q", strings.Join(got, "|"), want)
+	}
+	var f figure
+	key := f.controlKey(r, "")
+	if len(key) != 1 || strings.Contains(key[0].label, "0.0007") || !strings.Contains(key[0].label, "set s=12 (schedule) at step 160") {
+		t.Errorf("control key %+v", key)
+	}
+}
