@@ -2,11 +2,8 @@ package npy
 
 import (
 	"archive/zip"
-	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +13,7 @@ import (
 	"testing"
 
 	"selmix/core/boundedfile"
+	"selmix/core/npy/npytest"
 )
 
 // memChild names the archive TestArrayLargerThanMemory's child reads.
@@ -50,49 +48,13 @@ func TestArrayLargerThanMemory(t *testing.T) {
 }
 
 // writeZerosMember writes a zip at w whose one deflated member, name, is
-// hdr and then n zero bytes. Deflating hundreds of MB takes seconds (tens
-// under the race detector), so the member is put together from deflate
-// blocks: once the window holds only zeros, a flushed MiB of zeros
-// compresses to the same bytes every time, and those are repeated.
+// hdr and then n zero bytes.
 func writeZerosMember(t *testing.T, w io.Writer, name string, hdr []byte, n int) {
 	t.Helper()
-	const chunk = 1 << 20
-	zeros := make([]byte, chunk)
-	var c bytes.Buffer
-	fw, _ := flate.NewWriter(&c, flate.BestSpeed)
-	fw.Write(hdr)
-	first := min(n, chunk)
-	fw.Write(zeros[:first]) // the first MiB may refer to the header
-	fw.Flush()
-	left := n - first
-	var steady []byte
-	if left >= chunk {
-		before := c.Len()
-		fw.Write(zeros)
-		fw.Flush()
-		steady = bytes.Clone(c.Bytes()[before:])
-		left -= chunk
-	}
-	head := bytes.Clone(c.Bytes())
-	c.Reset()
-	repeat := left / chunk
-	fw.Write(zeros[:left%chunk]) // the window is zeros here as after the repeats
-	fw.Close()
-	crc := crc32.Update(0, crc32.IEEETable, hdr)
-	for k := n; k > 0; k -= chunk {
-		crc = crc32.Update(crc, crc32.IEEETable, zeros[:min(k, chunk)])
-	}
 	zw := zip.NewWriter(w)
-	mw, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc,
-		CompressedSize64: uint64(len(head) + repeat*len(steady) + c.Len()), UncompressedSize64: uint64(len(hdr) + n)})
-	if err != nil {
+	if err := npytest.WriteZeros(zw, name, hdr, n); err != nil {
 		t.Fatal(err)
 	}
-	mw.Write(head)
-	for range repeat {
-		mw.Write(steady)
-	}
-	mw.Write(c.Bytes())
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}

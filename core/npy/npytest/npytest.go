@@ -6,7 +6,9 @@ package npytest
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
+	"hash/crc32"
 	"io"
 )
 
@@ -97,4 +99,51 @@ func FromNPZ(b []byte) ([]byte, error) {
 		ms = append(ms, Member{Name: f.Name, Data: data, Deflate: f.Method == zip.Deflate})
 	}
 	return Encode(ms...), nil
+}
+
+// WriteZeros adds to zw a deflated member name holding hdr and then n
+// zero bytes: a member that inflates to far more than it takes (an
+// archive bomb), for the tests of reads bounded by memory. Deflating
+// hundreds of MB takes seconds (tens under the race detector), so the
+// member is put together from deflate blocks: once the window holds only
+// zeros, a flushed MiB of zeros compresses to the same bytes every time,
+// and those are repeated.
+func WriteZeros(zw *zip.Writer, name string, hdr []byte, n int) error {
+	const chunk = 1 << 20
+	zeros := make([]byte, chunk)
+	var c bytes.Buffer
+	fw, _ := flate.NewWriter(&c, flate.BestSpeed)
+	fw.Write(hdr)
+	first := min(n, chunk)
+	fw.Write(zeros[:first]) // the first MiB may refer to the header
+	fw.Flush()
+	left := n - first
+	var steady []byte
+	if left >= chunk {
+		before := c.Len()
+		fw.Write(zeros)
+		fw.Flush()
+		steady = bytes.Clone(c.Bytes()[before:])
+		left -= chunk
+	}
+	head := bytes.Clone(c.Bytes())
+	c.Reset()
+	repeat := left / chunk
+	fw.Write(zeros[:left%chunk]) // the window is zeros here as after the repeats
+	fw.Close()
+	crc := crc32.Update(0, crc32.IEEETable, hdr)
+	for k := n; k > 0; k -= chunk {
+		crc = crc32.Update(crc, crc32.IEEETable, zeros[:min(k, chunk)])
+	}
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc,
+		CompressedSize64: uint64(len(head) + repeat*len(steady) + c.Len()), UncompressedSize64: uint64(len(hdr) + n)})
+	if err != nil {
+		return err
+	}
+	w.Write(head)
+	for range repeat {
+		w.Write(steady)
+	}
+	_, err = w.Write(c.Bytes())
+	return err
 }

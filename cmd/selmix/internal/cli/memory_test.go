@@ -2,10 +2,7 @@ package cli
 
 import (
 	"archive/zip"
-	"bytes"
-	"compress/flate"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +12,7 @@ import (
 
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/npy"
+	"selmix/core/npy/npytest"
 	"selmix/runs/runstest"
 )
 
@@ -63,10 +61,8 @@ func TestLargerThanMemory(t *testing.T) {
 }
 
 // writeZeroBomb writes an .npz at path whose deflated member x.npy is a
-// float32 array of rows×cols zeros, and y.npy rows int64 labels. Deflating
-// gigabytes takes seconds, so the member is put together from deflate
-// blocks: once the window holds only zeros, a flushed MiB of zeros
-// compresses to the same bytes every time, and those are repeated.
+// float32 array of rows×cols zeros, and y.npy rows int64 labels
+// (npytest.WriteZeros: gigabytes from a few MB).
 func writeZeroBomb(t *testing.T, path string, rows, cols int) {
 	t.Helper()
 	f, err := os.Create(path)
@@ -80,42 +76,9 @@ func writeZeroBomb(t *testing.T, path string, rows, cols int) {
 		dict += strings.Repeat(" ", 63-(10+len(dict))%64) + "\n"
 		hdr := append([]byte("\x93NUMPY\x01\x00"), byte(len(dict)), byte(len(dict)>>8))
 		hdr = append(hdr, dict...)
-		const chunk = 1 << 20
-		zeros := make([]byte, chunk)
-		var c bytes.Buffer
-		fw, _ := flate.NewWriter(&c, flate.BestSpeed)
-		fw.Write(hdr)
-		fw.Write(zeros[:min(n, chunk)]) // the first MiB may refer to the header
-		fw.Flush()
-		left := n - min(n, chunk)
-		var steady []byte
-		if left >= chunk {
-			before := c.Len()
-			fw.Write(zeros)
-			fw.Flush()
-			steady = bytes.Clone(c.Bytes()[before:])
-			left -= chunk
-		}
-		head := bytes.Clone(c.Bytes())
-		c.Reset()
-		repeat := left / chunk
-		fw.Write(zeros[:left%chunk]) // the window is zeros here as after the repeats
-		fw.Close()
-		crc := crc32.Update(0, crc32.IEEETable, hdr)
-		for k := n; k > 0; k -= chunk {
-			crc = crc32.Update(crc, crc32.IEEETable, zeros[:min(k, chunk)])
-		}
-		w, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc,
-			CompressedSize64:   uint64(len(head) + repeat*len(steady) + c.Len()),
-			UncompressedSize64: uint64(len(hdr) + n)})
-		if err != nil {
+		if err := npytest.WriteZeros(zw, name, hdr, n); err != nil {
 			t.Fatal(err)
 		}
-		w.Write(head)
-		for range repeat {
-			w.Write(steady)
-		}
-		w.Write(c.Bytes())
 	}
 	member("x.npy", "<f4", fmt.Sprintf("(%d, %d)", rows, cols), rows*cols*4)
 	member("y.npy", "<i8", fmt.Sprintf("(%d,)", rows), rows*8)

@@ -174,7 +174,13 @@ func Drain(sc *bufio.Scanner) {
 // and stderr together) and exit code.
 func Code(t testing.TB, env []string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(Binary(t), args...)
+	return code(t, exec.Command(Binary(t), args...), env)
+}
+
+// code runs cmd with the environment env and returns its output and
+// exit code.
+func code(t testing.TB, cmd *exec.Cmd, env []string) (string, int) {
+	t.Helper()
 	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -197,19 +203,7 @@ const MemoryLimit = 4000000
 // MemoryLimit KiB, as a scheduler limits it.
 func CodeLimited(t testing.TB, env []string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command("/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, MemoryLimit), Binary(t)}, args...)...)
-	cmd.Env = env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return out.String(), ee.ExitCode()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), 0
+	return code(t, exec.Command("/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, MemoryLimit), Binary(t)}, args...)...), env)
 }
 
 // Run runs the binary with args and returns its output; it fails t
