@@ -98,12 +98,8 @@ func Interrupted(err error, code func() int, what string) error {
 func UntilSignal(ctx context.Context, what string, f func() error) error {
 	ctx, code, stop := SignalContext(ctx)
 	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
+	if ok, err := returned(ctx, f); ok {
 		return err
-	case <-ctx.Done():
-		return Interrupted(ctx.Err(), code, what)
 	}
+	return Interrupted(ctx.Err(), code, what)
 }

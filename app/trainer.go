@@ -87,13 +87,23 @@ func blasNote() string {
 // data file), until it returns or ctx ends: then it returns ctx's cause
 // at once and leaves f to the process's exit.
 func interruptible(ctx context.Context, f func() error) error {
+	if ok, err := returned(ctx, f); ok {
+		return err
+	}
+	return fmt.Errorf("interrupted while loading the data: %w", context.Cause(ctx))
+}
+
+// returned runs f in a goroutine and waits for it or for ctx to end:
+// true and f's error if f returned first, false if ctx ended (f is left
+// to the process's exit).
+func returned(ctx context.Context, f func() error) (bool, error) {
 	done := make(chan error, 1)
 	go func() { done <- f() }()
 	select {
 	case err := <-done:
-		return err
+		return true, err
 	case <-ctx.Done():
-		return fmt.Errorf("interrupted while loading the data: %w", context.Cause(ctx))
+		return false, nil
 	}
 }
 

@@ -150,21 +150,30 @@ func EncodeRecord(arrays []Array) ([]byte, error) {
 	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
 }
 
+// splitRecord parses the header of a record whose checksum was checked
+// and returns it with the payload after it.
+func splitRecord(b []byte) (recordHeader, []byte, error) {
+	body := b[:len(b)-4]
+	hlen := int64(binary.LittleEndian.Uint32(b[4:8]))
+	if hlen > int64(len(body)-8) {
+		return recordHeader{}, nil, fmt.Errorf("header length %d exceeds the record", hlen)
+	}
+	var h recordHeader
+	if err := json.Unmarshal(body[8:8+hlen], &h); err != nil {
+		return recordHeader{}, nil, fmt.Errorf("header: %v", err)
+	}
+	return h, body[8+hlen:], nil
+}
+
 // DecodeRecord parses one whole record and checks its checksum.
 func DecodeRecord(b []byte) ([]Array, error) {
 	if err := checkRecord(b); err != nil {
 		return nil, err
 	}
-	body := b[:len(b)-4]
-	hlen := int64(binary.LittleEndian.Uint32(b[4:8]))
-	if hlen > int64(len(body)-8) {
-		return nil, fmt.Errorf("header length %d exceeds the record", hlen)
+	h, payload, err := splitRecord(b)
+	if err != nil {
+		return nil, err
 	}
-	var h recordHeader
-	if err := json.Unmarshal(body[8:8+hlen], &h); err != nil {
-		return nil, fmt.Errorf("header: %v", err)
-	}
-	payload := body[8+hlen:]
 	rest := int64(len(payload))
 	seen := map[string]bool{}
 	out := make([]Array, 0, len(h.Arrays))
@@ -274,16 +283,11 @@ func (a *ArrayFile) Check(ref Ref, buf []byte, want func([]Array) error) ([]byte
 // recordShapes is the arrays a checked record holds, without their data:
 // each name, dtype and shape, checked against the payload's size.
 func recordShapes(b []byte) ([]Array, error) {
-	body := b[:len(b)-4]
-	hlen := int64(binary.LittleEndian.Uint32(b[4:8]))
-	if hlen > int64(len(body)-8) {
-		return nil, fmt.Errorf("header length %d exceeds the record", hlen)
+	h, payload, err := splitRecord(b)
+	if err != nil {
+		return nil, err
 	}
-	var h recordHeader
-	if err := json.Unmarshal(body[8:8+hlen], &h); err != nil {
-		return nil, fmt.Errorf("header: %v", err)
-	}
-	rest := int64(len(body)) - 8 - hlen
+	rest := int64(len(payload))
 	out := make([]Array, 0, len(h.Arrays))
 	for _, ah := range h.Arrays {
 		size := int64(ah.DType.size())
