@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -24,17 +22,7 @@ func TestPretrainSignals(t *testing.T) {
 		code int
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
 		out := filepath.Join(t.TempDir(), "ckpt.npz")
-		cmd := exec.Command(selmixtest.Binary(t), "pretrain", "--out", out)
-		cmd.Env = os.Environ()
-		pipe, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = cmd.Stdout
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(pipe)
+		cmd, sc := selmixtest.Start(t, os.Environ(), "pretrain", "--out", out)
 		var lines []string
 		for sc.Scan() {
 			lines = append(lines, sc.Text())
