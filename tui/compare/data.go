@@ -5,12 +5,11 @@ import (
 	"math"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"selmix/core/metric"
+	"selmix/core/safetext"
 	"selmix/runs"
+	"selmix/runs/export"
 	"selmix/runs/record"
-	"selmix/tui/browser"
 )
 
 // RunSeries is what the comparison keeps of one run: its scalar series at full
@@ -77,7 +76,7 @@ var metrics = Metrics()
 // times are the refresh events' times in order (nil if unknown).
 func FromHistory(id, name string, live bool, config map[string]string, h *record.History, times []time.Time) *RunSeries {
 	n := len(h.Refreshes)
-	r := &RunSeries{ID: id, Name: browser.Clean(name), Live: live, Config: config,
+	r := &RunSeries{ID: id, Name: safetext.Line(name), Live: live, Config: config,
 		Steps: make([]float64, n), Secs: make([]float64, n), Series: make([][]float64, len(metrics))}
 	for m := range metrics {
 		r.Series[m] = make([]float64, n)
@@ -98,7 +97,7 @@ func FromHistory(id, name string, live bool, config map[string]string, h *record
 	}
 	if len(h.Starts) > 0 {
 		for _, c := range h.Starts[0].ClassNames {
-			r.Classes = append(r.Classes, browser.Clean(c))
+			r.Classes = append(r.Classes, safetext.Line(c))
 		}
 	}
 	return r
@@ -159,11 +158,17 @@ func refreshTimes(r *runs.Run) []time.Time {
 // String describes r for errors and tests.
 func (r *RunSeries) String() string { return fmt.Sprintf("%s (%d refreshes)", r.ID, len(r.Steps)) }
 
-// flatConfig flattens config.toml text; an unreadable one is empty.
+// flatConfig flattens config.toml text (export.ParseConfig), each value
+// as runs compare shows it, made safe for the terminal; an unreadable one
+// is empty.
 func flatConfig(text string) map[string]string {
-	var m map[string]any
-	if _, err := toml.Decode(text, &m); err != nil {
-		return map[string]string{}
+	out := map[string]string{}
+	c, err := export.ParseConfig(text, "config.toml")
+	if err != nil {
+		return out
 	}
-	return browser.Flatten(m)
+	for k := range c {
+		out[safetext.Line(k)] = safetext.Line(c.Text(k))
+	}
+	return out
 }
