@@ -11,7 +11,7 @@ import (
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/runs"
 	"selmix/runs/live/livetest"
-	"selmix/runs/sweep/slurmtest"
+	"selmix/app/sweepexec/slurmtest"
 )
 
 var submittedRe = regexp.MustCompile(`(?m)^submitted Slurm job (\d+), array (\S+) `)

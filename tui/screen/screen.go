@@ -55,6 +55,9 @@ type Screens struct {
 	// what is on disk now, reporting progress to w: what x does in a
 	// workbench. Nil: x says it is not wired.
 	Export func(w io.Writer, dir string) error
+	// Cluster is the Slurm a sweep's view asks for its array tasks'
+	// states (the command line wires sweepexec.Commands); nil: never.
+	Cluster sweep.Cluster
 }
 
 var (
@@ -241,7 +244,7 @@ func (s *Screens) Browse(ctx context.Context, root string) error {
 // compares the members' curves grouped by the sweep's first axis but
 // seed, and quitting either comes back here.
 func (s *Screens) Sweep(ctx context.Context, sw *sweep.Sweep) error {
-	rd := sweep.NewReader(sw, sweep.Commands{})
+	rd := sweep.NewReader(sw, s.Cluster)
 	pc := s.paneContext()
 	sel := 0
 	for {
