@@ -110,28 +110,33 @@ type Metric struct {
 	get   func(rf *record.RefreshEvent) float64
 	final func(r *metric.Report) float64 // nil for objectives ψ (see Summary)
 	obj   int                            // index in metric.Objectives() for ψ, else -1
+	// objective is the objective whose ψ a reported metric is ("" if
+	// none): its panel is emphasised in a run that optimizes it.
+	objective metric.Objective
 }
 
-func reportMetric(name, title, unit string, f func(r *metric.Report) float64) Metric {
-	return Metric{Name: name, Title: title, Unit: unit, obj: -1, final: f,
+func reportMetric(sc metric.Scalar) Metric {
+	f := sc.Get
+	return Metric{Name: sc.Key, Title: sc.Title, Unit: sc.Unit, objective: sc.Objective, obj: -1, final: f,
 		get: func(rf *record.RefreshEvent) float64 { return f(&rf.Stats.Report) }}
 }
 
-// ReportedMetrics are the metrics every run reports (docs/method.md, Objectives), in the
-// order the figures show them.
+// figureMetrics are the keys (metric.Scalars) of the reported metrics
+// the figures show, in their order.
+var figureMetrics = []string{"mean_recall", "min_recall", "hmean", "gmean", "min_ht_recall", "min_coverage", "min_ht_coverage", "accuracy"}
+
+// ReportedMetrics are the reported metrics the figures show (docs/method.md,
+// Objectives), in their order, named by their keys in metric.Scalars.
 func ReportedMetrics() []Metric {
-	return []Metric{
-		reportMetric("mean-recall", "mean recall", "recall", func(r *metric.Report) float64 { return r.MeanRecall }),
-		// The true minimum over classes; ψ min-recall (psi:min-recall) is
-		// the objective's smoothed stand-in for it.
-		reportMetric("worst-recall", "worst recall (min over classes)", "recall", func(r *metric.Report) float64 { return r.MinRecall }),
-		reportMetric("hmean", "H-mean of recalls", "recall", func(r *metric.Report) float64 { return r.HMean }),
-		reportMetric("gmean", "G-mean of recalls", "recall", func(r *metric.Report) float64 { return r.GMean }),
-		reportMetric("min-ht-recall", "min head/tail recall", "recall", func(r *metric.Report) float64 { return r.MinHTRecall }),
-		reportMetric("min-coverage", "min coverage", "coverage", func(r *metric.Report) float64 { return r.MinCoverage }),
-		reportMetric("min-ht-coverage", "min head/tail coverage", "coverage", func(r *metric.Report) float64 { return r.MinHTCoverage }),
-		reportMetric("accuracy", "accuracy", "accuracy", func(r *metric.Report) float64 { return r.Accuracy }),
+	out := make([]Metric, len(figureMetrics))
+	for i, k := range figureMetrics {
+		sc, ok := metric.LookupScalar(k)
+		if !ok {
+			panic("viz: no reported metric " + k)
+		}
+		out[i] = reportMetric(sc)
 	}
+	return out
 }
 
 // ObjectiveMetric is ψ of obj over steps; its name is "psi:<objective>".
@@ -151,7 +156,8 @@ func ObjectiveMetric(obj metric.Objective) Metric {
 		}}
 }
 
-// MetricNames lists every name ParseMetric accepts.
+// MetricNames lists the names ParseMetric accepts (it also takes every
+// key of metric.Scalars and their old names, metric.LookupScalar).
 func MetricNames() []string {
 	var out []string
 	for _, m := range ReportedMetrics() {
@@ -165,13 +171,8 @@ func MetricNames() []string {
 
 // ParseMetric finds a metric by name; the error lists the valid names.
 func ParseMetric(name string) (Metric, error) {
-	if name == "min-recall" {
-		name = "worst-recall" // its name before ψ min-recall and it were told apart
-	}
-	for _, m := range ReportedMetrics() {
-		if m.Name == name {
-			return m, nil
-		}
+	if sc, ok := metric.LookupScalar(name); ok {
+		return reportMetric(sc), nil
 	}
 	if o, ok := strings.CutPrefix(name, "psi:"); ok {
 		if obj, err := metric.ParseObjective(o); err == nil {

@@ -86,7 +86,7 @@ func TestCompare(t *testing.T) {
 			}
 		}
 	}
-	if len(c.Val) != 1+len(metric.Objectives())+len(Reported) || len(c.Test) != len(c.Val)-1 {
+	if len(c.Val) != 1+len(metric.Objectives())+len(metric.Scalars()) || len(c.Test) != len(c.Val)-1 {
 		t.Errorf("%d validation and %d test metrics", len(c.Val), len(c.Test))
 	}
 

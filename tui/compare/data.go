@@ -43,7 +43,8 @@ type Metric struct {
 }
 
 // Metrics are the comparable series: ψ of every objective, then mean and
-// worst recall, min coverage, s, and Δψ predicted and realised.
+// worst recall and min coverage (by their names in metric.Scalars), s,
+// and Δψ predicted and realised.
 func Metrics() []Metric {
 	var out []Metric
 	for i, o := range metric.Objectives() {
@@ -60,10 +61,14 @@ func Metrics() []Metric {
 		}
 		return *p
 	}
+	for _, k := range []string{"mean_recall", "min_recall", "min_coverage"} {
+		sc, ok := metric.LookupScalar(k)
+		if !ok {
+			panic("compare: no reported metric " + k)
+		}
+		out = append(out, Metric{sc.Key, func(rf *record.RefreshEvent) float64 { return sc.Get(&rf.Stats.Report) }})
+	}
 	return append(out,
-		Metric{"mean recall", func(rf *record.RefreshEvent) float64 { return rf.Stats.Report.MeanRecall }},
-		Metric{"worst recall", func(rf *record.RefreshEvent) float64 { return rf.Stats.Report.MinRecall }},
-		Metric{"min coverage", func(rf *record.RefreshEvent) float64 { return rf.Stats.Report.MinCoverage }},
 		Metric{"s", func(rf *record.RefreshEvent) float64 { return rf.Stats.S }},
 		Metric{"Δψ predicted", func(rf *record.RefreshEvent) float64 { return opt(rf.Stats.Predicted) }},
 		Metric{"Δψ realised", func(rf *record.RefreshEvent) float64 { return opt(rf.Stats.Realised) }},
