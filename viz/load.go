@@ -15,6 +15,7 @@ import (
 
 	"selmix/core/metric"
 	"selmix/runs"
+	"selmix/runs/export"
 	"selmix/runs/record"
 )
 
@@ -31,6 +32,11 @@ type RunData struct {
 	ClassNames []string
 	Named      bool
 	Hist       *record.History
+	// Config is the run's config.toml flattened, as the exports read it
+	// (export.Recorded.Config); nil where it was not read (FromHistory)
+	// or could not be (configErr says why).
+	Config    export.Config
+	configErr error
 }
 
 // Load reads the run in dir.
@@ -50,7 +56,16 @@ func FromRun(r *runs.Run) (*RunData, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FromHistory(r.Dir, r.Meta, h)
+	out, err := FromHistory(r.Dir, r.Meta, h)
+	if err != nil {
+		return nil, err
+	}
+	text, err := r.Config()
+	if err == nil {
+		out.Config, err = export.ParseConfig(text, filepath.Join(r.Dir, "config.toml"))
+	}
+	out.configErr = err
+	return out, nil
 }
 
 // FromHistory builds a RunData from an already decoded history.

@@ -66,3 +66,35 @@ func Keys(cfgs ...Config) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// Unset is the group of the runs whose config lacks the grouping key.
+const Unset = "(unset)"
+
+// Group is the runs that share a value of a config key: their indices.
+type Group struct {
+	Value   string
+	Members []int
+}
+
+// GroupBy splits n runs by value(i), the value of the grouping key in
+// run i's config (false: it has none, then it is Unset), groups in order
+// of first member: the one grouping that export --compare --group-by
+// and the comparison view share.
+func GroupBy(n int, value func(i int) (string, bool)) []Group {
+	var out []Group
+	at := map[string]int{}
+	for i := range n {
+		v, ok := value(i)
+		if !ok {
+			v = Unset
+		}
+		j, ok := at[v]
+		if !ok {
+			j = len(out)
+			at[v] = j
+			out = append(out, Group{Value: v})
+		}
+		out[j].Members = append(out[j].Members, i)
+	}
+	return out
+}
