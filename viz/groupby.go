@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"selmix/core/safetext"
-	"selmix/runs/export"
+	"selmix/runs"
 )
 
 // GroupBy splits rs by the value of config key key ("(unset)" where a
@@ -35,7 +35,7 @@ func GroupBy(rs []*RunData, key string) ([]Group, string, error) {
 		return nil, "", err
 	}
 	var out []Group
-	for _, g := range export.GroupBy(len(rs), func(i int) (string, bool) {
+	for _, g := range runs.GroupBy(len(rs), func(i int) (string, bool) {
 		_, ok := rs[i].Config[whole]
 		return rs[i].Config.Text(whole), ok
 	}) {

@@ -15,7 +15,6 @@ import (
 
 	"selmix/core/metric"
 	"selmix/runs"
-	"selmix/runs/export"
 	"selmix/runs/record"
 )
 
@@ -35,7 +34,7 @@ type RunData struct {
 	// Config is the run's config.toml flattened, as the exports read it
 	// (export.Recorded.Config); nil where it was not read (FromHistory)
 	// or could not be (configErr says why).
-	Config    export.Config
+	Config    runs.Config
 	configErr error
 }
 
@@ -62,7 +61,7 @@ func FromRun(r *runs.Run) (*RunData, error) {
 	}
 	text, err := r.Config()
 	if err == nil {
-		out.Config, err = export.ParseConfig(text, filepath.Join(r.Dir, "config.toml"))
+		out.Config, err = runs.ParseConfig(text, filepath.Join(r.Dir, "config.toml"))
 	}
 	out.configErr = err
 	return out, nil

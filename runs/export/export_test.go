@@ -152,25 +152,6 @@ func TestClassTag(t *testing.T) {
 	}
 }
 
-func TestParseConfig(t *testing.T) {
-	c, err := ParseConfig("seed = 3\nname = \"x\"\n[finetune]\ns = 10.5\nadapt = true\nl = [1, 2]\n", "c.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Config{"seed": int64(3), "name": "x", "finetune.s": 10.5, "finetune.adapt": true, "finetune.l": "[1 2]"}
-	if len(c) != len(want) {
-		t.Errorf("%v, want %v", c, want)
-	}
-	for k, v := range want {
-		if c[k] != v {
-			t.Errorf("%s = %#v, want %#v", k, c[k], v)
-		}
-	}
-	if _, err := ParseConfig("a = ", "c.toml"); err == nil || !strings.HasPrefix(err.Error(), "c.toml: ") {
-		t.Errorf("bad TOML: %v", err)
-	}
-}
-
 // Load names config.toml in the run's folder when it does not parse.
 func TestLoadBadConfig(t *testing.T) {
 	all, err := runs.List(vizRuns)

@@ -8,7 +8,6 @@ import (
 	"selmix/core/metric"
 	"selmix/core/safetext"
 	"selmix/runs"
-	"selmix/runs/export"
 	"selmix/runs/record"
 )
 
@@ -163,12 +162,12 @@ func refreshTimes(r *runs.Run) []time.Time {
 // String describes r for errors and tests.
 func (r *RunSeries) String() string { return fmt.Sprintf("%s (%d refreshes)", r.ID, len(r.Steps)) }
 
-// flatConfig flattens config.toml text (export.ParseConfig), each value
+// flatConfig flattens config.toml text (runs.ParseConfig), each value
 // as runs compare shows it, made safe for the terminal; an unreadable one
 // is empty.
 func flatConfig(text string) map[string]string {
 	out := map[string]string{}
-	c, err := export.ParseConfig(text, "config.toml")
+	c, err := runs.ParseConfig(text, "config.toml")
 	if err != nil {
 		return out
 	}

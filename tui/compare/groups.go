@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"selmix/runs/export"
+	"selmix/runs"
 )
 
 // GroupKeys are the config keys whose values differ between the runs:
@@ -63,7 +63,7 @@ type Group struct {
 // Groups splits the runs by the grouping key, in order of first member.
 func (m *Model) Groups() []Group {
 	var out []Group
-	for _, g := range export.GroupBy(len(m.runs), func(i int) (string, bool) {
+	for _, g := range runs.GroupBy(len(m.runs), func(i int) (string, bool) {
 		v, ok := m.runs[i].Config[m.group]
 		return v, ok
 	}) {

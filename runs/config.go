@@ -1,4 +1,4 @@
-package export
+package runs
 
 import (
 	"fmt"
