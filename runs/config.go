@@ -3,9 +3,12 @@ package runs
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 
 	"github.com/BurntSushi/toml"
+
+	"selmix/core/safetext"
 )
 
 // Config is a run's config.toml flattened: "section.key" → its value, an
@@ -53,6 +56,16 @@ func (c Config) Text(key string) string {
 	return fmt.Sprint(v)
 }
 
+// Lines is c as text (Text), each key and value made safe to show in one
+// row of a terminal (safetext.Line).
+func (c Config) Lines() map[string]string {
+	out := make(map[string]string, len(c))
+	for k := range c {
+		out[safetext.Line(k)] = safetext.Line(c.Text(k))
+	}
+	return out
+}
+
 // Keys is every key any of cfgs has, sorted.
 func Keys(cfgs ...Config) []string {
 	var keys []string
@@ -98,3 +111,16 @@ func GroupBy(n int, value func(i int) (string, bool)) []Group {
 	}
 	return out
 }
+
+// ReadConfig is the config.toml of the run in dir flattened (ParseConfig),
+// read as Run.Config reads it.
+func ReadConfig(dir string) (Config, error) {
+	text, err := (&Run{Dir: dir}).Config()
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(text, filepath.Join(dir, configName))
+}
+
+// FlatConfig is r's config.toml flattened (ReadConfig).
+func (r *Run) FlatConfig() (Config, error) { return ReadConfig(r.Dir) }

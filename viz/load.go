@@ -59,11 +59,7 @@ func FromRun(r *runs.Run) (*RunData, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, err := r.Config()
-	if err == nil {
-		out.Config, err = runs.ParseConfig(text, filepath.Join(r.Dir, "config.toml"))
-	}
-	out.configErr = err
+	out.Config, out.configErr = r.FlatConfig()
 	return out, nil
 }
 

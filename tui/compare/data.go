@@ -166,13 +166,9 @@ func (r *RunSeries) String() string { return fmt.Sprintf("%s (%d refreshes)", r.
 // as runs compare shows it, made safe for the terminal; an unreadable one
 // is empty.
 func flatConfig(text string) map[string]string {
-	out := map[string]string{}
 	c, err := runs.ParseConfig(text, "config.toml")
 	if err != nil {
-		return out
+		return map[string]string{}
 	}
-	for k := range c {
-		out[safetext.Line(k)] = safetext.Line(c.Text(k))
-	}
-	return out
+	return c.Lines()
 }
