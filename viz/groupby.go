@@ -24,7 +24,7 @@ func GroupBy(rs []*RunData, key string) ([]Group, string, error) {
 			if r.configErr != nil {
 				return nil, "", r.configErr
 			}
-			return nil, "", fmt.Errorf("run %s: its config was not read", r.ID)
+			return nil, "", fmt.Errorf("run %s: its config was not read", r.Meta.ID)
 		}
 		for k := range r.Config {
 			keys[k] = true

@@ -15,13 +15,15 @@ import (
 
 	"selmix/core/metric"
 	"selmix/runs"
+	"selmix/runs/export"
 	"selmix/runs/record"
 )
 
 // RunData is one run directory decoded: what every figure draws from.
+// It is the run the exports read (export.Recorded: run.json, the decoded
+// log, the flattened config) with what the figures derive from it.
 type RunData struct {
-	Dir       string
-	ID, Name  string
+	export.Recorded
 	Objective metric.Objective // the objective at the start of the run
 	Policy    string
 	K         int
@@ -30,11 +32,8 @@ type RunData struct {
 	// names (Named), else the class indices.
 	ClassNames []string
 	Named      bool
-	Hist       *record.History
-	// Config is the run's config.toml flattened, as the exports read it
-	// (export.Recorded.Config); nil where it was not read (FromHistory)
-	// or could not be (configErr says why).
-	Config    runs.Config
+	// configErr is why Config is nil in a run FromRun read (nil from
+	// FromHistory, which reads no config).
 	configErr error
 }
 
@@ -59,7 +58,10 @@ func FromRun(r *runs.Run) (*RunData, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Config, out.configErr = r.FlatConfig()
+	out.Status = r.EffectiveStatus()
+	if out.ConfigText, out.configErr = r.Config(); out.configErr == nil {
+		out.Config, out.configErr = runs.ParseConfig(out.ConfigText, filepath.Join(r.Dir, "config.toml"))
+	}
 	return out, nil
 }
 
@@ -68,7 +70,7 @@ func FromHistory(dir string, m runs.Meta, h *record.History) (*RunData, error) {
 	if len(h.Refreshes) == 0 {
 		return nil, fmt.Errorf("run %s has no refresh in its log yet: nothing to plot", m.ID)
 	}
-	out := &RunData{Dir: dir, ID: m.ID, Name: m.Name, Objective: metric.Objective(m.Objective), Policy: m.Policy, Hist: h}
+	out := &RunData{Recorded: export.Recorded{Meta: m, Dir: dir, Hist: h}, Objective: metric.Objective(m.Objective), Policy: m.Policy}
 	first := h.Refreshes[0]
 	out.K = first.Stats.K
 	if out.K == 0 {
@@ -106,10 +108,10 @@ func FromHistory(dir string, m runs.Meta, h *record.History) (*RunData, error) {
 
 // Label is how the run is named in legends: its name, else its id.
 func (r *RunData) Label() string {
-	if r.Name != "" {
-		return r.Name
+	if r.Meta.Name != "" {
+		return r.Meta.Name
 	}
-	return r.ID
+	return r.Meta.ID
 }
 
 // Metric is one scalar series a run reports at every refresh.
