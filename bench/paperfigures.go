@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/viz"
 )

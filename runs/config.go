@@ -8,7 +8,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 )
 
 // Config is a run's config.toml flattened: "section.key" → its value, an

@@ -14,9 +14,9 @@ import (
 	"strconv"
 	"strings"
 
-	"selmix/core/atomicfile"
-	"selmix/core/boundedfile"
-	"selmix/core/suggest"
+	"selmix/internal/atomicfile"
+	"selmix/internal/boundedfile"
+	"selmix/internal/suggest"
 )
 
 // File names inside a run directory.

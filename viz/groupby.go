@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 )
 

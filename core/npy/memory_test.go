@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"testing"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 )
 
 // memChild names the archive TestArrayLargerThanMemory's child reads.

@@ -16,7 +16,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/tui/pane"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )

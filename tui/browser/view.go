@@ -8,7 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/tui/style"
 )
 

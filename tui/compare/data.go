@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"selmix/core/metric"
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )

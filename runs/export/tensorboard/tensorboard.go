@@ -26,7 +26,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 	"selmix/internal/matrixpng"
 	"selmix/runs/export"
 	"selmix/runs/export/tensorboard/tbpb"
