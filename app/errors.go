@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"syscall"
 
-	"selmix/core/boundedfile"
 	"selmix/core/worker"
+	"selmix/internal/boundedfile"
 	"selmix/runs"
 )
 

@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"testing"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 	"selmix/runs"
 )
 

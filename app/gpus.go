@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 
+	"selmix/app/sweepexec"
 	"selmix/core/gpu"
 	"selmix/runs/sweep"
 )
 
 // GPU placement (docs/sweeps.md, README "GPU boxes"): a local sweep's
 // members each get GPUs of their own (gpu.Placement, handed to the
-// executor as its sweep.Placer); a single run's worker gets the GPUs
+// executor as its sweepexec.Placer); a single run's worker gets the GPUs
 // --gpus names.
 
 // GPUEnv is the environment a run's worker gets from --gpus mode on run
@@ -35,7 +36,7 @@ func gpuErr(err error) error {
 // the environment left as it is); on Slurm the GPUs each array task asks
 // for (--gpus-per-member into the gres), Slurm binding them itself, so
 // --gpus other than auto is bad input there.
-func placement(ctx context.Context, s *sweep.Sweep, o SweepOptions, given bool) (sweep.Placer, error) {
+func placement(ctx context.Context, s *sweep.Sweep, o SweepOptions, given bool) (sweepexec.Placer, error) {
 	if o.Executor == sweep.ExecSlurm {
 		if given && o.GPUs != "" && o.GPUs != gpu.Auto {
 			return nil, BadInput("%s %s: Slurm binds each task's GPUs itself (its gres); on Slurm use %s N or the spec's [slurm] gres", gpu.OptGPUs, o.GPUs, gpu.OptPer)

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"selmix/core/experiment"
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/record"

@@ -14,14 +14,14 @@ import (
 	"syscall"
 	"time"
 
-	"selmix/core/atomicfile"
 	"selmix/core/blas"
-	"selmix/core/boundedfile"
 	"selmix/core/data"
 	"selmix/core/experiment"
 	"selmix/core/local"
 	"selmix/core/model"
 	"selmix/core/train"
+	"selmix/internal/atomicfile"
+	"selmix/internal/boundedfile"
 )
 
 // PretrainTo builds c's split, pre-trains a fresh model on its labeled

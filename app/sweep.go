@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"selmix/app/sweepexec"
 	"selmix/runs"
 	"selmix/runs/sweep"
 )
@@ -20,7 +21,7 @@ type SweepOptions struct {
 	// (StartSweep) or the one the sweep ran with (ResumeSweep).
 	Executor string
 	// Parallel and Threads are the local executor's members at once and
-	// threads of each (0: sweep.LocalOptions' defaults).
+	// threads of each (0: sweepexec.LocalOptions' defaults).
 	Parallel, Threads int
 	// GPUs is --gpus (gpu.Auto, gpu.None or a list; "": the one the sweep
 	// was started with, else auto) and GPUsPerMember --gpus-per-member
@@ -99,7 +100,7 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 	if err != nil {
 		return err
 	}
-	todo, st, err := s.ToResume(ctx)
+	todo, st, err := s.ToResume(ctx, sweepexec.Commands{})
 	if err != nil {
 		return err
 	}
@@ -116,15 +117,15 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 
 // execution is how o runs members of s with this executable, placing
 // them with pl (nil: not at all).
-func execution(w io.Writer, members []int, o SweepOptions, pl sweep.Placer) (sweep.Execution, error) {
+func execution(w io.Writer, members []int, o SweepOptions, pl sweepexec.Placer) (sweepexec.Execution, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return sweep.Execution{}, err
+		return sweepexec.Execution{}, err
 	}
-	return sweep.Execution{Executor: o.Executor, Members: members, Binary: self, Parallel: o.Parallel, Threads: o.Threads, Placer: pl, Out: w}, nil
+	return sweepexec.Execution{Executor: o.Executor, Members: members, Binary: self, Parallel: o.Parallel, Threads: o.Threads, Placer: pl, Out: w}, nil
 }
 
-// ExecuteSweep runs members of s with o.Executor (sweep.Execute), placed
+// ExecuteSweep runs members of s with o.Executor (sweepexec.Execute), placed
 // on GPUs as o says; an interrupted local sweep ends with exit code 128 +
 // the signal.
 func ExecuteSweep(ctx context.Context, w io.Writer, s *sweep.Sweep, members []int, o SweepOptions) error {
@@ -135,26 +136,26 @@ func ExecuteSweep(ctx context.Context, w io.Writer, s *sweep.Sweep, members []in
 	return executeSweep(ctx, w, s, members, o, pl)
 }
 
-func executeSweep(ctx context.Context, w io.Writer, s *sweep.Sweep, members []int, o SweepOptions, pl sweep.Placer) error {
+func executeSweep(ctx context.Context, w io.Writer, s *sweep.Sweep, members []int, o SweepOptions, pl sweepexec.Placer) error {
 	e, err := execution(w, members, o, pl)
 	if err != nil {
 		return err
 	}
-	err = s.Execute(ctx, e)
-	if ie := (*sweep.Interrupted)(nil); errors.As(err, &ie) {
+	err = sweepexec.Execute(ctx, s, e)
+	if ie := (*sweepexec.Interrupted)(nil); errors.As(err, &ie) {
 		return CodeError{128 + int(ie.Signal), err}
 	}
 	return err
 }
 
 // dryRunSweep prints the members and what the executor would run.
-func dryRunSweep(w io.Writer, s *sweep.Sweep, members []int, o SweepOptions, pl sweep.Placer) error {
+func dryRunSweep(w io.Writer, s *sweep.Sweep, members []int, o SweepOptions, pl sweepexec.Placer) error {
 	e, err := execution(w, members, o, pl)
 	if err != nil {
 		return err
 	}
-	err = s.DryRun(e)
-	if errors.As(err, new(*sweep.ScriptError)) {
+	err = sweepexec.DryRun(s, e)
+	if errors.As(err, new(*sweepexec.ScriptError)) {
 		return UsageError{err}
 	}
 	return err

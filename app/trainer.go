@@ -11,9 +11,9 @@ import (
 	"selmix/core/experiment"
 	"selmix/core/local"
 	"selmix/core/model"
-	"selmix/core/safetext"
 	"selmix/core/train"
 	"selmix/core/worker"
+	"selmix/internal/safetext"
 )
 
 // prepare loads an experiment's data and pre-trained model (pre-training

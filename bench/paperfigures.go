@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/viz"
 )
@@ -40,9 +40,9 @@ func paperFigures(rs []paperResult, figDir, figRel string) (string, error) {
 				continue
 			}
 			// The legend names the policy, not the member's run name.
-			vr.Name = "selmix"
+			vr.Meta.Name = "selmix"
 			if _, pol, ok := strings.Cut(r.label, "/"); ok {
-				vr.Name = pol
+				vr.Meta.Name = pol
 			}
 			group = append(group, vr)
 		}

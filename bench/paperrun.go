@@ -4,7 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 	"selmix/runs"
 	"selmix/runs/sweep"
 )

@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 )
 
 // Limits on what a person may write about a run.

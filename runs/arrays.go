@@ -12,7 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 )
 
 // arraysName is the binary sidecar of the event log (docs/run-format.md).

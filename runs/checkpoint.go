@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 )
 
 // ErrNoCheckpoint is wrapped by the errors for a missing checkpoint.

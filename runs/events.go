@@ -10,7 +10,7 @@ import (
 	"math"
 	"time"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 )
 
 // Event is one line of events.jsonl. Arrays lists the records of

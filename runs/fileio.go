@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"selmix/core/atomicfile"
-	"selmix/core/boundedfile"
+	"selmix/internal/atomicfile"
+	"selmix/internal/boundedfile"
 )
 
 // file is what the writer needs from an open file. Every file the writer

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 )
 
 const lockName = "lock"

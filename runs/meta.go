@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"selmix/core/jsonfloat"
+	"selmix/internal/jsonfloat"
 )
 
 // Run statuses as stored in run.json.

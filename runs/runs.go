@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,9 +14,9 @@ import (
 	"strconv"
 	"strings"
 
-	"selmix/core/atomicfile"
-	"selmix/core/boundedfile"
-	"selmix/core/suggest"
+	"selmix/internal/atomicfile"
+	"selmix/internal/boundedfile"
+	"selmix/internal/suggest"
 )
 
 // File names inside a run directory.
@@ -70,6 +71,15 @@ func (r *Run) EffectiveStatus() string {
 		return StatusCrashed
 	}
 	return s
+}
+
+// Best is the best validation ψ of the optimized objective that run.json
+// records; NaN before the first refresh or where run.json is unreadable.
+func (r *Run) Best() float64 {
+	if r.Broken() || r.Meta.BestStep < 0 {
+		return math.NaN()
+	}
+	return r.Meta.Best
 }
 
 // Refresh re-reads run.json and the liveness of the writer.

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 )
 
 // openArrays opens dir's arrays.bin for appending and cuts it to end, the

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 )
 
 // WriteCheckpoint stores b as the checkpoint of step atomically, then

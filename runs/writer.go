@@ -15,7 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 )
 
 // ErrClosed is returned by a Writer used after Close.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 )
 
 func TestRoundTrip(t *testing.T) {

@@ -22,7 +22,7 @@ func TestCompareFinalAtBest(t *testing.T) {
 	}
 	rows := map[string]string{}
 	for _, r := range d.table.rows {
-		if r[1] == "mean-recall" {
+		if r[1] == "mean_recall" {
 			rows[r[0]] = r[2]
 		}
 	}

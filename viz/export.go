@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"selmix/core/atomicfile"
-	"selmix/core/safetext"
+	"selmix/internal/atomicfile"
+	"selmix/internal/safetext"
 )
 
 // File is one written figure.

@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
-	"selmix/runs/export"
 )
 
 // GroupBy splits rs by the value of config key key ("(unset)" where a
@@ -20,21 +18,15 @@ import (
 // only; GroupBy returns the whole key. A key that names no key or
 // several is a *KeyError.
 func GroupBy(rs []*RunData, key string) ([]Group, string, error) {
-	cfgs := make([]export.Config, len(rs))
 	keys := map[string]bool{}
-	for i, r := range rs {
-		run, err := runs.Open(filepath.Dir(r.Dir), filepath.Base(r.Dir))
-		if err != nil {
-			return nil, "", err
+	for _, r := range rs {
+		if r.Config == nil {
+			if r.configErr != nil {
+				return nil, "", r.configErr
+			}
+			return nil, "", fmt.Errorf("run %s: its config was not read", r.Meta.ID)
 		}
-		text, err := run.Config()
-		if err != nil {
-			return nil, "", err
-		}
-		if cfgs[i], err = export.ParseConfig(text, run.Dir+"/config.toml"); err != nil {
-			return nil, "", err
-		}
-		for k := range cfgs[i] {
+		for k := range r.Config {
 			keys[k] = true
 		}
 	}
@@ -43,19 +35,15 @@ func GroupBy(rs []*RunData, key string) ([]Group, string, error) {
 		return nil, "", err
 	}
 	var out []Group
-	at := map[string]int{}
-	for i, r := range rs {
-		v := "(unset)"
-		if _, ok := cfgs[i][whole]; ok {
-			v = cfgs[i].Text(whole)
+	for _, g := range runs.GroupBy(len(rs), func(i int) (string, bool) {
+		_, ok := rs[i].Config[whole]
+		return rs[i].Config.Text(whole), ok
+	}) {
+		grp := Group{Value: g.Value}
+		for _, i := range g.Members {
+			grp.Runs = append(grp.Runs, rs[i])
 		}
-		j, ok := at[v]
-		if !ok {
-			j = len(out)
-			at[v] = j
-			out = append(out, Group{Value: v})
-		}
-		out[j].Runs = append(out[j].Runs, r)
+		out = append(out, grp)
 	}
 	return out, whole, nil
 }

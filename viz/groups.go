@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 )
 
 // Group is the runs that share one value of a config key.

@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"selmix/internal/matrixpng"
 )
 
 // matrixGrid shows an n×n row-major matrix with row 0 at the top, as
@@ -234,7 +236,7 @@ func heatColors(which string, lo, hi float64) palette.ColorMap {
 	if !(m > 0) || math.IsInf(m, 0) {
 		m = 1
 	}
-	return sequential(m)
+	return matrixpng.Sequential(m)
 }
 
 // heatPanel draws matrix mat of refresh i: the first panel (left) names
@@ -310,19 +312,4 @@ func heatTicks(f *figure, r *RunData, first bool, ticks []string) (xt, yt []plot
 		yt = append(yt, plot.Tick{Value: float64(nb - 1 - c), Label: f.t(yl)})
 	}
 	return xt, yt
-}
-
-// sequential maps [0, hi] from white to dark blue (P is a probability,
-// so it needs no diverging map).
-func sequential(hi float64) palette.ColorMap {
-	m, err := moreland.NewLuminance([]color.Color{
-		color.NRGBA{8, 48, 107, 255}, color.NRGBA{66, 146, 198, 255}, color.NRGBA{255, 255, 255, 255},
-	})
-	if err != nil {
-		panic(err) // fixed control colours of increasing luminance
-	}
-	m = palette.Reverse(m)
-	m.SetMin(0)
-	m.SetMax(hi)
-	return m
 }

@@ -15,13 +15,15 @@ import (
 
 	"selmix/core/metric"
 	"selmix/runs"
+	"selmix/runs/export"
 	"selmix/runs/record"
 )
 
 // RunData is one run directory decoded: what every figure draws from.
+// It is the run the exports read (export.Recorded: run.json, the decoded
+// log, the flattened config) with what the figures derive from it.
 type RunData struct {
-	Dir       string
-	ID, Name  string
+	export.Recorded
 	Objective metric.Objective // the objective at the start of the run
 	Policy    string
 	K         int
@@ -30,7 +32,9 @@ type RunData struct {
 	// names (Named), else the class indices.
 	ClassNames []string
 	Named      bool
-	Hist       *record.History
+	// configErr is why Config is nil in a run FromRun read (nil from
+	// FromHistory, which reads no config).
+	configErr error
 }
 
 // Load reads the run in dir.
@@ -50,7 +54,15 @@ func FromRun(r *runs.Run) (*RunData, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FromHistory(r.Dir, r.Meta, h)
+	out, err := FromHistory(r.Dir, r.Meta, h)
+	if err != nil {
+		return nil, err
+	}
+	out.Status = r.EffectiveStatus()
+	if out.ConfigText, out.configErr = r.Config(); out.configErr == nil {
+		out.Config, out.configErr = runs.ParseConfig(out.ConfigText, filepath.Join(r.Dir, "config.toml"))
+	}
+	return out, nil
 }
 
 // FromHistory builds a RunData from an already decoded history.
@@ -58,7 +70,7 @@ func FromHistory(dir string, m runs.Meta, h *record.History) (*RunData, error) {
 	if len(h.Refreshes) == 0 {
 		return nil, fmt.Errorf("run %s has no refresh in its log yet: nothing to plot", m.ID)
 	}
-	out := &RunData{Dir: dir, ID: m.ID, Name: m.Name, Objective: metric.Objective(m.Objective), Policy: m.Policy, Hist: h}
+	out := &RunData{Recorded: export.Recorded{Meta: m, Dir: dir, Hist: h}, Objective: metric.Objective(m.Objective), Policy: m.Policy}
 	first := h.Refreshes[0]
 	out.K = first.Stats.K
 	if out.K == 0 {
@@ -96,10 +108,10 @@ func FromHistory(dir string, m runs.Meta, h *record.History) (*RunData, error) {
 
 // Label is how the run is named in legends: its name, else its id.
 func (r *RunData) Label() string {
-	if r.Name != "" {
-		return r.Name
+	if r.Meta.Name != "" {
+		return r.Meta.Name
 	}
-	return r.ID
+	return r.Meta.ID
 }
 
 // Metric is one scalar series a run reports at every refresh.
@@ -110,28 +122,33 @@ type Metric struct {
 	get   func(rf *record.RefreshEvent) float64
 	final func(r *metric.Report) float64 // nil for objectives ψ (see Summary)
 	obj   int                            // index in metric.Objectives() for ψ, else -1
+	// objective is the objective whose ψ a reported metric is ("" if
+	// none): its panel is emphasised in a run that optimizes it.
+	objective metric.Objective
 }
 
-func reportMetric(name, title, unit string, f func(r *metric.Report) float64) Metric {
-	return Metric{Name: name, Title: title, Unit: unit, obj: -1, final: f,
+func reportMetric(sc metric.Scalar) Metric {
+	f := sc.Get
+	return Metric{Name: sc.Key, Title: sc.Title, Unit: sc.Unit, objective: sc.Objective, obj: -1, final: f,
 		get: func(rf *record.RefreshEvent) float64 { return f(&rf.Stats.Report) }}
 }
 
-// ReportedMetrics are the metrics every run reports (docs/method.md, Objectives), in the
-// order the figures show them.
+// figureMetrics are the keys (metric.Scalars) of the reported metrics
+// the figures show, in their order.
+var figureMetrics = []string{"mean_recall", "min_recall", "hmean", "gmean", "min_ht_recall", "min_coverage", "min_ht_coverage", "accuracy"}
+
+// ReportedMetrics are the reported metrics the figures show (docs/method.md,
+// Objectives), in their order, named by their keys in metric.Scalars.
 func ReportedMetrics() []Metric {
-	return []Metric{
-		reportMetric("mean-recall", "mean recall", "recall", func(r *metric.Report) float64 { return r.MeanRecall }),
-		// The true minimum over classes; ψ min-recall (psi:min-recall) is
-		// the objective's smoothed stand-in for it.
-		reportMetric("worst-recall", "worst recall (min over classes)", "recall", func(r *metric.Report) float64 { return r.MinRecall }),
-		reportMetric("hmean", "H-mean of recalls", "recall", func(r *metric.Report) float64 { return r.HMean }),
-		reportMetric("gmean", "G-mean of recalls", "recall", func(r *metric.Report) float64 { return r.GMean }),
-		reportMetric("min-ht-recall", "min head/tail recall", "recall", func(r *metric.Report) float64 { return r.MinHTRecall }),
-		reportMetric("min-coverage", "min coverage", "coverage", func(r *metric.Report) float64 { return r.MinCoverage }),
-		reportMetric("min-ht-coverage", "min head/tail coverage", "coverage", func(r *metric.Report) float64 { return r.MinHTCoverage }),
-		reportMetric("accuracy", "accuracy", "accuracy", func(r *metric.Report) float64 { return r.Accuracy }),
+	out := make([]Metric, len(figureMetrics))
+	for i, k := range figureMetrics {
+		sc, ok := metric.LookupScalar(k)
+		if !ok {
+			panic("viz: no reported metric " + k)
+		}
+		out[i] = reportMetric(sc)
 	}
+	return out
 }
 
 // ObjectiveMetric is ψ of obj over steps; its name is "psi:<objective>".
@@ -151,7 +168,8 @@ func ObjectiveMetric(obj metric.Objective) Metric {
 		}}
 }
 
-// MetricNames lists every name ParseMetric accepts.
+// MetricNames lists the names ParseMetric accepts (it also takes every
+// key of metric.Scalars and their old names, metric.LookupScalar).
 func MetricNames() []string {
 	var out []string
 	for _, m := range ReportedMetrics() {
@@ -165,13 +183,8 @@ func MetricNames() []string {
 
 // ParseMetric finds a metric by name; the error lists the valid names.
 func ParseMetric(name string) (Metric, error) {
-	if name == "min-recall" {
-		name = "worst-recall" // its name before ψ min-recall and it were told apart
-	}
-	for _, m := range ReportedMetrics() {
-		if m.Name == name {
-			return m, nil
-		}
+	if sc, ok := metric.LookupScalar(name); ok {
+		return reportMetric(sc), nil
 	}
 	if o, ok := strings.CutPrefix(name, "psi:"); ok {
 		if obj, err := metric.ParseObjective(o); err == nil {

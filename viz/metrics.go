@@ -25,7 +25,7 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 	for _, m := range ReportedMetrics() {
 		opt := false
 		for _, rf := range r.Hist.Refreshes {
-			opt = opt || string(rf.Hyper.Objective) == m.Name
+			opt = opt || m.objective != "" && rf.Hyper.Objective == m.objective
 		}
 		panels = append(panels, panel{m, opt})
 	}

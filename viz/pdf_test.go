@@ -57,15 +57,18 @@ func TestPDFText(t *testing.T) {
 }
 
 // The true worst recall and ψ min-recall carry different names and
-// titles; "min-recall", the worst recall's old name, still finds it.
+// titles; "min-recall" and "worst-recall", the worst recall's old names,
+// still find it (metric.LookupScalar).
 func TestWorstRecallIsNotPsi(t *testing.T) {
-	w, err := ParseMetric("worst-recall")
+	w, err := ParseMetric("min_recall")
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := ParseMetric("min-recall")
-	if err != nil || old.Name != "worst-recall" {
-		t.Errorf("ParseMetric(min-recall) = %q, %v; want worst-recall", old.Name, err)
+	for _, name := range []string{"min-recall", "worst-recall"} {
+		old, err := ParseMetric(name)
+		if err != nil || old.Name != "min_recall" {
+			t.Errorf("ParseMetric(%s) = %q, %v; want min_recall", name, old.Name, err)
+		}
 	}
 	psi, err := ParseMetric("psi:min-recall")
 	if err != nil {

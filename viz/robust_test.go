@@ -48,7 +48,7 @@ func TestNonFiniteValues(t *testing.T) {
 				t.Fatalf("wrote %d figures, want %d", len(res.Files), len(FigureNames()))
 			}
 			for name, want := range map[string][]string{
-				"metrics.csv":   {"psi,40,NaN,not plotted: NaN", "mean-recall,60,+Inf,not plotted: +Inf", "min-coverage,80,-Inf,not plotted: -Inf", "psi:mean-recall,140,NaN,not plotted: NaN"},
+				"metrics.csv":   {"psi,40,NaN,not plotted: NaN", "mean_recall,60,+Inf,not plotted: +Inf", "min_coverage,80,-Inf,not plotted: -Inf", "psi:mean-recall,140,NaN,not plotted: NaN"},
 				"gain.csv":      {"G,0,T-shirt/top,Sandal,+Inf,not plotted: +Inf"},
 				"mixup.csv":     {"NaN,not plotted: NaN"},
 				"lambda.csv":    {"Trouser,100,+Inf,not plotted: +Inf"},

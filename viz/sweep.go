@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 )
 
 // SeedGroup is one configuration of a sweep: a label for the legend and

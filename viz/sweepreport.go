@@ -73,7 +73,7 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 			continue
 		}
 		if len(g.Key) > 0 {
-			vr.Name = g.Label
+			vr.Meta.Name = g.Label
 		}
 		rs = append(rs, vr)
 	}
@@ -92,7 +92,7 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 		if len(seeds) == 0 {
 			continue
 		}
-		label := seeds[0].Name
+		label := seeds[0].Meta.Name
 		if len(g.Key) > 0 {
 			label = g.Label
 		}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 	"selmix/runs/sweep"
 )
 

@@ -55,7 +55,7 @@ func TestCompareFinalAxes(t *testing.T) {
 	for _, j := range coverage {
 		names = append(names, ms[j].Name)
 	}
-	if want := []string{"min-coverage", "min-ht-coverage"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"min_coverage", "min_ht_coverage"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("coverage axis holds %v, want %v", names, want)
 	}
 	if len(recall)+len(coverage) != len(ms) || ms[recall[0]].Name != "psi:min-recall" {

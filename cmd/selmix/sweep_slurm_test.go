@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"selmix/app/sweepexec/slurmtest"
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/runs"
 	"selmix/runs/live/livetest"
-	"selmix/runs/sweep/slurmtest"
 )
 
 var submittedRe = regexp.MustCompile(`(?m)^submitted Slurm job (\d+), array (\S+) `)

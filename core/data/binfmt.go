@@ -9,8 +9,8 @@ import (
 	"io"
 	"math"
 
-	"selmix/core/atomicfile"
-	"selmix/core/boundedfile"
+	"selmix/internal/atomicfile"
+	"selmix/internal/boundedfile"
 )
 
 // Set stream layout (little endian), version 1:

@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 )
 
 // DefaultFashionMNISTDir is where Debian's dataset-fashion-mnist package

@@ -7,8 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"selmix/core/boundedfile"
 	"selmix/core/npy"
+	"selmix/internal/boundedfile"
 )
 
 // namesFile bounds a class-names file (K ≤ maxClasses names of

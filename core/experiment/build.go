@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"selmix/assets"
-	"selmix/core/boundedfile"
 	"selmix/core/data"
+	"selmix/internal/boundedfile"
 )
 
 // LoadData builds the split c describes, with the class names of

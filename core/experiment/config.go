@@ -14,10 +14,10 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"selmix/core/boundedfile"
-	"selmix/core/safetext"
-	"selmix/core/suggest"
 	"selmix/core/train"
+	"selmix/internal/boundedfile"
+	"selmix/internal/safetext"
+	"selmix/internal/suggest"
 )
 
 // Config is an experiment. Its defaults are Default's; every key's doc is

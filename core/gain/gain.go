@@ -21,7 +21,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	"selmix/core/suggest"
+	"selmix/internal/suggest"
 )
 
 // Form selects which variant of the gain formula is computed.

@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"selmix/assets"
-	"selmix/core/boundedfile"
 	"selmix/core/data"
 	"selmix/core/experiment"
 	"selmix/core/model"
+	"selmix/internal/boundedfile"
 )
 
 // ModelConfig is the architecture c asks for on split sp.

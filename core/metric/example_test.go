@@ -67,3 +67,19 @@ func ExampleEvaluate() {
 	// D[1] = [-0.0467 +0.0700 -0.0233]  row sum zero: true
 	// D[2] = [-0.0333 -0.0500 +0.0833]  row sum zero: true
 }
+
+// LookupScalar finds a reported metric by its one name, the key every
+// export, figure and view uses, or by a name it had before.
+func ExampleLookupScalar() {
+	r, err := metric.NewReport(joint, nil) // recalls 0.9, 0.7, 0.5
+	if err != nil {
+		panic(err)
+	}
+	for _, name := range []string{"mean_recall", "worst-recall"} {
+		s, _ := metric.LookupScalar(name)
+		fmt.Printf("%s: %s (%s) = %.2f\n", name, s.Key, s.Title, s.Get(&r))
+	}
+	// Output:
+	// mean_recall: mean_recall (mean recall) = 0.70
+	// worst-recall: min_recall (worst recall (min over classes)) = 0.50
+}

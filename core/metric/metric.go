@@ -16,7 +16,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"selmix/core/suggest"
+	"selmix/internal/suggest"
 )
 
 // Objective names a non-decomposable objective ψ (docs/method.md).

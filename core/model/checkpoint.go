@@ -7,8 +7,8 @@ import (
 	"io"
 	"slices"
 
-	"selmix/core/boundedfile"
 	"selmix/core/npy"
+	"selmix/internal/boundedfile"
 
 	"gorgonia.org/tensor"
 )

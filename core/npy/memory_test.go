@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"selmix/core/boundedfile"
 	"selmix/core/npy/npytest"
+	"selmix/internal/boundedfile"
 )
 
 // memChild names the archive TestArrayLargerThanMemory's child reads.

@@ -31,7 +31,7 @@ import (
 	"os"
 	"strconv"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 )
 
 // Array is one array whose header has been read and checked against the

@@ -6,7 +6,7 @@ import (
 	"io"
 	"math"
 
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 )
 
 // Encode writes one array as a .npy stream: the header, then the data

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"selmix/core/safetext"
 	"selmix/core/train"
+	"selmix/internal/safetext"
 )
 
 // maxMessage bounds a worker's error message as selmix repeats it.

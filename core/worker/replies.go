@@ -8,8 +8,8 @@ import (
 	"reflect"
 	"strings"
 
-	"selmix/core/safetext"
 	"selmix/core/train"
+	"selmix/internal/safetext"
 )
 
 // The replies of docs/worker-protocol.md, one type each. A reply's header

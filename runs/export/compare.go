@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"selmix/runs"
 	"selmix/runs/record"
 )
 
@@ -92,11 +93,11 @@ func Compare(rs []Recorded) Comparison {
 		}
 		c.Runs = append(c.Runs, cr)
 	}
-	cfgs := make([]Config, len(rs))
+	cfgs := make([]runs.Config, len(rs))
 	for i, r := range rs {
 		cfgs[i] = r.Config
 	}
-	keys := Keys(cfgs...)
+	keys := runs.Keys(cfgs...)
 	c.Config = []ConfigDiff{}
 	for _, k := range keys {
 		d := ConfigDiff{Key: k}

@@ -86,7 +86,7 @@ func TestCompare(t *testing.T) {
 			}
 		}
 	}
-	if len(c.Val) != 1+len(metric.Objectives())+len(Reported) || len(c.Test) != len(c.Val)-1 {
+	if len(c.Val) != 1+len(metric.Objectives())+len(metric.Scalars()) || len(c.Test) != len(c.Val)-1 {
 		t.Errorf("%d validation and %d test metrics", len(c.Val), len(c.Test))
 	}
 
@@ -149,25 +149,6 @@ func TestClassTag(t *testing.T) {
 		if got := ClassTag(tt.c, tt.K, tt.names); got != tt.want {
 			t.Errorf("ClassTag(%d, %d) = %q, want %q", tt.c, tt.K, got, tt.want)
 		}
-	}
-}
-
-func TestParseConfig(t *testing.T) {
-	c, err := ParseConfig("seed = 3\nname = \"x\"\n[finetune]\ns = 10.5\nadapt = true\nl = [1, 2]\n", "c.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Config{"seed": int64(3), "name": "x", "finetune.s": 10.5, "finetune.adapt": true, "finetune.l": "[1 2]"}
-	if len(c) != len(want) {
-		t.Errorf("%v, want %v", c, want)
-	}
-	for k, v := range want {
-		if c[k] != v {
-			t.Errorf("%s = %#v, want %#v", k, c[k], v)
-		}
-	}
-	if _, err := ParseConfig("a = ", "c.toml"); err == nil || !strings.HasPrefix(err.Error(), "c.toml: ") {
-		t.Errorf("bad TOML: %v", err)
 	}
 }
 

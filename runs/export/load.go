@@ -14,8 +14,8 @@ type Recorded struct {
 	Meta       runs.Meta
 	Status     string // as runs ls shows it (runs.Run.EffectiveStatus)
 	Dir        string
-	ConfigText string // config.toml
-	Config     Config // ConfigText flattened
+	ConfigText string      // config.toml
+	Config     runs.Config // ConfigText flattened
 	Hist       *record.History
 }
 
@@ -30,7 +30,7 @@ func Load(r *runs.Run) (Recorded, error) {
 	if err != nil {
 		return Recorded{}, err
 	}
-	cfg, err := ParseConfig(text, filepath.Join(r.Dir, "config.toml"))
+	cfg, err := runs.ParseConfig(text, filepath.Join(r.Dir, "config.toml"))
 	if err != nil {
 		return Recorded{}, runs.Damaged(err)
 	}

@@ -58,26 +58,6 @@ type Point struct {
 	Value  float64
 }
 
-// Reported are the reported metrics of a metric.Report, by their keys in
-// the run format's report (docs/run-format.md).
-var Reported = []struct {
-	Key string
-	Get func(*metric.Report) float64
-}{
-	{"mean_recall", func(r *metric.Report) float64 { return r.MeanRecall }},
-	{"min_recall", func(r *metric.Report) float64 { return r.MinRecall }},
-	{"hmean", func(r *metric.Report) float64 { return r.HMean }},
-	{"gmean", func(r *metric.Report) float64 { return r.GMean }},
-	{"min_coverage", func(r *metric.Report) float64 { return r.MinCoverage }},
-	{"accuracy", func(r *metric.Report) float64 { return r.Accuracy }},
-	{"head_recall", func(r *metric.Report) float64 { return r.HeadRecall }},
-	{"tail_recall", func(r *metric.Report) float64 { return r.TailRecall }},
-	{"min_ht_recall", func(r *metric.Report) float64 { return r.MinHTRecall }},
-	{"head_coverage", func(r *metric.Report) float64 { return r.HeadCoverage }},
-	{"tail_coverage", func(r *metric.Report) float64 { return r.TailCoverage }},
-	{"min_ht_coverage", func(r *metric.Report) float64 { return r.MinHTCoverage }},
-}
-
 // ScalarMetrics are the names of the scalar (not per-class) series of a
 // refresh, in the order Refresh yields them (loss and Δψ only where
 // recorded).
@@ -86,7 +66,7 @@ func ScalarMetrics() []string {
 	for _, o := range metric.Objectives() {
 		out = append(out, ObjectivePrefix+string(o))
 	}
-	for _, m := range Reported {
+	for _, m := range metric.Scalars() {
 		out = append(out, MetricPrefix+m.Key)
 	}
 	return append(out, S, Loss, Predicted, Realised, LambdaH, LambdaT)
@@ -232,7 +212,7 @@ func objectives(vals []float64, at emit) bool {
 }
 
 func reported(r *metric.Report, at emit) bool {
-	for _, m := range Reported {
+	for _, m := range metric.Scalars() {
 		if !at(MetricPrefix+m.Key, -1, m.Get(r)) {
 			return false
 		}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"selmix/core/safetext"
 	"selmix/core/train"
+	"selmix/internal/safetext"
 	"selmix/runs/record"
 )
 

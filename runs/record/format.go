@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"selmix/core/jsonfloat"
 	"selmix/core/metric"
 	"selmix/core/train"
+	"selmix/internal/jsonfloat"
 	"selmix/runs"
 )
 

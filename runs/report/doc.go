@@ -4,5 +4,5 @@
 // the side-by-side text table of runs compare (docs/run-format.md, "JSON
 // listings"), a training run's progress lines and its before/after table.
 // Every string read from a run directory is made safe to print
-// (core/safetext) before it reaches a terminal.
+// (internal/safetext) before it reaches a terminal.
 package report

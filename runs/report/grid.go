@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 )
 
 // grid is a table printed with every column as wide as its widest cell

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 
 	"github.com/BurntSushi/toml"
 

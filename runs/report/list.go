@@ -10,7 +10,7 @@ import (
 
 	"selmix/core/gpu"
 	"selmix/core/metric"
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )

@@ -6,8 +6,8 @@ import (
 	"io"
 	"math"
 
-	"selmix/core/safetext"
 	"selmix/core/train"
+	"selmix/internal/safetext"
 )
 
 // Progress writes a line per refresh, control and error of src's

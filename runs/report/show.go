@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )

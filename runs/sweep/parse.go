@@ -12,8 +12,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"selmix/core/boundedfile"
 	"selmix/core/experiment"
+	"selmix/internal/boundedfile"
 )
 
 // ReadSpec reads and parses the spec at path.

@@ -17,12 +17,12 @@ func (s *Spec) Executor() string {
 	return ExecLocal
 }
 
-// ToResume reads the members' states (Status, asking Slurm when the
+// ToResume reads the members' states (Status, asking Slurm, cl, when the
 // sweep ran there) and returns the members to run again
 // (Status.Resumable) and the status. When the sweep ran on Slurm and
 // Slurm cannot be asked, it is an error: a queued task would run twice.
-func (s *Sweep) ToResume(ctx context.Context) ([]int, *Status, error) {
-	st, err := NewReader(s, Commands{}).Status(ctx)
+func (s *Sweep) ToResume(ctx context.Context, cl Cluster) ([]int, *Status, error) {
+	st, err := NewReader(s, cl).Status(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -26,7 +26,7 @@ func TestSpecExecutor(t *testing.T) {
 // each with its state.
 func TestToResume(t *testing.T) {
 	s := newSweep(t, smallSpec, ExecLocal)
-	todo, st, err := s.ToResume(context.Background())
+	todo, st, err := s.ToResume(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"selmix/core/boundedfile"
 	"selmix/core/experiment"
+	"selmix/internal/boundedfile"
 )
 
 // MaxMembers bounds a sweep: a typo in an axis must not create a million

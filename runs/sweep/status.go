@@ -9,7 +9,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"selmix/core/boundedfile"
 	"selmix/core/experiment"
-	"selmix/core/safetext"
+	"selmix/internal/boundedfile"
+	"selmix/internal/safetext"
 	"selmix/runs"
 )
 

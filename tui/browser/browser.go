@@ -16,6 +16,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/internal/safetext"
 	"selmix/tui/pane"
 )
 
@@ -133,7 +134,7 @@ func (m *Model) Entries() []Entry {
 
 // SetNote shows a one-off message under the list (e.g. why a run the
 // user chose could not be opened).
-func (m *Model) SetNote(s string) { m.note = Clean(s) }
+func (m *Model) SetNote(s string) { m.note = safetext.Line(s) }
 
 // SetSize sets the screen size.
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
@@ -336,7 +337,7 @@ func (m *Model) typeKey(kp tea.KeyPressMsg) {
 		return
 	default:
 		if t := kp.Text; t != "" {
-			m.filter += Clean(t)
+			m.filter += safetext.Line(t)
 		} else {
 			return
 		}

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/internal/safetext"
 	"selmix/tui/style"
 )
 
@@ -24,7 +25,7 @@ func (m *Model) rows() int { return max(1, m.h-6) }
 // Render is the screen as text, exactly w×h.
 func (m *Model) Render() string {
 	th := m.ctx.Theme
-	head := th.Render(th.Title, "selmix runs") + "  " + th.Render(th.Dim, Clean(m.root))
+	head := th.Render(th.Title, "selmix runs") + "  " + th.Render(th.Dim, safetext.Line(m.root))
 	if m.loaded {
 		head += "  " + fmt.Sprintf("%d runs · %d shown · %d marked", len(m.all), len(m.view), len(m.marked))
 	}
@@ -38,7 +39,7 @@ func (m *Model) Render() string {
 	status := ""
 	switch {
 	case m.err != nil:
-		status = th.Render(th.Bad, "error: "+Clean(m.err.Error()))
+		status = th.Render(th.Bad, "error: "+safetext.Line(m.err.Error()))
 	case m.note != "":
 		status = th.Render(th.Warn, m.note)
 	case len(m.view) > 0:
@@ -48,7 +49,7 @@ func (m *Model) Render() string {
 	body := th.Render(th.Dim, "reading the runs…")
 	switch {
 	case m.loaded && len(m.all) == 0:
-		body = th.Render(th.Dim, "no runs in "+Clean(m.root)+" (selmix run --headless makes one)")
+		body = th.Render(th.Dim, "no runs in "+safetext.Line(m.root)+" (selmix run --headless makes one)")
 	case m.loaded && len(m.view) == 0:
 		body = th.Render(th.Dim, "no run matches the filter (esc clears it)")
 	case m.loaded:

@@ -5,12 +5,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"selmix/core/metric"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
-	"selmix/tui/browser"
 )
 
 // RunSeries is what the comparison keeps of one run: its scalar series at full
@@ -44,7 +42,8 @@ type Metric struct {
 }
 
 // Metrics are the comparable series: ψ of every objective, then mean and
-// worst recall, min coverage, s, and Δψ predicted and realised.
+// worst recall and min coverage (by their names in metric.Scalars), s,
+// and Δψ predicted and realised.
 func Metrics() []Metric {
 	var out []Metric
 	for i, o := range metric.Objectives() {
@@ -61,10 +60,14 @@ func Metrics() []Metric {
 		}
 		return *p
 	}
+	for _, k := range []string{"mean_recall", "min_recall", "min_coverage"} {
+		sc, ok := metric.LookupScalar(k)
+		if !ok {
+			panic("compare: no reported metric " + k)
+		}
+		out = append(out, Metric{sc.Key, func(rf *record.RefreshEvent) float64 { return sc.Get(&rf.Stats.Report) }})
+	}
 	return append(out,
-		Metric{"mean recall", func(rf *record.RefreshEvent) float64 { return rf.Stats.Report.MeanRecall }},
-		Metric{"worst recall", func(rf *record.RefreshEvent) float64 { return rf.Stats.Report.MinRecall }},
-		Metric{"min coverage", func(rf *record.RefreshEvent) float64 { return rf.Stats.Report.MinCoverage }},
 		Metric{"s", func(rf *record.RefreshEvent) float64 { return rf.Stats.S }},
 		Metric{"Δψ predicted", func(rf *record.RefreshEvent) float64 { return opt(rf.Stats.Predicted) }},
 		Metric{"Δψ realised", func(rf *record.RefreshEvent) float64 { return opt(rf.Stats.Realised) }},
@@ -77,7 +80,7 @@ var metrics = Metrics()
 // times are the refresh events' times in order (nil if unknown).
 func FromHistory(id, name string, live bool, config map[string]string, h *record.History, times []time.Time) *RunSeries {
 	n := len(h.Refreshes)
-	r := &RunSeries{ID: id, Name: browser.Clean(name), Live: live, Config: config,
+	r := &RunSeries{ID: id, Name: safetext.Line(name), Live: live, Config: config,
 		Steps: make([]float64, n), Secs: make([]float64, n), Series: make([][]float64, len(metrics))}
 	for m := range metrics {
 		r.Series[m] = make([]float64, n)
@@ -98,7 +101,7 @@ func FromHistory(id, name string, live bool, config map[string]string, h *record
 	}
 	if len(h.Starts) > 0 {
 		for _, c := range h.Starts[0].ClassNames {
-			r.Classes = append(r.Classes, browser.Clean(c))
+			r.Classes = append(r.Classes, safetext.Line(c))
 		}
 	}
 	return r
@@ -159,11 +162,13 @@ func refreshTimes(r *runs.Run) []time.Time {
 // String describes r for errors and tests.
 func (r *RunSeries) String() string { return fmt.Sprintf("%s (%d refreshes)", r.ID, len(r.Steps)) }
 
-// flatConfig flattens config.toml text; an unreadable one is empty.
+// flatConfig flattens config.toml text (runs.ParseConfig), each value
+// as runs compare shows it, made safe for the terminal; an unreadable one
+// is empty.
 func flatConfig(text string) map[string]string {
-	var m map[string]any
-	if _, err := toml.Decode(text, &m); err != nil {
+	c, err := runs.ParseConfig(text, "config.toml")
+	if err != nil {
 		return map[string]string{}
 	}
-	return browser.Flatten(m)
+	return c.Lines()
 }

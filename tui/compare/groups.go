@@ -5,6 +5,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+
+	"selmix/runs"
 )
 
 // GroupKeys are the config keys whose values differ between the runs:
@@ -61,19 +63,11 @@ type Group struct {
 // Groups splits the runs by the grouping key, in order of first member.
 func (m *Model) Groups() []Group {
 	var out []Group
-	at := map[string]int{}
-	for i, r := range m.runs {
-		v, ok := r.Config[m.group]
-		if !ok {
-			v = "(unset)"
-		}
-		j, ok := at[v]
-		if !ok {
-			j = len(out)
-			at[v] = j
-			out = append(out, Group{Value: v})
-		}
-		out[j].Members = append(out[j].Members, i)
+	for _, g := range runs.GroupBy(len(m.runs), func(i int) (string, bool) {
+		v, ok := m.runs[i].Config[m.group]
+		return v, ok
+	}) {
+		out = append(out, Group(g))
 	}
 	return out
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"selmix/core/metric"
-	"selmix/core/safetext"
 	"selmix/core/train"
+	"selmix/internal/safetext"
 )
 
 // RunInfo is what the workbench knows of a run besides its snapshots.

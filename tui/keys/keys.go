@@ -13,7 +13,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"github.com/BurntSushi/toml"
 
-	"selmix/core/boundedfile"
+	"selmix/internal/boundedfile"
 )
 
 // Map holds one binding per action. Panes read the bindings they use

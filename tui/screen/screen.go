@@ -3,8 +3,9 @@
 // browser, a sweep's view — and leads from one to another: Enter opens a
 // run (attached while a process runs it, read-only otherwise), c
 // compares, and quitting a run's workbench comes back to the list it was
-// opened from. It links no training library: a fork from the workbench
-// goes through Screens.Fork, which the command line wires.
+// opened from. It links no training library and no plotting library: a
+// fork from the workbench goes through Screens.Fork and its figures
+// through Screens.Export, which the command line wires.
 package screen
 
 import (
@@ -36,7 +37,6 @@ import (
 	"selmix/tui/pane"
 	"selmix/tui/style"
 	sweepview "selmix/tui/sweep"
-	"selmix/viz"
 )
 
 // Screens opens the screens; its fields are what all of them share.
@@ -51,6 +51,13 @@ type Screens struct {
 	// root at at (a step, or best) with the overrides sets, and returns
 	// the new run's id: what f does in a workbench. Nil: f only says how.
 	Fork func(root, id, at string, sets []string) (string, error)
+	// Export writes the figures of the run in dir into its plots/ from
+	// what is on disk now, reporting progress to w: what x does in a
+	// workbench. Nil: x says it is not wired.
+	Export func(w io.Writer, dir string) error
+	// Cluster is the Slurm a sweep's view asks for its array tasks'
+	// states (the command line wires sweepexec.Commands); nil: never.
+	Cluster sweep.Cluster
 }
 
 var (
@@ -69,7 +76,7 @@ var (
 func (s *Screens) Options(info history.RunInfo, ctl tui.Controller, attached bool) tui.Options {
 	return tui.Options{
 		Info: info, Ctl: ctl, Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color, Attached: attached,
-		Fork: s.forkAction(filepath.Dir(info.Dir), info.ID), Export: exportAction(info.Dir),
+		Fork: s.forkAction(filepath.Dir(info.Dir), info.ID), Export: s.exportAction(info.Dir),
 	}
 }
 
@@ -94,10 +101,13 @@ func (s *Screens) forkAction(root, id string) func(at string, sets []string) (st
 
 // exportAction writes the figures of the run in dir into its plots/ from
 // what is on disk now: what x does in the workbench.
-func exportAction(dir string) func() (string, error) {
+func (s *Screens) exportAction(dir string) func() (string, error) {
+	if s.Export == nil {
+		return nil
+	}
 	return func() (string, error) {
 		var buf bytes.Buffer
-		if err := viz.ExportPlots(&buf, dir); err != nil {
+		if err := s.Export(&buf, dir); err != nil {
 			return "", fmt.Errorf("export: %v", err)
 		}
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -234,7 +244,7 @@ func (s *Screens) Browse(ctx context.Context, root string) error {
 // compares the members' curves grouped by the sweep's first axis but
 // seed, and quitting either comes back here.
 func (s *Screens) Sweep(ctx context.Context, sw *sweep.Sweep) error {
-	rd := sweep.NewReader(sw, sweep.Commands{})
+	rd := sweep.NewReader(sw, s.Cluster)
 	pc := s.paneContext()
 	sel := 0
 	for {

@@ -2,6 +2,8 @@ package screen
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -11,7 +13,7 @@ import (
 )
 
 // f in a workbench forks its run through Screens.Fork, from the run's
-// runs root, and says where the fork went; x draws the figures.
+// runs root, and says where the fork went.
 func TestWorkbenchActions(t *testing.T) {
 	t.Parallel()
 	var got [][]string
@@ -34,8 +36,33 @@ func TestWorkbenchActions(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("forks asked for %q, want %q", got, want)
 	}
-	if o := (&Screens{}).Options(history.RunInfo{Dir: dir}, nil, false); o.Fork != nil {
-		t.Error("without Screens.Fork, f forks anyway")
+	if o := (&Screens{}).Options(history.RunInfo{Dir: dir}, nil, false); o.Fork != nil || o.Export != nil {
+		t.Error("without Screens.Fork and Screens.Export, f forks or x exports anyway")
+	}
+}
+
+// x in a workbench draws the run's figures through Screens.Export, the
+// plotting the command line injects, and says the last line it printed.
+func TestExportInjected(t *testing.T) {
+	t.Parallel()
+	var dirs []string
+	s := &Screens{Export: func(w io.Writer, dir string) error {
+		dirs = append(dirs, dir)
+		if dir == "bad" {
+			return errors.New("disk full")
+		}
+		fmt.Fprintf(w, "metrics.png\nwrote 9 figures in %s/plots\n", dir)
+		return nil
+	}}
+	got, err := s.Options(history.RunInfo{Dir: "runs/a"}, nil, false).Export()
+	if err != nil || got != "wrote 9 figures in runs/a/plots" {
+		t.Errorf("export: %q, %v; want the last line", got, err)
+	}
+	if _, err := s.Options(history.RunInfo{Dir: "bad"}, nil, false).Export(); err == nil || err.Error() != "export: disk full" {
+		t.Errorf("failed export: %v, want export: disk full", err)
+	}
+	if !reflect.DeepEqual(dirs, []string{"runs/a", "bad"}) {
+		t.Errorf("exported %q", dirs)
 	}
 }
 

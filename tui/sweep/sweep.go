@@ -20,7 +20,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs/sweep"
 	"selmix/tui/dialog"
 	"selmix/tui/internal/wait"

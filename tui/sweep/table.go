@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs/sweep"
 	"selmix/tui/style"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"selmix/runs/sweep/slurmtest"
+	"selmix/app/sweepexec/slurmtest"
 )
 
 // TestSrun runs the worker's two ranks as one Slurm task on a throw-away

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 	"selmix/runs/export"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 	"selmix/runs/export"
 )
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"selmix/runs"
 	"selmix/runs/export"
 )
 
@@ -91,11 +92,11 @@ func runsTable(rs []export.Recorded) []column {
 		}
 		cols = append(cols, col)
 	}
-	cfgs := make([]export.Config, len(rs))
+	cfgs := make([]runs.Config, len(rs))
 	for i, r := range rs {
 		cfgs[i] = r.Config
 	}
-	keys := export.Keys(cfgs...)
+	keys := runs.Keys(cfgs...)
 	for _, k := range keys {
 		col := column{name: ConfigPrefix + k}
 		kinds := map[kind]bool{}

@@ -70,7 +70,7 @@ func MetricTags() []string {
 		for _, o := range metric.Objectives() {
 			out = append(out, pre+export.ObjectivePrefix+string(o))
 		}
-		for _, m := range export.Reported {
+		for _, m := range metric.Scalars() {
 			out = append(out, pre+export.MetricPrefix+m.Key)
 		}
 	}

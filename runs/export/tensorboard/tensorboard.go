@@ -26,12 +26,12 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
+	"selmix/internal/matrixpng"
 	"selmix/runs/export"
 	"selmix/runs/export/tensorboard/tbpb"
 	"selmix/runs/export/tensorboard/tbpb/hparamspb"
 	"selmix/runs/record"
-	"selmix/viz"
 )
 
 // MaxClassScalars is the most classes whose per-class series are all
@@ -202,10 +202,10 @@ func writeRun(w io.Writer, r export.Recorded, created time.Time, s session) erro
 					continue
 				}
 				var buf bytes.Buffer
-				if err := enc.Encode(&buf, viz.MatrixImage(m.v, K, m.diverging)); err != nil {
+				if err := enc.Encode(&buf, matrixpng.Image(m.v, K, m.diverging)); err != nil {
 					return err
 				}
-				side := int32(viz.MatrixSide(K))
+				side := int32(matrixpng.Side(K))
 				vals = append(vals, &tbpb.Summary_Value{Tag: m.tag, Value: &tbpb.Summary_Value_Image{Image: &tbpb.Summary_Image{
 					Height: side, Width: side, Colorspace: 3, EncodedImageString: buf.Bytes(),
 				}}})

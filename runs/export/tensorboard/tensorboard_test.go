@@ -21,12 +21,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"selmix/core/metric"
+	"selmix/internal/matrixpng"
 	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/export/tensorboard/tbpb"
 	"selmix/runs/export/tensorboard/tbpb/hparamspb"
 	"selmix/runs/record"
-	"selmix/viz"
 )
 
 // vizRuns holds two recorded runs (K = 10, 11 refreshes, finished): a
@@ -253,7 +253,7 @@ func TestImagesAndText(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s at %d: %v", v.Tag, ev.Step, err)
 				}
-				if sz := img.Bounds().Size(); sz.X != int(x.Image.Width) || sz.Y != int(x.Image.Height) || sz.X != viz.MatrixSide(10) {
+				if sz := img.Bounds().Size(); sz.X != int(x.Image.Width) || sz.Y != int(x.Image.Height) || sz.X != matrixpng.Side(10) {
 					t.Errorf("%s: image %v, header %dx%d", v.Tag, sz, x.Image.Width, x.Image.Height)
 				}
 			case *tbpb.Summary_Value_Tensor:

@@ -10,7 +10,7 @@ import (
 
 	"selmix/app"
 	"selmix/bench"
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 )
 
 func newBenchScaleCmd() *cobra.Command {

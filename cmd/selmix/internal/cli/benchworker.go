@@ -12,7 +12,7 @@ import (
 
 	"selmix/app"
 	"selmix/bench"
-	"selmix/core/atomicfile"
+	"selmix/internal/atomicfile"
 )
 
 func newBenchWorkerCmd() *cobra.Command {

@@ -7,7 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
+	"selmix/app/sweepexec"
 	"selmix/tui/screen"
+	"selmix/viz"
 )
 
 // newScreens are the workbench's screens for cmd, with the key bindings
@@ -24,7 +26,7 @@ func newScreens(cmd *cobra.Command, keysPath string) (*screen.Screens, error) {
 		nid, _, err := app.SpawnForkDetached(root, id, at, sets)
 		return nid, err
 	}
-	return &screen.Screens{Out: cmd.OutOrStdout(), Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Fork: fork}, nil
+	return &screen.Screens{Out: cmd.OutOrStdout(), Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Fork: fork, Export: viz.ExportPlots, Cluster: sweepexec.Commands{}}, nil
 }
 
 // screenExit gives a screen that a signal ended the exit code of a run

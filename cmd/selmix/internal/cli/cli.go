@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 )
 
 // Main runs the command line and returns the process exit code: 0

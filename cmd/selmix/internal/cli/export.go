@@ -66,7 +66,7 @@ them with: tensorboard --logdir DIR.`,
 	cmd.Flags().IntVar(&f.dpi, "dpi", 300, "png resolution in dots per inch")
 	cmd.Flags().StringVar(&f.size, "size", "", "size `WxH` of every figure, unit in (default)|cm|mm|pt|px, e.g. 3.5x2.5in; default: each figure's own (7 in or 3.5 in wide)")
 	cmd.Flags().BoolVar(&f.compare, "compare", false, "compare the given runs")
-	cmd.Flags().StringVar(&f.metric, "metric", "", "with --compare: metric to plot over steps: "+strings.Join(viz.MetricNames(), ", ")+" (default psi:<the runs' shared objective>, else mean-recall)")
+	cmd.Flags().StringVar(&f.metric, "metric", "", "with --compare: metric to plot over steps: "+strings.Join(viz.MetricNames(), ", ")+" (default psi:<the runs' shared objective>, else mean_recall; the old names mean-recall, worst-recall, min-recall, min-coverage still work)")
 	cmd.Flags().StringVar(&f.groupBy, "group-by", "", "with --compare: also draw the mean ± std of the runs grouped by config `KEY`")
 	addRunsFlag(cmd, &f.runs)
 	return cmd

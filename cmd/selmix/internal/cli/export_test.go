@@ -60,12 +60,12 @@ func TestExportCompare(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	// min-recall, the worst recall's old name, still finds it; the files
-	// are named for what they hold.
+	// are named for what they hold, by its one name (min_recall).
 	code, stdout, stderr := runCLI("export", "--compare", "--runs", vizRuns, "viz-selmix", "viz-uniform", "--metric", "min-recall", "--out", out, "--dpi", "30")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, name := range []string{"compare-worst-recall.png", "compare-worst-recall.csv", "compare-final.png", "compare-final.csv"} {
+	for _, name := range []string{"compare-min_recall.png", "compare-min_recall.csv", "compare-final.png", "compare-final.csv"} {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Errorf("missing %s (output %s)", name, stdout)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/report"

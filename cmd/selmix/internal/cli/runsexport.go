@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
-	"selmix/core/atomicfile"
-	"selmix/core/safetext"
+	"selmix/internal/atomicfile"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/export/table"

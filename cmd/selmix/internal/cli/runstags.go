@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs"
 )
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
+	"selmix/app/sweepexec"
 	"selmix/core/gpu"
 	"selmix/runs/sweep"
 	"selmix/viz"
@@ -184,13 +185,13 @@ func sweepStatus(ctx context.Context, w io.Writer, s *sweep.Sweep, watch bool) e
 	if watch {
 		every = 2 * time.Second
 	}
-	return sweep.NewReader(s, sweep.Commands{}).Watch(ctx, w, every, isTerminal(w))
+	return sweep.NewReader(s, sweepexec.Commands{}).Watch(ctx, w, every, isTerminal(w))
 }
 
 func newSweepLsCmd() *cobra.Command {
 	return listCmd("ls", "List the sweeps in the runs root",
 		func(cmd *cobra.Command, root string) error {
-			return sweep.WriteList(cmd.Context(), cmd.OutOrStdout(), root)
+			return sweep.WriteList(cmd.Context(), cmd.OutOrStdout(), root, sweepexec.Commands{})
 		})
 }
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"selmix/app"
-	"selmix/core/safetext"
+	"selmix/internal/safetext"
 	"selmix/runs/export"
 	"selmix/runs/export/tensorboard"
 )

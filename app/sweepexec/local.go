@@ -1,4 +1,4 @@
-package sweep
+package sweepexec
 
 import (
 	"errors"
@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"selmix/runs/sweep"
 )
 
 // LocalOptions says how the local executor runs members.
@@ -82,14 +84,14 @@ type LocalResult struct {
 // in the sweep folder: a kill of one (even -9) leaves the others alone,
 // and a kill of the executor leaves the members running. It holds the
 // sweep's lock until every member it started has ended.
-func (s *Sweep) RunLocal(o LocalOptions) (*LocalResult, error) {
+func RunLocal(s *sweep.Sweep, o LocalOptions) (*LocalResult, error) {
 	o.Defaults()
 	lock, err := s.Lock()
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Close()
-	if err := os.MkdirAll(filepath.Join(s.Dir, logsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(s.LogPath(0)), 0o755); err != nil {
 		return nil, err
 	}
 	x := &localExec{s: s, o: o, res: &LocalResult{}, running: map[int]*exec.Cmd{}, slots: make(chan struct{}, o.Parallel)}
@@ -105,7 +107,7 @@ func (s *Sweep) RunLocal(o LocalOptions) (*LocalResult, error) {
 // localExec is one RunLocal: the members running (by index) and a slot
 // per member that may run at once.
 type localExec struct {
-	s   *Sweep
+	s   *sweep.Sweep
 	o   LocalOptions
 	res *LocalResult
 

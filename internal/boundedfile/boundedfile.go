@@ -1,7 +1,7 @@
 // Package boundedfile is the read side of every file selmix reads: a file
 // is opened only if it is a regular file (a FIFO, device, socket or
 // directory is refused before anything blocks on it) and read only up to a
-// bound that fits what it is, checked before reading. core/atomicfile is
+// bound that fits what it is, checked before reading. internal/atomicfile is
 // the write side.
 package boundedfile
 

@@ -1,4 +1,4 @@
-package sweep
+package sweepexec
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"selmix/runs/sweep"
 )
 
 // twoSlots is a Placer of two one-device slots, "5" and "7", that fails
@@ -54,7 +56,7 @@ func (p *twoSlots) Describe() string { return "two slots" }
 // --parallel asks), gives each member its slot's environment, records the
 // member's devices where status reads them, and frees them as it ends.
 func TestExecuteLocalPlaced(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
+	s := newSweep(t, smallSpec, sweep.ExecLocal)
 	seen := filepath.Join(t.TempDir(), "seen")
 	bin := filepath.Join(t.TempDir(), "member")
 	// Each member writes its index and the GPUs it sees.
@@ -64,7 +66,7 @@ func TestExecuteLocalPlaced(t *testing.T) {
 	}
 	p := &twoSlots{t: t, held: map[string]bool{}}
 	var b bytes.Buffer
-	err := s.Execute(context.Background(), Execution{Executor: ExecLocal, Members: s.AllMembers(), Binary: bin, Parallel: 5, Threads: 1, Placer: p, Out: &b})
+	err := Execute(context.Background(), s, Execution{Executor: sweep.ExecLocal, Members: s.AllMembers(), Binary: bin, Parallel: 5, Threads: 1, Placer: p, Out: &b})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
@@ -98,7 +100,7 @@ func TestExecuteLocalPlaced(t *testing.T) {
 			t.Errorf("member %d's log header does not name its GPU %s:\n%s", i, dev, log)
 		}
 	}
-	st, err := NewReader(s, nil).Status(context.Background())
+	st, err := sweep.NewReader(s, nil).Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,54 +114,11 @@ func TestExecuteLocalPlaced(t *testing.T) {
 	}
 }
 
-func TestGresGPUs(t *testing.T) {
-	for _, c := range []struct {
-		gres string
-		n    int
-		ok   bool
-	}{{"gpu:2", 2, true}, {"gpu:a100:4", 4, true}, {"gpu", 1, true}, {"gpu:a100", 1, true}, {"lscratch:10,gpu:3", 3, true}, {"", 0, false}, {"lscratch:10", 0, false}} {
-		if n, ok := GresGPUs(c.gres); n != c.n || ok != c.ok {
-			t.Errorf("GresGPUs(%q) = %d, %v; want %d, %v", c.gres, n, ok, c.n, c.ok)
-		}
-	}
-}
-
-// --gpus-per-member N on Slurm: gres gpu:N unless the spec asks for GPUs
-// already; the same number is kept, another is bad input naming both.
-func TestSetGPUsPerTask(t *testing.T) {
-	for _, c := range []struct{ slurm, want, err string }{
-		{"", "gpu:2", ""},
-		{"[slurm]\npartition = \"p\"\n", "gpu:2", ""},
-		{"[slurm]\ngres = \"lscratch:10\"\n", "lscratch:10,gpu:2", ""},
-		{"[slurm]\ngres = \"gpu:a100:2\"\n", "gpu:a100:2", ""},
-		{"[slurm]\ngres = \"gpu:1\"\n", "gpu:1", `--gpus-per-member 2: the spec's [slurm] gres "gpu:1" asks for 1 GPU(s) per task`},
-	} {
-		s := newSweep(t, smallSpec+c.slurm, ExecSlurm)
-		err := s.SetGPUsPerTask("--gpus-per-member", 2)
-		if c.err != "" {
-			if err == nil || !strings.HasPrefix(err.Error(), c.err) {
-				t.Errorf("%q: error %v, want %q", c.slurm, err, c.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		script, err := s.BatchScript("/opt/bin/selmix")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(script, "\n#SBATCH --gres="+c.want+"\n") || strings.Count(script, "--gres") != 1 {
-			t.Errorf("%q: script lacks one #SBATCH --gres=%s:\n%s", c.slurm, c.want, script)
-		}
-	}
-}
-
 // The dry run says how members are placed and at most how many run.
 func TestDryRunPlaced(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
+	s := newSweep(t, smallSpec, sweep.ExecLocal)
 	var b bytes.Buffer
-	if err := s.DryRun(Execution{Executor: ExecLocal, Members: []int{0, 1, 2}, Binary: "/bin/selmix", Threads: 1, Placer: &twoSlots{t: t}, Out: &b}); err != nil {
+	if err := DryRun(s, Execution{Executor: sweep.ExecLocal, Members: []int{0, 1, 2}, Binary: "/bin/selmix", Threads: 1, Placer: &twoSlots{t: t}, Out: &b}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"\nGPUs: two slots\n", "\nwould run 2 at a time, each: CUDA_VISIBLE_DEVICES=<its free GPUs> OPENBLAS_NUM_THREADS=1 GOMAXPROCS=1 /bin/selmix sweep member "} {

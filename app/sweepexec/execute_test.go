@@ -1,20 +1,23 @@
-package sweep
+package sweepexec
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"selmix/runs/sweep"
 )
 
 // DryRun lists the members and the command each would run, and starts
 // and writes nothing.
 func TestDryRun(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
+	s := newSweep(t, smallSpec, sweep.ExecLocal)
 	var b bytes.Buffer
-	if err := s.DryRun(Execution{Executor: ExecLocal, Members: []int{1, 4}, Binary: "/bin/selmix", Parallel: 2, Threads: 3, Out: &b}); err != nil {
+	if err := DryRun(s, Execution{Executor: sweep.ExecLocal, Members: []int{1, 4}, Binary: "/bin/selmix", Parallel: 2, Threads: 3, Out: &b}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -29,14 +32,14 @@ func TestDryRun(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := s.DryRun(Execution{Executor: ExecSlurm, Members: []int{0, 2, 3}, Binary: "/bin/selmix", Out: &b}); err != nil {
+	if err := DryRun(s, Execution{Executor: sweep.ExecSlurm, Members: []int{0, 2, 3}, Binary: "/bin/selmix", Out: &b}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "sbatch --parsable --array=0,2-3 " + s.ScriptPath() + "\n\n#!/bin/bash\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("slurm dry run lacks %q:\n%s", want, b.String())
 	}
 	s.Dir += " x" // a folder #SBATCH lines cannot carry
-	err := s.DryRun(Execution{Executor: ExecSlurm, Members: []int{0}, Binary: "/bin/selmix", Out: &b})
+	err := DryRun(s, Execution{Executor: sweep.ExecSlurm, Members: []int{0}, Binary: "/bin/selmix", Out: &b})
 	if se := (*ScriptError)(nil); !errors.As(err, &se) || !strings.Contains(err.Error(), "has white space") {
 		t.Errorf("dry run of an unscriptable sweep: %v, want a *ScriptError", err)
 	}
@@ -53,9 +56,9 @@ func TestExecuteLocal(t *testing.T) {
 		if err != nil {
 			t.Skip("no " + c.bin)
 		}
-		s := newSweep(t, smallSpec, ExecLocal)
+		s := newSweep(t, smallSpec, sweep.ExecLocal)
 		var b bytes.Buffer
-		err = s.Execute(context.Background(), Execution{Executor: ExecLocal, Members: s.AllMembers(), Binary: bin, Parallel: 3, Threads: 1, Out: &b})
+		err = Execute(context.Background(), s, Execution{Executor: sweep.ExecLocal, Members: s.AllMembers(), Binary: bin, Parallel: 3, Threads: 1, Out: &b})
 		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), c.wantErr)) {
 			t.Errorf("%s: error %v, want %q", c.bin, err, c.wantErr)
 		}
@@ -67,22 +70,29 @@ func TestExecuteLocal(t *testing.T) {
 	}
 }
 
-// WriteList has a line per sweep with its members' states.
-func TestWriteList(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
-	var b bytes.Buffer
-	if err := WriteList(context.Background(), &b, s.Root); err != nil {
+// newSweep plans and creates a sweep of spec text under a temp runs root.
+func newSweep(t *testing.T, text, executor string) *sweep.Sweep {
+	t.Helper()
+	spec, err := sweep.Parse([]byte(text), filepath.Join(t.TempDir(), "spec.toml"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "SWEEP EXECUTOR MEMBERS FINISHED RUNNING PENDING FAILED CREATED" {
-		t.Fatalf("list:\n%s", b.String())
+	root := t.TempDir()
+	s, err := sweep.Plan(root, spec, executor, root)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, want := strings.Fields(lines[1])[:7], []string{s.ID, "local", "6", "0", "0", "6", "0"}; strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("row %q, want %q", got, want)
+	if err := s.Create(spec, []byte(text)); err != nil {
+		t.Fatal(err)
 	}
-	b.Reset()
-	if err := WriteList(context.Background(), &b, t.TempDir()); err != nil || !strings.HasPrefix(b.String(), "no sweeps in ") {
-		t.Errorf("empty root: %q %v", b.String(), err)
-	}
+	return s
 }
+
+const smallSpec = `
+name = "small"
+[base]
+"finetune.steps" = 100
+[axes]
+"finetune.policy" = ["selmix", "uniform"]
+seed = [1, 2, 3]
+`

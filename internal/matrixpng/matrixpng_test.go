@@ -1,4 +1,4 @@
-package viz
+package matrixpng
 
 import (
 	"bytes"
@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// MatrixPNG puts entry (i, j) at row i, column j in the colour of its
+// PNG puts entry (i, j) at row i, column j in the colour of its
 // value: G red for gains, blue for losses, white at 0, grey where not
 // finite; P white at 0 and darkest at its largest entry.
-func TestMatrixPNG(t *testing.T) {
+func TestPNG(t *testing.T) {
 	const K = 3
 	G := []float64{
 		2, 0, -2,
@@ -35,11 +35,11 @@ func TestMatrixPNG(t *testing.T) {
 		}
 		return color.NRGBAModel.Convert(img.At(j*cell+cell/2, i*cell+cell/2)).(color.NRGBA)
 	}
-	g, err := MatrixPNG(G, K, true)
+	g, err := PNG(G, K, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := MatrixPNG(P, K, false)
+	p, err := PNG(P, K, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,9 @@
-package sweep
+// Package sweepexec runs a sweep's members: as processes here, several
+// at a time and placed on GPUs (RunLocal), or as a Slurm array job
+// (Execute submits it through Commands, the Slurm command-line tools).
+// The sweep itself, its folder, its status and what to resume are
+// runs/sweep's.
+package sweepexec
 
 import (
 	"context"
@@ -9,27 +14,19 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
+
+	"selmix/runs/sweep"
 )
 
 // Execution says how Execute (or DryRun) runs members of a sweep.
 type Execution struct {
-	Executor          string    // ExecLocal or ExecSlurm
+	Executor          string    // sweep.ExecLocal or sweep.ExecSlurm
 	Members           []int     // which members, in order
 	Binary            string    // the selmix executable each member runs
 	Parallel, Threads int       // local: as LocalOptions (0: its defaults)
 	Placer            Placer    // local: the devices each member gets; nil: none
 	Out               io.Writer // what starts and how it ended, a line each
-}
-
-// AllMembers are the indices of every member of s, in order.
-func (s *Sweep) AllMembers() []int {
-	out := make([]int, len(s.Members))
-	for i := range out {
-		out[i] = i
-	}
-	return out
 }
 
 // Interrupted is Execute's error when SIGINT or SIGTERM stopped a local
@@ -54,9 +51,9 @@ func (e *ScriptError) Unwrap() error { return e.Err }
 // as one array job and returns; locally it runs them here (RunLocal),
 // passing SIGINT and SIGTERM on to them (then the error is an
 // *Interrupted), and it is an error when some did not finish.
-func (s *Sweep) Execute(ctx context.Context, e Execution) error {
+func Execute(ctx context.Context, s *sweep.Sweep, e Execution) error {
 	w := e.Out
-	if e.Executor == ExecSlurm {
+	if e.Executor == sweep.ExecSlurm {
 		job, err := s.Submit(ctx, Commands{}, e.Binary, e.Members)
 		if err != nil {
 			return fmt.Errorf("%w (sweep %s is recorded in %s: selmix sweep resume %s submits it again, --executor local runs it here)", err, s.ID, s.Dir, s.ID)
@@ -76,7 +73,7 @@ func (s *Sweep) Execute(ctx context.Context, e Execution) error {
 		fmt.Fprintf(w, "local: %s\n", e.Placer.Describe())
 	}
 	start := time.Now()
-	res, err := s.RunLocal(o)
+	res, err := RunLocal(s, o)
 	if err != nil {
 		return err
 	}
@@ -94,13 +91,13 @@ func (s *Sweep) Execute(ctx context.Context, e Execution) error {
 // DryRun writes to e.Out the members Execute would run and how: the
 // batch script and its sbatch command on Slurm, the command of each
 // member locally. It writes and starts nothing.
-func (s *Sweep) DryRun(e Execution) error {
+func DryRun(s *sweep.Sweep, e Execution) error {
 	w := e.Out
 	fmt.Fprintf(w, "sweep %s (dry run: nothing written, nothing started): %d members, runs root %s\n", s.ID, len(e.Members), s.Root)
 	for _, i := range e.Members {
 		fmt.Fprintf(w, "  %3d  %-40s  --set %s\n", i, s.Describe(i), strings.Join(s.Members[i].Sets, " --set "))
 	}
-	if e.Executor == ExecSlurm {
+	if e.Executor == sweep.ExecSlurm {
 		script, err := s.BatchScript(e.Binary)
 		if err != nil {
 			return &ScriptError{err}
@@ -109,7 +106,7 @@ func (s *Sweep) DryRun(e Execution) error {
 		if s.Slurm != nil {
 			throttle = s.Slurm.MaxParallel
 		}
-		fmt.Fprintf(w, "\nwould write %s and run: sbatch --parsable --array=%s %s\n\n%s", s.ScriptPath(), ArraySpec(e.Members, throttle), s.ScriptPath(), script)
+		fmt.Fprintf(w, "\nwould write %s and run: sbatch --parsable --array=%s %s\n\n%s", s.ScriptPath(), sweep.ArraySpec(e.Members, throttle), s.ScriptPath(), script)
 		return nil
 	}
 	o := LocalOptions{Parallel: e.Parallel, Threads: e.Threads, Placer: e.Placer}
@@ -130,32 +127,3 @@ func (s *Sweep) DryRun(e Execution) error {
 // gpuEnvHint is how the dry run writes a member's CUDA_VISIBLE_DEVICES,
 // which depends on the GPUs free when it starts.
 const gpuEnvHint = "CUDA_VISIBLE_DEVICES=<its free GPUs> "
-
-// WriteList writes the sweeps of the runs root root as a table, one line
-// each with its members' states, after a warning line per unreadable
-// sweep folder.
-func WriteList(ctx context.Context, w io.Writer, root string) error {
-	all, bad, err := List(root)
-	if err != nil {
-		return err
-	}
-	for _, e := range bad {
-		fmt.Fprintf(w, "warning: %v\n", e)
-	}
-	if len(all) == 0 {
-		fmt.Fprintf(w, "no sweeps in %s\n", Root(root))
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SWEEP\tEXECUTOR\tMEMBERS\tFINISHED\tRUNNING\tPENDING\tFAILED\tCREATED")
-	for _, s := range all {
-		st, err := NewReader(s, Commands{}).Status(ctx)
-		if err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t(%v)\n", s.ID, s.Executor, len(s.Members), err)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.ID, s.Executor, len(s.Members), st.Count(Finished),
-			st.Count(Running), st.Count(Pending), st.Count(Failed), strings.Replace(s.Created, "T", " ", 1))
-	}
-	return tw.Flush()
-}

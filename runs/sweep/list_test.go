@@ -1,0 +1,28 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// WriteList has a line per sweep with its members' states.
+func TestWriteList(t *testing.T) {
+	s := newSweep(t, smallSpec, ExecLocal)
+	var b bytes.Buffer
+	if err := WriteList(context.Background(), &b, s.Root, nil); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "SWEEP EXECUTOR MEMBERS FINISHED RUNNING PENDING FAILED CREATED" {
+		t.Fatalf("list:\n%s", b.String())
+	}
+	if got, want := strings.Fields(lines[1])[:7], []string{s.ID, "local", "6", "0", "0", "6", "0"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("row %q, want %q", got, want)
+	}
+	b.Reset()
+	if err := WriteList(context.Background(), &b, t.TempDir(), nil); err != nil || !strings.HasPrefix(b.String(), "no sweeps in ") {
+		t.Errorf("empty root: %q %v", b.String(), err)
+	}
+}
