@@ -194,6 +194,12 @@ func (r *RunState) Apply(s train.Snapshot) {
 	}
 	r.Latest = s
 	switch s.Kind {
+	case train.KindStep:
+		// The engine's standing to a viewer that joined late carries the
+		// device as its last refresh measured it.
+		if s.System != nil && r.System == nil {
+			r.System = s.System
+		}
 	case train.KindRefresh:
 		if s.System != nil && (s.Refresh == nil || !r.seenRefresh(s.Refresh)) {
 			r.System = s.System

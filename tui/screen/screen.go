@@ -148,7 +148,7 @@ func (s *Screens) Attach(ctx context.Context, r *runs.Run) error {
 		return err
 	}
 	if m.Detached() || !m.Quit() {
-		fmt.Fprintf(s.Out, "detached; run %s goes on (selmix attach %s · selmix stop %s)\n", r.Meta.ID, r.Meta.ID, r.Meta.ID)
+		fmt.Fprintln(s.Out, DetachedLine(r.Meta.ID, m.Run().Latest))
 		if m.Browse() {
 			return ErrBrowse
 		}
@@ -165,6 +165,15 @@ func (s *Screens) Attach(ctx context.Context, r *runs.Run) error {
 	report.Summary(s.Out, h.Final, h.SessionStart())
 	fmt.Fprintf(s.Out, "run %s: %s\n", r.Meta.ID, r.Dir)
 	return nil
+}
+
+// DetachedLine is what the shell shows after the workbench detached
+// from run id, whose last snapshot is last: a paused run stays paused.
+func DetachedLine(id string, last train.Snapshot) string {
+	if last.State == train.Paused {
+		return fmt.Sprintf("detached; run %s stays paused at step %d (selmix attach %s resumes it · selmix stop %s)", id, last.Step, id, id)
+	}
+	return fmt.Sprintf("detached; run %s goes on (selmix attach %s · selmix stop %s)", id, id, id)
 }
 
 // Open shows run id of root in the workbench: attached while a process
