@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -351,5 +352,34 @@ func TestDistinctTails(t *testing.T) {
 		if got := distinctTails(c.in, c.w); !slices.Equal(got, c.want) {
 			t.Errorf("distinctTails(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
 		}
+	}
+}
+
+// Log scale on a series with values ≤ 0 (ψ of a coverage objective) draws
+// it on the symmetric log scale and says so, not "nothing to draw"
+// (issue #37, bug 4); the axis reads back the values.
+func TestLogScaleNonPositive(t *testing.T) {
+	rs := fourRuns(10, 60)
+	for _, r := range rs {
+		for _, ser := range r.Series {
+			for i := range ser {
+				ser[i] -= 0.5 // from about -0.2 to 0.25
+			}
+		}
+	}
+	m := model(rs, 100, 30)
+	m.Update(fixture.Key("y"))
+	v := m.Render()
+	if strings.Contains(v, "nothing to draw") || !strings.Contains(v, "symlog (values ≤ 0)") {
+		t.Fatalf("log scale over values ≤ 0:\n%s", v)
+	}
+	sc := logScale([]trace{{xs: []float64{0, 1, 2}, ys: []float64{-0.2, 0.001, 0.3}}}, 0, 2)
+	for _, v := range []float64{-0.2, -0.001, 0, 0.001, 0.3} {
+		if got := sc.inv(sc.f(v)); math.Abs(got-v) > 1e-12 {
+			t.Errorf("symlog inv(f(%g)) = %g", v, got)
+		}
+	}
+	if a, b := sc.f(-0.2), sc.f(0.3); !(a < 0 && b > 0 && -a < b) {
+		t.Errorf("symlog f(-0.2) = %g, f(0.3) = %g: want signed and monotone", a, b)
 	}
 }
