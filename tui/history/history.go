@@ -280,6 +280,11 @@ func (r *RunState) addRefresh(s train.Snapshot) {
 	// ψ of the objective (a smoothed minimum for min-recall) and the true
 	// worst-class recall carry different names (README, "Two numbers").
 	r.log(Entry{rs.Step, Routine, fmt.Sprintf("refresh ψ %s %.4f%s", s.Hyper.Objective, rs.Psi, worst)})
+	if len(r.Steps) == 1 {
+		if why := train.CannotLearn(rs.Report, rs.G); why != "" {
+			r.log(Entry{rs.Step, Warn, why})
+		}
+	}
 }
 
 // LambdaHistory returns the history of multiplier i over the trailing
