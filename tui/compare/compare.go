@@ -218,6 +218,9 @@ func (m *Model) Render() string {
 		frame := style.Frame(th, "per-class recall at the last refresh", m.recallTable(m.w-2, m.h-5), m.w, m.h-3, true)
 		return style.Fit(strings.Join([]string{head, frame, status, m.help()}, "\n"), m.w, m.h)
 	}
+	if keys := dataDiffers(m.runs); len(keys) > 0 && status == "" {
+		status = th.Render(th.Warn, "! runs of different experiments: "+strings.Join(keys, ", ")+" differ")
+	}
 	traces, legend := m.traces(m.w - 2 - 8)
 	x0, x1 := m.xRange()
 	sc := linear

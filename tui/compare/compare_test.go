@@ -383,3 +383,46 @@ func TestLogScaleNonPositive(t *testing.T) {
 		t.Errorf("symlog f(-0.2) = %g, f(0.3) = %g: want signed and monotone", a, b)
 	}
 }
+
+// Per-class recall pairs classes by name, not index (issue #37, bug 5): a
+// built-in run beside an imagefolder run, whose classes are in
+// alphabetical order, shows each class's own recalls, and both views say
+// the runs come from different data; a class only one run has is said.
+func TestClassesMatchedByName(t *testing.T) {
+	builtin := synth("builtin", "selmix", "0.01", 10, 5, 0.4, 1)
+	builtin.Config["data.source"] = "builtin"
+	folder := synth("folder", "selmix", "0.01", 10, 5, 0.4, 2)
+	folder.Config["data.source"] = "features"
+	folder.Config["worker.command"] = "python3 selmix_worker.py --recipe imagefolder"
+	folder.Classes = slices.Clone(data.FashionMNISTClasses)
+	slices.Sort(folder.Classes) // Ankle boot, Bag, Coat, …
+	folder.Classes[9] = "Parka" // and one class the built-in run lacks
+	for k := range folder.Recall {
+		folder.Recall[k] = float64(k) / 100 // recall says which index it was
+	}
+	ds := ClassDiffs([]*RunSeries{builtin, folder})
+	byName := map[string]ClassDiff{}
+	for _, d := range ds {
+		byName[d.Name] = d
+	}
+	for k, name := range folder.Classes {
+		d, ok := byName[name]
+		if !ok || d.Recall[1] != float64(k)/100 {
+			t.Errorf("%s: folder's recall %v, want %v (its index %d)", name, d.Recall, float64(k)/100, k)
+		}
+		if i := slices.Index(data.FashionMNISTClasses, name); i >= 0 && d.Recall[0] != builtin.Recall[i] {
+			t.Errorf("%s: built-in's recall %v, want %v (its index %d)", name, d.Recall[0], builtin.Recall[i], i)
+		}
+	}
+	if len(ds) != 11 {
+		t.Errorf("%d rows, want 11 (10 shared names but one, and Parka)", len(ds))
+	}
+	m := model([]*RunSeries{builtin, folder}, 120, 36)
+	if v := m.Render(); !strings.Contains(v, "runs of different experiments: data.source, worker.command differ") {
+		t.Errorf("curves view does not say the runs differ:\n%s", v)
+	}
+	m.Update(fixture.Key("r"))
+	if v := m.Render(); !strings.Contains(v, "! classes matched by name; 2 of 11 classes not in every run; different data: data.source, worker.command") {
+		t.Errorf("per-class view does not say the classes differ:\n%s", v)
+	}
+}
