@@ -177,6 +177,13 @@ func (r *RunState) fill() {
 	r.cur, r.Cur = r.Cur, &c
 }
 
+// AddConsole adds a line the worker wrote before this viewer came (its
+// start-up, read from the run's worker log) to the console, not the
+// event log.
+func (r *RunState) AddConsole(text string) {
+	r.Console = push(r.Console, &r.ConsoleDropped, Entry{r.Latest.Step, Routine, safetext.Console(text, maxLine)})
+}
+
 // Apply folds one snapshot in. Snapshots are the engine's immutable
 // copies, so keeping their slices is safe.
 func (r *RunState) Apply(s train.Snapshot) {

@@ -122,6 +122,10 @@ func (s *Screens) Recorded(ctx context.Context, r *runs.Run, h *record.History) 
 	return nil
 }
 
+// consoleLines is how many of the worker's last lines an attached
+// workbench's console starts with.
+const consoleLines = 500
+
 // Attach shows run r, which lives in another process, in the workbench:
 // it replays the run's log so every pane has its history, then follows
 // the live snapshots. The run outlives the workbench unless the user
@@ -143,6 +147,7 @@ func (s *Screens) Attach(ctx context.Context, r *runs.Run) error {
 	st := live.ReplayThenFollow(sctx, h, cl)
 	o := s.Options(tui.RunInfo(r, h), cl, true)
 	o.LoadMatrices = tui.LoadMatrices(h)
+	o.Console = runs.WorkerLines(r.Dir, consoleLines)
 	m := tui.New(o)
 	if err := tui.Show(sctx, m, st); err != nil {
 		return err

@@ -130,7 +130,9 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 		// The run lives in its own process; the workbench is a client
 		// that may detach and come back.
 		fmt.Fprintln(cmd.OutOrStdout(), "starting the run in the background…")
-		id, _, err := app.SpawnDetached(f.runs, f.config, f.sets, f.gpus)
+		sv := newStartupView(cmd.OutOrStdout(), isTerminal(cmd.OutOrStdout()))
+		id, _, err := app.SpawnDetachedLines(f.runs, f.config, f.sets, f.gpus, sv.line)
+		sv.done()
 		if err != nil {
 			return err
 		}
