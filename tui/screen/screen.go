@@ -107,7 +107,10 @@ func exportAction(dir string) func() (string, error) {
 
 // Recorded shows run r, whose log h holds, in the read-only workbench.
 func (s *Screens) Recorded(ctx context.Context, r *runs.Run, h *record.History) error {
-	m, snaps := tui.Recorded(r, h, tui.Options{Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color})
+	// f opens the fork form here too: the fork starts in the
+	// background as `selmix fork` would.
+	m, snaps := tui.Recorded(r, h, tui.Options{Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color,
+		Fork: s.forkAction(filepath.Dir(r.Dir), r.Meta.ID), Export: exportAction(r.Dir)})
 	st := train.NewStream()
 	for _, sn := range snaps {
 		st.Publish(sn)
