@@ -159,7 +159,7 @@ func (m *Model) controllable() bool {
 	case m.state == Loading:
 		m.run.Note(history.Warn, "the run has not started yet")
 	case m.ended():
-		m.run.Note(history.Warn, fmt.Sprintf("the run has ended: controls no longer apply; %s forks it from here with a change, or with more steps to extend it",
+		m.run.Note(history.Warn, fmt.Sprintf("the run has ended: %s forks it from here with a change, or more steps to extend it",
 			m.ctx.Keys.Fork.Help().Key))
 	default:
 		return true

@@ -591,7 +591,7 @@ func TestFinishedOffersForkOrExtend(t *testing.T) {
 		t.Errorf("a finished run's footer: %q, want f fork or extend", bar)
 	}
 	press(m, "space")
-	if last := m.run.Log[len(m.run.Log)-1].Text; !strings.Contains(last, "f forks it from here with a change, or with more steps to extend it") {
+	if last := m.run.Log[len(m.run.Log)-1].Text; !strings.Contains(last, "the run has ended: f forks it from here with a change, or more steps to extend it") {
 		t.Errorf("space on a finished run says %q", last)
 	}
 	press(m, "f")
