@@ -426,3 +426,15 @@ func TestClassesMatchedByName(t *testing.T) {
 		t.Errorf("per-class view does not say the classes differ:\n%s", v)
 	}
 }
+
+// The legend shows each run's last value as measured, and says so; the
+// chart's EMA is not passed off as it (issue #37: 0.4243 there, 0.3817 in
+// the sweep view for the same run).
+func TestLegendRaw(t *testing.T) {
+	rs := fourRuns(10, 30)
+	m := model(rs, 160, 50)
+	want := fmt.Sprintf("last (raw):   1 uni-1 %.4f", rs[0].Series[m.metric][29])
+	if v := m.Render(); !strings.Contains(v, want) {
+		t.Errorf("legend lacks %q:\n%s", want, v)
+	}
+}
