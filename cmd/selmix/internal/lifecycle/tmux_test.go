@@ -115,3 +115,26 @@ func TestTmuxWorkerStartup(t *testing.T) {
 	tm.Type("y")
 	tm.WaitFor("stopped at step", 30*time.Second)
 }
+
+// attach --follow lines carry the "P:" part the headless lines have
+// (issue #37: it was dropped, the follower asking for no matrices).
+func TestFollowLinesHaveP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	t.Parallel()
+	root := livetest.ShortDir(t)
+	id := startDetached(t, root, "--set", "finetune.steps=20000", "--set", "finetune.refresh=25")
+	defer selmixtest.Code(t, nil, "stop", "--runs", root, id)
+	cmd, sc := selmixtest.Start(t, nil, "attach", "--follow", "--runs", root, id)
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	for sc.Scan() {
+		if l := sc.Text(); strings.HasPrefix(l, "step ") && strings.Contains(l, "ψ") {
+			if !strings.Contains(l, "  P: ") {
+				t.Errorf("attach --follow line without P: %q", l)
+			}
+			return
+		}
+	}
+	t.Fatal("attach --follow printed no refresh line")
+}
