@@ -29,7 +29,8 @@ func addForegroundFlag(cmd *cobra.Command, fg *bool) {
 }
 
 func addKeysFlag(cmd *cobra.Command, path *string) {
-	cmd.Flags().StringVar(path, "keys", "", "key bindings `FILE` (TOML; default $XDG_CONFIG_HOME/selmix/keys.toml if present)")
+	cmd.Flags().StringVar(path, "keys", "", "key bindings `FILE` (TOML, a line per action: pause = \"p\" or quit = [\"q\", \"ctrl+c\"]; actions: "+
+		strings.Join(keys.Actions(), ", ")+"; README, \"Key bindings\"; default $XDG_CONFIG_HOME/selmix/keys.toml if present)")
 }
 
 // attachWorkbench makes bare `selmix` open the workbench on the built-in
