@@ -175,6 +175,10 @@ func TestSessionStartForkReplay(t *testing.T) {
 	if len(rh.Controls) != 1 || rh.Controls[0].Control.Source != train.SourceReplay || rh.Controls[0].Control.Key != "s" {
 		t.Errorf("replay's controls %+v, want s=5 from the replay", rh.Controls)
 	}
+	// It is marked as a replay where runs are listed (issue #37).
+	if !rr.Meta.HasTags("replay") {
+		t.Errorf("replay's tags %q, want replay", rr.Meta.Tags)
+	}
 }
 
 // Default names are unique in the runs root (issue #37, bug 6: `make run`
