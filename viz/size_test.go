@@ -43,3 +43,19 @@ func TestSizeScalesLayout(t *testing.T) {
 		}
 	}
 }
+
+// Runs that share a name are told apart by their id in comparison
+// legends (issue #37); a unique name stays as it is.
+func TestDistinctLabels(t *testing.T) {
+	rs := []*RunData{{ID: "a1", Name: "min-recall-selmix"}, {ID: "b2", Name: "min-recall-selmix"}, {ID: "c3", Name: "other"}}
+	got := distinctLabels(rs)
+	want := []string{"min-recall-selmix (a1)", "min-recall-selmix (b2)", "other"}
+	for i := range want {
+		if got[i].Label() != want[i] {
+			t.Errorf("label %d: %q, want %q", i, got[i].Label(), want[i])
+		}
+	}
+	if rs[0].Name != "min-recall-selmix" {
+		t.Error("distinctLabels changed its argument")
+	}
+}
