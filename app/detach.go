@@ -2,13 +2,16 @@ package app
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"selmix/runs"
@@ -29,6 +32,14 @@ const handshakeFD = 3
 // returns the new run's id and the child's pid once the run exists on
 // disk. root is the runs root as given ("" for the default).
 func SpawnDetached(root, config string, sets []string, gpus string) (id string, pid int, err error) {
+	return SpawnDetachedLines(root, config, sets, gpus, nil)
+}
+
+// SpawnDetachedLines is SpawnDetached that hands line, as they come, the
+// lines the child prints before the run exists (its worker's start-up:
+// loading data, pre-training), which would otherwise be lost to its
+// detached output until worker.log keeps them. line may be nil.
+func SpawnDetachedLines(root, config string, sets []string, gpus string, line func(string)) (id string, pid int, err error) {
 	args := []string{"run", "--headless"}
 	if gpus != "" {
 		args = append(args, "--gpus", gpus)
@@ -43,7 +54,7 @@ func SpawnDetached(root, config string, sets []string, gpus string) (id string, 
 	for _, kv := range sets {
 		args = append(args, "--set", kv)
 	}
-	return spawnChild(root, args)
+	return spawnChild(root, args, line)
 }
 
 // SpawnForkDetached forks run id at at (a step or best, as --at takes
@@ -53,7 +64,7 @@ func SpawnForkDetached(root, id, at string, sets []string) (string, int, error) 
 	for _, kv := range sets {
 		args = append(args, "--set", kv)
 	}
-	return spawnChild(root, args)
+	return spawnChild(root, args, nil)
 }
 
 // runIDLen is the length of a run id (runs.Create makes them).
@@ -70,7 +81,7 @@ func checkSocketPath(root string) error {
 }
 
 // spawnChild starts `selmix ARGS --serve --handshake` in the background.
-func spawnChild(root string, args []string) (id string, pid int, err error) {
+func spawnChild(root string, args []string, onLine func(string)) (id string, pid int, err error) {
 	if err := checkSocketPath(root); err != nil {
 		return "", 0, err
 	}
@@ -109,7 +120,13 @@ func spawnChild(root string, args []string) (id string, pid int, err error) {
 	// The child outlives us: do not wait for it, but reap it if it dies
 	// while we still run.
 	go cmd.Wait()
-	line, rerr := bufio.NewReader(pr).ReadString('\n')
+	br := bufio.NewReader(pr)
+	line, rerr := br.ReadString('\n')
+	for ; strings.HasPrefix(line, "line "); line, rerr = br.ReadString('\n') {
+		if onLine != nil {
+			onLine(strings.TrimSuffix(strings.TrimPrefix(line, "line "), "\n"))
+		}
+	}
 	line = strings.TrimSpace(line)
 	switch {
 	case strings.HasPrefix(line, "run "):
@@ -125,7 +142,40 @@ func spawnChild(root string, args []string) (id string, pid int, err error) {
 // stdout and stderr at the run's output.log so later output, panics
 // included, lands beside the run. A nil *Handshake does nothing.
 type Handshake struct {
+	mu   sync.Mutex
 	pipe *os.File
+}
+
+// Relay is w, whose lines also go to the parent (as "line TEXT") until
+// the run exists: the parent shows the worker's start-up as it comes.
+func (h *Handshake) Relay(w io.Writer) io.Writer {
+	if h == nil {
+		return w
+	}
+	return &relay{h: h, w: w}
+}
+
+type relay struct {
+	h   *Handshake
+	w   io.Writer
+	buf []byte
+}
+
+func (r *relay) Write(p []byte) (int, error) {
+	r.h.mu.Lock()
+	if r.h.pipe != nil {
+		r.buf = append(r.buf, p...)
+		for {
+			i := bytes.IndexByte(r.buf, '\n')
+			if i < 0 {
+				break
+			}
+			fmt.Fprintf(r.h.pipe, "line %s\n", bytes.ReplaceAll(r.buf[:i], []byte("\r"), nil))
+			r.buf = r.buf[i+1:]
+		}
+	}
+	r.h.mu.Unlock()
+	return r.w.Write(p)
 }
 
 // NewHandshake is the child's end of the pipe its parent handed it; the
@@ -139,6 +189,8 @@ func NewHandshake() *Handshake {
 // the id and redirects the output.
 func (h *Handshake) Created(root string) func(id string) {
 	return func(id string) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		dir := filepath.Join(runs.Root(root), id)
 		if f, err := os.OpenFile(filepath.Join(dir, "output.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
 			syscall.Dup3(int(f.Fd()), 1, 0)
@@ -154,8 +206,14 @@ func (h *Handshake) Created(root string) func(id string) {
 // Fail reports err, which kept the run from starting, to the parent; it
 // does nothing once the run was reported, or for a nil err.
 func (h *Handshake) Fail(err error) {
-	if h != nil && h.pipe != nil && err != nil {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pipe != nil && err != nil {
 		fmt.Fprintf(h.pipe, "error %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
 		h.pipe.Close()
+		h.pipe = nil
 	}
 }

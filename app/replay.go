@@ -46,6 +46,11 @@ func (s *Session) Replay(ctx context.Context, id string) error {
 	if err := o.Start(ctx, c, from); err != nil {
 		return err
 	}
+	// Marked as a replay wherever runs are listed (runs ls, the runs
+	// browser, --tag filters): a check, not an experiment of its own.
+	if _, err := runs.Retag(root, newID, []string{"replay"}, nil, nil); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
 	replay, err := runs.Open(root, newID)
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)

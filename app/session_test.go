@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -173,5 +174,39 @@ func TestSessionStartForkReplay(t *testing.T) {
 	}
 	if len(rh.Controls) != 1 || rh.Controls[0].Control.Source != train.SourceReplay || rh.Controls[0].Control.Key != "s" {
 		t.Errorf("replay's controls %+v, want s=5 from the replay", rh.Controls)
+	}
+	// It is marked as a replay where runs are listed (issue #37).
+	if !rr.Meta.HasTags("replay") {
+		t.Errorf("replay's tags %q, want replay", rr.Meta.Tags)
+	}
+}
+
+// Default names are unique in the runs root (issue #37, bug 6: `make run`
+// and a 400-step run were both min-recall-selmix): the second run of an
+// unnamed configuration is min-recall-selmix-2; a name given is kept.
+func TestDefaultNamesUnique(t *testing.T) {
+	t.Setenv(workertest.Env, "ok")
+	root := t.TempDir()
+	s := &Session{Root: root, Out: io.Discard, Quiet: true}
+	c := fakeConfig(t)
+	c.Finetune.Steps = 10
+	named := c
+	named.Name = "mine"
+	for _, cfg := range []experiment.Config{c, c, named, named} {
+		if err := s.Start(context.Background(), cfg, Origin{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := runs.List(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, r.Meta.Name)
+	}
+	slices.Sort(got)
+	if want := []string{"min-recall-selmix", "min-recall-selmix-2", "mine", "mine"}; !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
 	}
 }

@@ -40,7 +40,15 @@ func (s *Session) Start(ctx context.Context, c experiment.Config, from Origin) e
 	if err != nil {
 		return err
 	}
-	rec, err := record.New(s.root(), c.RunName(), resolved, runs.Meta{
+	// A name derived from the configuration is made unique in the root
+	// (min-recall-selmix, min-recall-selmix-2, …); one given is kept.
+	name := c.RunName()
+	if c.Name == "" {
+		if name, err = freeName(s.root(), name); err != nil {
+			return err
+		}
+	}
+	rec, err := record.New(s.root(), name, resolved, runs.Meta{
 		Objective: string(c.Finetune.Objective), Policy: string(c.Finetune.Policy),
 		Parent: from.Parent, ParentStep: from.Step, ParentBest: from.Best, BLAS: blas.Name, BLASThreads: blas.Threads(),
 		GPUs: eng.Info().GPUs, WorldSize: eng.Info().WorldSize,

@@ -145,6 +145,11 @@ func (m *Model) exportKey() tea.Cmd {
 	return func() tea.Msg { t, err := export(); return NoteMsg{t, err} }
 }
 
+// ended says whether the run takes no more controls: recorded, or over.
+func (m *Model) ended() bool {
+	return m.ctl == nil || m.state == Finished || m.state == Failed || m.run.Summary != nil
+}
+
 // controllable says whether controls can go to the engine now, and logs
 // why not otherwise.
 func (m *Model) controllable() bool {
@@ -153,8 +158,9 @@ func (m *Model) controllable() bool {
 		m.run.Note(history.Warn, "read-only: this is a recorded run")
 	case m.state == Loading:
 		m.run.Note(history.Warn, "the run has not started yet")
-	case m.state == Finished || m.state == Failed || m.run.Summary != nil:
-		m.run.Note(history.Warn, "the run has ended: controls no longer apply")
+	case m.ended():
+		m.run.Note(history.Warn, fmt.Sprintf("the run has ended: %s forks it from here with a change, or more steps to extend it",
+			m.ctx.Keys.Fork.Help().Key))
 	default:
 		return true
 	}

@@ -85,6 +85,11 @@ func (m *Model) forkForm(step int) dialog.Dialog {
 	obj.Doc, pol.Doc = "objective to optimize (a wrong name lists them)", "fine-tuning policy (a wrong name lists them)"
 	total := m.run.Latest.Total
 	steps := dialog.Field{Key: "steps", Label: "steps", Value: strconv.Itoa(total), Doc: "fine-tuning steps in all (the fork goes on from its step)"}
+	if m.ended() && step >= total {
+		// A run that is over is extended: twice the steps, to change.
+		steps.Value, steps.Base = strconv.Itoa(2*total), strconv.Itoa(total)
+		steps.Doc = fmt.Sprintf("fine-tuning steps in all: more than %d extends the run", total)
+	}
 	at := dialog.Field{Key: "at", Label: "at", Text: true, Value: strconv.Itoa(step),
 		Doc: "a step ≤ " + strconv.Itoa(step) + ", or best (the best validation ψ)"}
 	fields := []dialog.Field{name, obj, pol, hyperField(h, "s"), hyperField(h, "lr"), steps, hyperField(h, "refresh"), at}

@@ -56,6 +56,9 @@ type Options struct {
 	// workbench starts: snapshots replayed from a run's log come without
 	// G and P, and it reads those of the last refresh.
 	LoadMatrices func() MatricesMsg
+	// Console is what the worker wrote before the workbench came (its
+	// start-up, from the run's worker log): the c console starts with it.
+	Console []string
 }
 
 // NoteMsg is the result of background work started from a key: a line
@@ -114,6 +117,9 @@ func New(o Options) *Model {
 	}
 	ctx := &pane.Context{Theme: style.NewTheme(o.Color), Keys: km}
 	run := history.New(o.Info)
+	for _, l := range o.Console {
+		run.AddConsole(l)
+	}
 	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), dialogs: dialog.NewStack(ctx), help: help.New(), keysPath: o.KeysPath, attached: o.Attached, fork: o.Fork, export: o.Export, matrices: o.LoadMatrices}
 	if !o.Color {
 		m.help.Styles = help.Styles{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -557,5 +558,52 @@ func TestForkFormFits(t *testing.T) {
 		if strings.Contains(l, "…│") {
 			t.Errorf("a line of the fork form is cut: %q", l)
 		}
+	}
+}
+
+// A finished run's footer shows only what still works, f to fork or
+// extend it; a control says so, and the fork form offers to extend the
+// run (issue #37: every control said "the run has ended" while the
+// footer still advertised them).
+func TestFinishedOffersForkOrExtend(t *testing.T) {
+	var forkSets []string
+	m := New(Options{Info: fixture.Info(10), Ctl: &recorder{},
+		Fork: func(at string, sets []string) (string, error) { forkSets = sets; return "forked as run X", nil }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	snaps := fixture.Running(10, 3)
+	for _, s := range snaps {
+		m.Update(SnapshotMsg{s})
+	}
+	if bar := m.helpBar(); !strings.Contains(bar, "space pause") {
+		t.Fatalf("a running run's footer: %q", bar)
+	}
+	fin := fixture.Final(snaps[len(snaps)-1])
+	fin.Step, fin.Total = 200, 200
+	m.Update(SnapshotMsg{fin})
+	m.Update(ClosedMsg{})
+	bar := m.helpBar()
+	for _, dead := range []string{"pause", "step", "objective", "policy", "edit"} {
+		if strings.Contains(bar, dead) {
+			t.Errorf("a finished run's footer offers %q: %q", dead, bar)
+		}
+	}
+	if !strings.Contains(bar, "f fork or extend") {
+		t.Errorf("a finished run's footer: %q, want f fork or extend", bar)
+	}
+	press(m, "space")
+	if last := m.run.Log[len(m.run.Log)-1].Text; !strings.Contains(last, "the run has ended: f forks it from here with a change, or more steps to extend it") {
+		t.Errorf("space on a finished run says %q", last)
+	}
+	press(m, "f")
+	if m.dialogs.Top() == nil || m.dialogs.Top().ID() != forkID {
+		t.Fatal("f did not open the fork form")
+	}
+	_, cmd := m.Update(fixture.Key("enter"))
+	if cmd == nil {
+		t.Fatal("enter forked nothing")
+	}
+	m.Update(cmd())
+	if !slices.Contains(forkSets, "finetune.steps=400") {
+		t.Errorf("the fork of a finished run: %q, want finetune.steps=400 (extended)", forkSets)
 	}
 }

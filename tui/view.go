@@ -99,8 +99,15 @@ func (m *Model) helpBar() string {
 	// focused pane's keys stand under its name, between bars: they work
 	// in that pane only.
 	rest := []key.Binding{k.Pause, k.Step, k.SUp, k.Objective, k.Policy, k.Edit, k.Fork}
-	if m.ctl == nil {
+	if m.ended() {
+		// Only what still works: a fork from here with a change, or
+		// with more steps (the run extended).
 		rest = nil
+		if m.fork != nil {
+			f := k.Fork
+			f.SetHelp(f.Help().Key, "fork or extend")
+			rest = []key.Binding{f}
+		}
 	}
 	if m.layout != tabs || m.ctl == nil {
 		rest = append(rest, k.Next) // the tabs say so in their bar

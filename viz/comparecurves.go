@@ -1,6 +1,9 @@
 package viz
 
 import (
+	"image/color"
+
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
@@ -26,7 +29,7 @@ func compareCurves(f *figure, rs []*RunData, m Metric) (*drawing, error) {
 			same = same && ys[0] == base
 		}
 		all = append(all, xs...)
-		key = append(key, keyEntry{r.Label(), series(p, xs, ys, lineStyle(seriesColor(i), 1.2), false)})
+		key = append(key, keyEntry{r.Label(), series(p, xs, ys, policyStyle(r.Policy, seriesColor(i), 1.2), false)})
 	}
 	if same && finite(base) && len(rs) > 0 {
 		// Runs forked from the same checkpoint share one baseline.
@@ -39,4 +42,27 @@ func compareCurves(f *figure, rs []*RunData, m Metric) (*drawing, error) {
 		c = f.drawKey(c, key)
 		p.Draw(c)
 	}}, nil
+}
+
+// policyDashes gives every policy its own line pattern, so runs of two
+// policies differ in print and to a colour-blind reader, not by colour
+// alone (selmix and greedy were both blue-green solid lines): selmix
+// solid, the others dashed or dotted each their way; a policy unknown
+// here (as of an older reader) dash-dot-dot.
+var policyDashes = map[string][]vg.Length{
+	"selmix":  nil,
+	"uniform": {4, 2},
+	"greedy":  {1, 1.5},
+	"none":    {6, 2, 1, 2},
+	"csst":    {8, 3},
+	"mislas2": {3, 1.5, 1, 1.5},
+}
+
+// policyStyle is the line of a run of policy in colour c.
+func policyStyle(policy string, c color.Color, width vg.Length) draw.LineStyle {
+	d, ok := policyDashes[policy]
+	if !ok && policy != "" {
+		d = []vg.Length{5, 1.5, 1, 1.5, 1, 1.5}
+	}
+	return draw.LineStyle{Color: c, Width: width, Dashes: d}
 }

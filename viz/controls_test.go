@@ -1,6 +1,7 @@
 package viz
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -27,5 +28,18 @@ func TestControlsShownLeaveAdaptOut(t *testing.T) {
 	key := f.controlKey(r, "")
 	if len(key) != 1 || strings.Contains(key[0].label, "0.0007") || !strings.Contains(key[0].label, "set s=12 (schedule) at step 160") {
 		t.Errorf("control key %+v", key)
+	}
+}
+
+// Every policy has its own line pattern in the comparison figures, so
+// selmix and greedy differ without colour (issue #37).
+func TestPolicyStyles(t *testing.T) {
+	seen := map[string]string{}
+	for _, p := range []string{"selmix", "uniform", "greedy", "none", "csst", "mislas2", "resample"} {
+		d := fmt.Sprint(policyStyle(p, grey, 1).Dashes)
+		if q, ok := seen[d]; ok {
+			t.Errorf("%s and %s share the line pattern %s", p, q, d)
+		}
+		seen[d] = p
 	}
 }

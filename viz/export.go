@@ -148,6 +148,7 @@ func Compare(rs []*RunData, m Metric, dir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	rs = distinctLabels(rs)
 	res := &Result{}
 	var errs []error
 	f := newFigure(o, colWidth, 2.8*vg.Inch)
@@ -181,3 +182,24 @@ type drawing struct {
 type errSkip struct{ reason string }
 
 func (e errSkip) Error() string { return e.reason }
+
+// distinctLabels is rs with the id after the name of every run whose
+// name another run shares ("min-recall-selmix (20261126-0948-d4d7)"), so
+// figure legends and CSVs tell them apart; the runs are copied, not
+// changed.
+func distinctLabels(rs []*RunData) []*RunData {
+	n := map[string]int{}
+	for _, r := range rs {
+		n[r.Label()]++
+	}
+	out := make([]*RunData, len(rs))
+	for i, r := range rs {
+		out[i] = r
+		if n[r.Label()] > 1 && r.Meta.Name != "" {
+			c := *r
+			c.Meta.Name = r.Meta.Name + " (" + r.Meta.ID + ")"
+			out[i] = &c
+		}
+	}
+	return out
+}

@@ -137,7 +137,11 @@ func groupCurves(f *figure, groups []Group, key string, m Metric) (*drawing, err
 			p.Add(b)
 		}
 		label := fmt.Sprintf("%s=%s (%d)", key, g.Value, len(g.Runs))
-		keys = append(keys, keyEntry{label, series(p, st.Steps, st.Mean, lineStyle(c, 1.2), false)})
+		sty := lineStyle(c, 1.2)
+		if key == "finetune.policy" {
+			sty = policyStyle(g.Value, c, 1.2)
+		}
+		keys = append(keys, keyEntry{label, series(p, st.Steps, st.Mean, sty, false)})
 		all = append(all, st.Steps...)
 		for _, r := range g.Runs {
 			if v := m.get(&r.Hist.Refreshes[0]); finite(v) && r.Hist.Refreshes[0].Step == 0 {

@@ -120,9 +120,9 @@ func (r *RunData) blockLabel(b, bs int) string {
 // the refreshes drawn are read from the run; beyond maxCells classes,
 // blocks of classes are averaged.
 func heatFigure(f *figure, r *RunData, which string) (*drawing, error) {
-	cbLabel := "gain G_ij (first-order change of ψ)"
+	cbLabel := "gain G(i, j) (first-order change of ψ)"
 	if which == "P" {
-		cbLabel = "mixup probability P_ij"
+		cbLabel = "mixup probability P(i, j)"
 	}
 	idx := snapshotIndices(r)
 	if len(idx) == 0 {

@@ -2,6 +2,7 @@ package viz
 
 import (
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -18,18 +19,24 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 	type panel struct {
 		m          Metric
 		emphasised bool
+		psi        bool             // a ψ panel: its CSV rows are psi and psi:<objective>
+		objective  metric.Objective // of a ψ panel after a change of objective: drawn thick where optimized
 	}
-	psi := Metric{Name: "psi", Title: "ψ " + optimizedNames(r) + " (optimized)", Unit: "ψ", obj: -1,
-		get: func(rf *record.RefreshEvent) float64 { return rf.Stats.Psi }}
-	panels := []panel{{psi, true}}
+	var panels []panel
+	for _, pp := range psiPanels(r) {
+		panels = append(panels, panel{pp.m, true, true, pp.objective})
+	}
 	for _, m := range ReportedMetrics() {
 		opt := false
 		for _, rf := range r.Hist.Refreshes {
 			opt = opt || m.objective != "" && rf.Hyper.Objective == m.objective
 		}
-		panels = append(panels, panel{m, opt})
+		panels = append(panels, panel{m, opt, false, ""})
 	}
 	t := newTable("metric", "step", "value")
+	for _, rf := range r.Hist.Refreshes {
+		t.add(rf.Stats.Psi, "psi", itoa(rf.Step))
+	}
 	cols := 3
 	rows := (len(panels) + cols - 1) / cols
 	plots := make([][]*plot.Plot, rows)
@@ -40,7 +47,9 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 		ys := make([]float64, len(xs))
 		for k := range r.Hist.Refreshes {
 			ys[k] = pn.m.get(&r.Hist.Refreshes[k])
-			t.add(ys[k], pn.m.Name, itoa(r.Hist.Refreshes[k].Step))
+			if !pn.psi {
+				t.add(ys[k], pn.m.Name, itoa(r.Hist.Refreshes[k].Step))
+			}
 		}
 		title := pn.m.Title
 		xl := ""
@@ -56,6 +65,19 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 		if pn.emphasised {
 			sty = lineStyle(emphasis, 1.6)
 			p.Title.TextStyle.Color = emphasis
+		}
+		if pn.objective != "" {
+			// Thin where another objective was optimized, thick where
+			// this one was: no line joins two objectives' ψ.
+			series(p, xs, ys, lineStyle(postColor, 1), false)
+			opt := make([]float64, len(ys))
+			for k, rf := range r.Hist.Refreshes {
+				opt[k] = nan
+				if rf.Hyper.Objective == pn.objective {
+					opt[k] = ys[k]
+				}
+			}
+			ys = opt
 		}
 		series(p, xs, ys, sty, false)
 		f.addControls(p, r, "")
@@ -95,4 +117,40 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 		c = f.drawKey(c, key)
 		f.drawGrid(c, plots)
 	}}, nil
+}
+
+// psiPanel is one ψ panel of the metrics figure.
+type psiPanel struct {
+	m         Metric
+	objective metric.Objective // "" for the one panel of a run that kept its objective
+}
+
+// psiPanels are the metrics figure's ψ panels: one of the optimized
+// objective, or, where the objective was changed while the run went on,
+// one per objective optimized, each its own ψ over the whole run (every
+// refresh records every objective's ψ) with its own pre-trained value —
+// never two objectives' ψ joined on one axis.
+func psiPanels(r *RunData) []psiPanel {
+	var objs []metric.Objective
+	for _, rf := range r.Hist.Refreshes {
+		if o := rf.Hyper.Objective; !slices.Contains(objs, o) {
+			objs = append(objs, o)
+		}
+	}
+	if len(objs) <= 1 {
+		return []psiPanel{{m: Metric{Name: "psi", Title: "ψ " + optimizedNames(r) + " (optimized)", Unit: "ψ", obj: -1,
+			get: func(rf *record.RefreshEvent) float64 { return rf.Stats.Psi }}}}
+	}
+	out := make([]psiPanel, 0, len(objs))
+	for _, o := range objs {
+		k := o.Index()
+		out = append(out, psiPanel{objective: o, m: Metric{Name: "psi:" + string(o), Title: "ψ " + string(o) + " (optimized)", Unit: "ψ", obj: k,
+			get: func(rf *record.RefreshEvent) float64 {
+				if k >= 0 && k < len(rf.Stats.Objectives) {
+					return rf.Stats.Objectives[k]
+				}
+				return nan
+			}}})
+	}
+	return out
 }

@@ -152,7 +152,7 @@ func recallHistogram(f *figure, t *table, r *RunData, before, after metric.Repor
 	g := gridLines()
 	g.Vertical.Color = nil
 	p.Add(g)
-	w := (f.w - vg.Inch) / histBins * 0.37
+	w := (f.dw() - vg.Inch) / histBins * 0.37
 	names := make([]string, histBins)
 	for b := range names {
 		if b%2 == 0 {
@@ -205,7 +205,7 @@ func padded(v []float64, k int) []float64 {
 func barWidth(f *figure, k int) vg.Length {
 	// Data area is roughly the figure width less the y axis; two bars per
 	// class fill 70% of each class's slot.
-	return (f.w - vg.Inch) / vg.Length(k) * 0.37
+	return (f.dw() - vg.Inch) / vg.Length(k) * 0.37
 }
 
 // Beyond maxClassBars classes, per-class figures show the worstShown

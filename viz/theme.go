@@ -138,14 +138,74 @@ var (
 // escaped.
 type figure struct {
 	opts Options
-	w, h vg.Length
+	w, h vg.Length // on paper
+	// k scales the layout onto the paper: the figure is laid out at
+	// w/k × h/k and drawn at k, text, ticks and lines with it (0 or 1:
+	// as laid out).
+	k float64
+}
+
+// dw and dh are the size the figure is laid out at.
+func (f *figure) dw() vg.Length {
+	if f.k <= 0 {
+		return f.w
+	}
+	return f.w / vg.Length(f.k)
+}
+
+func (f *figure) dh() vg.Length {
+	if f.k <= 0 {
+		return f.h
+	}
+	return f.h / vg.Length(f.k)
 }
 
 func newFigure(o Options, w, h vg.Length) *figure {
+	f := &figure{opts: o, w: w, h: h, k: 1}
 	if o.Width > 0 {
-		w, h = o.Width, o.Height
+		f.w, f.h = o.Width, o.Height
+		f.k = fitScale(w, h, o.Width, o.Height)
 	}
-	return &figure{opts: o, w: w, h: h}
+	return f
+}
+
+// Sizes smaller than a figure's own are drawn by laying the figure out
+// larger and scaling it down, text and all: a layout keeps at least
+// minLayoutW of width (its own, if less) and minLayoutH of its own
+// height, and the scale never goes below minScale (text under about
+// 5 pt), a size that would need less being refused (CheckSize).
+const (
+	minLayoutW = 5 * vg.Inch
+	minLayoutH = 0.75
+	minScale   = 0.5
+)
+
+// fitScale is the scale at which a figure of its own size w×h is drawn
+// at W×H.
+func fitScale(w, h, W, H vg.Length) float64 {
+	return math.Min(1, math.Min(float64(W/min(w, minLayoutW)), float64(H/(minLayoutH*h))))
+}
+
+// CheckSize refuses a size (o.Width × o.Height) too small for a run's
+// figures to lay out, naming the figure and the smallest size of the
+// same shape that works.
+func CheckSize(o Options) error {
+	if o.Width <= 0 {
+		return nil
+	}
+	for _, s := range runFigures {
+		if k := fitScale(s.w, s.h, o.Width, o.Height); k < minScale {
+			up := vg.Length(minScale / k)
+			return fmt.Errorf("--size %s: too small for the %s figure (its text would be under 5 pt); the smallest of this shape that works is %s",
+				sizeText(o.Width, o.Height), s.name, sizeText(o.Width*up, o.Height*up))
+		}
+	}
+	return nil
+}
+
+// sizeText is w×h in inches, rounded up to 0.01 in.
+func sizeText(w, h vg.Length) string {
+	return fmt.Sprintf("%gx%gin", math.Ceil(float64(w/vg.Inch)*100)/100, math.Ceil(float64(h/vg.Inch)*100)/100)
 }
 
 // t prepares label text for the output format: TeX output is read by
@@ -286,6 +346,10 @@ func (f *figure) render(draws func(c draw.Canvas)) ([]byte, error) {
 	// The image canvases start transparent; papers want white.
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
+	if f.k > 0 && f.k != 1 {
+		cw.Scale(f.k, f.k)
+		dc = draw.Canvas{Canvas: cw, Rectangle: vg.Rectangle{Max: vg.Point{X: f.dw(), Y: f.dh()}}}
+	}
 	if err := drawSafely(func() { draws(dc) }); err != nil {
 		return nil, err
 	}

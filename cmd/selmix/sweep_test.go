@@ -274,7 +274,15 @@ func TestSweepLocalKill(t *testing.T) {
 
 	// The report: one row per policy (seed is averaged), each member's
 	// test metrics as its summary.json has them, and the figures.
-	rep := selmixtest.Run(t, "sweep", "report", id, "--runs", root, "--out", filepath.Join(dir, "rep.md"))
+	out := selmixtest.Run(t, "sweep", "report", id, "--runs", root, "--out", filepath.Join(dir, "rep.md"))
+	if strings.Contains(out, "| selmix |") || !strings.Contains(out, "wrote "+filepath.Join(dir, "rep.md")) {
+		t.Errorf("sweep report --out printed the table, or not where it wrote it:\n%s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "rep.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := string(b)
 	for i, pol := range []string{"selmix", "uniform"} {
 		r := memberRun(t, root, id, i)
 		b, err := os.ReadFile(filepath.Join(r.Dir, "summary.json"))

@@ -64,7 +64,12 @@ type Engine struct {
 	inbox []Control
 	subs  []*Stream
 	ended bool // Run has returned; guarded by mu
-	wake  chan struct{}
+	// now is the last snapshot published (but a trainer's line) and sys
+	// the last System a refresh carried: where a subscriber that joins a
+	// running engine starts. Guarded by mu.
+	now  *Snapshot
+	sys  *System
+	wake chan struct{}
 	// stopping is closed when a Stop for now arrives; guarded by mu.
 	stopping chan struct{}
 
@@ -127,7 +132,9 @@ func New(cfg Config, tr Trainer) (*Engine, error) {
 func (e *Engine) Info() Info { return e.info }
 
 // Subscribe returns a new stream of this run's snapshots. Call before Run
-// to see every event.
+// to see every event; a stream that joins later starts with a step
+// snapshot of where the run stands (its state, paused or not, and the
+// device as its last refresh measured it).
 func (e *Engine) Subscribe() *Stream {
 	s := NewStream()
 	e.mu.Lock()
@@ -135,8 +142,21 @@ func (e *Engine) Subscribe() *Stream {
 		s.Close() // nothing more will be published
 	} else {
 		e.subs = append(e.subs, s)
+		if e.now != nil {
+			s.Publish(e.now.standing(e.sys))
+		}
 	}
 	e.mu.Unlock()
+	return s
+}
+
+// standing is s as a step snapshot: where the run stands (its step,
+// state, controls and last refresh, with sys, the device as last
+// measured), without the event s reported. A subscriber that joins a
+// running engine receives it first, so a run paused before it joined
+// shows paused at once.
+func (s Snapshot) standing(sys *System) Snapshot {
+	s.Kind, s.Ack, s.Summary, s.Err, s.Text, s.System = KindStep, nil, nil, "", "", sys
 	return s
 }
 
@@ -191,6 +211,12 @@ func (e *Engine) Note(text string) {
 func (e *Engine) publish(s Snapshot) {
 	e.mu.Lock()
 	subs := e.subs
+	if s.Kind != KindLog {
+		e.now = &s
+		if s.System != nil {
+			e.sys = s.System
+		}
+	}
 	e.mu.Unlock()
 	for _, st := range subs {
 		st.Publish(s)

@@ -252,6 +252,14 @@ func TestEnginePauseStepStop(t *testing.T) {
 	if s := next(train.KindControl); s.Ack.Control.Op != train.OpPause || s.Step != 5 || s.State != train.Paused {
 		t.Fatalf("pause: %+v", s)
 	}
+	// A viewer that joins now starts with where the run stands: paused.
+	late := e.Subscribe()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	if s, ok := late.Next(ctx); !ok || s.Kind != train.KindStep || s.State != train.Paused || s.Step != 5 || s.Ack != nil {
+		t.Fatalf("a late subscriber's first snapshot: %v %s at %d (ack %v), want a step snapshot, paused at 5", s.Kind, s.State, s.Step, s.Ack)
+	}
+	cancel()
+	e.Unsubscribe(late)
 	e.Send(train.Control{Op: train.OpStep})
 	next(train.KindControl) // the step's ack
 	// Runs to the refresh at 10, then pauses again.

@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"strings"
+
+	"selmix/core/gain"
 )
 
 // WrongSign reports a realised change of ψ of the opposite sign to the
@@ -60,16 +62,23 @@ func (w *LinearWatch) Tally() (wrong, n int) {
 func (w *LinearWatch) Failing() bool { return w.failing }
 
 // Advice is the one line that says the step is failing and what to try
-// under h: a smaller s always, and the shorter refresh and the learning
-// rate controller where they are not in force yet.
+// under h: a smaller s where the policy's P depends on s (selmix), the
+// shorter refresh and the learning rate controller where they are not in
+// force yet, and a smaller learning rate where nothing else is left.
 func (w *LinearWatch) Advice(h Hyper) string {
 	wrong, n := w.Tally()
-	try := []string{fmt.Sprintf("a smaller s (now %g)", h.S)}
+	var try []string
+	if h.Policy == gain.SelMix {
+		try = append(try, fmt.Sprintf("a smaller s (now %g)", h.S))
+	}
 	if h.Refresh > 10 {
 		try = append(try, "finetune.refresh 10")
 	}
 	if h.Adapt != AdaptLR {
 		try = append(try, "finetune.adapt = lr")
+	}
+	if len(try) == 0 {
+		try = append(try, fmt.Sprintf("a smaller finetune.lr (now %g)", h.LR))
 	}
 	alt := try[0]
 	if len(try) > 1 {

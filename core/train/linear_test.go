@@ -2,6 +2,8 @@ package train
 
 import (
 	"testing"
+
+	"selmix/core/gain"
 )
 
 func TestWrongSign(t *testing.T) {
@@ -89,5 +91,16 @@ func TestLinearAdvice(t *testing.T) {
 	want = "the linear step is failing: 7 of the last 10 refreshes moved ψ the other way — try a smaller s (now 10)"
 	if got := w.Advice(h); got != want {
 		t.Errorf("with refresh 10 and adapt lr, Advice =\n %q\nwant\n %q", got, want)
+	}
+	// Under a policy whose P does not depend on s, s is no advice.
+	h.Policy, h.Refresh, h.Adapt, h.LR = gain.Uniform, 50, AdaptLR, 0.01
+	want = "the linear step is failing: 7 of the last 10 refreshes moved ψ the other way — try finetune.refresh 10"
+	if got := w.Advice(h); got != want {
+		t.Errorf("under uniform, Advice =\n %q\nwant\n %q", got, want)
+	}
+	h.Policy, h.Refresh = gain.Greedy, 10
+	want = "the linear step is failing: 7 of the last 10 refreshes moved ψ the other way — try a smaller finetune.lr (now 0.01)"
+	if got := w.Advice(h); got != want {
+		t.Errorf("under greedy with nothing else left, Advice =\n %q\nwant\n %q", got, want)
 	}
 }

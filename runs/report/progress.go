@@ -15,6 +15,7 @@ import (
 // drains them. A linear step that keeps failing adds a warning line.
 func Progress(ctx context.Context, w io.Writer, src train.Source, quiet bool) {
 	var linear train.LinearWatch
+	first := true
 	for {
 		s, ok := src.Next(ctx)
 		if !ok {
@@ -29,6 +30,12 @@ func Progress(ctx context.Context, w io.Writer, src train.Source, quiet bool) {
 			fmt.Fprintf(w, "step %5d/%d  ψ %s %.4f  mean-rec %.4f  worst-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f%s\n",
 				s.Step, s.Total, s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
 				r.Report.MinCoverage, r.Report.Accuracy, pairsNote(r.P, r.K))
+			if first {
+				if why := train.CannotLearn(r.Report, r.G); why != "" {
+					fmt.Fprintf(w, "step %5d  warning: %s\n", s.Step, why)
+				}
+				first = false
+			}
 			if r.Predicted != nil && r.Realised != nil && linear.Add(*r.Predicted, *r.Realised) {
 				fmt.Fprintf(w, "step %5d  warning: %s\n", s.Step, linear.Advice(s.Hyper))
 			}

@@ -94,3 +94,28 @@ func TestProgressControlEscaped(t *testing.T) {
 		t.Errorf("progress line\n got %q\nwant %q", got, want)
 	}
 }
+
+// A run that cannot learn (its starting model predicts one class) is said
+// once, at the first refresh, in the headless output and in the summary
+// (issue #37, bug 9).
+func TestProgressWarnsCannotLearn(t *testing.T) {
+	t.Parallel()
+	one := metric.Report{K: 2, Coverage: []float64{1, 0}, Recall: []float64{1, 0}, Accuracy: 0.5}
+	var src sliceSource
+	for i := range 3 {
+		rs := &train.Refresh{Step: 50 * i, K: 2, Report: one}
+		src = append(src, train.Snapshot{Kind: train.KindRefresh, Step: rs.Step, Total: 300, Hyper: train.DefaultHyper(), Refresh: rs})
+	}
+	var b bytes.Buffer
+	Progress(context.Background(), &b, &src, false)
+	const want = "step     0  warning: the starting model predicts class 0 for 100% of validation (accuracy 0.5000)"
+	if got := b.String(); strings.Count(got, "warning:") != 1 || !strings.Contains(got, want) || !strings.Contains(got, "--pretrain full") {
+		t.Errorf("progress output:\n%s\nwant one warning %q", got, want)
+	}
+	b.Reset()
+	Summary(&b, &train.Summary{Objective: metric.MinRecall, ValBefore: one, ValAfter: one, TestBefore: one, TestAfter: one,
+		TestObjBefore: make([]float64, len(metric.Objectives())), TestObjAfter: make([]float64, len(metric.Objectives()))}, 0)
+	if !strings.Contains(b.String(), "warning: the starting model predicts class 0") {
+		t.Errorf("summary:\n%s\nwant the warning", b.String())
+	}
+}

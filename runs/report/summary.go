@@ -22,6 +22,9 @@ func Summary(w io.Writer, s *train.Summary, from int) {
 		return
 	}
 	b := s.Best
+	if why := train.CannotLearn(s.ValBefore, nil); why != "" {
+		fmt.Fprintf(w, "warning: %s\n", why)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if b != nil {
 		fmt.Fprintf(tw, "metric\tval before\tval after\tval at best\ttest before\ttest after\ttest at best\t\n")

@@ -382,3 +382,22 @@ func TestConfigsArriveLater(t *testing.T) {
 		t.Errorf("after the configs: %v, want %v", got, want)
 	}
 }
+
+// A name cut to fit keeps its end, where names of one experiment differ
+// (issue #37: at 80 columns min-recall-selmix-fork-2 and -fork-3 read
+// the same).
+func TestElideMiddle(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		w    int
+		want string
+	}{
+		{"min-recall-selmix-fork-2", 12, "min…x-fork-2"},
+		{"min-recall-selmix-fork-3", 12, "min…x-fork-3"},
+		{"short", 12, "short"},
+	} {
+		if got := elideMiddle(tt.name, tt.w); got != tt.want {
+			t.Errorf("elideMiddle(%q, %d) = %q, want %q", tt.name, tt.w, got, tt.want)
+		}
+	}
+}

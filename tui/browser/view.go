@@ -86,6 +86,9 @@ func (m *Model) table(w, h int) string {
 		out := make([]string, len(cols))
 		for i, c := range cols {
 			out[i] = m.cell(c.col, e)
+			if c.col == ColName {
+				out[i] = elideMiddle(out[i], c.w)
+			}
 		}
 		return out
 	}
@@ -272,4 +275,21 @@ func Age(d time.Duration) string {
 		return fmt.Sprintf("%dd", int(d.Hours()/24))
 	}
 	return fmt.Sprintf("%dw", int(d.Hours()/24/7))
+}
+
+// elideMiddle fits name into w columns keeping its end, where names of
+// one experiment differ (min-recall-selmix-fork-2 and -fork-3 both cut
+// to "min-recall-s…" at the end): a third of it from the start, "…",
+// the rest from the end.
+func elideMiddle(name string, w int) string {
+	if style.Width(name) <= w || w < 5 {
+		return name
+	}
+	r := []rune(name)
+	head := (w - 1) / 3
+	tail := w - 1 - head
+	for tail > 0 && style.Width(string(r[len(r)-tail:])) > w-1-head {
+		tail--
+	}
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }

@@ -115,21 +115,77 @@ func Mark(i int) string {
 	return string(marks[i%len(marks)])
 }
 
-// chart draws traces over x in [x0, x1] in w×h cells (axis included).
-// logY plots log10 of the values (those ≤ 0 are left out).
-func chart(th *style.Theme, paints []style.Paint, traces []trace, x0, x1 float64, logY bool, xlabel string, w, h int) string {
-	const axisW = 8
-	plotW, plotH := max(1, w-axisW), max(1, h-1)
-	c := newCanvas(plotW, plotH)
-	tf := func(v float64) float64 {
-		if logY {
+// yScale maps a value to the chart's vertical axis (f) and back (inv,
+// for the axis labels); name is what the header says of it ("" linear).
+type yScale struct {
+	name   string
+	f, inv func(float64) float64
+}
+
+var linear = yScale{f: func(v float64) float64 { return v }, inv: func(v float64) float64 { return v }}
+
+// logScale is the log scale of traces in [x0, x1]: log10 where every
+// value is positive; where some are ≤ 0 (ψ of a coverage objective, a
+// loss gain), the symmetric log sign(v)·log10(1 + |v|/c), linear within
+// c of 0 (c the smallest nonzero |v|, at least 1e-4 of the largest), and
+// says so.
+func logScale(traces []trace, x0, x1 float64) yScale {
+	small, big, nonPos := math.Inf(1), 0.0, false
+	each(traces, x0, x1, func(v float64) {
+		if v <= 0 {
+			nonPos = true
+		}
+		if a := math.Abs(v); a > 0 {
+			small, big = math.Min(small, a), math.Max(big, a)
+		}
+	})
+	if !nonPos {
+		return yScale{name: "log", f: func(v float64) float64 {
 			if v <= 0 {
 				return math.NaN()
 			}
 			return math.Log10(v)
-		}
-		return v
+		}, inv: func(u float64) float64 { return math.Pow(10, u) }}
 	}
+	c := math.Max(small, big*1e-4)
+	if math.IsInf(c, 0) || c == 0 {
+		c = 1
+	}
+	return yScale{
+		name: "symlog (values ≤ 0)",
+		f:    func(v float64) float64 { return math.Copysign(math.Log10(1+math.Abs(v)/c), v) },
+		inv:  func(u float64) float64 { return math.Copysign(c*(math.Pow(10, math.Abs(u))-1), u) },
+	}
+}
+
+// each calls f with every finite value of the traces in [x0, x1] and of
+// their bands.
+func each(traces []trace, x0, x1 float64, f func(float64)) {
+	g := func(v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			f(v)
+		}
+	}
+	for _, t := range traces {
+		for i, y := range t.ys {
+			if t.xs[i] >= x0 && t.xs[i] <= x1 {
+				g(y)
+			}
+		}
+		for i := range t.lo {
+			g(t.lo[i])
+			g(t.hi[i])
+		}
+	}
+}
+
+// chart draws traces over x in [x0, x1] in w×h cells (axis included),
+// values through sc.
+func chart(th *style.Theme, paints []style.Paint, traces []trace, x0, x1 float64, sc yScale, xlabel string, w, h int) string {
+	const axisW = 8
+	plotW, plotH := max(1, w-axisW), max(1, h-1)
+	c := newCanvas(plotW, plotH)
+	tf := sc.f
 	lo, hi, ok := yRange(traces, x0, x1, tf)
 	if !ok {
 		return style.Fit(th.Render(th.Dim, "nothing to draw: no run has a value of this series yet"), w, h)
@@ -141,12 +197,7 @@ func chart(th *style.Theme, paints []style.Paint, traces []trace, x0, x1 float64
 	py := func(v float64) int { return int(math.Round((hi - tf(v)) / (hi - lo) * float64(c.dh-1))) }
 	c.bands(traces, py, tf)
 	rows := c.render(th, paints, c.lines(traces, px, py, tf))
-	label := func(v float64) string {
-		if logY {
-			return num(math.Pow(10, v))
-		}
-		return num(v)
-	}
+	label := func(v float64) string { return num(sc.inv(v)) }
 	lines := make([]string, 0, h)
 	for i, row := range rows {
 		l := ""

@@ -218,10 +218,16 @@ func (m *Model) Render() string {
 		frame := style.Frame(th, "per-class recall at the last refresh", m.recallTable(m.w-2, m.h-5), m.w, m.h-3, true)
 		return style.Fit(strings.Join([]string{head, frame, status, m.help()}, "\n"), m.w, m.h)
 	}
+	if keys := dataDiffers(m.runs); len(keys) > 0 && status == "" {
+		status = th.Render(th.Warn, "! runs of different experiments: "+strings.Join(keys, ", ")+" differ")
+	}
 	traces, legend := m.traces(m.w - 2 - 8)
+	x0, x1 := m.xRange()
+	sc := linear
 	settings := fmt.Sprintf("%s · x %s · EMA %.2f %s", metrics[m.metric].Name, m.xName(), m.smooth, slider(m.smooth, 10))
 	if m.logY {
-		settings += " · log"
+		sc = logScale(traces, x0, x1)
+		settings += " · " + sc.name
 	}
 	if m.envelope {
 		settings += " · min/max"
@@ -241,8 +247,7 @@ func (m *Model) Render() string {
 		legendLines = append(legendLines[:maxLegend-1], th.Render(th.Dim, fmt.Sprintf("… %d more lines of legend", more)))
 	}
 	chartH := m.h - 5 - len(legendLines)
-	x0, x1 := m.xRange()
-	body := chart(th, m.paints, traces, x0, x1, m.logY, m.xName(), m.w-2, chartH)
+	body := chart(th, m.paints, traces, x0, x1, sc, m.xName(), m.w-2, chartH)
 	body += "\n" + strings.Join(legendLines, "\n")
 	frame := style.Frame(th, metrics[m.metric].Name, body, m.w, m.h-3, true)
 	return style.Fit(strings.Join([]string{head, frame, status, m.help()}, "\n"), m.w, m.h)

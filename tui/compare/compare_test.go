@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -351,5 +352,89 @@ func TestDistinctTails(t *testing.T) {
 		if got := distinctTails(c.in, c.w); !slices.Equal(got, c.want) {
 			t.Errorf("distinctTails(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
 		}
+	}
+}
+
+// Log scale on a series with values ≤ 0 (ψ of a coverage objective) draws
+// it on the symmetric log scale and says so, not "nothing to draw"
+// (issue #37, bug 4); the axis reads back the values.
+func TestLogScaleNonPositive(t *testing.T) {
+	rs := fourRuns(10, 60)
+	for _, r := range rs {
+		for _, ser := range r.Series {
+			for i := range ser {
+				ser[i] -= 0.5 // from about -0.2 to 0.25
+			}
+		}
+	}
+	m := model(rs, 100, 30)
+	m.Update(fixture.Key("y"))
+	v := m.Render()
+	if strings.Contains(v, "nothing to draw") || !strings.Contains(v, "symlog (values ≤ 0)") {
+		t.Fatalf("log scale over values ≤ 0:\n%s", v)
+	}
+	sc := logScale([]trace{{xs: []float64{0, 1, 2}, ys: []float64{-0.2, 0.001, 0.3}}}, 0, 2)
+	for _, v := range []float64{-0.2, -0.001, 0, 0.001, 0.3} {
+		if got := sc.inv(sc.f(v)); math.Abs(got-v) > 1e-12 {
+			t.Errorf("symlog inv(f(%g)) = %g", v, got)
+		}
+	}
+	if a, b := sc.f(-0.2), sc.f(0.3); !(a < 0 && b > 0 && -a < b) {
+		t.Errorf("symlog f(-0.2) = %g, f(0.3) = %g: want signed and monotone", a, b)
+	}
+}
+
+// Per-class recall pairs classes by name, not index (issue #37, bug 5): a
+// built-in run beside an imagefolder run, whose classes are in
+// alphabetical order, shows each class's own recalls, and both views say
+// the runs come from different data; a class only one run has is said.
+func TestClassesMatchedByName(t *testing.T) {
+	builtin := synth("builtin", "selmix", "0.01", 10, 5, 0.4, 1)
+	builtin.Config["data.source"] = "builtin"
+	folder := synth("folder", "selmix", "0.01", 10, 5, 0.4, 2)
+	folder.Config["data.source"] = "features"
+	folder.Config["worker.command"] = "python3 selmix_worker.py --recipe imagefolder"
+	folder.Classes = slices.Clone(data.FashionMNISTClasses)
+	slices.Sort(folder.Classes) // Ankle boot, Bag, Coat, …
+	folder.Classes[9] = "Parka" // and one class the built-in run lacks
+	for k := range folder.Recall {
+		folder.Recall[k] = float64(k) / 100 // recall says which index it was
+	}
+	ds := ClassDiffs([]*RunSeries{builtin, folder})
+	byName := map[string]ClassDiff{}
+	for _, d := range ds {
+		byName[d.Name] = d
+	}
+	for k, name := range folder.Classes {
+		d, ok := byName[name]
+		if !ok || d.Recall[1] != float64(k)/100 {
+			t.Errorf("%s: folder's recall %v, want %v (its index %d)", name, d.Recall, float64(k)/100, k)
+		}
+		if i := slices.Index(data.FashionMNISTClasses, name); i >= 0 && d.Recall[0] != builtin.Recall[i] {
+			t.Errorf("%s: built-in's recall %v, want %v (its index %d)", name, d.Recall[0], builtin.Recall[i], i)
+		}
+	}
+	if len(ds) != 11 {
+		t.Errorf("%d rows, want 11 (10 shared names but one, and Parka)", len(ds))
+	}
+	m := model([]*RunSeries{builtin, folder}, 120, 36)
+	if v := m.Render(); !strings.Contains(v, "runs of different experiments: data.source, worker.command differ") {
+		t.Errorf("curves view does not say the runs differ:\n%s", v)
+	}
+	m.Update(fixture.Key("r"))
+	if v := m.Render(); !strings.Contains(v, "! classes matched by name; 2 of 11 classes not in every run; different data: data.source, worker.command") {
+		t.Errorf("per-class view does not say the classes differ:\n%s", v)
+	}
+}
+
+// The legend shows each run's last value as measured, and says so; the
+// chart's EMA is not passed off as it (issue #37: 0.4243 there, 0.3817 in
+// the sweep view for the same run).
+func TestLegendRaw(t *testing.T) {
+	rs := fourRuns(10, 30)
+	m := model(rs, 160, 50)
+	want := fmt.Sprintf("last (raw):   1 uni-1 %.4f", rs[0].Series[m.metric][29])
+	if v := m.Render(); !strings.Contains(v, want) {
+		t.Errorf("legend lacks %q:\n%s", want, v)
 	}
 }

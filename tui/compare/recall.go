@@ -19,28 +19,48 @@ const (
 // ClassDiff is one class in the per-class table: each run's recall and
 // the difference that orders the table.
 type ClassDiff struct {
-	Class  int
+	Class  int       // its index in the first run that has it
+	Name   string    // its name, or "class i" where the runs do not name it
 	Recall []float64 // per run; NaN where the run has no such class
 	Delta  float64   // mean of the other runs minus the first; the recall itself for one run
+}
+
+// classKey is how runs' classes are matched: by name where a run names
+// its class, else by index.
+func classKey(r *RunSeries, k int) string {
+	if k < len(r.Classes) && r.Classes[k] != "" {
+		return r.Classes[k]
+	}
+	return fmt.Sprintf("class %d", k)
 }
 
 // ClassDiffs orders the classes by the difference of the runs' recall at
 // their last refresh, lowest first: the classes the other runs lose most
 // against the first run come first. With one run it orders by recall.
+// Classes are matched by name (a built-in run's T-shirt/top beside an
+// imagefolder run's, whose classes are in alphabetical order), by index
+// where unnamed; a class one run lacks has no recall there.
 func ClassDiffs(runs []*RunSeries) []ClassDiff {
-	K := 0
-	for _, r := range runs {
-		K = max(K, len(r.Recall))
-	}
-	out := make([]ClassDiff, K)
-	for k := range K {
-		d := ClassDiff{Class: k, Recall: make([]float64, len(runs))}
-		for i, r := range runs {
-			d.Recall[i] = math.NaN()
-			if k < len(r.Recall) {
-				d.Recall[i] = r.Recall[k]
+	var out []ClassDiff
+	at := map[string]int{}
+	for i, r := range runs {
+		for k, v := range r.Recall {
+			key := classKey(r, k)
+			j, ok := at[key]
+			if !ok {
+				j = len(out)
+				at[key] = j
+				d := ClassDiff{Class: k, Name: key, Recall: make([]float64, len(runs))}
+				for x := range d.Recall {
+					d.Recall[x] = math.NaN()
+				}
+				out = append(out, d)
 			}
+			out[j].Recall[i] = v
 		}
+	}
+	for j := range out {
+		d := &out[j]
 		if len(runs) == 1 {
 			d.Delta = d.Recall[0]
 		} else {
@@ -55,7 +75,6 @@ func ClassDiffs(runs []*RunSeries) []ClassDiff {
 				d.Delta = sum/float64(n) - d.Recall[0]
 			}
 		}
-		out[k] = d
 	}
 	slices.SortStableFunc(out, func(a, b ClassDiff) int {
 		switch an, bn := math.IsNaN(a.Delta), math.IsNaN(b.Delta); {
@@ -94,14 +113,6 @@ func (m *Model) recallTable(w, h int) string {
 		colW = 8
 		nRuns = min(len(m.runs), max(1, (w-classW-colW-2)/(colW+1)))
 	}
-	names := func(k int) string {
-		for _, r := range m.runs {
-			if k < len(r.Classes) && r.Classes[k] != "" {
-				return r.Classes[k]
-			}
-		}
-		return fmt.Sprintf("class %d", k)
-	}
 	deltaName := "Δ vs " + Mark(0)
 	if len(m.runs) == 1 {
 		deltaName = ""
@@ -117,7 +128,7 @@ func (m *Model) recallTable(w, h int) string {
 	}
 	head += " " + style.PadLeft(deltaName, colW)
 	row := func(d ClassDiff) string {
-		s := style.PadRight(names(d.Class), classW)
+		s := style.PadRight(d.Name, classW)
 		for i := range nRuns {
 			s += " " + style.PadLeft(num3(d.Recall[i]), colW)
 		}
@@ -151,7 +162,64 @@ func (m *Model) recallTable(w, h int) string {
 	if nRuns < len(m.runs) {
 		lines = append(lines, th.Render(th.Dim, fmt.Sprintf("%d more runs do not fit: widen the terminal", len(m.runs)-nRuns)))
 	}
+	if note := classNote(m.runs, diffs); note != "" {
+		// Said first: it changes how every row reads.
+		lines = append([]string{lines[0], th.Render(th.Warn, note)}, lines[1:]...)
+	}
 	return style.Fit(strings.Join(lines, "\n"), w, h)
+}
+
+// classNote says, in one line, where the runs' classes or data differ:
+// how many classes only some runs have (rows matched by name), and which
+// data settings differ. "" where they agree.
+func classNote(runs []*RunSeries, diffs []ClassDiff) string {
+	var parts []string
+	some := 0
+	for _, d := range diffs {
+		for _, v := range d.Recall {
+			if math.IsNaN(v) {
+				some++
+				break
+			}
+		}
+	}
+	if some > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d classes not in every run", some, len(diffs)))
+	}
+	if keys := dataDiffers(runs); len(keys) > 0 {
+		parts = append(parts, "different data: "+strings.Join(keys, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "! classes matched by name; " + strings.Join(parts, "; ")
+}
+
+// dataDiffers lists the configuration keys that say what the runs learn
+// from (data.*, the model, the worker's command) and differ between them:
+// runs of different experiments.
+func dataDiffers(runs []*RunSeries) []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		for k := range r.Config {
+			if !seen[k] && (strings.HasPrefix(k, "data.") || strings.HasPrefix(k, "model.") || k == "worker.command") {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		for _, r := range runs[1:] {
+			if r.Config[k] != runs[0].Config[k] {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func num3(x float64) string {

@@ -69,7 +69,9 @@ func (m *Model) traces(plotW int) ([]trace, []legendItem) {
 		legend := make([]legendItem, len(m.runs))
 		for i, r := range m.runs {
 			traces[i] = trace{label: r.Label(), xs: m.xs(r), ys: smoothed[i]}
-			legend[i] = legendItem{r.Label(), lastOf(smoothed[i])}
+			// The last value as measured, the number the sweep view
+			// and runs compare show; the chart draws it smoothed.
+			legend[i] = legendItem{r.Label(), lastOf(r.Series[m.metric])}
 			if r.Live {
 				legend[i].label += " (live)"
 			}
@@ -136,7 +138,12 @@ func (m *Model) traces(plotW int) ([]trace, []legendItem) {
 // legend lays the items out in as few lines of w columns as they take.
 func (m *Model) legend(items []legendItem, w int) []string {
 	var lines []string
-	cur := ""
+	// The legend says which number it shows: a run's last as measured,
+	// a group's last smoothed mean.
+	cur := m.ctx.Theme.Render(m.ctx.Theme.Dim, "last (raw):")
+	if m.group != "" {
+		cur = m.ctx.Theme.Render(m.ctx.Theme.Dim, fmt.Sprintf("last (EMA %.2f):", m.smooth))
+	}
 	for i, it := range items {
 		cell := m.paints[i%len(m.paints)].Render(Mark(i)) + " " + it.label + " " + it.last
 		cw := style.Width(cell)

@@ -15,6 +15,10 @@ import (
 type Field struct {
 	Key, Label, Doc string
 	Value           string // the value it opens with
+	// Base, if set, is what a change is measured against instead of
+	// Value: a field that opens with a proposal (Value ≠ Base) hands it
+	// on unless edited back.
+	Base string
 	// Text admits any printable character (names); otherwise only what a
 	// number needs.
 	Text bool
@@ -100,7 +104,11 @@ func (f *Form) submit() Action {
 	var changed []KV
 	for i, fl := range f.fields {
 		f.errs[i] = ""
-		if v := strings.TrimSpace(f.values[i]); v != fl.Value {
+		base := fl.Value
+		if fl.Base != "" {
+			base = fl.Base
+		}
+		if v := strings.TrimSpace(f.values[i]); v != base {
 			changed = append(changed, KV{fl.Key, v})
 		}
 	}

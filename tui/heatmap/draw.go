@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"selmix/core/gain"
 	"selmix/core/train"
 	"selmix/tui/history"
 	"selmix/tui/style"
@@ -146,6 +147,22 @@ func (m *Model) classLabel(k int) string {
 	return i
 }
 
+// pTitle names the mixup distribution P as the policy in force derives
+// it from G (an unknown policy, as of an older reader, by its name).
+func pTitle(p gain.Policy) string {
+	switch p {
+	case gain.SelMix, "":
+		return "P = softmax(s·G)"
+	case gain.Uniform:
+		return "P = 1/K² uniform"
+	case gain.Greedy:
+		return "P = argmax G"
+	case gain.None, gain.CSST, gain.MiSLAS2:
+		return "P = 0, no mixup"
+	}
+	return "P (" + string(p) + ")"
+}
+
 func seq(a, n int) []int {
 	s := make([]int, n)
 	for i := range s {
@@ -171,7 +188,8 @@ func (m *Model) render(rs *train.Refresh, geo geometry) string {
 		}
 		return th.GNeg[style.SqrtLevel(v, gScale)]
 	}, gr.G)
-	pLines := m.matrix("P = softmax(s·G)", gr, func(v float64) string {
+	policy := m.Run.Latest.Hyper.Policy
+	pLines := m.matrix(pTitle(policy), gr, func(v float64) string {
 		if v <= 0 {
 			return th.PZero
 		}
@@ -189,7 +207,12 @@ func (m *Model) render(rs *train.Refresh, geo geometry) string {
 	legend := []string{
 		fmt.Sprintf("G: %s%s%s%s ≤0 masked  %s%s%s%s >0  (√ scale)  range %s … %s",
 			th.GNeg[0], th.GNeg[1], th.GNeg[2], th.GNeg[3], th.GPos[0], th.GPos[1], th.GPos[2], th.GPos[3], sci(gMin), sci(gScale)),
-		fmt.Sprintf("P: %s 0  %s%s%s%s up to %.3g   s = %s", th.PZero, th.PLev[0], th.PLev[1], th.PLev[2], th.PLev[3], pMax, style.Trimmed(rs.S)),
+		fmt.Sprintf("P: %s 0  %s%s%s%s up to %.3g", th.PZero, th.PLev[0], th.PLev[1], th.PLev[2], th.PLev[3], pMax),
+	}
+	if policy == gain.SelMix || policy == "" {
+		legend[1] += "   s = " + style.Trimmed(rs.S)
+	} else {
+		legend[1] += "   policy " + string(policy)
 	}
 	if style.Width(legend[0]) > m.W {
 		// Narrow: the same scale in fewer words, never cut.

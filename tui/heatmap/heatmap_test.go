@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/gain"
 	"selmix/core/train"
 
 	"selmix/tui/history"
@@ -172,5 +173,29 @@ func TestJumpWorstWithoutP(t *testing.T) {
 	}
 	if !strings.Contains(v, "(worst class, no P: its largest G)") {
 		t.Errorf("status does not say P gives the row nothing:\n%s", v)
+	}
+}
+
+// P is labelled as the policy in force derives it (issue #37, bug 7): a
+// run set to uniform live no longer says softmax(s·G).
+func TestPLabelFollowsPolicy(t *testing.T) {
+	for _, tt := range []struct {
+		policy    gain.Policy
+		want, not string
+	}{
+		{gain.SelMix, "P = softmax(s·G)", "policy selmix"},
+		{gain.Uniform, "P = 1/K² uniform", "softmax"},
+		{gain.Greedy, "P = argmax G", "softmax"},
+	} {
+		snaps := fixture.Running(10, 2)
+		for i := range snaps {
+			snaps[i].Hyper.Policy = tt.policy
+		}
+		m := New(fixture.Plain(), fixture.Apply(fixture.Info(10), snaps))
+		m.SetSize(78, 17)
+		v := m.View()
+		if !strings.Contains(v, tt.want) || strings.Contains(v, tt.not) {
+			t.Errorf("policy %s: want %q and no %q in\n%s", tt.policy, tt.want, tt.not, v)
+		}
 	}
 }

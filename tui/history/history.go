@@ -177,6 +177,13 @@ func (r *RunState) fill() {
 	r.cur, r.Cur = r.Cur, &c
 }
 
+// AddConsole adds a line the worker wrote before this viewer came (its
+// start-up, read from the run's worker log) to the console, not the
+// event log.
+func (r *RunState) AddConsole(text string) {
+	r.Console = push(r.Console, &r.ConsoleDropped, Entry{r.Latest.Step, Routine, safetext.Console(text, maxLine)})
+}
+
 // Apply folds one snapshot in. Snapshots are the engine's immutable
 // copies, so keeping their slices is safe.
 func (r *RunState) Apply(s train.Snapshot) {
@@ -194,6 +201,12 @@ func (r *RunState) Apply(s train.Snapshot) {
 	}
 	r.Latest = s
 	switch s.Kind {
+	case train.KindStep:
+		// The engine's standing to a viewer that joined late carries the
+		// device as its last refresh measured it.
+		if s.System != nil && r.System == nil {
+			r.System = s.System
+		}
 	case train.KindRefresh:
 		if s.System != nil && (s.Refresh == nil || !r.seenRefresh(s.Refresh)) {
 			r.System = s.System
@@ -274,6 +287,11 @@ func (r *RunState) addRefresh(s train.Snapshot) {
 	// ψ of the objective (a smoothed minimum for min-recall) and the true
 	// worst-class recall carry different names (README, "Two numbers").
 	r.log(Entry{rs.Step, Routine, fmt.Sprintf("refresh ψ %s %.4f%s", s.Hyper.Objective, rs.Psi, worst)})
+	if len(r.Steps) == 1 {
+		if why := train.CannotLearn(rs.Report, rs.G); why != "" {
+			r.log(Entry{rs.Step, Warn, why})
+		}
+	}
 }
 
 // LambdaHistory returns the history of multiplier i over the trailing

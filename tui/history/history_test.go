@@ -426,3 +426,30 @@ func TestControlSourceLogged(t *testing.T) {
 		t.Errorf("log %q, want %q", strings.Join(got, "|"), want)
 	}
 }
+
+// The event log warns at the first refresh of a run that cannot learn
+// (issue #37, bug 9), and only then.
+func TestCannotLearnWarned(t *testing.T) {
+	snaps := fixture.Running(10, 3)
+	for i := range snaps {
+		if rs := snaps[i].Refresh; rs != nil {
+			c := *rs
+			c.Report.Coverage = make([]float64, 10)
+			c.Report.Coverage[3] = 1
+			snaps[i].Refresh = &c
+		}
+	}
+	r := fixture.Apply(fixture.Info(10), snaps)
+	n := 0
+	for _, e := range r.Log {
+		if strings.Contains(e.Text, "predicts class 3 for 100% of validation") {
+			n++
+			if e.Level != history.Warn {
+				t.Errorf("level %v, want a warning", e.Level)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d warnings in %d log entries, want 1", n, len(r.Log))
+	}
+}

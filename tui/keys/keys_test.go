@@ -118,3 +118,25 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+// README documents the keys file with every action's name (issue #37:
+// keys.toml had no documented format).
+func TestReadmeListsActions(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), "### Key bindings (keys.toml)")
+	if i < 0 {
+		t.Fatal("README has no section on the keys file")
+	}
+	sec := string(b)[i:]
+	if j := strings.Index(sec[4:], "\n#"); j > 0 {
+		sec = sec[:j+4]
+	}
+	for _, a := range Actions() {
+		if !strings.Contains(sec, "`"+a+"`") {
+			t.Errorf("README's keys section lacks the action %s", a)
+		}
+	}
+}

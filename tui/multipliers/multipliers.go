@@ -132,14 +132,19 @@ func (m *Model) View() string {
 		hi = 1
 		scaleNote = "all zero"
 	}
+	first, end := m.Scroll.Window(len(m.order), m.Rows())
 	if m.Nav.Searching() {
 		b.WriteString(m.Nav.Prompt(m.Ctx))
 	} else {
-		b.WriteString(th.Render(th.Dim, fmt.Sprintf("λ of %s (%s); history →", obj, scaleNote)))
+		head := fmt.Sprintf("λ of %s (%s); history →", obj, scaleNote)
+		if first > 0 || end < len(m.order) {
+			// Rows that do not fit are said, not silently cut.
+			head += fmt.Sprintf("   rows %d–%d of %d ↕", first+1, end, len(m.order))
+		}
+		b.WriteString(th.Render(th.Dim, head))
 	}
 	nameW := m.nameW
 	barW := max(4, m.W-nameW-1-9-1-sparkW)
-	first, end := m.Scroll.Window(len(m.order), m.Rows())
 	for _, i := range m.order[first:end] {
 		b.WriteByte('\n')
 		name := style.PadRight(history.Short(m.names[i], nameW), nameW)

@@ -117,7 +117,10 @@ func (s *Screens) exportAction(dir string) func() (string, error) {
 
 // Recorded shows run r, whose log h holds, in the read-only workbench.
 func (s *Screens) Recorded(ctx context.Context, r *runs.Run, h *record.History) error {
-	m, snaps := tui.Recorded(r, h, tui.Options{Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color})
+	// f opens the fork form here too: the fork starts in the
+	// background as `selmix fork` would.
+	m, snaps := tui.Recorded(r, h, tui.Options{Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color,
+		Fork: s.forkAction(filepath.Dir(r.Dir), r.Meta.ID), Export: s.exportAction(r.Dir)})
 	st := train.NewStream()
 	for _, sn := range snaps {
 		st.Publish(sn)
@@ -131,6 +134,10 @@ func (s *Screens) Recorded(ctx context.Context, r *runs.Run, h *record.History) 
 	}
 	return nil
 }
+
+// consoleLines is how many of the worker's last lines an attached
+// workbench's console starts with.
+const consoleLines = 500
 
 // Attach shows run r, which lives in another process, in the workbench:
 // it replays the run's log so every pane has its history, then follows
@@ -153,12 +160,13 @@ func (s *Screens) Attach(ctx context.Context, r *runs.Run) error {
 	st := live.ReplayThenFollow(sctx, h, cl)
 	o := s.Options(tui.RunInfo(r, h), cl, true)
 	o.LoadMatrices = tui.LoadMatrices(h)
+	o.Console = runs.WorkerLines(r.Dir, consoleLines)
 	m := tui.New(o)
 	if err := tui.Show(sctx, m, st); err != nil {
 		return err
 	}
 	if m.Detached() || !m.Quit() {
-		fmt.Fprintf(s.Out, "detached; run %s goes on (selmix attach %s · selmix stop %s)\n", r.Meta.ID, r.Meta.ID, r.Meta.ID)
+		fmt.Fprintln(s.Out, DetachedLine(r.Meta.ID, m.Run().Latest))
 		if m.Browse() {
 			return ErrBrowse
 		}
@@ -175,6 +183,15 @@ func (s *Screens) Attach(ctx context.Context, r *runs.Run) error {
 	report.Summary(s.Out, h.Final, h.SessionStart())
 	fmt.Fprintf(s.Out, "run %s: %s\n", r.Meta.ID, r.Dir)
 	return nil
+}
+
+// DetachedLine is what the shell shows after the workbench detached
+// from run id, whose last snapshot is last: a paused run stays paused.
+func DetachedLine(id string, last train.Snapshot) string {
+	if last.State == train.Paused {
+		return fmt.Sprintf("detached; run %s stays paused at step %d (selmix attach %s resumes it · selmix stop %s)", id, last.Step, id, id)
+	}
+	return fmt.Sprintf("detached; run %s goes on (selmix attach %s · selmix stop %s)", id, id, id)
 }
 
 // Open shows run id of root in the workbench: attached while a process

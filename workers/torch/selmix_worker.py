@@ -19,6 +19,7 @@ import gc
 import io
 import math
 import os
+import resource
 import signal
 import socket
 import sys
@@ -238,6 +239,10 @@ class Worker:
                 s["util"] = torch.cuda.utilization(self.dev) / 100
             except Exception:  # needs pynvml and a driver that reports it
                 pass
+        else:
+            # On the CPU the device's memory is the process's: its peak is
+            # the most resident memory it has held (Linux: KiB).
+            s["mem_peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         try:
             with open("/proc/self/statm") as f:
                 s["rss"] = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

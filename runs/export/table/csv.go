@@ -13,8 +13,9 @@ import (
 // RunsPath(path), each atomically, and returns the runs table's path. A
 // path that is not a file (atomicfile.Out: "-" for stdout, a device, a
 // pipe) gets the long table only, and the runs path returned is "".
-// Cells of the long table: class is empty for a metric that is not per
-// class; values as FormatFloat writes them. Cells of the runs table are
+// Cells of the long table: class (the index) and class_name (the run's
+// name of it, empty where it names none) are empty for a metric that is
+// not per class; values as FormatFloat writes them. Cells of the runs table are
 // empty where a run has no value.
 func WriteCSV(path string, stdout io.Writer, rs []export.Recorded) (string, error) {
 	beside := atomicfile.OutIsFile(path)
@@ -25,13 +26,17 @@ func WriteCSV(path string, stdout io.Writer, rs []export.Recorded) (string, erro
 		}
 		rec := make([]string, len(LongColumns))
 		for _, r := range rs {
+			names := export.Classes(r.Hist)
 			for p := range export.Points(r.Hist) {
 				rec[0], rec[1], rec[2], rec[3] = r.Meta.ID, strconv.Itoa(p.Step), p.Split, p.Metric
-				rec[4] = ""
+				rec[4], rec[5] = "", ""
 				if p.Class >= 0 {
 					rec[4] = strconv.Itoa(p.Class)
+					if p.Class < len(names) {
+						rec[5] = names[p.Class]
+					}
 				}
-				rec[5] = export.FormatFloat(p.Value)
+				rec[6] = export.FormatFloat(p.Value)
 				if err := cw.Write(rec); err != nil {
 					return err
 				}

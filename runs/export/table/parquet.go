@@ -13,12 +13,15 @@ import (
 
 // longRow is a row of the long table in Parquet.
 type longRow struct {
-	Run    string  `parquet:"run,dict"`
-	Step   int64   `parquet:"step"`
-	Split  string  `parquet:"split,dict"`
-	Metric string  `parquet:"metric,dict"`
-	Class  *int32  `parquet:"class,optional"` // null for a metric that is not per class
-	Value  float64 `parquet:"value"`
+	Run    string `parquet:"run,dict"`
+	Step   int64  `parquet:"step"`
+	Split  string `parquet:"split,dict"`
+	Metric string `parquet:"metric,dict"`
+	Class  *int32 `parquet:"class,optional"` // null for a metric that is not per class
+	// ClassName is the run's name of the class; null where it is not per
+	// class or the run names none.
+	ClassName *string `parquet:"class_name,optional,dict"`
+	Value     float64 `parquet:"value"`
 }
 
 // batch is how many rows go to the Parquet writer at a time.
@@ -40,11 +43,15 @@ func WriteParquet(path string, stdout io.Writer, rs []export.Recorded) (string, 
 			return err
 		}
 		for _, r := range rs {
+			names := export.Classes(r.Hist)
 			for p := range export.Points(r.Hist) {
 				row := longRow{Run: r.Meta.ID, Step: int64(p.Step), Split: p.Split, Metric: p.Metric, Value: p.Value}
 				if p.Class >= 0 {
 					c := int32(p.Class)
 					row.Class = &c
+					if p.Class < len(names) {
+						row.ClassName = &names[p.Class]
+					}
 				}
 				if buf = append(buf, row); len(buf) == batch {
 					if err := flush(); err != nil {

@@ -1,6 +1,6 @@
 // Package table writes recorded runs as two tables for notebooks, in CSV
 // or Parquet: a long table of every number of every run (run, step,
-// split, metric, class, value; runs/export's vocabulary) and a runs table
+// split, metric, class, class_name, value; runs/export's vocabulary) and a runs table
 // (one row per run: its metadata, tags and every config key), the second
 // beside the first with ".runs" before the extension (RunsPath;
 // docs/run-format.md, "Tables").
@@ -28,7 +28,7 @@ func RunsPath(path string) string {
 }
 
 // LongColumns are the columns of the long table.
-var LongColumns = []string{"run", "step", "split", "metric", "class", "value"}
+var LongColumns = []string{"run", "step", "split", "metric", "class", "class_name", "value"}
 
 // runColumn is a fixed column of the runs table.
 type runColumn struct {

@@ -192,7 +192,7 @@ func TestCSV(t *testing.T) {
 		t.Errorf("runs table at %s", runsPath)
 	}
 	recs := readCSV(t, path)
-	if strings.Join(recs[0], ",") != "run,step,split,metric,class,value" {
+	if strings.Join(recs[0], ",") != "run,step,split,metric,class,class_name,value" {
 		t.Fatalf("header %q", recs[0])
 	}
 	got := map[key]float64{}
@@ -203,7 +203,10 @@ func TestCSV(t *testing.T) {
 		if rec[4] != "" {
 			class, err2 = strconv.Atoi(rec[4])
 		}
-		v, err3 := strconv.ParseFloat(rec[5], 64)
+		v, err3 := strconv.ParseFloat(rec[6], 64)
+		if names := export.Classes(rsByID(rs, rec[0]).Hist); class >= 0 && class < len(names) && rec[5] != names[class] {
+			t.Errorf("row %q: class_name %q, want %q", rec, rec[5], names[class])
+		}
 		if err1 != nil || err2 != nil || err3 != nil {
 			t.Fatalf("row %q: %v %v %v", rec, err1, err2, err3)
 		}
@@ -254,12 +257,13 @@ func TestParquet(t *testing.T) {
 	defer f.Close()
 	fi, _ := f.Stat()
 	type row struct {
-		Run    string  `parquet:"run"`
-		Step   int64   `parquet:"step"`
-		Split  string  `parquet:"split"`
-		Metric string  `parquet:"metric"`
-		Class  *int32  `parquet:"class,optional"`
-		Value  float64 `parquet:"value"`
+		Run       string  `parquet:"run"`
+		Step      int64   `parquet:"step"`
+		Split     string  `parquet:"split"`
+		Metric    string  `parquet:"metric"`
+		Class     *int32  `parquet:"class,optional"`
+		ClassName *string `parquet:"class_name,optional"`
+		Value     float64 `parquet:"value"`
 	}
 	rows, err := parquet.Read[row](f, fi.Size())
 	if err != nil {
@@ -270,6 +274,9 @@ func TestParquet(t *testing.T) {
 		c := -1
 		if r.Class != nil {
 			c = int(*r.Class)
+		}
+		if names := export.Classes(rsByID(rs, r.Run).Hist); c >= 0 && c < len(names) && (r.ClassName == nil || *r.ClassName != names[c]) {
+			t.Errorf("row %+v: class_name %v, want %q", r, r.ClassName, names[c])
 		}
 		got[key{r.Run, r.Split, r.Metric, int(r.Step), c}] = r.Value
 	}
@@ -325,4 +332,13 @@ func TestRunsPath(t *testing.T) {
 			t.Errorf("RunsPath(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+func rsByID(rs []export.Recorded, id string) export.Recorded {
+	for _, r := range rs {
+		if r.Meta.ID == id {
+			return r
+		}
+	}
+	return export.Recorded{Hist: &record.History{}}
 }

@@ -137,6 +137,9 @@ class Runs:
         s = two["system"]
         self.assertEqual((s["device"], s["world_size"]), ("cpu ×2 ranks", 2))
         self.assertGreater(s["rss"], one["system"]["rss"])  # summed over the ranks
+        # On the CPU the peak is the processes' peak resident memory.
+        self.assertGreaterEqual(one["system"]["mem_peak"], one["system"]["rss"])
+        self.assertGreater(s["mem_peak"], one["system"]["mem_peak"])
         self.assertGreater(s["img_s"], 0)
 
     def test_resume_with_the_same_ranks_is_identical(self):

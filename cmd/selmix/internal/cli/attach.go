@@ -13,6 +13,7 @@ import (
 
 	"selmix/runs"
 	"selmix/runs/live"
+	"selmix/runs/record"
 	"selmix/runs/report"
 )
 
@@ -48,7 +49,7 @@ the live run. Quitting asks whether to stop the run or detach from it.
 func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	cl, err := live.DialWait(ctx, r.Dir, false)
+	cl, err := live.DialWait(ctx, r.Dir, followMatrices(r))
 	if err != nil {
 		return err
 	}
@@ -63,3 +64,18 @@ func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	}
 	return nil
 }
+
+// followMatrices says whether attach --follow asks for P with every
+// refresh, for the "P: n pairs, top i→j" part the headless lines have:
+// up to K = 100 classes (K² numbers a refresh), as the run's log says K.
+func followMatrices(r *runs.Run) bool {
+	h, err := record.Load(r)
+	if err != nil || len(h.Starts) == 0 {
+		return false
+	}
+	k := h.Starts[len(h.Starts)-1].K
+	return k > 0 && k <= maxFollowK
+}
+
+// maxFollowK is the largest K for which attach --follow shows P's part.
+const maxFollowK = 100

@@ -64,7 +64,7 @@ them with: tensorboard --logdir DIR.`,
 	cmd.Flags().StringVar(&f.format, "format", "png", "figure format: png|svg|pdf|tex, or tensorboard: event files of every RUN for TensorBoard")
 	cmd.Flags().StringVar(&f.out, "out", "", "output `DIR`")
 	cmd.Flags().IntVar(&f.dpi, "dpi", 300, "png resolution in dots per inch")
-	cmd.Flags().StringVar(&f.size, "size", "", "size `WxH` of every figure, unit in (default)|cm|mm|pt|px, e.g. 3.5x2.5in; default: each figure's own (7 in or 3.5 in wide)")
+	cmd.Flags().StringVar(&f.size, "size", "", "size `WxH` of every figure, unit in (default)|cm|mm|pt|px, e.g. 3.5x2.5in (smaller than a figure's own: laid out larger and scaled down, text with it; a size that would need text under 5 pt is refused); default: each figure's own (7 in or 3.5 in wide)")
 	cmd.Flags().BoolVar(&f.compare, "compare", false, "compare the given runs")
 	cmd.Flags().StringVar(&f.metric, "metric", "", "with --compare: metric to plot over steps: "+strings.Join(viz.MetricNames(), ", ")+" (default psi:<the runs' shared objective>, else mean_recall; the old names mean-recall, worst-recall, min-recall, min-coverage still work)")
 	cmd.Flags().StringVar(&f.groupBy, "group-by", "", "with --compare: also draw the mean ± std of the runs grouped by config `KEY`")
@@ -144,6 +144,9 @@ func figureOptions(f exportFlags) (viz.Options, error) {
 		var err error
 		if o.Width, o.Height, err = viz.ParseSize(f.size, f.dpi); err != nil {
 			return viz.Options{}, app.BadInput("--size: %v", err)
+		}
+		if err := viz.CheckSize(o); err != nil {
+			return viz.Options{}, app.BadInput("%v", err)
 		}
 	}
 	return o, nil

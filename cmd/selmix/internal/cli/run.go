@@ -150,7 +150,7 @@ checkpoints, summary) in the runs root.`,
 			if !f.headless {
 				return app.BadInput("choose --headless (here) or --detach (in the background); bare `selmix` opens the workbench")
 			}
-			s := newSession(w, f.runs, f.quiet, f.serve)
+			s := newSession(shake.Relay(w), f.runs, f.quiet, f.serve)
 			s.WorkerEnv = env
 			if shake != nil {
 				s.Created = shake.Created(f.runs)

@@ -25,7 +25,7 @@ func newRunsExportCmd(root *string) *cobra.Command {
 		Short: "One table of every run's numbers for notebooks (CSV or Parquet)",
 		Long: `export writes two tables of the runs given (default: every run of the runs
 root, or those tagged --tag T): FILE, the long table of every number of
-every run, one row each (run, step, split, metric, class, value; split
+every run, one row each (run, step, split, metric, class, class_name, value; split
 val, test — before and after fine-tuning — or test_best, the model a run
 keeps at its best step), and
 FILE with ".runs" before its extension (runs.csv → runs.runs.csv), one

@@ -130,7 +130,7 @@ func TestRunsExportOutputs(t *testing.T) {
 	t.Parallel()
 	root, ids := copyVizRuns(t)
 	code, stdout, stderr := runCLI("runs", "export", "--runs", root, "--csv", "-", ids[0])
-	if code != 0 || !strings.HasPrefix(stdout, "run,step,split,metric,class,value\n"+ids[0]+",") ||
+	if code != 0 || !strings.HasPrefix(stdout, "run,step,split,metric,class,class_name,value\n"+ids[0]+",") ||
 		stderr != "-\n(no runs table: - is not a file; give a file to get both tables)\n1 runs\n" {
 		t.Errorf("--csv -: exit %d, stdout %.200q, stderr %q", code, stdout, stderr)
 	}

@@ -205,7 +205,8 @@ the mean ± sample standard deviation over its finished members of the test
 metrics of their final summaries (the optimized objective ψ, mean and min
 recall, H-mean, G-mean, min coverage), then the comparison figures of
 selmix export --compare (one run per group) into FILE-figures/ beside it.
-The default --out is report.md in the sweep folder; the table is printed too.`,
+The default --out is report.md in the sweep folder, and the table is then
+printed too; with --out only where it was written.`,
 	}, func(cmd *cobra.Command, s *sweep.Sweep) error {
 		return sweepReport(cmd.OutOrStdout(), s, out, format)
 	})
@@ -215,6 +216,9 @@ The default --out is report.md in the sweep folder; the table is printed too.`,
 }
 
 func sweepReport(w io.Writer, s *sweep.Sweep, out, format string) error {
+	// The table is printed where no file was asked for; with --out the
+	// file is what was asked for, and the terminal says where it went.
+	show := out == ""
 	if out == "" {
 		out = filepath.Join(s.Dir, "report.md")
 	}
@@ -229,7 +233,9 @@ func sweepReport(w io.Writer, s *sweep.Sweep, out, format string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(w, md)
+	if show {
+		fmt.Fprint(w, md)
+	}
 	for _, n := range notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

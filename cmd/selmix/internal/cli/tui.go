@@ -29,7 +29,8 @@ func addForegroundFlag(cmd *cobra.Command, fg *bool) {
 }
 
 func addKeysFlag(cmd *cobra.Command, path *string) {
-	cmd.Flags().StringVar(path, "keys", "", "key bindings `FILE` (TOML; default $XDG_CONFIG_HOME/selmix/keys.toml if present)")
+	cmd.Flags().StringVar(path, "keys", "", "key bindings `FILE` (TOML, a line per action: pause = \"p\" or quit = [\"q\", \"ctrl+c\"]; actions: "+
+		strings.Join(keys.Actions(), ", ")+"; README, \"Key bindings\"; default $XDG_CONFIG_HOME/selmix/keys.toml if present)")
 }
 
 // attachWorkbench makes bare `selmix` open the workbench on the built-in
@@ -130,7 +131,9 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 		// The run lives in its own process; the workbench is a client
 		// that may detach and come back.
 		fmt.Fprintln(cmd.OutOrStdout(), "starting the run in the background…")
-		id, _, err := app.SpawnDetached(f.runs, f.config, f.sets, f.gpus)
+		sv := newStartupView(cmd.OutOrStdout(), isTerminal(cmd.OutOrStdout()))
+		id, _, err := app.SpawnDetachedLines(f.runs, f.config, f.sets, f.gpus, sv.line)
+		sv.done()
 		if err != nil {
 			return err
 		}
