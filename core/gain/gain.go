@@ -114,6 +114,27 @@ func (p Policy) Mixes() bool { return p == SelMix || p == Uniform || p == Greedy
 // mix, and Resample, which trains on the pair's two samples unmixed.
 func (p Policy) DrawsPairs() bool { return p.Mixes() || p == Resample }
 
+// Describe is p in one line, for pickers ("" for an unknown policy).
+func (p Policy) Describe() string {
+	switch p {
+	case SelMix:
+		return "mixup on pairs drawn from softmax(s·G) over the positive gains"
+	case Uniform:
+		return "mixup on pairs drawn uniformly"
+	case Greedy:
+		return "mixup on the pair of largest gain only"
+	case None:
+		return "plain cross-entropy, no pairs"
+	case CSST:
+		return "baseline: CSST's cost-sensitive loss for the objective"
+	case MiSLAS2:
+		return "baseline: MiSLAS stage 2, head only, label-aware smoothing"
+	case Resample:
+		return "SelMix's pairs unmixed: CE on both samples (what mixup adds)"
+	}
+	return ""
+}
+
 // ParsePolicy parses one of Policies() (case-insensitive).
 func ParsePolicy(s string) (Policy, error) {
 	p := Policy(strings.ToLower(strings.TrimSpace(s)))
