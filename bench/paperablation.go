@@ -134,24 +134,39 @@ func constraintHeld(o metric.Objective, r metric.Report, alpha float64) bool {
 }
 
 // relativeSets is a run's --set list with every quoted absolute path
-// under base (the folder the members ran in: the repository for `make
-// repro`) written relative to it, so that the report names no machine's
-// folders and the settings still resolve from there.
-func relativeSets(sets []string, base string) []string {
+// written relative: to base (the folder the members ran in, where relative
+// paths resolve: the repository for `make repro`) when it lies under it,
+// else to the runs root root, as "<runs root>/…". The report then names no
+// machine's folders.
+func relativeSets(sets []string, base, root string) []string {
 	out := make([]string, len(sets))
 	for i, kv := range sets {
 		out[i] = kv
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || base == "" {
+		if !ok {
 			continue
 		}
 		path, err := strconv.Unquote(v)
 		if err != nil || !filepath.IsAbs(path) {
 			continue
 		}
-		if rel, err := filepath.Rel(base, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			out[i] = k + "=" + strconv.Quote(filepath.ToSlash(rel))
+		if rel, ok := under(base, path); ok {
+			out[i] = k + "=" + strconv.Quote(rel)
+		} else if rel, ok := under(root, path); ok {
+			out[i] = k + "=" + strconv.Quote("<runs root>/"+rel)
 		}
 	}
 	return out
+}
+
+// under is path relative to dir, with slashes, if it lies inside dir.
+func under(dir, path string) (string, bool) {
+	if dir == "" {
+		return "", false
+	}
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }

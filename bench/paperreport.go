@@ -106,10 +106,10 @@ func PaperReport(ss []*sweep.Sweep, command, figDir, figRel string) (string, err
 	claims(p, rs, objectives, policyMeans)
 	figs, ferr := paperFigures(rs, figDir, figRel)
 	b.WriteString(figs)
-	p("\n## Runs\n\nEach row's configuration (`selmix run --headless --set KEY=VALUE ...`, run from the folder the suite ran in; paths are relative to it):\n\n")
+	p("\n## Runs\n\nEach row's configuration (`selmix run --headless --set KEY=VALUE ...`, run from the folder the suite ran in; paths are relative to it, or to the runs root, `<runs root>/…`):\n\n")
 	p("| row | seed | run | fine-tuning s | --set |\n|---|---|---|---|---|\n")
 	for _, r := range rs {
-		p("| %s | %s | `%s` | %.1f | `%s` |\n", r.label, r.seed, r.run, r.sum.Seconds, strings.ReplaceAll(strings.Join(relativeSets(r.sets, r.workdir), " "), "|", "\\|"))
+		p("| %s | %s | `%s` | %.1f | `%s` |\n", r.label, r.seed, r.run, r.sum.Seconds, strings.ReplaceAll(strings.Join(relativeSets(r.sets, r.workdir, r.root), " "), "|", "\\|"))
 	}
 	return b.String(), ferr
 }

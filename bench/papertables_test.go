@@ -108,8 +108,15 @@ func TestPaperResampleAndConstraints(t *testing.T) {
 
 // The runs' settings name paths relative to the folder the suite ran in.
 func TestRelativeSets(t *testing.T) {
-	got := relativeSets([]string{`pretrain.cache="/home/a/repo/runs/x/.pretrained"`, `data.dir="/usr/share/d"`, `finetune.steps=20`, `name="paper-1"`}, "/home/a/repo")
-	want := []string{`pretrain.cache="runs/x/.pretrained"`, `data.dir="/usr/share/d"`, `finetune.steps=20`, `name="paper-1"`}
+	sets := []string{`pretrain.cache="/home/a/repo/runs/x/.pretrained"`, `data.dir="/usr/share/d"`, `finetune.steps=20`, `name="paper-1"`, `data.train="/home/a/repo2/t.npz"`}
+	got := relativeSets(sets, "/home/a/repo", "/home/a/repo/runs/x")
+	want := []string{`pretrain.cache="runs/x/.pretrained"`, `data.dir="/usr/share/d"`, `finetune.steps=20`, `name="paper-1"`, `data.train="/home/a/repo2/t.npz"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// A runs root outside the folder the suite ran in.
+	got = relativeSets(sets[:1], "/home/b", "/home/a/repo/runs")
+	want = []string{`pretrain.cache="<runs root>/x/.pretrained"`}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}

@@ -35,7 +35,8 @@ func TestBenchPaperSmoke(t *testing.T) {
 		"| pre-trained (la-ce) |", "| hmean@cov |", "| mean-recall@cov |", "| min-recall/official", "oracle labels",
 		"| objective | selmix | uniform | greedy | none | csst | mislas2 |", "| min-recall/csst |", "| objective | refresh 50 (paper) | refresh 10 | adapt refresh | adapt lr |",
 		"Do the paper's claims hold here?", "SelMix improves the optimized objective", "figures/policies-min-recall/compare-final.png",
-		"finetune.objective=\"hmean\"",
+		"finetune.objective=\"hmean\"", "## What does the mixup add? SelMix against resample", "| hmean@cov/resample |",
+		"## Coverage constraints on test", "| mean-recall@cov/cov_margin auto |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("results lack %q", want)
@@ -43,6 +44,10 @@ func TestBenchPaperSmoke(t *testing.T) {
 	}
 	if strings.Contains(md, "Not finished") {
 		t.Errorf("members left out:\n%s", md)
+	}
+	// Paths relative to the folder the suite ran in: no machine's folders.
+	if strings.Contains(md, dir) || !strings.Contains(md, `pretrain.cache="<runs root>/.pretrained"`) {
+		t.Errorf("the report names %s, or not the cache relative to the runs root", dir)
 	}
 	// One pre-training per setting (supervised, semi-supervised, CSST from
 	// scratch for each of its two objectives), shared by every member of
