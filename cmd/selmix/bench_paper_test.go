@@ -45,9 +45,11 @@ func TestBenchPaperSmoke(t *testing.T) {
 	if strings.Contains(md, "Not finished") {
 		t.Errorf("members left out:\n%s", md)
 	}
-	// Paths relative to the folder the suite ran in: no machine's folders.
-	if strings.Contains(md, dir) || !strings.Contains(md, `pretrain.cache="<runs root>/.pretrained"`) {
-		t.Errorf("the report names %s, or not the cache relative to the runs root", dir)
+	// The runs' settings name paths relative to the folder the suite ran
+	// in or to the runs root (the first line quotes the command as typed).
+	if runsTable := md[strings.Index(md, "\n## Runs"):]; strings.Contains(runsTable, dir) || !strings.Contains(runsTable, `pretrain.cache="<runs root>/.pretrained"`) {
+		i := max(0, strings.Index(runsTable, dir)-200)
+		t.Errorf("the runs' settings name %s, or not the cache relative to the runs root: %s", dir, runsTable[i:min(len(runsTable), i+400)])
 	}
 	// One pre-training per setting (supervised, semi-supervised, CSST from
 	// scratch for each of its two objectives), shared by every member of
