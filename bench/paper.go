@@ -108,6 +108,10 @@ func rowTable(v map[string]string) string {
 		return "scratch"
 	case v["finetune.form"] != "":
 		return "form"
+	case v["finetune.policy"] == "resample":
+		return "resample"
+	case v["finetune.cov_margin"] != "":
+		return "margin"
 	case v["finetune.policy"] != "" && v["finetune.policy"] != "selmix":
 		return "policies"
 	case v["finetune.refresh"] != "" || v["finetune.adapt"] != "":
@@ -126,8 +130,10 @@ func rowLabel(table string, v map[string]string) string {
 		return o + "/" + v["pretrain.loss"]
 	case "form":
 		return o + "/" + v["finetune.form"]
-	case "policies":
+	case "policies", "resample":
 		return o + "/" + v["finetune.policy"]
+	case "margin":
+		return o + "/cov_margin " + v["finetune.cov_margin"]
 	case "adapt":
 		if a := v["finetune.adapt"]; a != "" && a != "none" {
 			return o + "/adapt " + a

@@ -19,6 +19,7 @@ type paperResult struct {
 	table, label string
 	seed         string
 	run, root    string
+	workdir      string // where the members ran: relative paths resolve there
 	sum          *train.Summary
 	minValMean   float64 // lowest validation mean recall over its refreshes
 	sets         []string
@@ -70,6 +71,8 @@ func PaperReport(ss []*sweep.Sweep, command, figDir, figRel string) (string, err
 	objectives := labels(rs, "objectives")
 	objectivesTable(p, rs, cfg.Pretrain.Loss)
 	policyMeans := policyTable(p, rs)
+	resampleTable(p, rs)
+	constraintTable(p, rs)
 	if scratch := labels(rs, "scratch"); len(scratch) > 0 {
 		p("\n## From scratch\n\nPre-trained with the row's `pretrain.loss` for the objective (csst: each epoch, CSST's consistent loss for its linearisation at the validation C), not fine-tuned: the model's test metrics, beside SelMix's from the LA-CE start.\n\n| row | ψ optimized | mean rec | min rec | SelMix ψ |\n|---|---|---|---|---|\n")
 		for _, l := range scratch {
@@ -103,10 +106,10 @@ func PaperReport(ss []*sweep.Sweep, command, figDir, figRel string) (string, err
 	claims(p, rs, objectives, policyMeans)
 	figs, ferr := paperFigures(rs, figDir, figRel)
 	b.WriteString(figs)
-	p("\n## Runs\n\nEach row's configuration (`selmix run --headless --set KEY=VALUE ...`):\n\n")
+	p("\n## Runs\n\nEach row's configuration (`selmix run --headless --set KEY=VALUE ...`, run from the folder the suite ran in; paths are relative to it, or to the runs root, `<runs root>/…`):\n\n")
 	p("| row | seed | run | fine-tuning s | --set |\n|---|---|---|---|---|\n")
 	for _, r := range rs {
-		p("| %s | %s | `%s` | %.1f | `%s` |\n", r.label, r.seed, r.run, r.sum.Seconds, strings.ReplaceAll(strings.Join(r.sets, " "), "|", "\\|"))
+		p("| %s | %s | `%s` | %.1f | `%s` |\n", r.label, r.seed, r.run, r.sum.Seconds, strings.ReplaceAll(strings.Join(relativeSets(r.sets, r.workdir, r.root), " "), "|", "\\|"))
 	}
 	return b.String(), ferr
 }
@@ -136,7 +139,7 @@ func sweepResults(s *sweep.Sweep) (rs []paperResult, missing []string, err error
 			low = math.Min(low, rf.Stats.Report.MeanRecall)
 		}
 		t := rowTable(v)
-		res := paperResult{table: t, label: rowLabel(t, v), run: r.Meta.ID, root: s.Root, sum: h.Final, minValMean: low, sets: m.Sets}
+		res := paperResult{table: t, label: rowLabel(t, v), run: r.Meta.ID, root: s.Root, workdir: s.Workdir, sum: h.Final, minValMean: low, sets: m.Sets}
 		if seedCol >= 0 {
 			res.seed = m.Vary[seedCol]
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,5 +56,68 @@ func TestPaperTablesAtBest(t *testing.T) {
 	}
 	if m := means["min-recall"]; m["selmix"] != 0.37 || m["uniform"] != 0.43 {
 		t.Errorf("policy means %v, want the ends (0.37, 0.43)", means)
+	}
+}
+
+// covSum is a mean-recall@cov run whose test coverage at the end is end
+// and at the best step best (K = 2, α/K = 0.475 at the default α).
+func covSum(psiEnd, psiBest float64, end, best []float64) *train.Summary {
+	s := paperSum(metric.MeanRecallCov, psiEnd, psiBest)
+	s.Alpha = 0.95
+	s.TestAfter.K, s.TestAfter.Coverage = 2, end
+	s.Best.Test.K, s.Best.Test.Coverage = 2, best
+	return s
+}
+
+// What the mixup adds is selmix − resample seed by seed: a seed that ran
+// only one of them is left out of the difference; the constraint table
+// counts the seeds whose every class met α/K on test, at the end and at
+// best, for every coverage row and no other.
+func TestPaperResampleAndConstraints(t *testing.T) {
+	mr := metric.MeanRecall
+	rs := []paperResult{
+		{table: "objectives", label: "mean-recall", seed: "1", sum: paperSum(mr, 0.80, 0.82)},
+		{table: "objectives", label: "mean-recall", seed: "2", sum: paperSum(mr, 0.84, 0.83)},
+		{table: "objectives", label: "mean-recall", seed: "3", sum: paperSum(mr, 0.90, 0.90)},
+		{table: "resample", label: "mean-recall/resample", seed: "1", sum: paperSum(mr, 0.78, 0.79)},
+		{table: "resample", label: "mean-recall/resample", seed: "2", sum: paperSum(mr, 0.85, 0.80)},
+		// Coverage 0.475 is met exactly (to 1e-9), 0.4749 is not.
+		{table: "objectives", label: "mean-recall@cov", seed: "1", sum: covSum(0.1, 0.2, []float64{0.475, 0.525}, []float64{0.5, 0.5})},
+		{table: "objectives", label: "mean-recall@cov", seed: "2", sum: covSum(0.3, 0.4, []float64{0.4749, 0.5251}, []float64{0.48, 0.52})},
+		{table: "margin", label: "mean-recall@cov/cov_margin auto", seed: "1", sum: covSum(0.5, 0.5, []float64{0.3, 0.7}, []float64{0.2, 0.8})},
+	}
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	resampleTable(p, rs)
+	constraintTable(p, rs)
+	out := b.String()
+	for _, want := range []string{
+		// Seeds 1 and 2: Δ = 0.02 and −0.01 at the end, 0.03 and 0.03 at best.
+		"| mean-recall | 0.8200 ± 0.0283 | 0.8150 ± 0.0495 | +0.0050 ± 0.0212 | 1 of 2 | 0.8250 ± 0.0071 | 0.7950 ± 0.0071 | +0.0300 ± 0.0000 | 2 of 2 |",
+		"| mean-recall@cov | 1 of 2 | 0.2000 ± 0.1414 | 2 of 2 | 0.3000 ± 0.1414 |",
+		"| mean-recall@cov/cov_margin auto | 0 of 1 | 0.5000 | 0 of 1 | 0.5000 |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "| mean-recall/resample |") || strings.Count(out, "\n| mean-recall") != 3 {
+		t.Errorf("rows without a coverage constraint in the constraint table:\n%s", out)
+	}
+}
+
+// The runs' settings name paths relative to the folder the suite ran in.
+func TestRelativeSets(t *testing.T) {
+	sets := []string{`pretrain.cache="/home/a/repo/runs/x/.pretrained"`, `data.dir="/usr/share/d"`, `finetune.steps=20`, `name="paper-1"`, `data.train="/home/a/repo2/t.npz"`}
+	got := relativeSets(sets, "/home/a/repo", "/home/a/repo/runs/x")
+	want := []string{`pretrain.cache="runs/x/.pretrained"`, `data.dir="/usr/share/d"`, `finetune.steps=20`, `name="paper-1"`, `data.train="/home/a/repo2/t.npz"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// A runs root outside the folder the suite ran in.
+	got = relativeSets(sets[:1], "/home/b", "/home/a/repo/runs")
+	want = []string{`pretrain.cache="<runs root>/x/.pretrained"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -29,11 +29,11 @@ func (m *Model) objectivePicker() dialog.Dialog {
 }
 
 func (m *Model) policyPicker() dialog.Dialog {
-	var opts []string
+	var opts, descs []string
 	for _, p := range gain.Policies() {
-		opts = append(opts, string(p))
+		opts, descs = append(opts, string(p)), append(descs, p.Describe())
 	}
-	return dialog.NewPicker(m.ctx, "policy", "policy", opts, string(m.run.Latest.Hyper.Policy))
+	return dialog.NewPicker(m.ctx, "policy", "policy", opts, string(m.run.Latest.Hyper.Policy)).Describe(descs)
 }
 
 // editKeys are the hyperparameters the edit form offers (s, ω, λ_max,

@@ -32,7 +32,7 @@ var (
 func linearFigure(f *figure, r *RunData) (*drawing, error) {
 	d := linearPoints(r)
 	if d.have == 0 {
-		return nil, errSkip{"no refresh of this run records a predicted change of ψ (policy none, or recorded before refreshes kept it)"}
+		return nil, errSkip{"no refresh of this run records a predicted change of ψ (a policy without mixup steps, or recorded before refreshes kept it)"}
 	}
 	t := d.t
 	for _, a := range controlsShown(r) {

@@ -35,7 +35,8 @@ func TestBenchPaperSmoke(t *testing.T) {
 		"| pre-trained (la-ce) |", "| hmean@cov |", "| mean-recall@cov |", "| min-recall/official", "oracle labels",
 		"| objective | selmix | uniform | greedy | none | csst | mislas2 |", "| min-recall/csst |", "| objective | refresh 50 (paper) | refresh 10 | adapt refresh | adapt lr |",
 		"Do the paper's claims hold here?", "SelMix improves the optimized objective", "figures/policies-min-recall/compare-final.png",
-		"finetune.objective=\"hmean\"",
+		"finetune.objective=\"hmean\"", "## What does the mixup add? SelMix against resample", "| hmean@cov/resample |",
+		"## Coverage constraints on test", "| mean-recall@cov/cov_margin auto |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("results lack %q", want)
@@ -43,6 +44,12 @@ func TestBenchPaperSmoke(t *testing.T) {
 	}
 	if strings.Contains(md, "Not finished") {
 		t.Errorf("members left out:\n%s", md)
+	}
+	// The runs' settings name paths relative to the folder the suite ran
+	// in or to the runs root (the first line quotes the command as typed).
+	if runsTable := md[strings.Index(md, "\n## Runs"):]; strings.Contains(runsTable, dir) || !strings.Contains(runsTable, `pretrain.cache="<runs root>/.pretrained"`) {
+		i := max(0, strings.Index(runsTable, dir)-200)
+		t.Errorf("the runs' settings name %s, or not the cache relative to the runs root: %s", dir, runsTable[i:min(len(runsTable), i+400)])
 	}
 	// One pre-training per setting (supervised, semi-supervised, CSST from
 	// scratch for each of its two objectives), shared by every member of

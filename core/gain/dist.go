@@ -11,7 +11,8 @@ import (
 // Distribution writes into dst (empty or K×K) the mixup distribution P over
 // class pairs (i, j) that policy derives from the K×K gain matrix G:
 //
-//   - SelMix: softmax(s·G) over all K² entries with every entry whose gain
+//   - SelMix, and Resample (which trains on its pairs unmixed):
+//     softmax(s·G) over all K² entries with every entry whose gain
 //     is not positive (G_ij ≤ 0, or NaN) set to 0 and the rest renormalised,
 //     i.e. a softmax over the positive gains only. If no gain is positive,
 //     P is uniform over all K² pairs.
@@ -59,7 +60,7 @@ func Distribution(dst *mat.Dense, G mat.Matrix, s float64, policy Policy) {
 		bi, bj := argmax(G)
 		fill(0)
 		dst.Set(bi, bj, 1)
-	case SelMix:
+	case SelMix, Resample:
 		bi, bj := argmax(G)
 		gmax := G.At(bi, bj)
 		if !(gmax > 0) {

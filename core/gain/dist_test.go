@@ -281,3 +281,28 @@ func TestNormalized(t *testing.T) {
 		t.Error(`ParseNorm("median") accepted`)
 	}
 }
+
+// Every policy has its line in the picker; resample draws pairs and does
+// not mix, and its P is SelMix's.
+func TestPolicyDescribeAndResample(t *testing.T) {
+	for _, p := range Policies() {
+		if p.Describe() == "" {
+			t.Errorf("policy %s has no description", p)
+		}
+	}
+	if !Resample.DrawsPairs() || Resample.Mixes() || None.DrawsPairs() || !SelMix.DrawsPairs() {
+		t.Error("resample must draw pairs and not mix; none draws none; selmix draws")
+	}
+	G := mat.NewDense(2, 2, []float64{0.3, -0.1, 0.2, 0})
+	var a, b mat.Dense
+	Distribution(&a, G, 4, SelMix)
+	Distribution(&b, G, 4, Resample)
+	// softmax(4·G) over the positive gains 0.3 and 0.2 only.
+	e3, e2 := math.Exp(1.2), math.Exp(0.8)
+	want := []float64{e3 / (e3 + e2), 0, e2 / (e3 + e2), 0}
+	for i, w := range want {
+		if math.Abs(b.RawMatrix().Data[i]-w) > 1e-15 || a.RawMatrix().Data[i] != b.RawMatrix().Data[i] {
+			t.Errorf("P[%d]: resample %v, selmix %v, want %v", i, b.RawMatrix().Data[i], a.RawMatrix().Data[i], w)
+		}
+	}
+}

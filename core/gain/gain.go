@@ -93,10 +93,15 @@ const (
 	// batches with label-aware smoothing, the backbone frozen (MiSLAS
 	// stage 2; docs/method.md, "Baselines").
 	MiSLAS2 Policy = "mislas2"
+	// Resample draws pairs from SelMix's P but does not mix them: both
+	// samples of a pair are trained on at full weight with their own
+	// labels (Teney et al., ICML 2024: selmix − resample is what the
+	// mixing adds; docs/method.md, "What does the mixup add?").
+	Resample Policy = "resample"
 )
 
 // policies lists every policy, in the order pickers and tables show them.
-var policies = []Policy{SelMix, Uniform, Greedy, None, CSST, MiSLAS2}
+var policies = []Policy{SelMix, Uniform, Greedy, None, CSST, MiSLAS2, Resample}
 
 // Policies returns every policy, in the order pickers and tables show them.
 func Policies() []Policy { return append([]Policy(nil), policies...) }
@@ -104,6 +109,31 @@ func Policies() []Policy { return append([]Policy(nil), policies...) }
 // Mixes reports whether p draws mixup pairs from P; the others fine-tune
 // with a loss of their own and their P is all zeros.
 func (p Policy) Mixes() bool { return p == SelMix || p == Uniform || p == Greedy }
+
+// DrawsPairs reports whether p draws class pairs from P: the policies that
+// mix, and Resample, which trains on the pair's two samples unmixed.
+func (p Policy) DrawsPairs() bool { return p.Mixes() || p == Resample }
+
+// Describe is p in one line, for pickers ("" for an unknown policy).
+func (p Policy) Describe() string {
+	switch p {
+	case SelMix:
+		return "mixup on pairs drawn from softmax(s·G) over the positive gains"
+	case Uniform:
+		return "mixup on pairs drawn uniformly"
+	case Greedy:
+		return "mixup on the pair of largest gain only"
+	case None:
+		return "plain cross-entropy, no pairs"
+	case CSST:
+		return "baseline: CSST's cost-sensitive loss for the objective"
+	case MiSLAS2:
+		return "baseline: MiSLAS stage 2, head only, label-aware smoothing"
+	case Resample:
+		return "SelMix's pairs unmixed: CE on both samples (what mixup adds)"
+	}
+	return ""
+}
 
 // ParsePolicy parses one of Policies() (case-insensitive).
 func ParsePolicy(s string) (Policy, error) {

@@ -42,6 +42,9 @@ type Local struct {
 	x1, x2     []float32
 	beta       []float32
 	y          []int
+	xx         []float32 // ModeResample's 2B rows: x1 then x2
+	yy         []int     // and their labels: y1 then y2
+	pairs      []int     // the pairs i·K+j of the last draw
 	feat, logs []float32
 	cpu        cpuClock
 }
@@ -315,19 +318,27 @@ func (l *Local) setPseudo(labels []int) {
 	l.partnerSet, l.partnerIdx = &l.sp.Unlabeled, idx
 }
 
-// Train takes len(r.LR) steps of Alg. 2 (or of plain CE).
+// Train takes len(r.LR) steps of Alg. 2 (or of the request's other mode).
 func (l *Local) Train(r *train.TrainRequest) (float64, error) {
 	B := r.Batch
-	if err := l.net.SetBatch(B); err != nil {
+	rows := B
+	if r.Mode == train.ModeResample {
+		rows = 2 * B // x1 and x2, each a sample of its own
+	}
+	if err := l.net.SetBatch(rows); err != nil {
 		return 0, err
 	}
 	in := l.sp.Labeled.Dim
-	if len(l.y) != B {
+	if len(l.y) != B || (rows != B && len(l.yy) != rows) {
 		l.x1, l.x2 = make([]float32, B*in), make([]float32, B*in)
 		l.beta, l.y = make([]float32, B), make([]int, B)
+		l.xx, l.yy = nil, nil
+		if rows != B {
+			l.xx, l.yy = make([]float32, rows*in), make([]int, rows)
+		}
 	}
 	K := l.sp.K
-	if r.Mode == train.ModeMixup {
+	if r.Mode.DrawsPairs() {
 		if len(r.P) != K*K {
 			panic(fmt.Sprintf("train: P has %d entries, want %d", len(r.P), K*K))
 		}
@@ -362,6 +373,8 @@ func (l *Local) Train(r *train.TrainRequest) (float64, error) {
 			loss, err = l.ceStep(o)
 		case train.ModeSoft:
 			loss, err = l.softStep(r.Sampling, o)
+		case train.ModeResample:
+			loss, err = l.resampleStep(r.BetaMin, o)
 		default:
 			loss, err = l.mixStep(r.BetaMin, o)
 		}
@@ -430,6 +443,28 @@ func (l *Local) softStep(sampling train.Sampling, o model.StepOpts) (float64, er
 // class y1 and a partner x2 of class y2, β ~ U[β_min, 1], one SGD step on
 // CE(Wᵀ(β g(x1) + (1−β) g(x2)) + b, y1).
 func (l *Local) mixStep(betaMin float64, o model.StepOpts) (float64, error) {
+	l.drawMix(betaMin)
+	return l.net.MixStep(l.x1, l.x2, l.beta, l.y, o)
+}
+
+// resampleStep draws what mixStep draws (β included, unused) and takes one
+// SGD step on the mean CE over the 2B samples unmixed: x1 with label y1,
+// x2 with label y2.
+func (l *Local) resampleStep(betaMin float64, o model.StepOpts) (float64, error) {
+	l.drawMix(betaMin)
+	B, K := len(l.y), l.sp.K
+	copy(l.xx, l.x1)
+	copy(l.xx[len(l.x1):], l.x2)
+	copy(l.yy, l.y)
+	for i := range B {
+		l.yy[B+i] = l.pairs[i] % K
+	}
+	return l.net.CEStep(l.xx, l.yy, nil, o)
+}
+
+// drawMix fills x1, x2, β and y with one step's draws of Alg. 2, and
+// pairs with the pairs drawn.
+func (l *Local) drawMix(betaMin float64) {
 	lab, in, K := &l.sp.Labeled, l.sp.Labeled.Dim, l.sp.K
 	for i := range l.y {
 		pair := l.drawPair()
@@ -444,8 +479,8 @@ func (l *Local) mixStep(betaMin float64, o model.StepOpts) (float64, error) {
 		copy(l.x2[i*in:(i+1)*in], ps.Row(idx2[l.rng.IntN(len(idx2))]))
 		l.beta[i] = float32(betaMin + (1-betaMin)*l.rng.Float64())
 		l.y[i] = y1
+		l.pairs = append(l.pairs[:i], pair)
 	}
-	return l.net.MixStep(l.x1, l.x2, l.beta, l.y, o)
 }
 
 // drawPair draws a flat pair index i·K+j from the cumulative P: the first

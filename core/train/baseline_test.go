@@ -1,8 +1,10 @@
 package train_test
 
 import (
+	"context"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,11 +148,93 @@ func TestBaselineControls(t *testing.T) {
 func TestEnumNames(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{train.SplitVal.String(), "val"}, {train.SplitTest.String(), "test"}, {train.Split(2).String(), "split(2)"},
-		{train.ModeMixup.String(), "mixup"}, {train.ModeCE.String(), "ce"}, {train.ModeSoft.String(), "soft"}, {train.Mode(-1).String(), "mode(-1)"},
+		{train.ModeMixup.String(), "mixup"}, {train.ModeCE.String(), "ce"}, {train.ModeSoft.String(), "soft"}, {train.ModeResample.String(), "resample"}, {train.Mode(-1).String(), "mode(-1)"},
 		{train.SampleInstance.String(), "instance"}, {train.SampleClass.String(), "class"}, {train.Sampling(7).String(), "sampling(7)"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
 		}
+	}
+}
+
+// modeRecorder records the mode and P of every train request.
+type modeRecorder struct {
+	train.Trainer
+	modes []train.Mode
+	noP   int // requests that drew pairs without a K×K P
+}
+
+func (r *modeRecorder) Train(q *train.TrainRequest) (float64, error) {
+	r.modes = append(r.modes, q.Mode)
+	if len(q.P) != 16 {
+		r.noP++
+	}
+	return r.Trainer.Train(q)
+}
+
+// Policy resample trains in ModeResample on the P SelMix would draw from
+// at every refresh: softmax(s·G) over the positive gains of that
+// refresh's G (with the run's gain norm) — the same first P as a selmix
+// run's, which starts from the same model — and predicts no change of ψ:
+// the linear model is of mixup steps.
+func TestResamplePolicy(t *testing.T) {
+	sp := toySplit(4, 6, 90, 1)
+	cfg := toyConfig()
+	cfg.Policy = gain.Resample
+	rec := &modeRecorder{Trainer: toyLocal(t, sp, cfg.Batch)}
+	e, err := train.New(cfg, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := e.Subscribe()
+	done := make(chan []train.Snapshot)
+	go func() {
+		var ev []train.Snapshot
+		for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
+			if s.Kind == train.KindRefresh {
+				ev = append(ev, s)
+			}
+		}
+		done <- ev
+	}()
+	if _, err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	refreshes := <-done
+	if len(rec.modes) == 0 || rec.noP != 0 {
+		t.Fatalf("%d train requests, %d without P", len(rec.modes), rec.noP)
+	}
+	for i, m := range rec.modes {
+		if m != train.ModeResample {
+			t.Fatalf("request %d in mode %s, want resample", i, m)
+		}
+	}
+	if len(refreshes) != 7 { // steps 0, 10, …, 60
+		t.Fatalf("%d refreshes, want 7", len(refreshes))
+	}
+	for _, s := range refreshes {
+		rf := s.Refresh
+		G := mat.NewDense(4, 4, slices.Clone(rf.G))
+		var P mat.Dense
+		gain.Distribution(&P, gain.Normalized(G, s.Hyper.GainNorm), rf.S, gain.SelMix)
+		if !reflect.DeepEqual(P.RawMatrix().Data, rf.P) {
+			t.Errorf("refresh at %d: P %v, want SelMix's %v", s.Step, rf.P, P.RawMatrix().Data)
+		}
+		if rf.Predicted != nil || rf.Realised != nil {
+			t.Errorf("refresh at %d predicts a change of ψ; resample's steps are not mixup's", s.Step)
+		}
+	}
+	sel := cfg
+	sel.Policy = gain.SelMix
+	first := func(r runResult) []float64 {
+		for _, s := range r.events {
+			if s.Kind == train.KindRefresh {
+				return s.Refresh.P
+			}
+		}
+		return nil
+	}
+	if p := first(runToy(t, sel, nil)); !reflect.DeepEqual(p, refreshes[0].Refresh.P) {
+		t.Errorf("first P: selmix %v, resample %v; both start from the same model", p, refreshes[0].Refresh.P)
 	}
 }

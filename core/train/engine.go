@@ -406,6 +406,8 @@ func (e *Engine) train() error {
 	}
 	if h.Policy == gain.None {
 		r.Mode, r.P = ModeCE, nil
+	} else if h.Policy == gain.Resample {
+		r.Mode = ModeResample
 	} else if sl := e.soft; sl != nil {
 		r.Mode, r.P = ModeSoft, nil
 		r.Targets, r.Adjust, r.Sampling, r.FreezeBackbone = sl.targets, sl.adjust, sl.sampling, sl.freeze

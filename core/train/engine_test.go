@@ -309,9 +309,10 @@ func eventKeys(evs []train.Snapshot) []string {
 }
 
 // Every refresh after the first carries the interval's predicted and
-// realised change of ψ; a run without mixup (policy none) predicts nothing.
+// realised change of ψ; a run without mixup (policies none, resample)
+// predicts nothing.
 func TestRefreshCarriesPrediction(t *testing.T) {
-	for _, policy := range []string{"selmix", "none"} {
+	for _, policy := range []string{"selmix", "none", "resample"} {
 		cfg := toyConfig()
 		cfg.Hyper.Policy = gain.Policy(policy)
 		r := runToy(t, cfg, nil)

@@ -122,9 +122,18 @@ const (
 	// ModeSoft is the soft-target loss −Σ_j T_{y j}·log softmax(h(x) + a)_j
 	// on a labeled batch drawn by Sampling (policies csst and mislas2).
 	ModeSoft
+	// ModeResample draws what ModeMixup draws — B pairs (y1, y2) ~ P, x1
+	// of class y1, x2 of (pseudo-)class y2, and β, which it does not use,
+	// so the sampler's stream is mixup's — and trains without mixing:
+	// mean CE over the 2B samples, x1 with label y1 and x2 with label y2,
+	// each at full weight (policy resample).
+	ModeResample
 )
 
-func (m Mode) String() string { return enumName(int(m), "mode", "mixup", "ce", "soft") }
+func (m Mode) String() string { return enumName(int(m), "mode", "mixup", "ce", "soft", "resample") }
+
+// DrawsPairs reports whether m draws class pairs from P (and so needs it).
+func (m Mode) DrawsPairs() bool { return m == ModeMixup || m == ModeResample }
 
 // Sampling is how ModeSoft draws its labeled batch.
 type Sampling int
@@ -154,7 +163,7 @@ func enumName(i int, kind string, names ...string) string {
 // weight decay on weights only.
 type TrainRequest struct {
 	Mode        Mode
-	P           []float64 // K×K mixup distribution, row-major (ModeMixup)
+	P           []float64 // K×K mixup distribution, row-major (ModeMixup, ModeResample)
 	LR          []float64
 	Batch       int
 	BetaMin     float64

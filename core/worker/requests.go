@@ -87,7 +87,7 @@ func (c *Client) Train(r *train.TrainRequest) (float64, error) {
 	f := &Frame{Header: h, Arrays: []Array{F64("lr", r.LR, len(r.LR))}}
 	K := c.info.K
 	sentP, sentSoft := false, false
-	if r.Mode == train.ModeMixup && !samePointer(c.sentP, r.P) {
+	if r.Mode.DrawsPairs() && !samePointer(c.sentP, r.P) {
 		if len(r.P) != K*K {
 			panic(fmt.Sprintf("worker: P has %d entries, want %d", len(r.P), K*K))
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"selmix/tui/internal/fixture"
 	"selmix/tui/keys"
 	"selmix/tui/pane"
@@ -89,6 +91,21 @@ func TestPicker(t *testing.T) {
 		if a := send(s, c.keys...); !reflect.DeepEqual(a, c.want) {
 			t.Errorf("keys %v: %#v, want %#v", c.keys, a, c.want)
 		}
+	}
+}
+
+// A picker's descriptions stand beside their options, cut to the width.
+func TestPickerDescriptions(t *testing.T) {
+	ctx := testCtx()
+	p := NewPicker(ctx, "policy", "policy", []string{"selmix", "resample"}, "selmix").Describe([]string{"mixup", "SelMix's pairs unmixed: CE on both samples"})
+	got := ansi.Strip(p.View(80, 10))
+	for _, want := range []string{"▸● selmix                mixup\n", "   resample              SelMix's pairs unmixed: CE on both samples\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("view lacks %q:\n%s", want, got)
+		}
+	}
+	if narrow := ansi.Strip(p.View(40, 10)); !strings.Contains(narrow, "   resample              SelMix's p…\n") {
+		t.Errorf("at width 40 the description is not cut to 11 columns:\n%s", narrow)
 	}
 }
 

@@ -18,6 +18,7 @@ type Picker struct {
 	id, title string
 	key       string
 	options   []string
+	descs     []string // one line per option, or nil
 	current   string
 	cursor    int
 }
@@ -31,6 +32,13 @@ func NewPicker(ctx *pane.Context, title, key string, options []string, current s
 			p.cursor = i
 		}
 	}
+	return p
+}
+
+// Describe gives each option a one-line description, shown beside it
+// (descs[i] for options[i]).
+func (p *Picker) Describe(descs []string) *Picker {
+	p.descs = descs
 	return p
 }
 
@@ -70,6 +78,16 @@ func (p *Picker) View(w, h int) string {
 		if i == p.cursor {
 			line = "▸" + mark + o
 			line = th.Render(th.Selected, style.PadRight(line, 24))
+		}
+		if i < len(p.descs) && p.descs[i] != "" {
+			if i != p.cursor {
+				line = style.PadRight(line, 24)
+			}
+			d := p.descs[i]
+			if room := max(0, w-29); style.Width(d) > room { // the box's border and margins take 4
+				d = style.PadRight(d, room)
+			}
+			line += " " + th.Render(th.Dim, d)
 		}
 		b.WriteString(line + "\n")
 	}

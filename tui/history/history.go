@@ -83,7 +83,7 @@ type RunState struct {
 	// What the interval the next refresh closes saw: the hyperparameters
 	// at the refresh that opened it, and controls applied since.
 	ivHyper     train.Hyper
-	ivNoMixup   bool // a control set policy none
+	ivNoMixup   bool // a control set a policy that does not mix
 	ivObjective bool // a control changed ψ (objective or its parameters)
 	lastOK      int  // 1 + index of the newest interval with a prediction; 0: none
 

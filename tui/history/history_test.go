@@ -200,9 +200,9 @@ func TestIntervals(t *testing.T) {
 		set(220, "alpha", "0.9"),                          // ψ changes mid-interval
 		withInterval(5, mr, sm, nil, nil),                 // objective changed
 		withInterval(6, metric.MeanRecall, sm, nil, nil),  // objective differs from the opening refresh's
-		set(330, "policy", "none"),                        // mixup stops mid-interval
+		set(330, "policy", "resample"),                    // mixup stops mid-interval (pairs drawn, not mixed)
 		set(340, "policy", "selmix"),
-		withInterval(7, metric.MeanRecall, sm, nil, nil), // policy none
+		withInterval(7, metric.MeanRecall, sm, nil, nil), // no mixup steps
 		set(360, "policy", "none"),
 		{Kind: train.KindControl, Step: 370, Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "alpha", Value: "2"}, Step: 370, Err: "refused"}},
 		withInterval(8, metric.MeanRecall, sm, f(-0.01), f(0.02)), // wrong sign the other way; the policy change above did not stop its prediction

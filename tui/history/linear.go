@@ -15,13 +15,13 @@ type Interval struct {
 	From, Step          int // the refreshes that opened and closed it; From is -1 for the first
 	Predicted, Realised float64
 	OK                  bool   // a prediction exists
-	Why                 string // !OK: "first refresh", "policy none", "objective changed", …
+	Why                 string // !OK: "first refresh", "no mixup steps", "objective changed", …
 }
 
 // Reasons an interval has no prediction.
 const (
 	WhyFirst    = "first refresh"
-	WhyNone     = "policy none"
+	WhyNone     = "no mixup steps" // policies none, resample, csst, mislas2: the prediction is of mixup steps
 	WhyChanged  = "objective changed"
 	WhyRecorded = "run recorded before predictions"
 	WhyUnknown  = "no prediction"
@@ -49,7 +49,7 @@ func (r *RunState) noteControl(c train.Control) {
 		return
 	}
 	switch {
-	case c.Key == "policy" && c.Value == string(gain.None):
+	case c.Key == "policy" && !gain.Policy(c.Value).Mixes():
 		r.ivNoMixup = true
 	case train.ChangesPsi(c.Key):
 		// ψ is another function: the engine drops the prediction.
@@ -78,7 +78,7 @@ func (r *RunState) addInterval(s train.Snapshot) {
 		}
 	case iv.From < 0:
 		iv.Why = WhyFirst
-	case r.ivNoMixup || r.ivHyper.Policy == gain.None:
+	case r.ivNoMixup || !r.ivHyper.Policy.Mixes():
 		iv.Why = WhyNone
 	case r.ivObjective || psiDiffers(r.ivHyper, s.Hyper):
 		iv.Why = WhyChanged

@@ -276,8 +276,9 @@ class Worker:
 
     def train(self, req, arrays):
         mode = req.get("mode")
-        if mode not in ("mixup", "ce", "soft"):
-            raise RequestError(f"train: mode = {mode!r}, want 'mixup', 'ce' or 'soft'")
+        if mode not in ("mixup", "ce", "soft", "resample"):
+            raise RequestError(f"train: mode = {mode!r}, want 'mixup', 'ce', 'soft' or 'resample'")
+        pairs = mode in ("mixup", "resample")  # drawn from P: x1 in slots 0..B-1, x2 in B..2B-1
         steps = number(req, "steps", 1, 1 << 31, integer=True)
         batch = number(req, "batch", 1, 1 << 24, integer=True)
         if batch < self.dist.world:
@@ -285,14 +286,14 @@ class Worker:
         wd = number(req, "weight_decay", 0, math.inf)
         momentum = number(req, "momentum", 0, 1)
         scale = number(req, "backbone_lr_scale", 0, math.inf)
-        beta_min = number(req, "beta_min", 0, 1) if mode == "mixup" else None
+        beta_min = number(req, "beta_min", 0, 1) if pairs else None
         ahead = number(req, "ahead", 0, 1 << 31, integer=True) if "ahead" in req else 0
         lr = array(req, arrays, "lr", "f8", [steps])
         if not (np.isfinite(lr).all() and (lr >= 0).all()):
             raise RequestError("train: lr holds a negative or non-finite value")
         if "P" in arrays:
             self._set_P(req, arrays)
-        if mode == "mixup":
+        if pairs:
             self._check_P()
         sampling = None
         if "targets" in arrays or "adjust" in arrays:
@@ -316,6 +317,10 @@ class Worker:
             draw, loss_of = (lambda step: self._mixup_job(batch, beta_min, step)), self._mixup_loss
             sources = [self.lab.train] + ([self.unl.train] if self.pseudo_labels is not None else [])
             key = (mode, batch, beta_min, self._P_version, self._partners_version)
+        elif mode == "resample":
+            draw, loss_of = (lambda step: self._mixup_job(batch, beta_min, step, resample=True)), self._resample_loss
+            sources = [self.lab.train] + ([self.unl.train] if self.pseudo_labels is not None else [])
+            key = (mode, batch, beta_min, self._P_version, self._partners_version)
         elif mode == "soft":
             draw, loss_of, sources = (lambda step: self._soft_job(batch, sampling, step)), self._soft_loss, [self.lab.train]
             key = (mode, batch, sampling)
@@ -323,7 +328,7 @@ class Worker:
             draw, loss_of, sources = (lambda step: self._ce_job(batch, step)), self._ce_loss, [self.lab.train]
             key = (mode, batch)
         if self.dist.world > 1:  # every rank draws the global job and reads its part
-            draw = (lambda whole: lambda step: self.dist.batch_job(whole(step), batch, mode == "mixup"))(draw)
+            draw = (lambda whole: lambda step: self.dist.batch_job(whole(step), batch, pairs))(draw)
         self._B = batch
         ts = self._ts
         if ts is None or ts.key != key or ts.next != self.step:
@@ -415,10 +420,12 @@ class Worker:
             if isinstance(m, nn.modules.batchnorm._NormBase):
                 m.eval()
 
-    def _mixup_job(self, B, beta_min, step):
+    def _mixup_job(self, B, beta_min, step, resample=False):
         """Alg. 2's draws of one step: B pairs (y1, y2) ~ P, x1 a labeled
         sample of y1 (slots 0..B-1), x2 a partner of y2 (slots B..2B-1),
-        β ~ U[β_min, 1]."""
+        β ~ U[β_min, 1]. meta is (y1, β); with resample it is (y1, y2):
+        the same draws, β drawn and not used, so that the generator's
+        stream is mixup's."""
         K, n = self.K, self.lab.n
         u = torch.rand((4, B), generator=self.gen, dtype=torch.float64)
         pair = draw_pairs(self.cum, u[0])
@@ -427,7 +434,7 @@ class Worker:
         beta = (beta_min + (1 - beta_min) * u[3]).float().view(B, 1)
         seeds = sample_seeds(self.run_seed, step, torch.arange(2 * B))
         own = r2 < n
-        meta = (y1, beta)
+        meta = (y1, y2) if resample else (y1, beta)
         if own.all():
             return Job([(self.lab.train, torch.cat([r1, r2]), seeds)], meta=meta)
         if not own.any():
@@ -449,6 +456,18 @@ class Worker:
             f = self.fwd(x)
             f = beta * f[:B] + (1 - beta) * f[B:]
             return self._ce(self.head(f), y1.to(self.dev, non_blocking=True))
+
+    def _resample_loss(self, x, meta):
+        """CE on x1 with label y1 and x2 with label y2, each at full
+        weight: mean over the 2B samples of the step (with several ranks,
+        this rank's sum over its 2b / 2B)."""
+        y1, y2 = meta
+        y = torch.cat([y1, y2]).to(self.dev, non_blocking=True)
+        with self._autocast():
+            logits = self.head(self.fwd(x))
+        if self.dist.world == 1:
+            return F.cross_entropy(logits, y)
+        return F.cross_entropy(logits, y, reduction="sum") / (2 * self._B)
 
     def _ce_job(self, B, step):
         """B labeled samples drawn uniformly with replacement."""

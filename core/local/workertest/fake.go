@@ -260,6 +260,8 @@ func Serve(mode string) int {
 			switch f.Header["mode"] {
 			case "ce":
 				req.Mode, req.P = train.ModeCE, nil
+			case "resample":
+				req.Mode = train.ModeResample
 			case "soft":
 				req.Mode, req.P, req.Targets, req.Adjust = train.ModeSoft, nil, T, A
 				req.FreezeBackbone = f.Header["backbone_lr_scale"].(float64) == 0

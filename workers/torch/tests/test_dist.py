@@ -185,6 +185,36 @@ class Features(Runs, unittest.TestCase):
                 "--unlabeled", self.path("unl"), "--head", self.path("head"), "--eval-batch", "4"]
 
 
+class ResampleRanks(unittest.TestCase):
+    """Resample steps split the global batch of pairs by rank as mixup's
+    do: x1 and x2 of a pair on the same rank, each rank's CE summed over
+    its 2b samples / 2B; two ranks match one process."""
+
+    def run_resample(self, how):
+        extra, launcher = how_args(how)
+        w = Worker(*Features.args(Features), *extra, launcher=launcher)
+        self.addCleanup(w.kill)
+        K = w.ok(HELLO)[0]["k"]
+        w.ok({"op": "pseudo", "oracle": False})
+        P = np.arange(1, K * K + 1, dtype=np.float64).reshape(K, K)
+        req = dict(mixup(3), mode="resample")
+        loss = w.ok(req, [("lr", "f8", [0.1, 0.08, 0.06]), ("P", "f8", P / P.sum())])[0]["loss"]
+        e = w.ok({"op": "evaluate", "split": "val", "centroids": True})[1]
+        w.ok({"op": "bye"})
+        code, err = w.finish(timeout=60)
+        self.assertEqual(code, 0, err)
+        return loss, e
+
+    def test_two_ranks_match_one_process(self):
+        Features.setUpClass()
+        self.addCleanup(Features.tearDownClass)
+        (l1, e1), (l2, e2) = self.run_resample("one"), self.run_resample("nproc")
+        self.assertAlmostEqual(l1, l2, delta=TOL * abs(l1))
+        for name in ("W", "b"):
+            np.testing.assert_allclose(e1[name], e2[name], rtol=TOL, atol=TOL, err_msg=name)
+        np.testing.assert_array_equal(e1["C"], e2["C"])
+
+
 RECIPE = '''
 """The tests' map-style data with random transforms, batch normalisation and
 dropout (fixtures.built), in a file; it prints, which must not reach the

@@ -152,6 +152,94 @@ class MixupStep(unittest.TestCase):
             np.testing.assert_array_equal(p, q)
 
 
+def oracle_resample_loss(u, P, xl, yl, xu, yu, A, c, W, b):
+    """Mean CE of one resample step over its 2B samples, in numpy: mixup's
+    draws (u[3], β, unused), x1 with label y1 and x2 with label y2."""
+    K = len(P)
+    cum = np.cumsum(P.ravel())
+    total, B = 0.0, u.shape[1]
+    for s in range(B):
+        pair = next(k for k in range(K * K) if cum[k] > u[0, s] * cum[-1])
+        y1, y2 = divmod(pair, K)
+        rows1 = np.flatnonzero(yl == y1)
+        x1 = xl[rows1[int(u[1, s] * len(rows1))]]
+        partners, xs = np.flatnonzero(yu == y2), xu
+        if len(partners) == 0:
+            partners, xs = np.flatnonzero(yl == y2), xl
+        x2 = xs[partners[int(u[2, s] * len(partners))]]
+        for x, y in ((x1, y1), (x2, y2)):
+            z = W @ np.tanh(A @ x + c) + b
+            total += np.log(np.exp(z - z.max()).sum()) + z.max() - z[y]
+    return total / (2 * B)
+
+
+class ResampleStep(unittest.TestCase):
+    def test_loss_matches_the_oracle(self):
+        g = torch.Generator().manual_seed(3)
+        yl = torch.tensor([0] * 15 + [1] * 10 + [2] * 5)[torch.randperm(30, generator=g)]
+        xl = torch.randn(30, 4, generator=g) + yl[:, None]
+        yu = torch.tensor([0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1])  # no class 2: its partners are labeled
+        xu = torch.randn(12, 4, generator=g) - 1
+        torch.manual_seed(0)
+        backbone, head = nn.Sequential(nn.Linear(4, 6), nn.Tanh()), nn.Linear(6, 3)
+        w = start(dict(backbone=backbone, head=head, train=(xl, yl), val=(xl, yl), test=(xl, yl), unlabeled=(xu, yu)))
+        w.pseudo({"op": "pseudo", "oracle": True}, {})
+        P = np.array([[0.2, 0.1, 0.1], [0.0, 0.1, 0.2], [0.1, 0.2, 0.0]])
+        u = torch.rand((4, 64), generator=torch.Generator().set_state(w.gen.get_state()), dtype=torch.float64).numpy()
+        A, c = params(backbone[0])
+        W, b = params(head)
+        got = train(w, "resample", [0.0], P=P, beta_min=0.3)
+        want = oracle_resample_loss(u, P, xl.double().numpy(), yl.numpy(), xu.double().numpy(), yu.numpy(), A, c, W, b)
+        self.assertAlmostEqual(got, want, delta=1e-5 * abs(want))
+
+    def test_sgd_step(self):
+        """Two steps with every pair (0, 1): x1 = x of class 0, x2 = x' of
+        class 1, so the gradient is ½(∇CE(x, 0) + ∇CE(x', 1)); momentum,
+        weight decay on weights only, the backbone at lr × scale."""
+        x, x2 = torch.tensor([0.5, -1.0, 2.0]), torch.tensor([-1.5, 0.25, 1.0])
+        torch.manual_seed(0)
+        backbone, head = nn.Linear(3, 3), nn.Linear(3, 2)
+        A, c, W, b = params(backbone) + params(head)
+        w = start(dict(backbone=backbone, head=head, train=(torch.stack([x, x, x2]), torch.tensor([0, 0, 1])),
+                       val=(torch.stack([x, x2]), torch.tensor([0, 1])), test=(x[None], torch.tensor([0]))))
+        train(w, "resample", [0.1, 0.05], P=np.array([[0.0, 1.0], [0.0, 0.0]]), batch=4, wd=0.01, momentum=0.9, scale=0.5)
+        v = None
+        for lr in (0.1, 0.05):
+            g = [0, 0, 0, 0]
+            for xs, y in ((x.double().numpy(), 0), (x2.double().numpy(), 1)):
+                f = A @ xs + c
+                z = W @ f + b
+                p = np.exp(z - z.max())
+                dz = p / p.sum() - np.eye(2)[y]
+                df = W.T @ dz
+                g = [gi + hi / 2 for gi, hi in zip(g, [np.outer(df, xs), df, np.outer(dz, f), dz])]
+            g[0], g[2] = g[0] + 0.01 * A, g[2] + 0.01 * W
+            v = g if v is None else [0.9 * vi + gi for vi, gi in zip(v, g)]
+            A, c, W, b = [q - rate * vi for q, vi, rate in zip((A, c, W, b), v, (lr * 0.5, lr * 0.5, lr, lr))]
+        for name, got, want in zip(("A", "c", "W", "b"), params(backbone) + params(head), (A, c, W, b)):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+
+    def test_meta_is_mixups_with_y2(self):
+        """From one generator state, a resample job reads mixup's rows and
+        carries y1 and the partners' classes y2."""
+        g = torch.Generator().manual_seed(4)
+        yl = torch.tensor([0] * 12 + [1] * 8 + [2] * 4)[torch.randperm(24, generator=g)]
+        xl = torch.randn(24, 3, generator=g)
+        torch.manual_seed(0)
+        w = start(dict(backbone=nn.Linear(3, 3), head=nn.Linear(3, 3), train=(xl, yl), val=(xl, yl), test=(xl, yl)))
+        w._set_P({}, {"P": np.array([[0.1, 0.3, 0.0], [0.2, 0.0, 0.1], [0.0, 0.1, 0.2]])})
+        state = w.gen.get_state()
+        mix = w._mixup_job(16, 0.6, 0)
+        w.gen.set_state(state)
+        res = w._mixup_job(16, 0.6, 0, resample=True)
+        self.assertEqual([r.tolist() for _, r, _ in mix.parts], [r.tolist() for _, r, _ in res.parts])
+        y1, y2 = res.meta
+        self.assertTrue(torch.equal(y1, mix.meta[0]))
+        rows = res.parts[0][1]
+        self.assertTrue(torch.equal(yl[rows[:16]], y1) and torch.equal(yl[rows[16:]], y2), (yl[rows], y1, y2))
+        self.assertTrue((y1 != y2).any())
+
+
 class SGDStep(unittest.TestCase):
     """Two steps on a batch of identical samples, so the gradient is known:
     momentum without dampening, weight decay on weights only, the backbone

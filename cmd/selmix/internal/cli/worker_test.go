@@ -399,3 +399,62 @@ func TestTorchWorkerGetsGainsP(t *testing.T) {
 		}
 	}
 }
+
+// Policy resample through the worker: every train request is in mode
+// resample and carries SelMix's P at each refresh (the worker refuses a
+// mode it does not know), the run finishes and its steps move the model.
+func TestTorchWorkerResample(t *testing.T) {
+	t.Parallel()
+	needTorch(t)
+	dir := features(t, 10, 16, 1.6, 7)
+	root := t.TempDir()
+	in := filepath.Join(dir, "in.bin")
+	wcmd := strings.Join(append([]string{python, filepath.Join(repoRoot(t), "workers", "torch", "selmix_worker.py"), "--threads", "1"}, featureArgs(dir)...), " ")
+	out := selmixtest.Run(t, "run", "--headless", "-q", "--runs", root, "--set", "finetune.steps=100", "--set", "finetune.refresh=25",
+		"--set", "finetune.policy=resample", "--set", "finetune.objective=min-recall", "--set", "record.plots=false",
+		"--worker", "--", "/bin/sh", "-c", fmt.Sprintf("tee %s | %s", in, wcmd))
+	r, err := runs.Open(root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := record.Load(r)
+	if err != nil || h.Final == nil {
+		t.Fatalf("no final summary: %v\n%s", err, out)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	trains, withP := 0, 0
+	for {
+		fr, err := worker.ReadFrame(f)
+		if err != nil {
+			break
+		}
+		if fr.Header["op"] != "train" {
+			continue
+		}
+		trains++
+		if fr.Header["mode"] != "resample" {
+			t.Errorf("train request in mode %v, want resample", fr.Header["mode"])
+		}
+		if p := fr.Array("P"); p != nil {
+			withP++
+			var sum float64
+			for _, v := range p.Floats() {
+				sum += v
+			}
+			if math.Abs(sum-1) > 1e-9 {
+				t.Errorf("P sums to %v", sum)
+			}
+		}
+	}
+	// Refreshes at 0, 25, 50 and 75 each send a new P.
+	if trains < 4 || withP != 4 {
+		t.Errorf("%d train requests, %d with P; want ≥ 4 and 4", trains, withP)
+	}
+	if h.Final.TestAfter.MinRecall == h.Final.TestBefore.MinRecall && h.Final.TestAfter.MeanRecall == h.Final.TestBefore.MeanRecall {
+		t.Errorf("100 resample steps left test recalls as they were: %+v", h.Final.TestAfter)
+	}
+}
