@@ -96,6 +96,41 @@ class LoaderProcesses(unittest.TestCase):
             np.testing.assert_array_equal(a, b)
 
 
+class Chunks(unittest.TestCase):
+    """How loader processes cut a job into tasks: the first job of a stream
+    is read by all of them at once (it is waited for); on the CPU each later
+    job is read whole by one process, as a DataLoader reads its batches;
+    with the model on a GPU every job is shared out."""
+
+    def test_tasks_of_a_stream(self):
+        class Job:
+            def __init__(self, n):
+                self.n = n
+
+            def rows(self):
+                return self.n
+
+        cpu = loader.Loader([], 4, torch.device("cpu"))
+        self.assertEqual(cpu._chunk(Job(128), True), 32)
+        self.assertEqual(cpu._chunk(Job(40), True), 16)  # at least MIN_CHUNK rows
+        self.assertEqual(cpu._chunk(Job(128), False), 128)
+        gpu = loader.Loader([], 4, torch.device("cuda"))
+        self.assertEqual((gpu._chunk(Job(128), True), gpu._chunk(Job(128), False)), (32, 32))
+        # The feed asks for the first cut once per stream.
+        firsts = []
+        feed = loader._Feed(lambda job, first: firsts.append(first) or job.rows())
+
+        class Whole(Job):
+            def tasks(self, chunk):
+                return [(self.n, chunk)]
+
+        for _ in range(2):
+            feed.start(iter([Whole(8), Whole(8), Whole(8)]), None)
+            for _ in range(3):
+                next(feed)
+        self.assertEqual(firsts, [True, False, False, True, False, False])
+
+
 class Recorder(nn.Module):
     """A backbone that keeps the rows it sees (inputs hold their row
     number) and fails on the call fail_at."""
