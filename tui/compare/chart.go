@@ -222,22 +222,11 @@ func chart(th *style.Theme, paints []style.Paint, traces []trace, x0, x1 float64
 // value is finite.
 func yRange(traces []trace, x0, x1 float64, tf func(float64) float64) (lo, hi float64, ok bool) {
 	lo, hi = math.Inf(1), math.Inf(-1)
-	grow := func(v float64) {
+	each(traces, x0, x1, func(v float64) {
 		if v = tf(v); !math.IsNaN(v) && !math.IsInf(v, 0) {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
-	}
-	for _, t := range traces {
-		for i, y := range t.ys {
-			if t.xs[i] >= x0 && t.xs[i] <= x1 {
-				grow(y)
-			}
-		}
-		for i := range t.lo {
-			grow(t.lo[i])
-			grow(t.hi[i])
-		}
-	}
+	})
 	if math.IsInf(lo, 0) {
 		return 0, 0, false
 	}
