@@ -33,7 +33,7 @@ import dist
 from loader import Job, Loader, sample_seeds
 from options import configure, parse_args  # noqa: F401 (parse_args: the tests')
 from protocol import BadInput, RequestError, array, error_reply, number, one_line, serve  # noqa: F401 (error_reply: the tests')
-from recipes import Split, log
+from recipes import Built, Split, log
 from sampling import _TrainStream, draw_pairs, pick, pool  # noqa: F401 (draw_pairs, pick: the tests')
 from trainer_state import FORMAT, TrainerState  # noqa: F401 (FORMAT: the tests')
 
@@ -90,12 +90,8 @@ class Worker(TrainerState):
     def _setup(self, built):
         """Check what the recipe built and set up the model, data and
         optimizer."""
-        if not isinstance(built, dict):
-            raise ValueError(f"recipe: build returned a {type(built).__name__}, want a dict")
-        for key in ("backbone", "head", "train", "val", "test"):
-            if key not in built:
-                raise ValueError(f"recipe: build's dict has no {key!r}")
-        self.backbone, self.head = built["backbone"], built["head"]
+        built = Built.of(built)
+        self.backbone, self.head = built.backbone, built.head
         if not isinstance(self.backbone, nn.Module):
             raise ValueError(f"recipe: backbone is a {type(self.backbone).__name__}, want an nn.Module")
         if not isinstance(self.head, nn.Linear) or self.head.bias is None:
@@ -103,12 +99,12 @@ class Worker(TrainerState):
         self.K, self.d = self.head.out_features, self.head.in_features
         if self.K < 2:
             raise ValueError(f"recipe: head has K={self.K} output(s), need at least 2 classes")
-        self.class_names = [str(s) for s in built.get("class_names") or []]
+        self.class_names = [str(s) for s in built.class_names or []]
         if self.class_names and len(self.class_names) != self.K:
             raise ValueError(f"recipe: {len(self.class_names)} class names for K={self.K}")
         splits = {}
         for name in ("train", "val", "test", "unlabeled"):
-            part = built.get(name)
+            part = getattr(built, name)
             if part is None:
                 continue
             if not isinstance(part, (tuple, list)) or len(part) != 2:

@@ -19,7 +19,7 @@ from torch import nn
 
 import dist
 from protocol import RequestError, one_line
-from recipes import log, sgd_groups
+from recipes import log, sgd_groups, sgd_step
 
 FORMAT = "selmix-torch/2"  # /2 added the global step counter
 READS = ("selmix-torch/1", FORMAT)
@@ -71,8 +71,10 @@ class TrainerState:
 
     def _sgd(self, loss, where, failed=None):
         """One SGD step on loss, returned; a non-finite loss or gradient
-        leaves the model and the optimizer as they were. Whether they are
-        finite is read back from the device once per step."""
+        leaves the model and the optimizer as they were (recipes.sgd_step,
+        pre-training's step too; with fp16 the scaler skips a step whose
+        gradients are not finite, and with several ranks _sgd_ranks
+        decides alike on every rank)."""
         self.opt.zero_grad(set_to_none=True)
         if self.dist.world > 1:
             return self._sgd_ranks(loss, where, failed)
@@ -84,22 +86,7 @@ class TrainerState:
             self.scaler.step(self.opt)
             self.scaler.update()
             return loss
-        loss.backward()
-        self._drop_frozen_grads()
-        grads = [p.grad for p in self._params() if p.grad is not None]
-        flags = [torch.isfinite(loss).all()]
-        if grads:
-            # 0·g is 0 where g is finite and NaN where it is not: one fused
-            # pass over every gradient, not two launches per parameter.
-            flags.append(torch.stack(torch._foreach_norm(torch._foreach_mul(grads, 0.0))).sum() == 0)
-        flags = torch.stack(flags).tolist()
-        if not all(flags):
-            self.opt.zero_grad(set_to_none=True)
-            if not flags[0]:
-                raise RequestError(f"{where}: loss is {loss.item()}; the model is left as before this step")
-            raise RequestError(f"{where}: a gradient is not finite; the model is left as before this step")
-        self.opt.step()
-        return loss
+        return sgd_step(self.opt, loss, where, RequestError, self._drop_frozen_grads)
 
     def _sgd_ranks(self, loss, where, failed):
         """_sgd with several ranks: each rank's gradient of its part of the
