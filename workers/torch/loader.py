@@ -34,12 +34,13 @@ import numpy as np
 import torch
 
 _M = (1 << 64) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
+GOLDEN = 0x9E3779B97F4A7C15
 
 
-def _mix(z):
+def mix(z):
     """splitmix64's output function of z (numpy uint64 array or Python int
-    in [0, 2^64))."""
+    in [0, 2^64)): the one splitmix64 of the worker and the recipes
+    (recipes/augment.py's crops and flips use it too)."""
     if isinstance(z, int):
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 & _M
         z = (z ^ (z >> 27)) * 0x94D049BB133111EB & _M
@@ -61,11 +62,11 @@ def sample_seeds(run_seed, step, slots):
     counter) puts x1 rows in slots 0..B-1 and x2 rows in B..2B-1;
     evaluation and pseudo-labelling use step -1 and the row as the slot;
     pre-training uses step -2 - (its batch number)."""
-    a = _mix((int(run_seed) + _GOLDEN) & _M)
-    b = _mix(((a ^ (int(step) & _M)) + _GOLDEN) & _M)
+    a = mix((int(run_seed) + GOLDEN) & _M)
+    b = mix(((a ^ (int(step) & _M)) + GOLDEN) & _M)
     slots = torch.as_tensor(slots, dtype=torch.int64).cpu().numpy().astype(np.uint64)
     with np.errstate(over="ignore"):
-        s = _mix((slots ^ np.uint64(b)) + np.uint64(_GOLDEN))
+        s = mix((slots ^ np.uint64(b)) + np.uint64(GOLDEN))
     return torch.from_numpy(s.view(np.int64))
 
 

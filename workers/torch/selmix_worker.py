@@ -5,18 +5,17 @@ selmix makes every SelMix decision (objectives, gain, mixup distribution P,
 learning-rate schedule) and sends requests; this process owns the model, the
 data and the device, and answers them (docs/worker-protocol.md). It does
 what the requests ask and nothing more. A recipe (recipes/__init__.py) says
-which model and data. This file holds the trainer's state and the requests'
-work; protocol.py reads requests and writes replies, options.py the command
-line, sampling.py the mixup draws, loader.py the data path and dist.py the
-ranks of a run served by several processes.
+which model and data. This file holds the requests' work (hello, evaluate,
+pseudo, train: the losses and the draws of each mode); trainer_state.py the
+trainer's state (model, optimizer, loss scaler, step), the SGD step and
+save/load; protocol.py reads requests and writes replies, options.py the
+command line, sampling.py the mixup draws, loader.py the data path and
+dist.py the ranks of a run served by several processes.
 
     selmix run --headless --worker -- /usr/bin/python3 workers/torch/selmix_worker.py \\
         --recipe features --train T.npz --val V.npz --test X.npz --head H.npz
 """
 
-import contextlib
-import gc
-import io
 import math
 import os
 import resource
@@ -34,17 +33,15 @@ import dist
 from loader import Job, Loader, sample_seeds
 from options import configure, parse_args  # noqa: F401 (parse_args: the tests')
 from protocol import BadInput, RequestError, array, error_reply, number, one_line, serve  # noqa: F401 (error_reply: the tests')
-from recipes import Split, log, sgd_groups
+from recipes import Built, Split, log
 from sampling import _TrainStream, draw_pairs, pick, pool  # noqa: F401 (draw_pairs, pick: the tests')
+from trainer_state import FORMAT, TrainerState  # noqa: F401 (FORMAT: the tests')
 
 PROTOCOL = 1
-FORMAT = "selmix-torch/2"  # /2 added the global step counter
-READS = ("selmix-torch/1", FORMAT)
 NAME = f"selmix-torch 1 (torch {torch.__version__})"
 
 
-
-class Worker:
+class Worker(TrainerState):
     def __init__(self, args, recipe, group=None):
         self.args, self.recipe = args, recipe
         self.dev = args.device
@@ -93,12 +90,8 @@ class Worker:
     def _setup(self, built):
         """Check what the recipe built and set up the model, data and
         optimizer."""
-        if not isinstance(built, dict):
-            raise ValueError(f"recipe: build returned a {type(built).__name__}, want a dict")
-        for key in ("backbone", "head", "train", "val", "test"):
-            if key not in built:
-                raise ValueError(f"recipe: build's dict has no {key!r}")
-        self.backbone, self.head = built["backbone"], built["head"]
+        built = Built.of(built)
+        self.backbone, self.head = built.backbone, built.head
         if not isinstance(self.backbone, nn.Module):
             raise ValueError(f"recipe: backbone is a {type(self.backbone).__name__}, want an nn.Module")
         if not isinstance(self.head, nn.Linear) or self.head.bias is None:
@@ -106,12 +99,12 @@ class Worker:
         self.K, self.d = self.head.out_features, self.head.in_features
         if self.K < 2:
             raise ValueError(f"recipe: head has K={self.K} output(s), need at least 2 classes")
-        self.class_names = [str(s) for s in built.get("class_names") or []]
+        self.class_names = [str(s) for s in built.class_names or []]
         if self.class_names and len(self.class_names) != self.K:
             raise ValueError(f"recipe: {len(self.class_names)} class names for K={self.K}")
         splits = {}
         for name in ("train", "val", "test", "unlabeled"):
-            part = built.get(name)
+            part = getattr(built, name)
             if part is None:
                 continue
             if not isinstance(part, (tuple, list)) or len(part) != 2:
@@ -138,14 +131,7 @@ class Worker:
         if shape != (1, self.d):
             raise ValueError(f"recipe: the backbone maps one sample to shape {list(shape)}, the head wants [1, {self.d}]")
         self.fwd = torch.compile(self.backbone) if self.args.compile else self.backbone
-        self.opt = torch.optim.SGD(sgd_groups(self.head, self.backbone), lr=0.0, momentum=0.0)
-        # bf16 needs no loss scaling; fp16 does.
-        self.amp_dtype = None
-        if self.args.amp:
-            self.amp_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        self.scaler = None
-        if self.amp_dtype == torch.float16:
-            self.scaler = torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler") else torch.cuda.amp.GradScaler()
+        self._setup_optimizer()
         self.lab_pool = pool(self.lab.y, self.K)
         self.pseudo_labels = None
         self.P = self.cum = None
@@ -170,9 +156,6 @@ class Worker:
         self._partners_version += 1
 
     # ---- evaluate, pseudo -------------------------------------------------
-
-    def _autocast(self):
-        return torch.autocast("cuda", dtype=self.amp_dtype) if self.amp_dtype is not None else contextlib.nullcontext()
 
     @torch.no_grad()
     def _forward(self, split):
@@ -218,9 +201,6 @@ class Worker:
             Z /= C.sum(1, keepdim=True).clamp(min=1)  # a class without samples keeps a row of zeros
             out += [("Z", "f8", Z.cpu().numpy())] + self._head_arrays()
         return {"rows": split.n, "system": self._system()}, out
-
-    def _head_arrays(self):
-        return [("W", "f8", self.head.weight.detach().double().T.cpu().numpy()), ("b", "f8", self.head.bias.detach().double().cpu().numpy())]
 
     def _system(self):
         """Display-only facts: device memory (now and peak) and use,
@@ -411,15 +391,6 @@ class Worker:
             if len(bad):
                 raise RequestError(f"train: P has mass in {what} {bad[0].item()} but class {bad[0].item()} has no sample to draw")
 
-    def _train_mode(self):
-        """Training mode with normalisation layers in eval mode: running
-        statistics stay frozen (used, not updated); affine parameters train."""
-        self.backbone.train()
-        self.head.train()
-        for m in list(self.backbone.modules()) + list(self.head.modules()):
-            if isinstance(m, nn.modules.batchnorm._NormBase):
-                m.eval()
-
     def _mixup_job(self, B, beta_min, step, resample=False):
         """Alg. 2's draws of one step: B pairs (y1, y2) ~ P, x1 a labeled
         sample of y1 (slots 0..B-1), x2 a partner of y2 (slots B..2B-1),
@@ -516,180 +487,6 @@ class Worker:
     def _mean(self, losses):
         return losses.mean() if self.dist.world == 1 else losses.sum() / self._B
 
-    def _params(self):
-        return [p for g in self.opt.param_groups for p in g["params"]]
-
-    def _drop_frozen_grads(self):
-        """A frozen backbone's parameters lose their gradients: SGD skips a
-        parameter without one, momentum buffer included."""
-        if self.frozen:
-            for g in self.opt.param_groups:
-                if g["part"] == "backbone":
-                    for p in g["params"]:
-                        p.grad = None
-
-    def _sgd(self, loss, where, failed=None):
-        """One SGD step on loss, returned; a non-finite loss or gradient
-        leaves the model and the optimizer as they were. Whether they are
-        finite is read back from the device once per step."""
-        self.opt.zero_grad(set_to_none=True)
-        if self.dist.world > 1:
-            return self._sgd_ranks(loss, where, failed)
-        if self.scaler is not None:  # GradScaler skips steps with non-finite gradients itself
-            if not torch.isfinite(loss):
-                raise RequestError(f"{where}: loss is {loss.item()}; the model is left as before this step")
-            self.scaler.scale(loss).backward()
-            self._drop_frozen_grads()
-            self.scaler.step(self.opt)
-            self.scaler.update()
-            return loss
-        loss.backward()
-        self._drop_frozen_grads()
-        grads = [p.grad for p in self._params() if p.grad is not None]
-        flags = [torch.isfinite(loss).all()]
-        if grads:
-            # 0·g is 0 where g is finite and NaN where it is not: one fused
-            # pass over every gradient, not two launches per parameter.
-            flags.append(torch.stack(torch._foreach_norm(torch._foreach_mul(grads, 0.0))).sum() == 0)
-        flags = torch.stack(flags).tolist()
-        if not all(flags):
-            self.opt.zero_grad(set_to_none=True)
-            if not flags[0]:
-                raise RequestError(f"{where}: loss is {loss.item()}; the model is left as before this step")
-            raise RequestError(f"{where}: a gradient is not finite; the model is left as before this step")
-        self.opt.step()
-        return loss
-
-    def _sgd_ranks(self, loss, where, failed):
-        """_sgd with several ranks: each rank's gradient of its part of the
-        loss, summed over the ranks in one flat all-reduce with the losses
-        and which ranks failed (so every rank decides alike); the frozen
-        backbone's parameters take no part."""
-        if loss is not None and failed is None:
-            try:
-                (self.scaler.scale(loss) if self.scaler is not None else loss).backward()
-            except Exception as e:  # the others wait in the all-reduce: join them, failed
-                failed, loss = e, None
-                self.opt.zero_grad(set_to_none=True)
-        self._drop_frozen_grads()
-        live = [p for g in self.opt.param_groups if not (self.frozen and g["part"] == "backbone") for p in g["params"]]
-        total, bad, loss_ok, grads_ok = self.dist.reduce_step(live, loss, failed is not None)
-        if bad or not loss_ok or (not grads_ok and self.scaler is None):
-            self.opt.zero_grad(set_to_none=True)
-            if failed is not None:
-                raise failed
-            if bad:
-                raise dist.PeerFailed(bad[0])
-            if not loss_ok:
-                raise RequestError(f"{where}: loss is {total.item()}; the model is left as before this step")
-            raise RequestError(f"{where}: a gradient is not finite; the model is left as before this step")
-        if self.scaler is not None:  # it skips steps with non-finite gradients itself
-            self.scaler.step(self.opt)
-            self.scaler.update()
-        else:
-            self.opt.step()
-        return total
-
-    # ---- save, load -------------------------------------------------------
-
-    # The state holds tensors, ints, strings and None only: torch 1.13's
-    # weights_only loader (no code runs from a checkpoint) reads no floats.
-    # The optimizer's hyperparameters come with every train request, so its
-    # state is the momentum buffers alone.
-    def save(self, req, arrays):
-        # The model, momentum and sampling generator are the same on every
-        # rank; torch's generators (dropout) are each rank's own.
-        rngs = self.dist.objects((torch.get_rng_state(), torch.cuda.get_rng_state(self.dev) if self.dev.type == "cuda" else None))
-        if self.dist.rank != 0:
-            return {"format": FORMAT}, ()  # rank 0's reply is the one written
-        state = {
-            "format": FORMAT, "k": self.K, "d": self.d,
-            "backbone": self.backbone.state_dict(), "head": self.head.state_dict(),
-            "momentum": [self.opt.state[p].get("momentum_buffer") for p in self._params()],
-            "generator": self._ts.state() if self._ts is not None else self.gen.get_state(), "torch_rng": torch.get_rng_state(),
-            "cuda_rng": torch.cuda.get_rng_state_all() if self.dev.type == "cuda" else None,
-            "scaler": {k: torch.tensor(v) for k, v in self.scaler.state_dict().items()} if self.scaler is not None else None,
-            "pseudo": self.pseudo_labels, "P": self.P, "T": self.T, "A": self.A,
-            "step": self.step, "run_seed": self.run_seed,
-            "world_size": self.dist.world, "torch_rngs": [r[0] for r in rngs], "cuda_rngs": [r[1] for r in rngs],
-        }
-        buf = io.BytesIO()
-        torch.save(state, buf)
-        return {"format": FORMAT}, [("state", "u1", np.frombuffer(buf.getbuffer(), np.uint8))] + self._head_arrays()
-
-    def load(self, req, arrays):
-        fmt = req.get("format")
-        if fmt not in READS:
-            raise RequestError(f"load: format {fmt!r}, this worker reads {' and '.join(map(repr, READS))}")
-        raw = arrays.get("state")
-        if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:
-            raise RequestError("load: want one u1 array 'state'")
-        try:
-            s = torch.load(io.BytesIO(raw.tobytes()), map_location="cpu", weights_only=True)
-        except Exception as e:
-            raise RequestError(f"load: the state is not a readable {fmt} checkpoint ({one_line(e)})") from None
-        if not isinstance(s, dict) or s.get("format") != fmt:
-            raise RequestError(f"load: the state is not a {fmt} checkpoint")
-        step = s.get("step", 0)  # /1 states had no step counter
-        if not isinstance(step, int) or step < 0:
-            raise RequestError(f"load: the state's step = {step!r}, want a count")
-        if (s["k"], s["d"]) != (self.K, self.d):
-            raise RequestError(f"load: the state is of a model with K={s['k']}, d={s['d']}; this one has K={self.K}, d={self.d}")
-        pseudo, P, momentum, params = s["pseudo"], s["P"], s["momentum"], self._params()
-        if pseudo is not None and (self.unl is None or pseudo.shape != (self.unl.n,)):
-            raise RequestError("load: the state's pseudo-labels do not fit this worker's unlabeled set")
-        if len(momentum) != len(params) or any(m is not None and m.shape != p.shape for m, p in zip(momentum, params)):
-            raise RequestError("load: the state's momentum buffers do not fit this model's parameters")
-        self._drop_stream()
-        self.backbone.load_state_dict(s["backbone"])
-        self.head.load_state_dict(s["head"])
-        self.opt.state.clear()
-        for m, p in zip(momentum, params):
-            if m is not None:
-                self.opt.state[p]["momentum_buffer"] = m.to(p.device, p.dtype)
-        self.gen.set_state(s["generator"])
-        self._restore_rngs(s, step)
-        if s["scaler"] is not None and self.scaler is not None:
-            self.scaler.load_state_dict({k: v.item() for k, v in s["scaler"].items()})
-        self.pseudo_labels = pseudo
-        self._partners()
-        self.P, self.cum = P, None if P is None else torch.cumsum(P.flatten(), 0)
-        self._P_version += 1
-        self.T, self.A = s.get("T"), s.get("A")  # absent from states saved before soft mode
-        self._soft_on_device()
-        self.step = step
-        self.run_seed = s.get("run_seed", self.run_seed)  # the per-sample seeds go on as in the saved run
-        return {}, ()
-
-    def _restore_rngs(self, s, step):
-        """torch's generators as each rank saved them; a rank the state has
-        none for (saved with fewer ranks) seeds its own from the run's seed
-        and the step, which rank 0 says on stderr."""
-        rngs, cudas = s.get("torch_rngs") or [s["torch_rng"]], s.get("cuda_rngs")
-        r, n = self.dist.rank, self.dist.world
-        if r < len(rngs):
-            torch.set_rng_state(rngs[r])
-        else:
-            torch.manual_seed(self.dist.rng_seed((s.get("run_seed", self.run_seed) + step) % 2**64))
-        if self.dev.type == "cuda":
-            if n == 1 and s["cuda_rng"] is not None:
-                torch.cuda.set_rng_state_all(s["cuda_rng"])
-            elif cudas and r < len(cudas) and cudas[r] is not None:
-                torch.cuda.set_rng_state(cudas[r], self.dev)
-        if len(rngs) != n and r == 0:
-            log(f"selmix-torch: the state was saved by {len(rngs)} rank(s) and this run has {n}: the model, optimizer and sampling go on "
-                f"as saved; torch's generators (dropout) of ranks {len(rngs)}..{n - 1} start from seeds of (run seed, step), if any, "
-                "and the sums over ranks round differently, so results match the saved run's within float tolerance, not bit for bit")
-
-    def free_memory(self):
-        """Give back what a failed request left allocated: gradients, and
-        the device allocator's cache."""
-        if self.ready:
-            self.opt.zero_grad(set_to_none=True)
-        gc.collect()
-        if self.dev.type == "cuda":
-            torch.cuda.empty_cache()
-
     def close(self):
         """Stop the loader processes."""
         if self.ready:
@@ -697,8 +494,6 @@ class Worker:
 
     def bye(self, req, arrays):
         return {}, ()
-
-
 
 
 

@@ -7,13 +7,14 @@ has
 ``add_arguments(parser)`` (optional)
     adds the recipe's own command-line options to the worker's argparse
     parser;
-``build(args) -> dict``
+``build(args) -> Built`` (or a dict with the same keys)
     builds the model and the data. ``args`` holds every option, and
     ``args.device`` (a ``torch.device``) is where the worker will run, for
     recipes that pre-train. The worker calls ``build`` when selmix sends
     ``hello``; an exception becomes that request's error.
 
-The dict ``build`` returns:
+What ``build`` returns, a ``Built`` or a dict of these keys (a missing
+one is named in one line):
 
 ``backbone``
     ``nn.Module``: a batch of inputs [N, ...] → features g(x) [N, d].
@@ -53,9 +54,11 @@ sampling by class needs no pass over the data.
 
 import importlib
 import importlib.util
+import dataclasses
 import math
 import os
 import sys
+import typing
 
 import torch
 import torch.nn.functional as F
@@ -85,6 +88,35 @@ def load(spec):
     if not callable(getattr(mod, "build", None)):
         raise ValueError(f"recipe {spec}: defines no build(args) function")
     return mod
+
+
+@dataclasses.dataclass
+class Built:
+    """What a recipe's build returns (this module's docstring says what
+    each field holds); a dict with these keys works too."""
+
+    backbone: typing.Any
+    head: typing.Any
+    train: typing.Any
+    val: typing.Any
+    test: typing.Any
+    unlabeled: typing.Any = None
+    class_names: typing.Any = None
+
+    @classmethod
+    def of(cls, built):
+        """built as a Built: a Built as it is, a dict's keys as fields
+        (other keys ignored); a missing field or another type is a
+        ValueError of one line naming it."""
+        if isinstance(built, cls):
+            return built
+        if not isinstance(built, dict):
+            raise ValueError(f"recipe: build returned a {type(built).__name__}, want a recipes.Built or a dict")
+        fields = dataclasses.fields(cls)
+        for f in fields:
+            if f.default is dataclasses.MISSING and f.name not in built:
+                raise ValueError(f"recipe: build's dict has no {f.name!r}")
+        return cls(**{f.name: built[f.name] for f in fields if f.name in built})
 
 
 class Split:
@@ -151,6 +183,35 @@ def sgd_groups(head, backbone):
     return [g for g in groups if g["params"]]
 
 
+def sgd_step(opt, loss, where, error=ValueError, before_step=None):
+    """One SGD step of opt on loss, returned: the one step and the one
+    non-finite policy of pre-training and of the worker's train requests
+    (the worker's fp16 loss scaler and its ranks add their own). Gradients
+    are cleared, loss back-propagated, then before_step() if given (the
+    worker drops a frozen backbone's gradients there); a non-finite loss or
+    gradient leaves the model and the optimizer as they were and raises
+    error with one line that starts with where. Whether they are finite is
+    read back from the device once per step."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if before_step is not None:
+        before_step()
+    grads = [p.grad for g in opt.param_groups for p in g["params"] if p.grad is not None]
+    flags = [torch.isfinite(loss).all()]
+    if grads:
+        # 0·g is 0 where g is finite and NaN where it is not: one fused
+        # pass over every gradient, not two launches per parameter.
+        flags.append(torch.stack(torch._foreach_norm(torch._foreach_mul(grads, 0.0))).sum() == 0)
+    flags = torch.stack(flags).tolist()
+    if not all(flags):
+        opt.zero_grad(set_to_none=True)
+        if not flags[0]:
+            raise error(f"{where}: loss is {loss.item()}; the model is left as before this step")
+        raise error(f"{where}: a gradient is not finite; the model is left as before this step")
+    opt.step()
+    return loss
+
+
 def pretrain(backbone, head, x, y, *, epochs, seed, device, tau=0.0, lr=0.05, batch=128, momentum=0.9, weight_decay=5e-4, name="pretrain",
              loader_workers=0):
     """Train backbone and head on (x, y) with cross-entropy, logit-adjusted
@@ -199,11 +260,7 @@ def pretrain(backbone, head, x, y, *, epochs, seed, device, tau=0.0, lr=0.05, ba
             for g in opt.param_groups:
                 g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * step / total))
             loss = F.cross_entropy(head(backbone(xb)) + adjust, yb.to(xb.device))
-            if not torch.isfinite(loss):
-                raise ValueError(f"{name}: pre-training diverged at epoch {ep + 1} (loss {loss.item()})")
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            sgd_step(opt, loss, f"{name}: pre-training diverged at epoch {ep + 1}")
             loss_sum += loss.item()
             if (step + 1) % per_epoch == 0:
                 log(f"{name}: pre-training epoch {ep + 1}/{epochs}: loss {loss_sum / per_epoch:.4f}")

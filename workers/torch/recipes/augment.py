@@ -19,18 +19,14 @@ either moves both.
 import numpy as np
 import torch
 
-_MASK64 = (1 << 64) - 1
-
+from loader import GOLDEN, mix
 
 def mix64(seeds):
     """splitmix64's finaliser of each int64 seed, as uint64 (numpy array):
     a fixed bijection whose output bits all depend on every input bit."""
     z = np.asarray(seeds, dtype=np.int64).astype(np.uint64)
     with np.errstate(over="ignore"):
-        z = z + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+        return mix(z + np.uint64(GOLDEN))
 
 
 def crop_flip_params(seeds, pad, flip):

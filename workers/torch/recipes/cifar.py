@@ -39,7 +39,7 @@ from torch import nn
 
 from recipes import log, pretrain
 from recipes.augment import DeviceImages
-from recipes.fmnist import _save_atomic, lt_counts
+from recipes.common import lt_counts, save_atomic
 from recipes.nets import build_net
 
 # Per-channel statistics of the training images (the usual constants).
@@ -210,7 +210,7 @@ def build(args):
         head.to(args.device)
         pretrain(backbone, head, *parts["train"], epochs=args.pretrain_epochs, tau=1.0, seed=args.build_seed, device=args.device, name="cifar")
         if args.save_weights:
-            _save_atomic(nn.ModuleDict({"backbone": backbone, "head": head}).state_dict(), args.save_weights)
+            save_atomic(nn.ModuleDict({"backbone": backbone, "head": head}).state_dict(), args.save_weights)
             log(f"cifar: saved the pre-trained net to {args.save_weights}")
     elif not trained:
         log(f"cifar: the {args.net} head is untrained and --pretrain-epochs is 0")

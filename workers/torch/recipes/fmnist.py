@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from recipes import log, pretrain
+from recipes.common import lt_counts, save_atomic
 
 CLASS_NAMES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
 
@@ -68,12 +69,6 @@ def _load(data_dir, prefix):
     return images, labels.astype(np.int64)
 
 
-def lt_counts(n1, rho, K):
-    """N_k = round(n1·ρ^(−k/(K−1))), halves away from zero, at least 1
-    (selmix's LTCounts)."""
-    return [max(1, math.floor(n1 * rho ** (-k / (K - 1)) + 0.5)) for k in range(K)]
-
-
 def _take(images, labels, idx):
     idx = np.sort(np.asarray(idx, dtype=np.int64))
     return torch.from_numpy(images[idx].astype(np.float32) / 255).unsqueeze(1), torch.from_numpy(labels[idx])
@@ -113,20 +108,6 @@ def net():
     return nn.ModuleDict({"backbone": backbone, "head": nn.Linear(128, len(CLASS_NAMES))})
 
 
-def _save_atomic(obj, path):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 def build(args):
     train, val, test = split(args)
     log(f"fmnist: {len(train[1])} labeled, {len(val[1])} validation, {len(test[1])} test images")
@@ -142,6 +123,6 @@ def build(args):
         m.to(args.device)
         pretrain(m["backbone"], m["head"], *train, epochs=args.pretrain_epochs, tau=1.0, seed=args.build_seed, device=args.device, name="fmnist")
         if args.pretrained:
-            _save_atomic(m.cpu().state_dict(), args.pretrained)
+            save_atomic(m.cpu().state_dict(), args.pretrained)
             log(f"fmnist: saved the pre-trained net to {args.pretrained}")
     return dict(backbone=m["backbone"], head=m["head"], train=train, val=val, test=test, class_names=CLASS_NAMES)

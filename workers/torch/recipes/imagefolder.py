@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from recipes import log, pretrain
-from recipes.fmnist import _save_atomic
+from recipes.common import save_atomic
 from recipes.nets import full_state_dict, torchvision_model
 
 try:
@@ -186,7 +186,7 @@ def build(args):
         for p in backbone.parameters():
             p.requires_grad_(True)
         if args.save_weights:
-            _save_atomic(full_state_dict(backbone, head), args.save_weights)
+            save_atomic(full_state_dict(backbone, head), args.save_weights)
             log(f"imagefolder: saved the model to {args.save_weights}")
     elif not trained:
         log(f"imagefolder: the {args.net} head is untrained and --pretrain-epochs is 0")

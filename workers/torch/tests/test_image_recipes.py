@@ -18,7 +18,7 @@ from client import Worker
 import selmix_worker as sw
 from recipes import cifar, nets
 from recipes.augment import DeviceImages
-from recipes.fmnist import lt_counts
+from recipes.common import lt_counts
 
 try:
     import torchvision  # noqa: F401

@@ -28,12 +28,12 @@ torch.set_num_threads(1)
 class Seeds(unittest.TestCase):
     def test_splitmix64(self):
         # splitmix64 seeded 0 first returns 0xE220A8397B1DCDAF (Vigna's reference).
-        self.assertEqual(loader._mix(0x9E3779B97F4A7C15), 0xE220A8397B1DCDAF)
+        self.assertEqual(loader.mix(0x9E3779B97F4A7C15), 0xE220A8397B1DCDAF)
         z = np.array([0x9E3779B97F4A7C15, 12345], np.uint64)
-        self.assertEqual(loader._mix(z).tolist(), [0xE220A8397B1DCDAF, loader._mix(12345)])
+        self.assertEqual(loader.mix(z).tolist(), [0xE220A8397B1DCDAF, loader.mix(12345)])
 
     def test_sample_seeds(self):
-        G, M, mix = 0x9E3779B97F4A7C15, (1 << 64) - 1, loader._mix
+        G, M, mix = 0x9E3779B97F4A7C15, (1 << 64) - 1, loader.mix
         for run_seed, step in ((0, 0), (2**64 - 1, -3), (7, 123456)):
             a = mix((run_seed + G) & M)
             b = mix(((a ^ (step & M)) + G) & M)

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 import client  # noqa: F401 (puts the worker's folder on sys.path)
-from recipes import features, fmnist
+from recipes import Built, features, fmnist, sgd_step
 
 torch.set_num_threads(1)
 CPU = torch.device("cpu")
@@ -141,6 +141,53 @@ class FashionMNISTSplit(unittest.TestCase):
         self.assertTrue(torch.equal(xv, xv2))
         _, (xv3, _), _ = fmnist.split(Namespace(**dict(vars(args), build_seed=1)))
         self.assertFalse(torch.equal(xv, xv3))
+
+
+class Contract(unittest.TestCase):
+    def test_built_of(self):
+        parts = dict(backbone="B", head="H", train=(1, 2), val=(3, 4), test=(5, 6))
+        b = Built.of(dict(parts, class_names=["a"], extra=1))
+        self.assertEqual((b.backbone, b.head, b.train, b.val, b.test, b.unlabeled, b.class_names), ("B", "H", (1, 2), (3, 4), (5, 6), None, ["a"]))
+        self.assertIs(Built.of(b), b)
+        with self.assertRaisesRegex(ValueError, r"^recipe: build's dict has no 'val'$"):
+            Built.of({k: v for k, v in parts.items() if k != "val"})
+        with self.assertRaisesRegex(ValueError, r"^recipe: build returned a list, want a recipes.Built or a dict$"):
+            Built.of([1])
+
+
+class SGDStep(unittest.TestCase):
+    """recipes.sgd_step against plain arithmetic: w ← w − lr·(∇ + wd·w)
+    with momentum buffers; a non-finite loss or gradient changes nothing."""
+
+    def setUp(self):
+        self.w = torch.nn.Parameter(torch.tensor([1.0, 4.0], dtype=torch.float64))
+        self.opt = torch.optim.SGD([self.w], lr=0.5, momentum=0.9, weight_decay=0.1)
+
+    def test_step(self):
+        loss = sgd_step(self.opt, (self.w ** 2).sum(), "x")
+        self.assertEqual(loss.item(), 17.0)
+        np.testing.assert_allclose(self.w.detach().numpy(), [1.0 - 0.5 * (2.0 + 0.1), 4.0 - 0.5 * (8.0 + 0.4)], rtol=1e-15)
+        buf = self.opt.state[self.w]["momentum_buffer"].clone()
+        w = self.w.detach().clone()
+        sgd_step(self.opt, (self.w ** 2).sum(), "x")
+        g = 2 * w + 0.1 * w
+        np.testing.assert_allclose(self.w.detach().numpy(), (w - 0.5 * (0.9 * buf + g)).numpy(), rtol=1e-14)
+
+    def test_non_finite(self):
+        sgd_step(self.opt, (self.w ** 2).sum(), "x")
+        w, buf = self.w.detach().clone(), self.opt.state[self.w]["momentum_buffer"].clone()
+        # w[0] is −0.05 after the first step: the loss is −inf.
+        with self.assertRaisesRegex(RuntimeError, r"^step 3: loss is -inf; the model is left as before this step$"):
+            sgd_step(self.opt, (self.w * torch.tensor([float("inf"), 1.0], dtype=torch.float64)).sum(), "step 3", RuntimeError)
+        with torch.no_grad():
+            self.w[0] = 0.0
+        w[0] = 0.0
+        # sqrt at 0: the loss is finite, its gradient is not.
+        with self.assertRaisesRegex(ValueError, r"^y: a gradient is not finite; the model is left as before this step$"):
+            sgd_step(self.opt, torch.sqrt(self.w[0]) + self.w[1], "y")
+        self.assertTrue(torch.equal(self.w.detach(), w))
+        self.assertTrue(torch.equal(self.opt.state[self.w]["momentum_buffer"], buf))
+        self.assertIsNone(self.w.grad)
 
 
 if __name__ == "__main__":
