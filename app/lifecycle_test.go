@@ -689,3 +689,81 @@ func TestKeepBest(t *testing.T) {
 	}
 	replayIdentical(t, s, root, fid)
 }
+
+// sendAt is a viewer that sends cs and watches the run to its end.
+func sendAt(cs ...train.Control) Viewer {
+	return func(ctx context.Context, eng *train.Engine, st *train.Stream, _ ViewInfo) error {
+		for _, c := range cs {
+			eng.Send(c)
+		}
+		for _, ok := st.Next(ctx); ok; _, ok = st.Next(ctx) {
+		}
+		return nil
+	}
+}
+
+// Controls survive an interruption: one acknowledged before the
+// checkpoint a run resumes from is in that checkpoint's state, one
+// acknowledged after it is sent again from the log at its step. Either
+// way the resumed run logs and concludes what the uninterrupted run with
+// that control did.
+func TestResumeKeepsControls(t *testing.T) {
+	t.Setenv(workertest.Env, "ok")
+	c := fakeConfig(t)
+	set := train.Control{Op: train.OpSet, Key: "s", Value: "4", Source: train.SourceUser}
+	for _, at := range []int{15, 25} {
+		t.Run(fmt.Sprintf("control at %d", at), func(t *testing.T) {
+			root := t.TempDir()
+			var out bytes.Buffer
+			var ref string
+			s := session(root, &out, &ref)
+			ctl := set
+			ctl.At = at
+			s.View = sendAt(ctl)
+			if err := s.Start(context.Background(), c, Origin{}); err != nil {
+				t.Fatalf("Start: %v\n%s", err, out.String())
+			}
+			want := readOutcome(t, root, ref)
+			if n := strings.Count(strings.Join(want.Events, "\n"), fmt.Sprintf(`control@%d {"op":"set","key":"s","value":"4"`, at)); n != 1 {
+				t.Fatalf("the reference logged the control at %d %d times", at, n)
+			}
+
+			// Stopped at 20, after a control at 15: the checkpoint has it.
+			// Crashed at 30 after a control at 25, its last checkpoint
+			// lost: the log has it.
+			var id string
+			s = session(root, &out, &id)
+			if at < 20 {
+				s.View = sendAt(ctl, train.Control{Op: train.OpStop, At: 20})
+				if err := s.Start(context.Background(), c, Origin{}); err != nil {
+					t.Fatalf("Start: %v\n%s", err, out.String())
+				}
+			} else {
+				s.View = sendAt(ctl)
+				if err := s.Start(context.Background(), c, Origin{}); err != nil {
+					t.Fatalf("Start: %v\n%s", err, out.String())
+				}
+				tearFinal(t, root, id)
+				if err := os.Remove(ckptFile(root, id, 30)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out.Reset()
+			s.View = nil
+			if err := s.Resume(context.Background(), id); err != nil {
+				t.Fatalf("Resume: %v\n%s", err, out.String())
+			}
+			if !strings.Contains(out.String(), "resuming run "+id+" from step 20 (") {
+				t.Errorf("resume did not go on from step 20:\n%s", out.String())
+			}
+			// The engine's state at the end, acknowledged controls counted
+			// and pending ones listed, is the uninterrupted run's.
+			a, err1 := os.ReadFile(ckptFile(root, id, 30))
+			b, err2 := os.ReadFile(ckptFile(root, ref, 30))
+			if err := errors.Join(err1, err2); err != nil || !bytes.Equal(a, b) {
+				t.Errorf("the resumed run's checkpoint at step 30 differs from the uninterrupted run's (%v)", err)
+			}
+			sameOutcome(t, "resumed run", readOutcome(t, root, id), want)
+		})
+	}
+}
