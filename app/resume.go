@@ -105,15 +105,25 @@ func (s *Session) Resume(ctx context.Context, id string) error {
 
 // resend sends again, at their steps, the controls h acknowledged after
 // the checkpoint eng continues from: a resumed run takes them as the
-// run did.
+// run did. One the checkpoint holds pending already (sent ahead with its
+// step: a replay's, a scheduled one) is not sent twice: it would be
+// applied and counted twice, and the count decides what the next resume
+// re-sends.
 func resend(eng *train.Engine, h *record.History) {
 	acked := eng.Acked()
+	pending := eng.Pending()
 	for i, a := range h.Controls {
 		if i < acked || a.Err != "" || a.Control.Op != train.OpSet || a.Control.Auto() {
 			continue
 		}
 		c := a.Control
 		c.At = a.Step
+		if j := slices.IndexFunc(pending, func(p train.Control) bool {
+			return p.Op == c.Op && p.Key == c.Key && p.Value == c.Value && p.At == c.At
+		}); j >= 0 {
+			pending = slices.Delete(pending, j, j+1)
+			continue
+		}
 		eng.Send(c)
 	}
 }

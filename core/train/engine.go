@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -534,6 +535,11 @@ func (e *Engine) set(key, value string) error {
 	}
 	return e.recompute()
 }
+
+// Pending is the controls the engine holds for a later step (sent with
+// a future At, or restored from a checkpoint), in step order. Call it
+// when Run is not running.
+func (e *Engine) Pending() []Control { return slices.Clone(e.pending) }
 
 // Acked is how many controls the engine had acknowledged (applied or
 // refused) when it was created or resumed: a resumed run re-sends only the
