@@ -3,8 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -22,104 +20,25 @@ import (
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
+	"selmix/runs/runstest"
 )
 
 // The lifecycle of cmd/selmix/internal/lifecycle, in process: the same
 // assertions on a Session driving the fake worker (a few milliseconds a
 // run) instead of the binary driving the torch worker.
 
-// outcome is what run id logged and concluded, wall-clock times and who
-// sent each control aside: every event but the session markers (with the
-// bytes of arrays.bin each refers to), the final summary, and the best
-// checkpoint (its step and content's SHA-256).
-type outcome struct {
-	Events []string
-	Final  train.Summary
-	Best   string
+// readOutcome and sameOutcome are runstest's, with a reference that
+// logged enough to tell runs apart.
+func readOutcome(t *testing.T, root, id string) runstest.Outcome {
+	return runstest.ReadOutcome(t, root, id)
 }
 
-func readOutcome(t *testing.T, root, id string) outcome {
-	t.Helper()
-	r, err := runs.Open(root, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, warns, err := r.Events()
-	if err != nil || len(warns) > 0 {
-		t.Fatalf("run %s: events: %v, warnings %v", id, err, warns)
-	}
-	arrays, err := os.ReadFile(runs.ArraysPath(r.Dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o outcome
-	for _, ev := range evs {
-		switch ev.Kind {
-		case record.KindStart, record.KindStop:
-			continue
-		case record.KindFinal:
-			o.Events = append(o.Events, fmt.Sprintf("final@%d", ev.Step))
-			continue
-		}
-		data := ev.Data
-		if ev.Kind == record.KindControl {
-			var d record.ControlData
-			if err := json.Unmarshal(data, &d); err != nil {
-				t.Fatal(err)
-			}
-			d.Source = ""
-			if data, err = json.Marshal(d); err != nil {
-				t.Fatal(err)
-			}
-		}
-		line := fmt.Sprintf("%s@%d %s", ev.Kind, ev.Step, data)
-		for _, ref := range ev.Arrays {
-			if ref.Offset+ref.Length > int64(len(arrays)) {
-				t.Fatalf("run %s: event %d refers past arrays.bin", id, ev.Seq)
-			}
-			line += fmt.Sprintf(" [%d+%d %x]", ref.Offset, ref.Length, sha256.Sum256(arrays[ref.Offset:ref.Offset+ref.Length]))
-		}
-		o.Events = append(o.Events, line)
-	}
-	h, err := record.Load(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.Final == nil {
-		t.Fatalf("run %s has no final summary", id)
-	}
-	o.Final = *h.Final
-	o.Final.Seconds = 0
-	o.Best = "none"
-	step, b, err := r.BestCheckpoint()
-	switch {
-	case err == nil:
-		o.Best = fmt.Sprintf("best-%d %x", step, sha256.Sum256(b))
-	case !errors.Is(err, runs.ErrNoBest):
-		t.Fatal(err)
-	}
-	return o
-}
-
-func sameOutcome(t *testing.T, what string, got, want outcome) {
+func sameOutcome(t *testing.T, what string, got, want runstest.Outcome) {
 	t.Helper()
 	if len(want.Events) < 3 {
 		t.Fatalf("%s: the reference logged only %d events", what, len(want.Events))
 	}
-	if !reflect.DeepEqual(got.Events, want.Events) {
-		i := 0
-		for i < min(len(got.Events), len(want.Events)) && got.Events[i] == want.Events[i] {
-			i++
-		}
-		t.Errorf("%s: event log differs (%d vs %d events) from event %d:\n got  %.300s\n want %.300s", what, len(got.Events), len(want.Events), i,
-			strings.Join(got.Events[i:], "\n"), strings.Join(want.Events[i:], "\n"))
-	}
-	if !reflect.DeepEqual(got.Final, want.Final) {
-		t.Errorf("%s: final summary differs\n got %+v\nwant %+v", what, got.Final, want.Final)
-	}
-	if got.Best != want.Best {
-		t.Errorf("%s: best checkpoint %s, want %s", what, got.Best, want.Best)
-	}
+	runstest.SameOutcome(t, what, got, want)
 }
 
 // session is a quiet Session on root whose last new run's id is *id.

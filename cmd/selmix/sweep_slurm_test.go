@@ -12,6 +12,7 @@ import (
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/runs"
 	"selmix/runs/live/livetest"
+	"selmix/runs/runstest"
 )
 
 var submittedRe = regexp.MustCompile(`(?m)^submitted Slurm job (\d+), array (\S+) `)
@@ -133,7 +134,7 @@ func TestSweepSlurm(t *testing.T) {
 		if n := sessions(t, got); n != 2 {
 			t.Errorf("%s: %d sessions, want 2 (interrupted once)", c.name, n)
 		}
-		selmixtest.SameOutcome(t, c.name, selmixtest.ReadOutcome(t, root, got.Meta.ID), selmixtest.ReadOutcome(t, root, want.Meta.ID))
+		runstest.SameOutcome(t, c.name, runstest.ReadOutcome(t, root, got.Meta.ID), runstest.ReadOutcome(t, root, want.Meta.ID))
 	}
 }
 

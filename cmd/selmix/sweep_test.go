@@ -19,6 +19,7 @@ import (
 	"selmix/runs"
 	"selmix/runs/live/livetest"
 	"selmix/runs/record"
+	"selmix/runs/runstest"
 	"selmix/runs/sweep"
 )
 
@@ -253,7 +254,7 @@ func TestSweepLocalKill(t *testing.T) {
 	if code != 0 || m == nil {
 		t.Fatalf("reference run: exit %d\n%s", code, refOut)
 	}
-	selmixtest.SameOutcome(t, "member 1 killed and resumed", selmixtest.ReadOutcome(t, root, resumed.Meta.ID), selmixtest.ReadOutcome(t, refRoot, m[1]))
+	runstest.SameOutcome(t, "member 1 killed and resumed", runstest.ReadOutcome(t, root, resumed.Meta.ID), runstest.ReadOutcome(t, refRoot, m[1]))
 
 	st, _ = selmixtest.Code(t, os.Environ(), "sweep", "status", id, "--runs", root)
 	if !strings.Contains(st, "2 members: 2 finished, 0 running, 0 pending, 0 failed") {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
+	"selmix/runs/runstest"
 )
 
 // mapRecipe is a recipe file of map-style data with seeded random
@@ -41,15 +42,15 @@ func TestTorchWorkerLoaderProcesses(t *testing.T) {
 		return append(a, workerCmd(t, "--recipe", recipe, "--loader-workers", loaders)...)
 	}
 	root := t.TempDir()
-	var want *selmixtest.Outcome
+	var want *runstest.Outcome
 	for _, n := range []string{"0", "2", "4"} {
 		out := selmixtest.Run(t, append([]string{"run", "--headless", "-q"}, args(root, n)...)...)
-		got := selmixtest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
+		got := runstest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
 		if want == nil {
 			want = &got
 			continue
 		}
-		selmixtest.SameOutcome(t, "--loader-workers "+n, got, *want)
+		runstest.SameOutcome(t, "--loader-workers "+n, got, *want)
 	}
 
 	// SIGINT at the refresh at step 40 (loader processes then hold batches read
@@ -69,5 +70,5 @@ func TestTorchWorkerLoaderProcesses(t *testing.T) {
 		t.Fatalf("SIGINT: %v, want exit 130\n%s", err, out.String())
 	}
 	selmixtest.Run(t, "resume", "-q", "--runs", root, out.ID)
-	selmixtest.SameOutcome(t, "after SIGINT and resume", selmixtest.ReadOutcome(t, root, out.ID), *want)
+	runstest.SameOutcome(t, "after SIGINT and resume", runstest.ReadOutcome(t, root, out.ID), *want)
 }

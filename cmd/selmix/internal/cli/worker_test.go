@@ -22,6 +22,7 @@ import (
 	"selmix/runs"
 	"selmix/runs/live/livetest"
 	"selmix/runs/record"
+	"selmix/runs/runstest"
 )
 
 // The PyTorch worker's tests need Debian's python3-torch and python3-numpy
@@ -142,13 +143,13 @@ func TestTorchWorkerStopResume(t *testing.T) {
 	feat := featureArgs(features(t, 10, 16, 1.2, 2))
 	args := append(append([]string{"--runs", root}, workerRun...), workerCmd(t, feat...)...)
 	out := selmixtest.Run(t, append([]string{"run", "--headless", "-q"}, args...)...)
-	want := selmixtest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
+	want := runstest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
 
 	id := stopAtLine(t, root, append([]string{"run", "--headless"}, args...), "step    75/")
 	stopAtLine(t, root, []string{"resume", "--runs", root, id}, "step   150/")
 	selmixtest.Run(t, "resume", "-q", "--runs", root, id)
-	got := selmixtest.ReadOutcome(t, root, id)
-	selmixtest.SameOutcome(t, "stopped and resumed worker run", got, want)
+	got := runstest.ReadOutcome(t, root, id)
+	runstest.SameOutcome(t, "stopped and resumed worker run", got, want)
 }
 
 // stopAtLine runs selmix with args, sends SIGTERM when it prints a line

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
+	"selmix/runs/runstest"
 )
 
 // copyRun copies the whole run id (checkpoints too) from root to a new
@@ -51,7 +52,7 @@ func TestDamagedCheckpointFallback(t *testing.T) {
 	}
 	t.Parallel()
 	root, id := sharedShortRun(t) // read only: each case works on a copy
-	want := selmixtest.ReadOutcome(t, root, id)
+	want := runstest.ReadOutcome(t, root, id)
 	ckpt := func(root string, step string) string {
 		return filepath.Join(root, id, "checkpoints", "step-0000"+step+".ckpt")
 	}
@@ -85,7 +86,7 @@ func TestDamagedCheckpointFallback(t *testing.T) {
 		if got == nil || ref == nil {
 			t.Fatalf("no run id in the fork's output:\n%s", out)
 		}
-		selmixtest.SameOutcome(t, "fork past a damaged checkpoint", selmixtest.ReadOutcome(t, damaged, got[1]), selmixtest.ReadOutcome(t, intact, ref[1]))
+		runstest.SameOutcome(t, "fork past a damaged checkpoint", runstest.ReadOutcome(t, damaged, got[1]), runstest.ReadOutcome(t, intact, ref[1]))
 	})
 	t.Run("resume", func(t *testing.T) {
 		t.Parallel()
@@ -97,7 +98,7 @@ func TestDamagedCheckpointFallback(t *testing.T) {
 		if !strings.Contains(out, "resuming run "+id+" from step 250") {
 			t.Errorf("resume did not go on from step 250:\n%s", out)
 		}
-		selmixtest.SameOutcome(t, "resume past a damaged checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
+		runstest.SameOutcome(t, "resume past a damaged checkpoint", runstest.ReadOutcome(t, damaged, id), want)
 	})
 	// The newest checkpoint grown to a 5 GB sparse file is passed over,
 	// not read, under the 4 GB address space of the README's Slurm
@@ -130,7 +131,7 @@ func TestDamagedCheckpointFallback(t *testing.T) {
 		if code != 0 || !grownLine(damaged).MatchString(out) || !strings.Contains(out, "resuming run "+id+" from step 250") {
 			t.Fatalf("exit %d, want 0, the line %s and a resume from step 250:\n%s", code, grownLine(damaged), out)
 		}
-		selmixtest.SameOutcome(t, "resume past a grown checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
+		runstest.SameOutcome(t, "resume past a grown checkpoint", runstest.ReadOutcome(t, damaged, id), want)
 	})
 	t.Run("resume, every checkpoint damaged", func(t *testing.T) {
 		t.Parallel()
@@ -146,7 +147,7 @@ func TestDamagedCheckpointFallback(t *testing.T) {
 			!strings.Contains(out, ": starting over from step 0\n") {
 			t.Errorf("resume does not name the damaged checkpoints and start over:\n%s", out)
 		}
-		selmixtest.SameOutcome(t, "resume with no valid checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
+		runstest.SameOutcome(t, "resume with no valid checkpoint", runstest.ReadOutcome(t, damaged, id), want)
 	})
 }
 
@@ -227,7 +228,7 @@ func TestResumePassesOverImpossibleCheckpoint(t *testing.T) {
 	}
 	t.Parallel()
 	root, id := sharedShortRun(t)
-	want := selmixtest.ReadOutcome(t, root, id)
+	want := runstest.ReadOutcome(t, root, id)
 	for _, c := range []struct {
 		name string
 		edit func(map[string]any)
@@ -245,7 +246,7 @@ func TestResumePassesOverImpossibleCheckpoint(t *testing.T) {
 			if !strings.Contains(out, c.line) || !strings.Contains(out, "resuming run "+id+" from step 250") {
 				t.Fatalf("resume did not pass the checkpoint over (%q) and go on from step 250:\n%s", c.line, out)
 			}
-			selmixtest.SameOutcome(t, "resume past an impossible checkpoint", selmixtest.ReadOutcome(t, damaged, id), want)
+			runstest.SameOutcome(t, "resume past an impossible checkpoint", runstest.ReadOutcome(t, damaged, id), want)
 		})
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/live/livetest"
+	"selmix/runs/runstest"
 )
 
 // An interruption of a run's process, the ways a person, a script or a
@@ -139,7 +140,7 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 	t.Parallel()
 	sharedRoot, sharedID := sharedRun(t, "interruptRun", interruptRun)
 	root := livetest.ShortDir(t) // it holds the control sockets
-	want := selmixtest.ReadOutcome(t, sharedRoot, sharedID)
+	want := runstest.ReadOutcome(t, sharedRoot, sharedID)
 
 	const trials = 20
 	for ki, how := range interruptions {
@@ -186,7 +187,7 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(root, id, live.SocketName)); err == nil {
 					t.Errorf("trial %d: %s left in the finished run", trial, live.SocketName)
 				}
-				got := selmixtest.ReadOutcome(t, root, id)
+				got := runstest.ReadOutcome(t, root, id)
 				ref := want
 				if control || trial%5 == 0 {
 					rep := selmixtest.Run(t, "replay", "--runs", root, id)
@@ -198,11 +199,11 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 					if control {
 						// The control landed at a step only the log knows: the
 						// uninterrupted run is the replay of that log.
-						ref = selmixtest.ReadOutcome(t, root, rm[1])
+						ref = runstest.ReadOutcome(t, root, rm[1])
 						controls++
 					}
 				}
-				selmixtest.SameOutcome(t, fmt.Sprintf("trial %d (%s at %q)", trial, how.name, first.anchor), got, ref)
+				runstest.SameOutcome(t, fmt.Sprintf("trial %d (%s at %q)", trial, how.name, first.anchor), got, ref)
 			}
 			t.Logf("%d trials: %d interrupted (%d with a control just before), %d interrupted again after resuming, %d replays, %d finished before the interruption",
 				trials, interruptedN, controls, twice, replays, finished)

@@ -20,6 +20,7 @@ import (
 	"selmix/core/local/workertest"
 	"selmix/runs"
 	"selmix/runs/live/livetest"
+	"selmix/runs/runstest"
 )
 
 // fakeRun is a short run of the fake worker (this test binary) that
@@ -104,7 +105,7 @@ func TestSignalWhileWorkerHangs(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("the uninterrupted run: exit %d\n%s", code, out)
 	}
-	want := selmixtest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
+	want := runstest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
 
 	for i, how := range []struct {
 		name string
@@ -183,7 +184,7 @@ func TestSignalWhileWorkerHangs(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("resume: exit %d\n%s", code, out)
 			}
-			selmixtest.SameOutcome(t, how.name+" while the worker hung, then resumed", selmixtest.ReadOutcome(t, root, id), want)
+			runstest.SameOutcome(t, how.name+" while the worker hung, then resumed", runstest.ReadOutcome(t, root, id), want)
 		})
 	}
 }
@@ -305,7 +306,7 @@ func TestWorkerOutOfMemoryStopsRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("the uninterrupted run: exit %d\n%s", code, out)
 	}
-	want := selmixtest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
+	want := runstest.ReadOutcome(t, root, selmixtest.RunIDRe.FindStringSubmatch(out)[1])
 	for _, tc := range []struct {
 		mode string
 		want string
@@ -337,7 +338,7 @@ func TestWorkerOutOfMemoryStopsRun(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("resume: exit %d\n%s", code, res)
 			}
-			selmixtest.SameOutcome(t, tc.mode+", then resumed", selmixtest.ReadOutcome(t, root, id), want)
+			runstest.SameOutcome(t, tc.mode+", then resumed", runstest.ReadOutcome(t, root, id), want)
 		})
 	}
 }
