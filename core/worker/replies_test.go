@@ -3,10 +3,12 @@ package worker
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"selmix/core/train"
+	"selmix/internal/safetext"
 )
 
 // readBack writes f and reads it again, as a reply arrives from a pipe.
@@ -104,6 +106,8 @@ func FuzzReplies(f *testing.F) {
 	f.Add([]byte(`{"ok":true,"protocol":1,"k":2,"d":3,"train_counts":[5,1],"sizes":{"labeled":6,"unlabeled":0,"val":4,"test":4}}`))
 	f.Add([]byte(`{"ok":false,"error":"x","reason":"out_of_memory","seconds":1e308}`))
 	f.Add([]byte(`{"rows":3,"system":{"device":"cpu","rss":-1},"loss":"a","format":null}`))
+	f.Add([]byte(`{"ok":true,"protocol":1,"k":2,"d":3,"train_counts":[5,1],"sizes":{"labeled":6,"unlabeled":0,"val":4,"test":4},"world_size":2,"gpus":["0","GPU-\u001b]0;x"]}`))
+	f.Add([]byte(`{"rows":3,"system":{"device":"cuda:0","world_size":2,"gpus":[{"id":"3","name":"H100\u009b","mem_used":-5,"util":0.5},7,{"id":null}]}}`))
 	f.Fuzz(func(t *testing.T, header []byte) {
 		rep := &Frame{header: header}
 		var st status
@@ -112,9 +116,21 @@ func FuzzReplies(f *testing.F) {
 		}
 		decodeReply("train", rep, &trainReply{})
 		decodeReply("save", rep, &saveReply{})
-		decodeReply("evaluate", rep, &evaluateReply{})
+		var ev evaluateReply
+		if decodeReply("evaluate", rep, &ev) == nil && ev.System != nil && ev.System.sys != nil {
+			s := ev.System.sys
+			if len(s.GPUs) > maxGPUs || s.WorldSize < 0 || safetext.Control(s.Device) >= 0 {
+				t.Fatalf("accepted system %+v", s)
+			}
+			for _, g := range s.GPUs {
+				if safetext.Control(g.ID) >= 0 || safetext.Control(g.Name) >= 0 || g.MemUsed < 0 || g.Util < 0 {
+					t.Fatalf("accepted GPU %+v", g)
+				}
+			}
+		}
 		if info, err := parseHello(rep); err == nil {
-			if info.K < 2 || info.K > 1<<20 || len(info.TrainCounts) != info.K || info.Labeled == 0 {
+			if info.K < 2 || info.K > 1<<20 || len(info.TrainCounts) != info.K || info.Labeled == 0 ||
+				len(info.GPUs) > maxGPUs || info.WorldSize < 0 || slices.ContainsFunc(info.GPUs, func(id string) bool { return safetext.Control(id) >= 0 }) {
 				t.Fatalf("accepted hello %+v", info)
 			}
 		}
