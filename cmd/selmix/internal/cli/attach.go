@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -49,7 +50,7 @@ the live run. Quitting asks whether to stop the run or detach from it.
 func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	cl, err := live.DialWait(ctx, r.Dir, followMatrices(r))
+	cl, err := live.DialWait(ctx, r.Dir, followMatrices(ctx, r))
 	if err != nil {
 		return err
 	}
@@ -68,14 +69,32 @@ func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 // followMatrices says whether attach --follow asks for P with every
 // refresh, for the "P: n pairs, top i→j" part the headless lines have:
 // up to K = 100 classes (K² numbers a refresh), as the run's log says K.
-func followMatrices(r *runs.Run) bool {
-	h, err := record.Load(r)
-	if err != nil || len(h.Starts) == 0 {
-		return false
+// A run that has just started may not have logged its start yet: K is
+// waited for, up to startWait.
+func followMatrices(ctx context.Context, r *runs.Run) bool {
+	deadline := time.Now().Add(startWait)
+	for {
+		h, err := record.Load(r)
+		if err != nil {
+			return false
+		}
+		if len(h.Starts) > 0 {
+			k := h.Starts[len(h.Starts)-1].K
+			return k > 0 && k <= maxFollowK
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	k := h.Starts[len(h.Starts)-1].K
-	return k > 0 && k <= maxFollowK
 }
+
+// startWait is how long attach --follow waits for a new run's start.
+const startWait = 10 * time.Second
 
 // maxFollowK is the largest K for which attach --follow shows P's part.
 const maxFollowK = 100
