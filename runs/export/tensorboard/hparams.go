@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -25,7 +24,7 @@ import (
 
 // session is a run as the HParams plugin sees it.
 type session struct {
-	name  string // the run's directory under the output: its id
+	name  string // the run's folder under the output
 	start *hparamspb.SessionStartInfo
 	end   *hparamspb.SessionEndInfo // nil unless the run finished or failed
 }
@@ -48,7 +47,7 @@ func newSession(r export.Recorded) session {
 	}
 	hp[HParamTags] = structpb.NewStringValue(strings.Join(r.Meta.Tags, " "))
 	created, _ := time.Parse(time.RFC3339, r.Meta.Created)
-	s := session{name: r.Meta.ID, start: &hparamspb.SessionStartInfo{Hparams: hp, ModelUri: r.Dir, StartTimeSecs: seconds(created)}}
+	s := session{start: &hparamspb.SessionStartInfo{Hparams: hp, ModelUri: r.Dir, StartTimeSecs: seconds(created)}}
 	switch r.Status {
 	case runs.StatusFinished:
 		s.end = &hparamspb.SessionEndInfo{Status: hparamspb.Status_STATUS_SUCCESS, EndTimeSecs: seconds(endTime(r.Hist))}
@@ -166,30 +165,6 @@ func hparamInfo(name string, vals []*structpb.Value) *hparamspb.HParamInfo {
 }
 
 func valueText(v *structpb.Value) string { return fmt.Sprint(v.AsInterface()) }
-
-// earlierSessions reads the sessions an earlier export left in out: the
-// session start of each out/<id>/ event file of ours, for the runs not in
-// rs. Files it cannot read are skipped: they only widen the experiment.
-func earlierSessions(out string, rs []export.Recorded) []session {
-	ents, err := os.ReadDir(out)
-	if err != nil {
-		return nil
-	}
-	var found []session
-	for _, e := range ents {
-		if !e.IsDir() || slices.ContainsFunc(rs, func(r export.Recorded) bool { return r.Meta.ID == e.Name() }) {
-			continue
-		}
-		files, _ := filepath.Glob(filepath.Join(out, e.Name(), "events.out.tfevents.*"+runFileSuffix))
-		for _, f := range files {
-			if start, err := readSessionStart(f); err == nil {
-				found = append(found, session{name: e.Name(), start: start})
-				break
-			}
-		}
-	}
-	return found
-}
 
 // maxStartRecords and maxRecordLen bound what readSessionStart reads: our
 // files have the session start in their second record.

@@ -1,5 +1,5 @@
 // Package tensorboard writes recorded runs as TensorBoard event files:
-// one directory per run holding one event file (TFRecord framing of
+// one directory per run (named by the run's name) holding one event file (TFRecord framing of
 // tensorboard.Event protocol buffers) with every refresh's numbers as
 // scalars (runs/export's vocabulary), the per-class ones as scalars or,
 // above MaxClassScalars classes, the worst and best ones and a
@@ -73,22 +73,31 @@ func RunFile(created time.Time) string {
 	return fmt.Sprintf("events.out.tfevents.%d%s", created.Unix(), runFileSuffix)
 }
 
-// Export writes each run's event file into out/<run id>/ and the HParams
-// experiment summary into out, creating out if needed, and returns the
-// paths written. Every file is written atomically. The experiment covers
-// the runs given and those an earlier export left in out, so exports of
-// several runs one at a time still compare in the HParams tab.
+// Export writes each run's event file into out/<folder>/, where the
+// folder is the run's name, with its id appended where two runs share
+// it (see folders), and the HParams experiment summary into out,
+// creating out if needed, and returns the paths written. Every file is
+// written atomically. An event file of the same run that an earlier
+// export left in another folder (by id, as exports did before, or under
+// an earlier name) is removed once the new one is written, with its
+// folder if that is left empty, so each run is in one folder. The
+// experiment covers the runs given and those an earlier export left in
+// out, so exports of several runs one at a time still compare in the
+// HParams tab.
 func Export(out string, rs []export.Recorded) ([]string, error) {
+	prev := scanEarlier(out)
+	dirs := folders(out, rs, prev)
 	var paths []string
 	var sessions []session
-	for _, r := range rs {
+	for i, r := range rs {
 		created, _ := time.Parse(time.RFC3339, r.Meta.Created)
-		dir := filepath.Join(out, r.Meta.ID)
+		dir := filepath.Join(out, dirs[i])
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return paths, err
 		}
 		path := filepath.Join(dir, RunFile(created))
 		s := newSession(r)
+		s.name = dirs[i]
 		err := atomicfile.Write(path, func(w io.Writer) error { return writeRun(w, r, created, s) })
 		if err != nil {
 			return paths, err
@@ -96,7 +105,25 @@ func Export(out string, rs []export.Recorded) ([]string, error) {
 		paths = append(paths, path)
 		sessions = append(sessions, s)
 	}
-	sessions = append(sessions, earlierSessions(out, rs)...)
+	given := map[string]bool{}
+	for _, r := range rs {
+		given[r.Meta.ID] = true
+	}
+	kept := map[string]bool{}
+	for _, e := range prev {
+		switch {
+		case slices.Contains(paths, e.file):
+			// rewritten in place
+		case given[e.id]:
+			if err := os.Remove(e.file); err != nil && !os.IsNotExist(err) {
+				return paths, err
+			}
+			os.Remove(filepath.Join(out, e.dir)) // only if left empty
+		case !kept[e.id]:
+			kept[e.id] = true
+			sessions = append(sessions, session{name: e.dir, start: e.start})
+		}
+	}
 	path := filepath.Join(out, ExperimentFile)
 	err := atomicfile.Write(path, func(w io.Writer) error { return writeExperiment(w, sessions) })
 	if err != nil {

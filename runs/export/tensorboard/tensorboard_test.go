@@ -27,6 +27,7 @@ import (
 	"selmix/runs/export/tensorboard/tbpb"
 	"selmix/runs/export/tensorboard/tbpb/hparamspb"
 	"selmix/runs/record"
+	"selmix/runs/runstest"
 )
 
 // vizRuns holds two recorded runs (K = 10, 11 refreshes, finished): a
@@ -122,7 +123,7 @@ func exportRuns(t *testing.T, out string, ids ...string) []export.Recorded {
 func runFile(t *testing.T, out string, r export.Recorded) string {
 	t.Helper()
 	created, _ := time.Parse(time.RFC3339, r.Meta.Created)
-	return filepath.Join(out, r.Meta.ID, RunFile(created))
+	return filepath.Join(out, r.Meta.Name, RunFile(created))
 }
 
 func wall(tm time.Time) float64 { return float64(tm.UnixNano()) / 1e9 }
@@ -352,6 +353,171 @@ func TestHParams(t *testing.T) {
 	}
 }
 
+// renamed copies the fixture run from (a name or id) into root as a run
+// with the given id and name, and loads it.
+func renamed(t *testing.T, root, from, id, name string) export.Recorded {
+	t.Helper()
+	src, err := runs.Open(vizRuns, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runstest.Copy(t, src.Dir, filepath.Join(root, id), func(file string, b []byte) []byte {
+		if file != "run.json" {
+			return b
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["id"], m["name"] = id, name
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+	return loadRun(t, root, id)
+}
+
+// tree lists the files under out (but the experiment), each with the
+// run id its session start names, as "folder/file id".
+func tree(t *testing.T, out string) []string {
+	t.Helper()
+	var got []string
+	files, _ := filepath.Glob(filepath.Join(out, "*", "*"))
+	for _, f := range files {
+		rel, _ := filepath.Rel(out, f)
+		start := hparamsData(t, readEvents(t, f), TagSessionStart).GetSessionStartInfo()
+		got = append(got, filepath.ToSlash(rel)+" "+filepath.Base(start.ModelUri))
+	}
+	dirs, _ := os.ReadDir(out)
+	for _, d := range dirs {
+		if ents, _ := os.ReadDir(filepath.Join(out, d.Name())); d.IsDir() && len(ents) == 0 {
+			got = append(got, d.Name()+"/ empty")
+		}
+	}
+	slices.Sort(got)
+	return got
+}
+
+// sessionNames are the runs the experiment in out lists.
+func sessionNames(t *testing.T, out string) string {
+	t.Helper()
+	return hparamsData(t, readEvents(t, filepath.Join(out, ExperimentFile)), TagExperiment).GetExperiment().GetDescription()
+}
+
+// A run's folder is its name; two runs of the same name have their ids
+// appended, a run alone with its name has not. Exporting again, all of
+// them or some, changes nothing; an export of before (folders by id) is
+// moved to names for the runs exported again and kept for the others,
+// so no run is lost or in two folders.
+func TestFolders(t *testing.T) {
+	root := t.TempDir()
+	const (
+		idA = "20261126-1000-aaaa"
+		idB = "20261126-1001-bbbb"
+		idC = "20261126-1002-cccc"
+	)
+	a := renamed(t, root, "viz-uniform", idA, "base")
+	b := renamed(t, root, "viz-selmix", idB, "base")
+	c := renamed(t, root, "viz-uniform", idC, "lr=0.1 s/2")
+	file := func(r export.Recorded) string {
+		created, _ := time.Parse(time.RFC3339, r.Meta.Created)
+		return RunFile(created)
+	}
+	fa, fb, fc := file(a), file(b), file(c)
+	byName := []string{
+		"base_" + idA + "/" + fa + " " + idA,
+		"base_" + idB + "/" + fb + " " + idB,
+		"lr=0.1_s_2/" + fc + " " + idC,
+	}
+	byID := []string{idA + "/" + fa + " " + idA, idB + "/" + fb + " " + idB, idC + "/" + fc + " " + idC}
+	write := func(out string, rs ...export.Recorded) {
+		t.Helper()
+		if _, err := Export(out, rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what, out string, want []string, sessions string) {
+		t.Helper()
+		if got := tree(t, out); !slices.Equal(got, want) {
+			t.Errorf("%s: files\n%s\nwant\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if got := sessionNames(t, out); got != "selmix runs "+sessions {
+			t.Errorf("%s: experiment %q, want the runs %s", what, got, sessions)
+		}
+	}
+	all := "base_" + idA + ", base_" + idB + ", lr=0.1_s_2"
+
+	out := t.TempDir()
+	write(out, a, b, c)
+	check("first export", out, byName, all)
+	before, _ := os.ReadFile(filepath.Join(out, "base_"+idB, fb))
+	write(out, a, b, c)
+	check("the same again", out, byName, all)
+	if after, _ := os.ReadFile(filepath.Join(out, "base_"+idB, fb)); !bytes.Equal(before, after) {
+		t.Error("the same again: the event file changed")
+	}
+	write(out, a)
+	write(out, c)
+	check("one at a time", out, byName, all)
+
+	// Runs exported one at a time: the second of a name finds the first.
+	out = t.TempDir()
+	write(out, a)
+	check("A alone", out, []string{"base/" + fa + " " + idA}, "base")
+	write(out, b)
+	check("then B", out, []string{"base/" + fa + " " + idA, "base_" + idB + "/" + fb + " " + idB}, "base, base_"+idB)
+	write(out, a, b, c)
+	check("then all", out, byName, all)
+
+	// An export of before: one folder per run, named by its id.
+	out = t.TempDir()
+	write(out, a, b, c)
+	for i, dir := range []string{"base_" + idA, "base_" + idB, "lr=0.1_s_2"} {
+		if err := os.Rename(filepath.Join(out, dir), filepath.Join(out, []string{idA, idB, idC}[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(out, c)
+	check("C into an export by id", out, []string{byID[0], byID[1], byName[2]}, idA+", "+idB+", lr=0.1_s_2")
+	write(out, a, b, c)
+	check("all into an export by id", out, byName, all)
+
+	// A folder of that name that is not an export's is left alone.
+	out = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(out, "lr=0.1_s_2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "lr=0.1_s_2", "notes"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(out, c)
+	if b, err := os.ReadFile(filepath.Join(out, "lr=0.1_s_2", "notes")); err != nil || string(b) != "mine" {
+		t.Errorf("a folder of the user's: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "lr=0.1_s_2_"+idC, fc)); err != nil {
+		t.Errorf("run beside a folder of the user's: %v", err)
+	}
+}
+
+func TestSafeName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"min-recall-selmix", "min-recall-selmix"},
+		{"a/b\\c d", "a_b_c_d"},
+		{"..", "_."},
+		{".hidden", "_hidden"},
+		{"x\x00\ny", "x__y"},
+		{"échelle-λ=0.5,s@2+", "échelle-λ=0.5,s@2+"},
+		{strings.Repeat("λ", 60), strings.Repeat("λ", 50)},
+		{"", ""},
+	} {
+		if got := SafeName(tc.in); got != tc.want {
+			t.Errorf("SafeName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 // Above MaxClassScalars classes, the per-class scalars are the Extremes
 // worst and best classes at the last refresh, and a histogram holds all.
 func TestManyClasses(t *testing.T) {
@@ -479,7 +645,7 @@ print(json.dumps({
     "experiment": sorted(root.PluginTagToContent("hparams")),
 }))
 `
-	b, err := exec.Command(py, "-c", script, filepath.Join(out, r.Meta.ID), out).Output()
+	b, err := exec.Command(py, "-c", script, filepath.Join(out, r.Meta.Name), out).Output()
 	if err != nil {
 		t.Fatalf("tensorboard's reader: %v", err)
 	}

@@ -23,7 +23,7 @@ func TestExportTensorBoard(t *testing.T) {
 	}
 	for _, r := range all {
 		created, _ := time.Parse(time.RFC3339, r.Meta.Created)
-		path := filepath.Join(out, r.Meta.ID, tensorboard.RunFile(created))
+		path := filepath.Join(out, r.Meta.Name, tensorboard.RunFile(created))
 		if fi, err := os.Stat(path); err != nil || fi.Size() == 0 || !strings.Contains(stdout, path) {
 			t.Errorf("%s: %v; output:\n%s", path, err, stdout)
 		}
