@@ -107,12 +107,17 @@ func abs(x int) int {
 	return x
 }
 
-// blockLabel names the classes of block b in CSVs: a class, or a range.
-func (r *RunData) blockLabel(b, bs int) string {
+// blockClass is the class id and name of block b of bs classes in CSVs:
+// a class (its name empty if the run names none), or for a block its
+// first class and the range ("30-32").
+func (r *RunData) blockClass(b, bs int) (id, name string) {
 	if bs == 1 {
-		return r.ClassNames[b]
+		if r.Named {
+			name = r.ClassNames[b]
+		}
+		return itoa(b), name
 	}
-	return fmt.Sprintf("%d-%d", b*bs, min((b+1)*bs, r.K)-1)
+	return itoa(b * bs), fmt.Sprintf("%d-%d", b*bs, min((b+1)*bs, r.K)-1)
 }
 
 // heatFigure: the gain matrix G (or the mixup distribution P) at the
@@ -175,7 +180,7 @@ func heatFigure(f *figure, r *RunData, which string) (*drawing, error) {
 func heatMatrices(r *RunData, which string, idx []int) (t *table, mats [][]float64, lo, hi float64, err error) {
 	K := r.K
 	bs, nb := blocks(K)
-	t = newTable("matrix", "step", "row_class", "col_class", "value")
+	t = newTable("matrix", "step", "row_class", "row_class_name", "col_class", "col_class_name", "value")
 	mats = make([][]float64, len(idx))
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for n, i := range idx {
@@ -199,12 +204,14 @@ func heatMatrices(r *RunData, which string, idx []int) (t *table, mats [][]float
 		}
 		m := make([]float64, nb*nb)
 		for a := range nb {
+			row, rowName := r.blockClass(a, bs)
 			for b := range nb {
+				col, colName := r.blockClass(b, bs)
 				v := src[a*nb+b]
 				if bs == 1 {
 					v = decimal32(v)
 				}
-				t.add(v, which, itoa(rf.Step), r.blockLabel(a, bs), r.blockLabel(b, bs))
+				t.add(v, which, itoa(rf.Step), row, rowName, col, colName)
 				if !finite(v) {
 					v = nan // drawn in the NaN colour, never as a palette colour
 				} else {

@@ -20,20 +20,33 @@ func lambdaFigure(f *figure, r *RunData) (*drawing, error) {
 	if n == 0 {
 		return nil, errSkip{fmt.Sprintf("objective %s uses no Lagrange multipliers", optimizedNames(r))}
 	}
+	// names label the lines; in the CSV, the per-class multipliers are
+	// "lambda" with the class's id and name, the others "lambda/head",
+	// "lambda/tail" (runs/export's names) or "lambda/<i>" with no class.
 	names := make([]string, n)
+	rows := make([][]string, n) // multiplier, class, class_name
 	for i := range names {
 		switch {
 		case n == r.K:
 			names[i] = r.ClassNames[i]
+			rows[i] = []string{"lambda", itoa(i), ""}
+			if r.Named {
+				rows[i][2] = r.ClassNames[i]
+			}
 		case n == 2:
 			names[i] = []string{"head", "tail"}[i]
+			rows[i] = []string{"lambda/" + names[i], "", ""}
 		default:
 			names[i] = fmt.Sprintf("λ_%d", i)
+			rows[i] = []string{"lambda/" + itoa(i), "", ""}
 		}
+	}
+	fields := func(i, step int) []string {
+		return []string{rows[i][0], itoa(step), rows[i][1], rows[i][2]}
 	}
 	ys := make([][]float64, n)
 	peak := make([]float64, n)
-	t := newTable("multiplier", "step", "value")
+	t := newTable("multiplier", "step", "class", "class_name", "value")
 	for i := range n {
 		ys[i] = make([]float64, len(xs))
 		peak[i] = math.Inf(-1)
@@ -41,12 +54,12 @@ func lambdaFigure(f *figure, r *RunData) (*drawing, error) {
 			ys[i][k] = nan
 			if len(rf.Stats.Lambda) == n {
 				ys[i][k] = rf.Stats.Lambda[i]
-				t.add(ys[i][k], names[i], itoa(rf.Step))
+				t.add(ys[i][k], fields(i, rf.Step)...)
 				if finite(ys[i][k]) {
 					peak[i] = max(peak[i], ys[i][k])
 				}
 			} else {
-				t.addNote(fmt.Sprintf("objective %s has %d multipliers here", rf.Hyper.Objective, len(rf.Stats.Lambda)), names[i], itoa(rf.Step))
+				t.addNote(fmt.Sprintf("objective %s has %d multipliers here", rf.Hyper.Objective, len(rf.Stats.Lambda)), fields(i, rf.Step)...)
 			}
 		}
 	}
@@ -71,7 +84,7 @@ func lambdaFigure(f *figure, r *RunData) (*drawing, error) {
 		}
 	}
 	f.addControls(p, r, "")
-	noteControls(t, r, "", 2)
+	noteControls(t, r, "", 4)
 	setXRange(p, xs)
 	p.Y.Max += 0.04 * (p.Y.Max - p.Y.Min) // lines at λ = 1 stay off the frame
 	key = append(key, f.controlKey(r, "")...)

@@ -106,22 +106,24 @@ func TestManyClasses(t *testing.T) {
 		}
 		return s / float64((r1-r0+1)*(c1-c0+1))
 	}
-	want := map[[2]string]float64{
-		{"30-32", "69-71"}:     mean(30, 32, 69, 71),
-		{"249-249", "0-2"}:     mean(249, 249, 0, 2),
-		{"249-249", "249-249"}: mean(249, 249, 249, 249),
+	// Each block is its first class and the range as its name.
+	want := map[[4]string]float64{
+		{"30", "30-32", "69", "69-71"}:       mean(30, 32, 69, 71),
+		{"249", "249-249", "0", "0-2"}:       mean(249, 249, 0, 2),
+		{"249", "249-249", "249", "249-249"}: mean(249, 249, 249, 249),
 	}
 	rows := readCSV(t, filepath.Join(dir, "gain.csv"))
 	if len(rows) != 3*84*84 {
 		t.Errorf("gain.csv has %d rows, want 3 heatmaps of 84×84 blocks of 3 classes", len(rows))
 	}
 	for _, row := range rows {
-		if w, ok := want[[2]string{row[2], row[3]}]; ok && row[1] == "150" {
-			got, _ := strconv.ParseFloat(row[4], 64)
+		key := [4]string{row[2], row[3], row[4], row[5]}
+		if w, ok := want[key]; ok && row[1] == "150" {
+			got, _ := strconv.ParseFloat(row[6], 64)
 			if math.Abs(got-w) > 1e-12 {
-				t.Errorf("block %s × %s = %v, want %v", row[2], row[3], got, w)
+				t.Errorf("block %v = %v, want %v", key, got, w)
 			}
-			delete(want, [2]string{row[2], row[3]})
+			delete(want, key)
 		}
 	}
 	if len(want) > 0 {

@@ -49,9 +49,9 @@ func TestNonFiniteValues(t *testing.T) {
 			}
 			for name, want := range map[string][]string{
 				"metrics.csv":   {"psi,40,NaN,not plotted: NaN", "mean_recall,60,+Inf,not plotted: +Inf", "min_coverage,80,-Inf,not plotted: -Inf", "psi:mean-recall,140,NaN,not plotted: NaN"},
-				"gain.csv":      {"G,0,T-shirt/top,Sandal,+Inf,not plotted: +Inf"},
+				"gain.csv":      {"G,0,0,T-shirt/top,5,Sandal,+Inf,not plotted: +Inf"},
 				"mixup.csv":     {"NaN,not plotted: NaN"},
-				"lambda.csv":    {"Trouser,100,+Inf,not plotted: +Inf"},
+				"lambda.csv":    {"lambda,100,1,Trouser,+Inf,not plotted: +Inf"},
 				"s.csv":         {"s,120,NaN,not plotted: NaN"},
 				"linear.csv":    {"realised,140,160,-Inf,not plotted: -Inf", "ratio,140,160,-Inf,wrong sign; not plotted: -Inf", "ratio,160,180,5.111712881910337e+10,drawn at ±5"},
 				"per-class.csv": {"recall,Pullover,fine-tuned,NaN,not plotted: NaN", "coverage,Coat,pre-trained,+Inf,not plotted: +Inf"},
