@@ -2,6 +2,7 @@ package tui
 
 import (
 	"selmix/tui/curves"
+	"selmix/tui/heatmap"
 )
 
 // layout is how the panes share the screen.
@@ -50,27 +51,42 @@ func (m *Model) rects() [nPanes]rect {
 	// curves and the log rather than to blank space.
 	h1 := body * 45 / 100
 	if K := m.run.K(); K > 0 {
-		h1 = min(h1, max(K+7, 12))
+		h1 = min(h1, max(heatmap.FullRows(K), 12))
 	}
 	l1 := m.w * 45 / 100
 	r[paneClasses] = rect{l1, h1}
 	r[paneHeatmap] = rect{m.w - l1, h1}
 	if m.layout == medium {
 		// Taller and evener top row than the grid's: K = 10 fits whole.
+		// The curves' table must fit whole beside their chart (need
+		// rows), and the events should show 3 lines (5 rows): where
+		// they would not, the G·P pane gives up to 2 rows by keying G
+		// and P on one line (at 120×36, K = 10: 15 rows, not 17).
+		need := curves.TableRows() + 2
+		const events = 5
 		h1 = body * 55 / 100
 		if K := m.run.K(); K > 0 {
-			h1 = min(h1, max(K+7, 12))
+			h1 = min(h1, max(heatmap.FullRows(K), 12))
+			if short := events - (body - h1 - need); short > 0 {
+				h1 -= max(0, min(short, h1-max(heatmap.CompactRows(K), 12)))
+			}
 		}
 		l1 = m.w / 2
 		r[paneClasses] = rect{l1, h1}
 		r[paneHeatmap] = rect{m.w - l1, h1}
 		h3 := max(4, (body-h1)/4)
 		h2 := body - h1 - h3
-		// The curves' table must fit whole beside their chart (at 120×36
-		// it lost its last row): the events give up to one line for it
-		// (the top row has none to spare: K = 10 just fits there whole).
-		if d := min(curves.TableRows()+2-h2, h3-3); d > 0 {
-			h2, h3 = h2+d, h3-d
+		switch {
+		case h2 < need:
+			// The table first: the events give up to all but one line
+			// for it.
+			if d := min(need-h2, h3-3); d > 0 {
+				h2, h3 = h2+d, h3-d
+			}
+		case h3 < events:
+			// The events take the rows the table does not need.
+			d := min(events-h3, h2-need)
+			h2, h3 = h2-d, h3+d
 		}
 		r[paneMultipliers] = rect{m.w, h2}
 		r[paneCurves] = rect{m.w, h2}

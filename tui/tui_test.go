@@ -488,11 +488,24 @@ func TestLoadMatrices(t *testing.T) {
 // footer names the focused pane's own keys (issue 26: 120×40 fell back
 // to tabs; the curves legend read "pre-trained 0…").
 func TestLayout(t *testing.T) {
-	for _, sz := range [][2]int{{120, 36}, {120, 40}, {160, 50}} {
+	for _, sz := range [][2]int{{120, 36}, {120, 40}, {140, 42}, {160, 50}} {
 		m := newRunning(t, 10, sz[0], sz[1], &recorder{})
 		screen := m.Render()
 		if strings.Contains(screen, "tab/shift+tab switch") {
 			t.Errorf("%dx%d: tabs, want the split layout:\n%s", sz[0], sz[1], screen)
+		}
+		// The events show at least 3 lines (at 120×36 they had one), and
+		// every class has its row in both panes of the top row.
+		lines := strings.Split(screen, "\n")
+		top := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "┌─ events") })
+		if end := slices.IndexFunc(lines[top+1:], func(l string) bool { return strings.HasPrefix(l, "└") }); top < 0 || end < 3 {
+			t.Errorf("%dx%d: the events pane shows %d lines, want 3:\n%s", sz[0], sz[1], end, screen)
+		}
+		for c, name := range []string{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"} {
+			row := regexp.MustCompile(`│[▶ ] ` + regexp.QuoteMeta(name) + ` .*││` + strconv.Itoa(c) + " " + regexp.QuoteMeta(name[:3]) + " ")
+			if !row.MatchString(screen) {
+				t.Errorf("%dx%d: class %d %s has no row in recall & coverage and G·P:\n%s", sz[0], sz[1], c, name, screen)
+			}
 		}
 		for _, want := range []string{"recall & coverage", "gain G · mixup P", "objectives", "events", "⠉ pre-trained 0.6495", "│ classes: r sort  / find class │"} {
 			if !strings.Contains(screen, want) {

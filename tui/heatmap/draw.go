@@ -171,38 +171,96 @@ func seq(a, n int) []int {
 	return s
 }
 
-func (m *Model) render(rs *train.Refresh, geo geometry) string {
-	th := m.Ctx.Theme
-	gr, note, status := m.grid(rs, geo.n)
-	gScale, gMin, pMax := 0.0, 0.0, 0.0
-	for _, v := range gr.G {
+// scales are what the colours of G and P are relative to: G's largest
+// magnitude (gScale) and smallest value, and P's largest.
+func scales(G, P []float64) (gMin, gScale, pMax float64) {
+	for _, v := range G {
 		gScale = math.Max(gScale, math.Abs(v))
 		gMin = math.Min(gMin, v)
 	}
-	for _, v := range gr.P {
+	for _, v := range P {
 		pMax = math.Max(pMax, v)
 	}
-	gLines := m.matrix("G (row i, col j)", gr, func(v float64) string {
+	return gMin, gScale, pMax
+}
+
+// compactKey is the key on one line (gKey beside pKey) with its numbers
+// in the matrices' titles: "G(i,j) -4.0e-03…+2.0e-02" over
+// "G ····:::: ≤0 ░░▒▒▓▓██ >0 √", "P = softmax(s·G)  s = 10" over
+// "P  · 0 ░░▒▒▓▓██ ≤0.975".
+func (m *Model) compactKey(s, gMin, gScale, pMax float64) (gHead, pHead, gKey, pKey string) {
+	th := m.Ctx.Theme
+	policy := m.Run.Latest.Hyper.Policy
+	gHead = "G(i,j) " + sci(gMin) + "…" + sci(gScale)
+	pHead = pTitle(policy)
+	if policy == gain.SelMix || policy == "" {
+		pHead += "  s = " + style.Trimmed(s)
+	}
+	gKey = fmt.Sprintf("G %s%s%s%s ≤0 %s%s%s%s >0 √",
+		th.GNeg[0], th.GNeg[1], th.GNeg[2], th.GNeg[3], th.GPos[0], th.GPos[1], th.GPos[2], th.GPos[3])
+	pKey = fmt.Sprintf("P %s 0 %s%s%s%s ≤%.3g", th.PZero, th.PLev[0], th.PLev[1], th.PLev[2], th.PLev[3], pMax)
+	return gHead, pHead, gKey, pKey
+}
+
+// gWidth is the width of the G matrix's column (side by side) with nc
+// columns: the P matrix starts there.
+func (m *Model) gWidth(nc int) int { return m.labW() + 1 + 2*nc + 3 }
+
+// compactFits: the compact titles and key fit the pane's width whole,
+// side by side or stacked, with the current refresh's numbers.
+func (m *Model) compactFits(side bool) bool {
+	rs := m.rs
+	gMin, gScale, pMax := scales(rs.G, rs.P)
+	gT, pT, gK, pK := m.compactKey(rs.S, gMin, gScale, pMax)
+	if !side {
+		return max(style.Width(gT), style.Width(pT), style.Width(gK)+3+style.Width(pK)) <= m.W
+	}
+	gw := m.gWidth(rs.K)
+	pw := m.labW() + 1 + 2*rs.K
+	return max(style.Width(gT), style.Width(gK)) < gw && gw+max(style.Width(pT), style.Width(pK), pw) <= m.W
+}
+
+func (m *Model) render(rs *train.Refresh, geo geometry) string {
+	th := m.Ctx.Theme
+	gr, note, status := m.grid(rs, geo.n)
+	gMin, gScale, pMax := scales(gr.G, gr.P)
+	gHead, pHead := "G (row i, col j)", pTitle(m.Run.Latest.Hyper.Policy)
+	var gKey, pKey string
+	if geo.compact {
+		gHead, pHead, gKey, pKey = m.compactKey(rs.S, gMin, gScale, pMax)
+	}
+	gLines := m.matrix(gHead, gr, func(v float64) string {
 		if v > 0 {
 			return th.GPos[style.SqrtLevel(v, gScale)]
 		}
 		return th.GNeg[style.SqrtLevel(v, gScale)]
 	}, gr.G)
 	policy := m.Run.Latest.Hyper.Policy
-	pLines := m.matrix(pTitle(policy), gr, func(v float64) string {
+	pLines := m.matrix(pHead, gr, func(v float64) string {
 		if v <= 0 {
 			return th.PZero
 		}
 		return th.PLev[style.SqrtLevel(v, pMax)]
 	}, gr.P)
 	var body []string
+	gw := m.gWidth(gr.nc)
 	if geo.side {
-		gw := m.labW() + 1 + 2*gr.nc + 3
 		for i := range gLines {
 			body = append(body, style.PadRight(gLines[i], gw)+pLines[i])
 		}
 	} else {
 		body = append(gLines, pLines...)
+	}
+	if geo.compact {
+		// One key line, or the marked cell's status in its place.
+		key := style.PadRight(gKey, gw) + pKey
+		if !geo.side {
+			key = gKey + "   " + pKey
+		}
+		if status != "" {
+			key = th.Render(th.Accent, status)
+		}
+		return style.Fit(strings.Join(append(body, key), "\n"), m.W, m.H)
 	}
 	legend := []string{
 		fmt.Sprintf("G: %s%s%s%s ≤0 masked  %s%s%s%s >0  (√ scale)  range %s … %s",

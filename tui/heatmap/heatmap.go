@@ -108,26 +108,48 @@ func (m *Model) labW() int {
 type geometry struct {
 	n    int  // cells per side that fit
 	side bool // G and P side by side
+	// compact: K fits only with the key on one line, its numbers in the
+	// titles, and the marked cell's status in the key's place.
+	compact bool
 }
+
+// Lines under the matrices: the key of G and of P, and a status line
+// (the marked cell, or the selected block).
+const fullKey = 3
 
 // geometry leaves one more line for the status when K does not fit: then
-// the note on aggregation or scrolling takes the spare line.
+// the note on aggregation or scrolling takes the spare line. Where K
+// fits with a one-line key (CompactRows) but not with the full one, the
+// key is compact.
 func (m *Model) geometry() geometry {
-	g := m.fit(0)
-	if m.rs != nil && m.rs.K > g.n {
-		g = m.fit(1)
+	g := m.fit(fullKey)
+	if m.rs == nil || m.rs.K <= g.n {
+		return g
 	}
-	return g
+	if c := m.fit(1); c.n >= m.rs.K && m.compactFits(c.side) {
+		c.compact = true
+		return c
+	}
+	return m.fit(fullKey + 1)
 }
 
-func (m *Model) fit(extra int) geometry {
+// CompactRows is the height (borders included) at which the pane shows
+// K classes side by side with its compact key: a title and a label line,
+// K rows and one key line; FullRows is that with the full key.
+func CompactRows(K int) int { return K + 2 + 1 + 2 }
+
+// FullRows: see CompactRows.
+func FullRows(K int) int { return K + 2 + fullKey + 2 }
+
+// fit is the geometry with keyLines lines under the matrices.
+func (m *Model) fit(keyLines int) geometry {
 	lw := m.labW()
-	side := min((m.W-2*(lw+1)-3)/4, m.H-5-extra)
-	stack := min((m.W-lw-1)/2, (m.H-7-extra)/2)
+	side := min((m.W-2*(lw+1)-3)/4, m.H-2-keyLines)
+	stack := min((m.W-lw-1)/2, (m.H-4-keyLines)/2)
 	if side >= stack {
-		return geometry{max(0, side), true}
+		return geometry{n: max(0, side), side: true}
 	}
-	return geometry{max(0, stack), false}
+	return geometry{n: max(0, stack)}
 }
 
 // aggregated reports that blocks of classes are shown.

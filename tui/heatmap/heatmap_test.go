@@ -2,7 +2,9 @@ package heatmap
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,12 +14,15 @@ import (
 	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 func TestView(t *testing.T) {
 	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
 		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 60, H: 5},
 		{Name: "k10-side", Run: fixture.Run(10, 4), W: 78, H: 17},
+		{Name: "k10-compact", Run: fixture.Run(10, 4), W: 58, H: 13},
+		{Name: "k10-compact-worst", Run: fixture.Run(10, 4), W: 58, H: 13, Keys: []string{"w"}},
 		{Name: "k10-stacked", Run: fixture.Run(10, 4), W: 40, H: 30},
 		{Name: "k10-too-small", Run: fixture.Run(10, 4), W: 30, H: 6},
 		{Name: "k100-aggregated", Run: fixture.Run(100, 2), W: 78, H: 17},
@@ -198,4 +203,52 @@ func TestPLabelFollowsPolicy(t *testing.T) {
 			t.Errorf("policy %s: want %q and no %q in\n%s", tt.policy, tt.want, tt.not, v)
 		}
 	}
+}
+
+// Two lines short of the full key, K = 10 still shows whole: one key
+// line, the range of G and s in the titles (the numbers computed here),
+// and the marked cell's status in the key's place; with room, the full
+// key.
+func TestCompactKey(t *testing.T) {
+	const K = 10
+	run := fixture.Run(K, 4)
+	rs := run.Cur
+	gMin, gMax, pMax := 0.0, 0.0, 0.0
+	for i := range rs.G {
+		gMin, gMax, pMax = min(gMin, rs.G[i]), max(gMax, math.Abs(rs.G[i])), max(pMax, rs.P[i])
+	}
+	lines := func(w, h int, keys ...string) []string {
+		m := New(fixture.Plain(), run)
+		m.SetSize(w, h)
+		for _, k := range keys {
+			m.Update(fixture.Key(k))
+		}
+		return strings.Split(m.View(), "\n")
+	}
+	if got, want := CompactRows(K), FullRows(K)-2; got != want || want != 15 {
+		t.Errorf("CompactRows(%d) = %d, FullRows %d", K, got, FullRows(K))
+	}
+	v := lines(58, CompactRows(K)-2)
+	title := fmt.Sprintf("G(i,j) %+.1e…%+.1e", gMin, gMax)
+	if !strings.HasPrefix(v[0], title) || !strings.Contains(v[0], "P = softmax(s·G)  s = "+style.Trimmed(rs.S)) {
+		t.Errorf("compact titles %q, want %q and s", v[0], title)
+	}
+	for i := range K {
+		if !strings.HasPrefix(v[2+i], strconv.Itoa(i)+" ") {
+			t.Errorf("compact: line %d is %q, want class %d's row", 2+i, v[2+i], i)
+		}
+	}
+	key := v[2+K]
+	if !strings.HasPrefix(key, "G ") || !strings.Contains(key, "P ") || !strings.Contains(key, fmt.Sprintf("≤%.3g", pMax)) {
+		t.Errorf("compact key %q, want G's and P's scale up to %.3g", key, pMax)
+	}
+	v = lines(58, CompactRows(K)-2, "w")
+	if w := rs.Report.Worst; !strings.HasPrefix(v[2+K], "▸ row "+strconv.Itoa(w)) {
+		t.Errorf("compact, w: last line %q, want the worst class %d's cell", v[2+K], w)
+	}
+	v = lines(58, FullRows(K)-2)
+	if !strings.HasPrefix(v[0], "G (row i, col j)") || !strings.HasPrefix(v[2+K], "G: ") || !strings.HasPrefix(v[3+K], "P: ") {
+		t.Errorf("full key:\n%s", strings.Join(v, "\n"))
+	}
+
 }
