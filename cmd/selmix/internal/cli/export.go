@@ -45,7 +45,8 @@ run directory. Figures go to --out (default <run dir>/plots, or ./compare
 with --compare).
 
 With --format tensorboard it writes TensorBoard event files of every RUN
-given instead, one directory per run under --out (default ./tensorboard):
+given instead, one directory per run under --out (default ./tensorboard),
+named by the run's name (with _<id> where two runs share one):
 every refresh's numbers as scalars, G and P as images, the config as text
 and the HParams plugin's data (docs/run-format.md, "TensorBoard"). View
 them with: tensorboard --logdir DIR.`,
