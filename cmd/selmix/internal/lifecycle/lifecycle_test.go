@@ -131,7 +131,7 @@ func TestReplayForkExportHead(t *testing.T) {
 	}
 
 	cmp := selmixtest.Run(t, "runs", "compare", "--runs", root, id, m[1])
-	for _, s := range []string{"finetune.s", "worst recall", "test, after fine-tuning"} {
+	for _, s := range []string{"finetune.s", "min_recall", "test, after fine-tuning"} {
 		if !strings.Contains(cmp, s) {
 			t.Errorf("runs compare output lacks %q:\n%s", s, cmp)
 		}
