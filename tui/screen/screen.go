@@ -300,7 +300,7 @@ func (s *Screens) paneContext() *pane.Context {
 
 // compareModel compares runs ids of root.
 func compareModel(pc *pane.Context, root string, ids []string) *compare.Model {
-	return compare.New(pc, ids, func(ids []string) ([]*compare.RunSeries, error) { return compare.Load(root, ids) })
+	return compare.New(pc, ids, func(ids []string) ([]*compare.Series, error) { return compare.Load(root, ids) })
 }
 
 // run runs one full-screen program over m; a signal that ended it is
