@@ -10,8 +10,8 @@ import (
 
 	"selmix/core/train"
 	"selmix/tui/dialog"
-	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 )
 
 // key routes a key press: to the top overlay if any, to a pane that is
@@ -96,7 +96,7 @@ func (m *Model) quitKey(kp tea.KeyPressMsg) tea.Cmd {
 // the run: a recorded run, or one living in another process.
 func (m *Model) runsKey() tea.Cmd {
 	if m.ctl != nil && !m.attached {
-		m.run.Note(history.Warn, "the runs browser opens from a recorded run or one in the background: quitting here stops this run")
+		m.run.Note(runstate.Warn, "the runs browser opens from a recorded run or one in the background: quitting here stops this run")
 		return nil
 	}
 	m.quit, m.detached, m.browse = true, m.attached, true
@@ -114,7 +114,7 @@ func (m *Model) pauseKey() tea.Cmd {
 
 func (m *Model) stepKey() tea.Cmd {
 	if m.run.Latest.State != train.Paused && m.controllable() {
-		m.run.Note(history.Warn, fmt.Sprintf("single step works while paused: press %s first", m.ctx.Keys.Pause.Help().Key))
+		m.run.Note(runstate.Warn, fmt.Sprintf("single step works while paused: press %s first", m.ctx.Keys.Pause.Help().Key))
 		return nil
 	}
 	m.send(train.Control{Op: train.OpStep})
@@ -125,7 +125,7 @@ func (m *Model) stepKey() tea.Cmd {
 // from a shell.
 func (m *Model) forkKey() tea.Cmd {
 	if m.fork == nil {
-		m.run.Note(history.Warn, fmt.Sprintf("fork from a shell: selmix fork %s --at %d", m.idOr("RUN"), m.run.Latest.Step))
+		m.run.Note(runstate.Warn, fmt.Sprintf("fork from a shell: selmix fork %s --at %d", m.idOr("RUN"), m.run.Latest.Step))
 		return nil
 	}
 	m.forkStep = m.run.Latest.Step
@@ -137,11 +137,11 @@ func (m *Model) forkKey() tea.Cmd {
 // shell.
 func (m *Model) exportKey() tea.Cmd {
 	if m.export == nil {
-		m.run.Note(history.Warn, fmt.Sprintf("plots are written when the run ends, or from a shell: selmix export %s", m.idOr("RUN")))
+		m.run.Note(runstate.Warn, fmt.Sprintf("plots are written when the run ends, or from a shell: selmix export %s", m.idOr("RUN")))
 		return nil
 	}
 	export := m.export
-	m.run.Note(history.Note, "exporting plots…")
+	m.run.Note(runstate.Note, "exporting plots…")
 	return func() tea.Msg { t, err := export(); return NoteMsg{t, err} }
 }
 
@@ -155,11 +155,11 @@ func (m *Model) ended() bool {
 func (m *Model) controllable() bool {
 	switch {
 	case m.ctl == nil:
-		m.run.Note(history.Warn, "read-only: this is a recorded run")
+		m.run.Note(runstate.Warn, "read-only: this is a recorded run")
 	case m.state == Loading:
-		m.run.Note(history.Warn, "the run has not started yet")
+		m.run.Note(runstate.Warn, "the run has not started yet")
 	case m.ended():
-		m.run.Note(history.Warn, fmt.Sprintf("the run has ended: %s forks it from here with a change, or more steps to extend it",
+		m.run.Note(runstate.Warn, fmt.Sprintf("the run has ended: %s forks it from here with a change, or more steps to extend it",
 			m.ctx.Keys.Fork.Help().Key))
 	default:
 		return true

@@ -11,7 +11,7 @@ import (
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/dialog"
-	"selmix/tui/history"
+	"selmix/tui/runstate"
 )
 
 // Dialog IDs the root model acts on.
@@ -202,9 +202,9 @@ func (m *Model) act(a dialog.Action) tea.Cmd {
 		if a.ID == forkID {
 			at, sets, fork := forkAt(m.forkStep, a.Values), forkSets(a.Values), m.fork
 			if at == "best" {
-				m.run.Note(history.Note, "forking at the best checkpoint…")
+				m.run.Note(runstate.Note, "forking at the best checkpoint…")
 			} else {
-				m.run.Note(history.Note, fmt.Sprintf("forking at the checkpoint at or before step %s…", at))
+				m.run.Note(runstate.Note, fmt.Sprintf("forking at the checkpoint at or before step %s…", at))
 			}
 			return func() tea.Msg { t, err := fork(at, sets); return NoteMsg{t, err} }
 		}

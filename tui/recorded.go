@@ -8,13 +8,13 @@ import (
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
-	"selmix/tui/history"
+	"selmix/tui/runstate"
 )
 
 // RunInfo is what the workbench shows of run r, whose log h holds,
 // besides its snapshots: its names, folder, worker and classes.
-func RunInfo(r *runs.Run, h *record.History) history.RunInfo {
-	info := history.RunInfo{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir, Worker: r.WorkerCommand()}
+func RunInfo(r *runs.Run, h *record.History) runstate.Info {
+	info := runstate.Info{ID: r.Meta.ID, Name: r.Meta.Name, Dir: r.Dir, Worker: r.WorkerCommand()}
 	if len(h.Starts) > 0 {
 		info.ClassNames, info.TrainCounts = h.Starts[0].ClassNames, h.Starts[0].TrainCounts
 	}

@@ -15,10 +15,10 @@ import (
 	"selmix/tui/eventlog"
 	"selmix/tui/header"
 	"selmix/tui/heatmap"
-	"selmix/tui/history"
 	"selmix/tui/keys"
 	"selmix/tui/multipliers"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 )
 
@@ -36,7 +36,7 @@ func (s State) String() string { return [...]string{"loading", "running", "finis
 
 // Options configure a workbench.
 type Options struct {
-	Info  history.RunInfo
+	Info  runstate.Info
 	Ctl   Controller // nil: read-only (a recorded run)
 	Keys  *keys.Map  // nil: keys.Default()
 	Color bool       // false: plain theme (NO_COLOR, tests)
@@ -83,7 +83,7 @@ var paneTabs = [nPanes]string{"classes", "G·P", "s·λ", "curves", "events"}
 // Model is the root model.
 type Model struct {
 	ctx    *pane.Context
-	run    *history.RunState
+	run    *runstate.State
 	ctl    Controller
 	state  State
 	header *header.Model
@@ -116,7 +116,7 @@ func New(o Options) *Model {
 		km = keys.Default()
 	}
 	ctx := &pane.Context{Theme: style.NewTheme(o.Color), Keys: km}
-	run := history.New(o.Info)
+	run := runstate.New(o.Info)
 	for _, l := range o.Console {
 		run.AddConsole(l)
 	}
@@ -146,7 +146,7 @@ func (m *Model) Detached() bool { return m.detached }
 func (m *Model) Browse() bool { return m.browse }
 
 // Run is the accumulated run data (for tests and the caller's summary).
-func (m *Model) Run() *history.RunState { return m.run }
+func (m *Model) Run() *runstate.State { return m.run }
 
 func (m *Model) Init() tea.Cmd {
 	if m.matrices == nil {
@@ -170,12 +170,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.state = Finished
 		}
 	case ErrMsg:
-		m.run.Note(history.Error, "error: "+msg.Err.Error())
+		m.run.Note(runstate.Error, "error: "+msg.Err.Error())
 		m.fail()
 	case MatricesMsg:
 		switch {
 		case msg.Err != nil:
-			m.run.Note(history.Warn, "G and P: "+msg.Err.Error())
+			m.run.Note(runstate.Warn, "G and P: "+msg.Err.Error())
 		case msg.G != nil:
 			gp := hasGP(m.run.Cur)
 			m.run.SetMatrices(msg.Step, msg.G, msg.P)
@@ -184,13 +184,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 		if msg.Note != "" {
-			m.run.Note(history.Note, msg.Note)
+			m.run.Note(runstate.Note, msg.Note)
 		}
 	case NoteMsg:
 		if msg.Err != nil {
-			m.run.Note(history.Warn, msg.Err.Error())
+			m.run.Note(runstate.Warn, msg.Err.Error())
 		} else {
-			m.run.Note(history.Note, msg.Text)
+			m.run.Note(runstate.Note, msg.Text)
 		}
 	case tea.KeyPressMsg:
 		return m, m.key(msg)

@@ -5,17 +5,17 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"selmix/runs/sweep"
+	"selmix/runs/sweep/sweeptest"
 )
 
 // DryRun lists the members and the command each would run, and starts
 // and writes nothing.
 func TestDryRun(t *testing.T) {
-	s := newSweep(t, smallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 	var b bytes.Buffer
 	if err := DryRun(s, Execution{Executor: sweep.ExecLocal, Members: []int{1, 4}, Binary: "/bin/selmix", Parallel: 2, Threads: 3, Out: &b}); err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestExecuteLocal(t *testing.T) {
 		if err != nil {
 			t.Skip("no " + c.bin)
 		}
-		s := newSweep(t, smallSpec, sweep.ExecLocal)
+		s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 		var b bytes.Buffer
 		err = Execute(context.Background(), s, Execution{Executor: sweep.ExecLocal, Members: s.AllMembers(), Binary: bin, Parallel: 3, Threads: 1, Out: &b})
 		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), c.wantErr)) {
@@ -69,30 +69,3 @@ func TestExecuteLocal(t *testing.T) {
 		}
 	}
 }
-
-// newSweep plans and creates a sweep of spec text under a temp runs root.
-func newSweep(t *testing.T, text, executor string) *sweep.Sweep {
-	t.Helper()
-	spec, err := sweep.Parse([]byte(text), filepath.Join(t.TempDir(), "spec.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	s, err := sweep.Plan(root, spec, executor, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Create(spec, []byte(text)); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-const smallSpec = `
-name = "small"
-[base]
-"finetune.steps" = 100
-[axes]
-"finetune.policy" = ["selmix", "uniform"]
-seed = [1, 2, 3]
-`

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"selmix/runs/sweep"
+	"selmix/runs/sweep/sweeptest"
 )
 
 // twoSlots is a Placer of two one-device slots, "5" and "7", that fails
@@ -56,7 +57,7 @@ func (p *twoSlots) Describe() string { return "two slots" }
 // --parallel asks), gives each member its slot's environment, records the
 // member's devices where status reads them, and frees them as it ends.
 func TestExecuteLocalPlaced(t *testing.T) {
-	s := newSweep(t, smallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 	seen := filepath.Join(t.TempDir(), "seen")
 	bin := filepath.Join(t.TempDir(), "member")
 	// Each member writes its index and the GPUs it sees.
@@ -116,7 +117,7 @@ func TestExecuteLocalPlaced(t *testing.T) {
 
 // The dry run says how members are placed and at most how many run.
 func TestDryRunPlaced(t *testing.T) {
-	s := newSweep(t, smallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 	var b bytes.Buffer
 	if err := DryRun(s, Execution{Executor: sweep.ExecLocal, Members: []int{0, 1, 2}, Binary: "/bin/selmix", Threads: 1, Placer: &twoSlots{t: t}, Out: &b}); err != nil {
 		t.Fatal(err)

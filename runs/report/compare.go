@@ -12,21 +12,6 @@ import (
 	"selmix/runs/export"
 )
 
-// reported are the metrics every run reports, in table order.
-var reported = []struct {
-	name string
-	get  func(metric.Report) float64
-}{
-	{"mean recall", func(r metric.Report) float64 { return r.MeanRecall }},
-	{"worst recall", func(r metric.Report) float64 { return r.MinRecall }}, // the true minimum; ψ min-recall is its smoothed stand-in
-	{"H-mean", func(r metric.Report) float64 { return r.HMean }},
-	{"G-mean", func(r metric.Report) float64 { return r.GMean }},
-	{"min coverage", func(r metric.Report) float64 { return r.MinCoverage }},
-	{"min head/tail recall", func(r metric.Report) float64 { return r.MinHTRecall }},
-	{"min head/tail coverage", func(r metric.Report) float64 { return r.MinHTCoverage }},
-	{"accuracy", func(r metric.Report) float64 { return r.Accuracy }},
-}
-
 // value is one number of a run of a comparison: a reported metric when
 // rep is not nil, else ψ of objective obj (an index of
 // metric.Objectives()); NaN where the run has none.
@@ -34,9 +19,12 @@ type value func(i int, rep func(metric.Report) float64, obj int) float64
 
 // Compare writes rs side by side as runs compare prints them, one column
 // per run under its id and one value per cell: the config keys that
-// differ, every reported metric and ψ at the last refresh and at its best
-// over the refreshes (validation), and on the test set before and after
-// fine-tuning and at the best step (the model the run keeps).
+// differ, every reported metric (metric.Scalars, by its Key as the
+// exports and the comparison view name it: min_recall is the true worst
+// recall, ψ min-recall its smoothed stand-in) and ψ at the last refresh
+// and at its best over the refreshes (validation), and on the test set
+// before and after fine-tuning and at the best step (the model the run
+// keeps).
 func Compare(w io.Writer, rs []export.Recorded) error {
 	var g grid
 	perRun := func(label string, f func(i int) string) {
@@ -56,8 +44,9 @@ func Compare(w io.Writer, rs []export.Recorded) error {
 	each := func(heading string, v value) {
 		g.row("")
 		g.row(heading)
-		for _, m := range reported {
-			perRun(m.name, func(i int) string { return num4(v(i, m.get, -1)) })
+		for _, m := range metric.Scalars() {
+			get := func(r metric.Report) float64 { return m.Get(&r) }
+			perRun(m.Key, func(i int) string { return num4(v(i, get, -1)) })
 		}
 		// The classes at coverage ≥ α/K, of K: the @cov constraints met.
 		perRun(metRow, func(i int) string {

@@ -170,17 +170,26 @@ func TestCompare(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"run                     20261123-1200-819c  20261123-1201-c986\n",
-		"config (keys that differ)\nfinetune.policy                     selmix             uniform\n\nvalidation, last refresh\n",
-		"worst recall                        0.4780              0.4540\n",
-		"test, after fine-tuning (the last step)\nmean recall                         0.7925              0.8295\n",
-		"best step                               20                   -\n",
-		"test, at the best step (the model the run keeps)\nmean recall                         0.4321                   -\n",
+		"run                   20261123-1200-819c  20261123-1201-c986\n",
+		"config (keys that differ)\nfinetune.policy                   selmix             uniform\n\nvalidation, last refresh\n",
+		"min_recall                        0.4780              0.4540\n",
+		"test, after fine-tuning (the last step)\nmean_recall                       0.7925              0.8295\n",
+		"best step                             20                   -\n",
+		"test, at the best step (the model the run keeps)\nmean_recall                       0.4321                   -\n",
 		"\n- : not recorded (a run that has not finished has no test values; one that kept no model, none at best)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Compare lacks %q:\n%s", want, out)
 		}
+	}
+	// Every section has a row per metric of the catalogue, under its Key
+	// (the name the exports and the comparison view use), in its order.
+	var keys []string
+	for _, m := range metric.Scalars() {
+		keys = append(keys, regexp.QuoteMeta(m.Key)+` +[-0-9.]+ +[-0-9.]+\n`)
+	}
+	if n := len(regexp.MustCompile(`\n`+strings.Join(keys, "")).FindAllString(out, -1)); n != 5 {
+		t.Errorf("%d sections list the %d metrics of metric.Scalars by key, want 5:\n%s", n, len(keys), out)
 	}
 	// The classes at coverage ≥ α/K on test after fine-tuning, counted
 	// here from the runs' own coverages against 0.95/K.
@@ -221,6 +230,32 @@ func TestSummarySteps(t *testing.T) {
 	var b bytes.Buffer
 	if Summary(&b, nil, 0); b.Len() != 0 {
 		t.Errorf("Summary of no summary wrote %q", b.String())
+	}
+}
+
+// The before/after table names each metric by its catalogue key, with
+// its values read from the reports: here head_recall differs in each.
+func TestSummaryRows(t *testing.T) {
+	rep := func(head float64) metric.Report {
+		return metric.Report{MeanRecall: 0.5, MinRecall: 0.25, HeadRecall: head}
+	}
+	s := &train.Summary{ValBefore: rep(0.125), ValAfter: rep(0.375), TestBefore: rep(0.625), TestAfter: rep(0.875),
+		TestObjBefore: make([]float64, len(metric.Objectives())), TestObjAfter: make([]float64, len(metric.Objectives()))}
+	var b bytes.Buffer
+	Summary(&b, s, 0)
+	for _, want := range []string{
+		"    mean_recall      0.5000     0.5000       0.5000      0.5000\n",
+		"     min_recall      0.2500     0.2500       0.2500      0.2500\n",
+		"    head_recall      0.1250     0.3750       0.6250      0.8750\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("Summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	for _, m := range metric.Scalars() {
+		if !regexp.MustCompile(`(?m)^ *` + m.Key + ` +[-0-9.]+ +[-0-9.]+ +[-0-9.]+ +[-0-9.]+$`).MatchString(b.String()) {
+			t.Errorf("Summary has no row %s:\n%s", m.Key, b.String())
+		}
 	}
 }
 

@@ -14,7 +14,8 @@ const metRow = "coverage ≥ α/K met"
 
 // Summary writes s, the summary of a session that began at step from (0
 // for a run's first; a resume's checkpoint step otherwise), as the
-// before/after table of every reported metric and ψ of every objective
+// before/after table of every reported metric (metric.Scalars, by its
+// Key) and ψ of every objective
 // (and at the best checkpoint when s has one); the steps and seconds it
 // reports are that session's.
 func Summary(w io.Writer, s *train.Summary, from int) {
@@ -28,16 +29,16 @@ func Summary(w io.Writer, s *train.Summary, from int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if b != nil {
 		fmt.Fprintf(tw, "metric\tval before\tval after\tval at best\ttest before\ttest after\ttest at best\t\n")
-		for _, r := range reported {
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(b.Val),
-				r.get(s.TestBefore), r.get(s.TestAfter), r.get(b.Test))
+		for _, m := range metric.Scalars() {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", m.Key, m.Get(&s.ValBefore), m.Get(&s.ValAfter), m.Get(&b.Val),
+				m.Get(&s.TestBefore), m.Get(&s.TestAfter), m.Get(&b.Test))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", metRow, met(s.ValBefore, s.Alpha), met(s.ValAfter, s.Alpha), met(b.Val, s.Alpha),
 			met(s.TestBefore, s.Alpha), met(s.TestAfter, s.Alpha), met(b.Test, s.Alpha))
 	} else {
 		fmt.Fprintf(tw, "metric\tval before\tval after\ttest before\ttest after\t\n")
-		for _, r := range reported {
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", r.name, r.get(s.ValBefore), r.get(s.ValAfter), r.get(s.TestBefore), r.get(s.TestAfter))
+		for _, m := range metric.Scalars() {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", m.Key, m.Get(&s.ValBefore), m.Get(&s.ValAfter), m.Get(&s.TestBefore), m.Get(&s.TestAfter))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", metRow, met(s.ValBefore, s.Alpha), met(s.ValAfter, s.Alpha), met(s.TestBefore, s.Alpha), met(s.TestAfter, s.Alpha))
 	}

@@ -1,17 +1,20 @@
-package sweep
+package sweep_test
 
 import (
 	"bytes"
 	"context"
 	"strings"
 	"testing"
+
+	"selmix/runs/sweep"
+	"selmix/runs/sweep/sweeptest"
 )
 
 // WriteList has a line per sweep with its members' states.
 func TestWriteList(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 	var b bytes.Buffer
-	if err := WriteList(context.Background(), &b, s.Root, nil); err != nil {
+	if err := sweep.WriteList(context.Background(), &b, s.Root, nil); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
@@ -22,7 +25,7 @@ func TestWriteList(t *testing.T) {
 		t.Errorf("row %q, want %q", got, want)
 	}
 	b.Reset()
-	if err := WriteList(context.Background(), &b, t.TempDir(), nil); err != nil || !strings.HasPrefix(b.String(), "no sweeps in ") {
+	if err := sweep.WriteList(context.Background(), &b, t.TempDir(), nil); err != nil || !strings.HasPrefix(b.String(), "no sweeps in ") {
 		t.Errorf("empty root: %q %v", b.String(), err)
 	}
 }

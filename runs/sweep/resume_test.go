@@ -1,4 +1,4 @@
-package sweep
+package sweep_test
 
 import (
 	"bytes"
@@ -6,18 +6,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"selmix/runs/sweep"
+	"selmix/runs/sweep/sweeptest"
 )
 
 func TestSpecExecutor(t *testing.T) {
-	spec, err := Parse([]byte(smallSpec), "spec.toml")
+	spec, err := sweep.Parse([]byte(sweeptest.SmallSpec), "spec.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := spec.Executor(); got != ExecLocal {
+	if got := spec.Executor(); got != sweep.ExecLocal {
 		t.Errorf("without [slurm]: %q, want local", got)
 	}
-	spec.Slurm = &Slurm{}
-	if got := spec.Executor(); got != ExecSlurm {
+	spec.Slurm = &sweep.Slurm{}
+	if got := spec.Executor(); got != sweep.ExecSlurm {
 		t.Errorf("with [slurm]: %q, want slurm", got)
 	}
 }
@@ -25,7 +28,7 @@ func TestSpecExecutor(t *testing.T) {
 // A sweep none of whose members ran resumes them all; Describe names
 // each with its state.
 func TestToResume(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 	todo, st, err := s.ToResume(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -43,9 +46,9 @@ func TestToResume(t *testing.T) {
 // naming the sweep, and it stops when nothing runs or waits (none of
 // these members will start: no executor holds the sweep).
 func TestWatch(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 	var once bytes.Buffer
-	if err := NewReader(s, nil).Watch(context.Background(), &once, 0, false); err != nil {
+	if err := sweep.NewReader(s, nil).Watch(context.Background(), &once, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(once.String(), "sweep "+s.ID+" (") || !strings.Contains(once.String(), "6 members: 0 finished, 0 running, 6 pending, 0 failed\n") {
@@ -54,7 +57,7 @@ func TestWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var b bytes.Buffer
-	if err := NewReader(s, nil).Watch(ctx, &b, time.Hour, true); err != nil || ctx.Err() != nil {
+	if err := sweep.NewReader(s, nil).Watch(ctx, &b, time.Hour, true); err != nil || ctx.Err() != nil {
 		t.Fatalf("Watch: %v, context %v", err, ctx.Err())
 	}
 	head, table, ok := strings.Cut(b.String(), "\n")

@@ -1,4 +1,4 @@
-package sweep
+package sweep_test
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"selmix/runs/sweep"
+	"selmix/runs/sweep/sweeptest"
 )
 
 func TestArraySpec(t *testing.T) {
@@ -25,7 +28,7 @@ func TestArraySpec(t *testing.T) {
 		{[]int{0, 2, 3, 5}, 0, "0,2-3,5"},
 	}
 	for _, c := range cases {
-		if got := ArraySpec(c.members, c.throttle); got != c.want {
+		if got := sweep.ArraySpec(c.members, c.throttle); got != c.want {
 			t.Errorf("ArraySpec(%v, %d) = %q, want %q", c.members, c.throttle, got, c.want)
 		}
 	}
@@ -42,10 +45,12 @@ func (f *fakeCluster) Submit(_ context.Context, script, array string) (string, e
 	return "4242", nil
 }
 
-func (f *fakeCluster) Tasks(context.Context, *Sweep) (map[int]string, error) { return f.tasks, nil }
+func (f *fakeCluster) Tasks(context.Context, *sweep.Sweep) (map[int]string, error) {
+	return f.tasks, nil
+}
 
 func TestSubmit(t *testing.T) {
-	s := newSweep(t, smallSpec+"[slurm]\nmax_parallel = 2\n", ExecSlurm)
+	s := sweeptest.New(t, sweeptest.SmallSpec+"[slurm]\nmax_parallel = 2\n", sweep.ExecSlurm)
 	cl := &fakeCluster{}
 	j, err := s.Submit(context.Background(), cl, "/opt/selmix", []int{5, 1, 2})
 	if err != nil {
@@ -54,7 +59,7 @@ func TestSubmit(t *testing.T) {
 	if j.ID != "4242" || cl.array != "1-2,5%2" || cl.script != s.ScriptPath() {
 		t.Errorf("submitted %+v: script %s array %s", j, cl.script, cl.array)
 	}
-	back, err := Load(s.Dir)
+	back, err := sweep.Load(s.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,17 +68,17 @@ func TestSubmit(t *testing.T) {
 	}
 	// The reader now asks the cluster, and its word decides.
 	cl.tasks = map[int]string{0: "PENDING", 1: "CANCELLED"}
-	st, err := NewReader(back, cl).Status(context.Background())
+	st, err := sweep.NewReader(back, cl).Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.Slurm || st.Members[0].Category != Pending || !st.Members[0].Active || st.Members[1].Category != Failed {
+	if !st.Slurm || st.Members[0].Category != sweep.Pending || !st.Members[0].Active || st.Members[1].Category != sweep.Failed {
 		t.Errorf("status from Slurm: %+v", st.Members[:2])
 	}
 }
 
 func TestBatchScriptText(t *testing.T) {
-	s := newSweep(t, smallSpec+`[slurm]
+	s := sweeptest.New(t, sweeptest.SmallSpec+`[slurm]
 partition = "gpu"
 time = "01:00:00"
 gres = "gpu:1"
@@ -83,7 +88,7 @@ max_parallel = 3
 signal_seconds = 120
 requeue = true
 extra = ["--account=lab"]
-`, ExecSlurm)
+`, sweep.ExecSlurm)
 	script, err := s.BatchScript("/opt/bin/selmix")
 	if err != nil {
 		t.Fatal(err)
@@ -156,8 +161,8 @@ while :; do sleep 0.02; done
 			write("squeue", `echo "squeue $*" >> "$LOG"
 case "$*" in *--jobs=100_3*) echo "$STATE" ;; *--jobs=100*|*--jobs=104*) echo CANCELLED; echo "$STATE" ;; esac`)
 			write("scontrol", `echo "scontrol $*" >> "$LOG"`)
-			s := newSweep(t, smallSpec, ExecSlurm)
-			s.Slurm = &Slurm{Requeue: c.requeue, SignalSeconds: 60}
+			s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecSlurm)
+			s.Slurm = &sweep.Slurm{Requeue: c.requeue, SignalSeconds: 60}
 			script, err := s.BatchScript(selmix)
 			if err != nil {
 				t.Fatal(err)

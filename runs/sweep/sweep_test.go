@@ -1,4 +1,4 @@
-package sweep
+package sweep_test
 
 import (
 	"context"
@@ -13,45 +13,20 @@ import (
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
+	"selmix/runs/sweep"
+	"selmix/runs/sweep/sweeptest"
 )
 
-// newSweep plans and creates a sweep of spec text under a temp runs root.
-func newSweep(t *testing.T, text, executor string) *Sweep {
-	t.Helper()
-	spec, err := Parse([]byte(text), filepath.Join(t.TempDir(), "spec.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	s, err := Plan(root, spec, executor, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Create(spec, []byte(text)); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-const smallSpec = `
-name = "small"
-[base]
-"finetune.steps" = 100
-[axes]
-"finetune.policy" = ["selmix", "uniform"]
-seed = [1, 2, 3]
-`
-
 func TestCreateOpenList(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 	if !strings.HasPrefix(s.ID, "small-") || len(s.ID) != len("small-")+4 || filepath.Base(s.Dir) != s.ID {
 		t.Errorf("id %q in %s", s.ID, s.Dir)
 	}
 	b, err := os.ReadFile(filepath.Join(s.Dir, "spec.toml"))
-	if err != nil || string(b) != smallSpec {
+	if err != nil || string(b) != sweeptest.SmallSpec {
 		t.Errorf("spec copy: %v %q", err, b)
 	}
-	back, err := Load(s.Dir)
+	back, err := sweep.Load(s.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,15 +34,15 @@ func TestCreateOpenList(t *testing.T) {
 		t.Errorf("sweep.json round trip:\n got %+v\nwant %+v", back.Manifest, s.Manifest)
 	}
 	for _, q := range []string{s.ID, s.ID[:len("small-")+2], "small", s.Dir} {
-		got, err := Open(s.Root, q)
+		got, err := sweep.Open(s.Root, q)
 		if err != nil || got.ID != s.ID {
 			t.Errorf("Open(%q) = %v, %v", q, got, err)
 		}
 	}
-	if _, err := Open(s.Root, "nope"); err == nil || !strings.Contains(err.Error(), "sweeps are: "+s.ID) {
+	if _, err := sweep.Open(s.Root, "nope"); err == nil || !strings.Contains(err.Error(), "sweeps are: "+s.ID) {
 		t.Errorf("Open(nope): %v", err)
 	}
-	all, bad, err := List(s.Root)
+	all, bad, err := sweep.List(s.Root)
 	if err != nil || len(all) != 1 || len(bad) != 0 {
 		t.Errorf("List: %d sweeps, %v, %v", len(all), bad, err)
 	}
@@ -89,7 +64,7 @@ func TestCreateOpenList(t *testing.T) {
 }
 
 func TestShortNames(t *testing.T) {
-	got := ShortNames([]string{"finetune.policy", "finetune.tau", "pretrain.tau", "seed"})
+	got := sweep.ShortNames([]string{"finetune.policy", "finetune.tau", "pretrain.tau", "seed"})
 	want := []string{"policy", "finetune.tau", "pretrain.tau", "seed"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ShortNames = %v, want %v", got, want)
@@ -97,19 +72,19 @@ func TestShortNames(t *testing.T) {
 }
 
 func TestMemberLock(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 	f, err := s.LockMember(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.memberBusy(2) || s.memberBusy(1) {
-		t.Errorf("busy: member 2 %v, member 1 %v", s.memberBusy(2), s.memberBusy(1))
+	if !s.MemberBusy(2) || s.MemberBusy(1) {
+		t.Errorf("busy: member 2 %v, member 1 %v", s.MemberBusy(2), s.MemberBusy(1))
 	}
 	if _, err := s.LockMember(2); err == nil || !strings.Contains(err.Error(), "member 2 is already being run by pid") {
 		t.Errorf("second lock: %v", err)
 	}
 	f.Close()
-	if s.memberBusy(2) {
+	if s.MemberBusy(2) {
 		t.Error("member 2 busy after release")
 	}
 }
@@ -117,7 +92,7 @@ func TestMemberLock(t *testing.T) {
 // fakeRun records a run of member i through the recorder, as the engine
 // would: refreshes with the given ψ values, then a final summary if sum is
 // not nil. The writer stays open (a live run) until the caller closes it.
-func fakeRun(t *testing.T, s *Sweep, i int, psis []float64, sum *train.Summary) *runs.Writer {
+func fakeRun(t *testing.T, s *sweep.Sweep, i int, psis []float64, sum *train.Summary) *runs.Writer {
 	t.Helper()
 	rec, err := record.New(s.Root, s.Members[i].Run, "seed = 1\n", runs.Meta{})
 	if err != nil {
@@ -158,7 +133,7 @@ func summary(x float64) *train.Summary {
 }
 
 func TestStatusAndReport(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 	// Members: 0-2 selmix seeds 1-3, 3-5 uniform seeds 1-3.
 	// Member 0 kept a model whose optimized ψ on test is 0.9.
 	kept := summary(0.2)
@@ -174,13 +149,13 @@ func TestStatusAndReport(t *testing.T) {
 	crashed.Close()
 	// member 5 never started.
 
-	st, err := NewReader(s, nil).Status(context.Background())
+	st, err := sweep.NewReader(s, nil).Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	type row struct {
 		state    string
-		cat      Category
+		cat      sweep.Category
 		active   bool
 		step     string
 		psi      string
@@ -188,12 +163,12 @@ func TestStatusAndReport(t *testing.T) {
 		historyN int
 	}
 	want := []row{
-		{"finished", Finished, false, "100/100", "0.2000", "0.3000", 3},
-		{"finished", Finished, false, "100/100", "0.2000", "0.2000", 2},
-		{"finished", Finished, false, "100/100", "0.5000", "0.5000", 1},
-		{"running", Running, true, "25/100", "0.4500", "0.4500", 2},
-		{"crashed", Failed, false, "0/100", "0.3000", "0.3000", 1},
-		{"not started", Pending, false, "-", "-", "-", 0},
+		{"finished", sweep.Finished, false, "100/100", "0.2000", "0.3000", 3},
+		{"finished", sweep.Finished, false, "100/100", "0.2000", "0.2000", 2},
+		{"finished", sweep.Finished, false, "100/100", "0.5000", "0.5000", 1},
+		{"running", sweep.Running, true, "25/100", "0.4500", "0.4500", 2},
+		{"crashed", sweep.Failed, false, "0/100", "0.3000", "0.3000", 1},
+		{"not started", sweep.Pending, false, "-", "-", "-", 0},
 	}
 	for i, w := range want {
 		m := st.Members[i]
@@ -249,7 +224,7 @@ func TestStatusAndReport(t *testing.T) {
 		g := res.Groups[i]
 		var psi []float64
 		for _, sum := range g.Summaries {
-			psi = append(psi, OptimizedColumn.After(sum))
+			psi = append(psi, sweep.OptimizedColumn.After(sum))
 		}
 		if !reflect.DeepEqual(g.Key, []string{w.key}) || g.Label != w.label || g.Members != w.members || !reflect.DeepEqual(psi, w.psi) || (g.First != nil) != w.first {
 			t.Errorf("group %d: key %v label %q, %d members, ψ %v, first %v; want %s, %q, %d, %v, %v", i, g.Key, g.Label, g.Members, psi, g.First != nil, w.key, w.label, w.members, w.psi, w.first)
@@ -272,41 +247,6 @@ func TestStatusAndReport(t *testing.T) {
 	}
 }
 
-func TestCategorize(t *testing.T) {
-	run := func(status string, live bool) *runs.Run {
-		return &runs.Run{Meta: runs.Meta{Status: status}, Live: live}
-	}
-	cases := []struct {
-		name       string
-		run        *runs.Run
-		slurm      string
-		exec, busy bool
-		cat        Category
-		active     bool
-	}{
-		{"finished", run(runs.StatusFinished, false), "COMPLETED", false, false, Finished, false},
-		{"finished, task still ending", run(runs.StatusFinished, false), "COMPLETING", false, false, Finished, false},
-		{"live", run(runs.StatusRunning, true), "RUNNING", false, false, Running, true},
-		{"requeued after a warning", run(runs.StatusStopped, false), "PENDING", false, false, Pending, true},
-		{"checkpointing before requeue", run(runs.StatusStopped, false), "RUNNING", false, false, Running, true},
-		{"cancelled", run(runs.StatusStopped, false), "CANCELLED", false, false, Failed, false},
-		{"crashed, Slurm forgot", run(runs.StatusRunning, false), "", false, false, Failed, false},
-		{"error", run(runs.StatusError, false), "FAILED", false, false, Failed, false},
-		{"queued", nil, "PENDING", false, false, Pending, true},
-		{"task started, run not yet", nil, "RUNNING", false, false, Running, true},
-		{"member process starting", nil, "", false, true, Running, true},
-		{"cancelled while queued", nil, "CANCELLED", false, false, Failed, false},
-		{"waiting for a live local executor", nil, "", true, false, Pending, true},
-		{"never started", nil, "", false, false, Pending, false},
-	}
-	for _, c := range cases {
-		cat, active := categorize(c.run, c.slurm, c.exec, c.busy)
-		if cat != c.cat || active != c.active {
-			t.Errorf("%s: %v active=%v, want %v active=%v", c.name, cat, active, c.cat, c.active)
-		}
-	}
-}
-
 // A sweep whose sweep.json is damaged is named as damaged — by id, id
 // prefix, name or folder — not reported missing.
 func TestOpenDamaged(t *testing.T) {
@@ -320,7 +260,7 @@ func TestOpenDamaged(t *testing.T) {
 		{"inconsistent", func([]byte) []byte { return []byte(`{"id": "x", "name": "small"}`) }, `bad id "x" or name "small"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSweep(t, smallSpec, ExecLocal)
+			s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 			path := filepath.Join(s.Dir, "sweep.json")
 			good, err := os.ReadFile(path)
 			if err != nil {
@@ -330,13 +270,13 @@ func TestOpenDamaged(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, q := range []string{s.ID, s.ID[:len("small-")+2], "small", s.Dir} {
-				_, err := Open(s.Root, q)
+				_, err := sweep.Open(s.Root, q)
 				want := path + " is damaged: " + tc.reason
 				if err == nil || err.Error() != want {
 					t.Errorf("Open(%q): %v, want %q", q, err, want)
 				}
 			}
-			if _, err := Open(s.Root, "nope"); err == nil || !strings.HasPrefix(err.Error(), `no sweep "nope"`) {
+			if _, err := sweep.Open(s.Root, "nope"); err == nil || !strings.HasPrefix(err.Error(), `no sweep "nope"`) {
 				t.Errorf("Open(nope): %v", err)
 			}
 		})
@@ -350,33 +290,33 @@ func TestOpenDamaged(t *testing.T) {
 // created /nonexistent/root and ran every member there) are damage,
 // refused in one line.
 func TestLoadRefusesForeignFields(t *testing.T) {
-	s := newSweep(t, smallSpec, ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
 	other := t.TempDir()
 	for _, c := range []struct {
 		name string
-		edit func(m *Manifest)
+		edit func(m *sweep.Manifest)
 		want string
 	}{
-		{"member run", func(m *Manifest) { m.Members[1].Run = "../../../x/pwn\x1b]0;X\x07" }, `member 1: run "../../../x/pwn\x1b]0;X\a", want "` + s.ID + `-1"`},
-		{"runs_root missing", func(m *Manifest) { m.Root = "/nonexistent/root" }, `runs_root "/nonexistent/root": stat /nonexistent/root: no such file or directory`},
-		{"runs_root elsewhere", func(m *Manifest) { m.Root = other }, `runs_root "` + other + `" is not the runs root the sweep is in`},
-		{"id of another folder", func(m *Manifest) { m.ID = m.Name + "-beef" }, `id "small-beef" is not its folder's name`},
+		{"member run", func(m *sweep.Manifest) { m.Members[1].Run = "../../../x/pwn\x1b]0;X\x07" }, `member 1: run "../../../x/pwn\x1b]0;X\a", want "` + s.ID + `-1"`},
+		{"runs_root missing", func(m *sweep.Manifest) { m.Root = "/nonexistent/root" }, `runs_root "/nonexistent/root": stat /nonexistent/root: no such file or directory`},
+		{"runs_root elsewhere", func(m *sweep.Manifest) { m.Root = other }, `runs_root "` + other + `" is not the runs root the sweep is in`},
+		{"id of another folder", func(m *sweep.Manifest) { m.ID = m.Name + "-beef" }, `id "small-beef" is not its folder's name`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cp := *s
-			cp.Members = append([]Member(nil), s.Members...)
+			cp.Members = append([]sweep.Member(nil), s.Members...)
 			c.edit(&cp.Manifest)
 			if err := cp.Save(); err != nil {
 				t.Fatal(err)
 			}
 			defer s.Save()
-			_, err := Load(s.Dir)
+			_, err := sweep.Load(s.Dir)
 			if !errors.Is(err, runs.ErrDamaged) || !strings.Contains(err.Error(), c.want) || strings.ContainsAny(err.Error(), "\x1b\x07") {
 				t.Errorf("error %v, want damage saying %s", err, c.want)
 			}
 		})
 	}
-	if _, err := Load(s.Dir); err != nil {
+	if _, err := sweep.Load(s.Dir); err != nil {
 		t.Errorf("the sweep as written: %v", err)
 	}
 }

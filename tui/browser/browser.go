@@ -20,12 +20,12 @@ import (
 	"selmix/tui/pane"
 )
 
-// ListMsg is a fresh read of the runs root (the entries are the
+// ListMsg is a fresh read of the runs root (the rows are the
 // receiver's).
 type ListMsg struct {
-	Entries []Entry
-	Err     error
-	took    time.Duration // how long the read took
+	Rows []Row
+	Err  error
+	took time.Duration // how long the read took
 }
 
 // ConfigMsg carries the config of runs by id (ReadConfigs).
@@ -36,7 +36,7 @@ func Load(root string) tea.Cmd {
 	return func() tea.Msg {
 		t0 := time.Now()
 		es, err := Read(root)
-		return ListMsg{Entries: es, Err: err, took: time.Since(t0)}
+		return ListMsg{Rows: es, Err: err, took: time.Since(t0)}
 	}
 }
 
@@ -69,7 +69,7 @@ type Model struct {
 	root string
 	now  func() time.Time
 
-	all     []Entry
+	all     []Row
 	loaded  bool
 	err     error
 	view    []int // indices into all, filtered and sorted
@@ -123,9 +123,9 @@ func (m *Model) Marked() []string {
 	return out
 }
 
-// Entries is the list as shown: filtered and sorted.
-func (m *Model) Entries() []Entry {
-	out := make([]Entry, len(m.view))
+// Rows is the list as shown: filtered and sorted.
+func (m *Model) Rows() []Row {
+	out := make([]Row, len(m.view))
 	for k, i := range m.view {
 		out[k] = m.all[i]
 	}
@@ -182,7 +182,7 @@ func (m *Model) setList(msg ListMsg) map[string]string {
 		return nil
 	}
 	m.err, m.loaded = nil, true
-	m.all = msg.Entries
+	m.all = msg.Rows
 	dirs := map[string]string{}
 	for i := range m.all {
 		e := &m.all[i]

@@ -116,7 +116,7 @@ func typeText(m *Model, s string) {
 	}
 }
 
-func ids(es []Entry) []string {
+func ids(es []Row) []string {
 	out := make([]string, len(es))
 	for i, e := range es {
 		out[i] = e.ID
@@ -130,9 +130,9 @@ func TestRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(es) != 5 {
-		t.Fatalf("got %d entries, want 5", len(es))
+		t.Fatalf("got %d rows, want 5", len(es))
 	}
-	byID := map[string]Entry{}
+	byID := map[string]Row{}
 	for _, e := range es {
 		byID[e.ID] = e
 	}
@@ -191,7 +191,7 @@ func TestFilter(t *testing.T) {
 			m.Update(fixture.Key("/"))
 			typeText(m, c.filter)
 			m.Update(fixture.Key("enter"))
-			if got := ids(m.Entries()); !slices.Equal(got, c.want) {
+			if got := ids(m.Rows()); !slices.Equal(got, c.want) {
 				t.Errorf("filter %q: got %v, want %v", c.filter, got, c.want)
 			}
 		})
@@ -210,15 +210,15 @@ func TestSort(t *testing.T) {
 		t.Fatalf("r never sorts by %v", c)
 	}
 	sortBy(ColName)
-	if got, want := ids(m.Entries()), []string{"20261123-1159-eeee", "20261120-0900-aaaa", "20261123-1130-dddd", "20261121-1000-bbbb", "20261122-1100-cccc"}; !slices.Equal(got, want) {
+	if got, want := ids(m.Rows()), []string{"20261123-1159-eeee", "20261120-0900-aaaa", "20261123-1130-dddd", "20261121-1000-bbbb", "20261122-1100-cccc"}; !slices.Equal(got, want) {
 		t.Errorf("by name: got %v, want %v", got, want)
 	}
 	sortBy(ColBest) // highest first, runs without one last
-	if got, want := ids(m.Entries()), []string{"20261120-0900-aaaa", "20261121-1000-bbbb", "20261122-1100-cccc", "20261123-1130-dddd", "20261123-1159-eeee"}; !slices.Equal(got, want) {
+	if got, want := ids(m.Rows()), []string{"20261120-0900-aaaa", "20261121-1000-bbbb", "20261122-1100-cccc", "20261123-1130-dddd", "20261123-1159-eeee"}; !slices.Equal(got, want) {
 		t.Errorf("by best: got %v, want %v", got, want)
 	}
 	m.Update(fixture.Key("S"))
-	if got, want := ids(m.Entries()), []string{"20261123-1159-eeee", "20261123-1130-dddd", "20261122-1100-cccc", "20261121-1000-bbbb", "20261120-0900-aaaa"}; !slices.Equal(got, want) {
+	if got, want := ids(m.Rows()), []string{"20261123-1159-eeee", "20261123-1130-dddd", "20261122-1100-cccc", "20261121-1000-bbbb", "20261120-0900-aaaa"}; !slices.Equal(got, want) {
 		t.Errorf("by best, reversed: got %v, want %v", got, want)
 	}
 }
@@ -324,10 +324,10 @@ func TestThousandRuns(t *testing.T) {
 	m.Update(fixture.Key("/"))
 	typeText(m, "policy=uniform tag=tenth")
 	// Uniform is i%3 == 1, tagged is i%10 == 0: i ≡ 10 (mod 30).
-	if got := len(m.Entries()); got != 33 {
+	if got := len(m.Rows()); got != 33 {
 		t.Errorf("policy=uniform tag=tenth shows %d runs, want 33", got)
 	}
-	for _, e := range m.Entries() {
+	for _, e := range m.Rows() {
 		if e.Policy != "uniform" || !slices.Contains(e.Tags, "tenth") {
 			t.Errorf("%s passed the filter: policy %s tags %v", e.ID, e.Policy, e.Tags)
 		}
@@ -371,14 +371,14 @@ func TestConfigsArriveLater(t *testing.T) {
 	_, cmd := m.Update(m.Init()())
 	m.Update(fixture.Key("/"))
 	typeText(m, "lr=0.1")
-	if got := ids(m.Entries()); len(got) != 0 {
+	if got := ids(m.Rows()); len(got) != 0 {
 		t.Fatalf("before the configs: %v shown, want none", got)
 	}
 	if cmd == nil {
 		t.Fatal("the list asked for no configs")
 	}
 	drain(m, cmd)
-	if got, want := ids(m.Entries()), []string{"20261122-1100-cccc"}; !slices.Equal(got, want) {
+	if got, want := ids(m.Rows()), []string{"20261122-1100-cccc"}; !slices.Equal(got, want) {
 		t.Errorf("after the configs: %v, want %v", got, want)
 	}
 }

@@ -42,7 +42,7 @@ func ParseFilter(s string) Filter {
 func (f Filter) Empty() bool { return len(f.words) == 0 && len(f.terms) == 0 }
 
 // Match reports whether e passes f.
-func (f Filter) Match(e *Entry) bool {
+func (f Filter) Match(e *Row) bool {
 	for _, w := range f.words {
 		if !strings.Contains(e.hay, w) {
 			return false
@@ -56,7 +56,7 @@ func (f Filter) Match(e *Entry) bool {
 	return true
 }
 
-func (t term) match(e *Entry) bool {
+func (t term) match(e *Row) bool {
 	test := func(v string) bool {
 		v = strings.ToLower(v)
 		if t.exact {
@@ -112,7 +112,7 @@ func (c Column) String() string { return columnNames[c] }
 
 // compare orders a before b by column c, ascending. NaN sorts before
 // every number, so missing values gather at one end.
-func compare(c Column, a, b *Entry) int {
+func compare(c Column, a, b *Row) int {
 	switch c {
 	case ColName:
 		return cmp.Compare(strings.ToLower(a.Label()), strings.ToLower(b.Label()))
@@ -149,9 +149,9 @@ func cmpNum(a, b float64) int {
 	return cmp.Compare(a, b)
 }
 
-// Select returns the indices of the entries that pass f, ordered by
+// Select returns the indices of the rows that pass f, ordered by
 // column c (descending if desc); ties keep the order of all.
-func Select(all []Entry, f Filter, c Column, desc bool) []int {
+func Select(all []Row, f Filter, c Column, desc bool) []int {
 	idx := make([]int, 0, len(all))
 	for i := range all {
 		if f.Match(&all[i]) {

@@ -82,7 +82,7 @@ func (m *Model) help() string {
 func (m *Model) table(w, h int) string {
 	th := m.ctx.Theme
 	cols := m.layout(w)
-	cells := func(e *Entry) []string {
+	cells := func(e *Row) []string {
 		out := make([]string, len(cols))
 		for i, c := range cols {
 			out[i] = m.cell(c.col, e)
@@ -228,7 +228,7 @@ func (m *Model) layout(w int) []colSpec {
 	return specs
 }
 
-func (m *Model) cell(c Column, e *Entry) string {
+func (m *Model) cell(c Column, e *Row) string {
 	switch c {
 	case ColName:
 		return e.Label()

@@ -15,8 +15,8 @@ import (
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/classlist"
-	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 )
 
@@ -33,7 +33,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.RunState) *Model {
+func New(ctx *pane.Context, run *runstate.State) *Model {
 	m := &Model{Pane: classlist.NewPane(ctx, run)}
 	m.sync()
 	return m
@@ -217,7 +217,7 @@ func (m *Model) row(k int, c columns) string {
 	case k == m.Nav.Found:
 		mark, nameStyle = th.Render(th.Accent, "» "), th.Accent
 	}
-	name := style.PadRight(history.Short(r.ClassName(k), c.name), c.name)
+	name := style.PadRight(runstate.Short(r.ClassName(k), c.name), c.name)
 	b.WriteString(mark + th.Render(nameStyle, name))
 	if c.count > 0 {
 		b.WriteString(th.Render(th.Dim, style.PadLeft(fmt.Sprint(r.Info.TrainCounts[k]), c.count)))

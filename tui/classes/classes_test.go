@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 )
 
 func TestView(t *testing.T) {
 	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
-		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 60, H: 5},
+		{Name: "waiting", Run: runstate.New(fixture.Info(10)), W: 60, H: 5},
 		{Name: "k10-narrow", Run: fixture.Run(10, 6), W: 78, H: 17},
 		{Name: "k10-wide", Run: fixture.Run(10, 6), W: 100, H: 14},
 		{Name: "k10-first-refresh", Run: fixture.Run(10, 1), W: 78, H: 14},

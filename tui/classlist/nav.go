@@ -8,8 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/core/train"
-	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 )
 
 // Nav is a pane's order and search over the classes of the current
@@ -45,7 +45,7 @@ func (n *Nav) By() By { return n.by }
 
 // Refresh recomputes the gains and the order for rs (nil: no refresh
 // yet) and the run's class names and training counts.
-func (n *Nav) Refresh(rs *train.Refresh, run *history.RunState) {
+func (n *Nav) Refresh(rs *train.Refresh, run *runstate.State) {
 	if rs == nil {
 		n.K, n.Order = 0, n.Order[:0]
 		return

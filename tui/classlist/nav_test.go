@@ -7,11 +7,11 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
+	"selmix/tui/runstate"
 )
 
-func navOver(run *history.RunState) *Nav {
+func navOver(run *runstate.State) *Nav {
 	n := NewNav()
 	n.Refresh(run.Cur, run)
 	return &n

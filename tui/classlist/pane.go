@@ -5,8 +5,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/core/train"
-	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 )
 
 // Pane is what the panes listing classes (classes, λ) embed: the pane
@@ -24,7 +24,7 @@ type Pane struct {
 }
 
 // NewPane returns the Pane of a list over run.
-func NewPane(ctx *pane.Context, run *history.RunState) Pane {
+func NewPane(ctx *pane.Context, run *runstate.State) Pane {
 	return Pane{Base: pane.NewBase(ctx, run), Nav: NewNav()}
 }
 

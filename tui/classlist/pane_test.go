@@ -7,15 +7,15 @@ import (
 	"charm.land/bubbles/v2/key"
 
 	"selmix/core/metric"
-	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
+	"selmix/tui/runstate"
 )
 
 // Sync reports a change once per refresh, and again when the refresh's
 // G arrives: as a new value (SetMatrices) or filled in place.
 func TestPaneSync(t *testing.T) {
 	full := fixture.Refresh(100, 1, 2000, metric.MinRecall)
-	run := history.New(fixture.Info(100))
+	run := runstate.New(fixture.Info(100))
 	p := NewPane(fixture.Plain(), run)
 	if p.Sync() || p.RS != nil {
 		t.Fatalf("before any refresh: Sync reported a change, RS %v", p.RS)

@@ -27,13 +27,13 @@ import (
 // DataMsg carries runs read from disk: all of them, or (Partial) fresh
 // reads of some, which replace the runs of the same id.
 type DataMsg struct {
-	Runs    []*RunSeries
+	Runs    []*Series
 	Partial bool
 	Err     error
 }
 
 // Loader reads runs by id; it runs off the UI goroutine.
-type Loader func(ids []string) ([]*RunSeries, error)
+type Loader func(ids []string) ([]*Series, error)
 
 // pollEvery is how often live runs are read again.
 const pollEvery = time.Second
@@ -43,7 +43,7 @@ type Model struct {
 	ctx    *pane.Context
 	ids    []string
 	load   Loader
-	runs   []*RunSeries
+	runs   []*Series
 	err    error
 	paints []style.Paint
 
@@ -78,7 +78,7 @@ func New(ctx *pane.Context, ids []string, load Loader) *Model {
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 
 // Runs are the runs compared, in the order given.
-func (m *Model) Runs() []*RunSeries { return m.runs }
+func (m *Model) Runs() []*Series { return m.runs }
 
 func (m *Model) Init() tea.Cmd {
 	if m.load == nil {

@@ -22,9 +22,9 @@ import (
 
 // synth is a run of n refreshes 10 steps and 3 s apart over K classes:
 // ψ of every objective rises from base towards base+0.3 with seeded noise.
-func synth(id, policy, lr string, K, n int, base float64, seed uint64) *RunSeries {
+func synth(id, policy, lr string, K, n int, base float64, seed uint64) *Series {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	r := &RunSeries{ID: id, Name: id, Objective: "min-recall", Config: map[string]string{"finetune.policy": policy, "finetune.lr": lr, "seed": fmt.Sprint(seed)},
+	r := &Series{ID: id, Name: id, Objective: "min-recall", Config: map[string]string{"finetune.policy": policy, "finetune.lr": lr, "seed": fmt.Sprint(seed)},
 		Steps: make([]float64, n), Secs: make([]float64, n), Series: make([][]float64, len(metrics))}
 	for m := range metrics {
 		r.Series[m] = make([]float64, n)
@@ -46,8 +46,8 @@ func synth(id, policy, lr string, K, n int, base float64, seed uint64) *RunSerie
 	return r
 }
 
-func fourRuns(K, n int) []*RunSeries {
-	return []*RunSeries{
+func fourRuns(K, n int) []*Series {
+	return []*Series{
 		synth("uni-1", "uniform", "0.01", K, n, 0.30, 1),
 		synth("sel-1", "selmix", "0.01", K, n, 0.40, 2),
 		synth("uni-2", "uniform", "0.1", K, n, 0.32, 3),
@@ -55,7 +55,7 @@ func fourRuns(K, n int) []*RunSeries {
 	}
 }
 
-func model(rs []*RunSeries, w, h int) *Model {
+func model(rs []*Series, w, h int) *Model {
 	ids := make([]string, len(rs))
 	for i, r := range rs {
 		ids[i] = r.ID
@@ -93,7 +93,7 @@ func TestSmoothingFullResolution(t *testing.T) {
 }
 
 func TestGroups(t *testing.T) {
-	flat := func(id, pol string, v float64) *RunSeries {
+	flat := func(id, pol string, v float64) *Series {
 		r := synth(id, pol, "0.01", 3, 5, 0, 1)
 		for m := range r.Series {
 			for i := range r.Series[m] {
@@ -102,7 +102,7 @@ func TestGroups(t *testing.T) {
 		}
 		return r
 	}
-	rs := []*RunSeries{flat("a", "uniform", 0.2), flat("b", "selmix", 0.5), flat("c", "uniform", 0.4), flat("d", "selmix", 0.5)}
+	rs := []*Series{flat("a", "uniform", 0.2), flat("b", "selmix", 0.5), flat("c", "uniform", 0.4), flat("d", "selmix", 0.5)}
 	m := model(rs, 80, 24)
 	if got, want := m.GroupKeys(), []string{"finetune.policy"}; !slices.Equal(got, want) {
 		t.Fatalf("group keys %v, want %v", got, want)
@@ -139,10 +139,10 @@ func TestGroups(t *testing.T) {
 }
 
 func TestClassDiffs(t *testing.T) {
-	a := &RunSeries{ID: "a", Recall: []float64{0.5, 0.9, 0.2}}
-	b := &RunSeries{ID: "b", Recall: []float64{0.7, 0.3, 0.2}}
-	c := &RunSeries{ID: "c", Recall: []float64{0.5, 0.5, 0.4}}
-	ds := ClassDiffs([]*RunSeries{a, b, c})
+	a := &Series{ID: "a", Recall: []float64{0.5, 0.9, 0.2}}
+	b := &Series{ID: "b", Recall: []float64{0.7, 0.3, 0.2}}
+	c := &Series{ID: "c", Recall: []float64{0.5, 0.5, 0.4}}
+	ds := ClassDiffs([]*Series{a, b, c})
 	order := []int{ds[0].Class, ds[1].Class, ds[2].Class}
 	if !slices.Equal(order, []int{1, 0, 2}) {
 		t.Fatalf("order %v, want [1 0 2]", order)
@@ -175,7 +175,7 @@ func TestPartialData(t *testing.T) {
 	rs := fourRuns(10, 20)
 	m := model(rs, 80, 24)
 	fresh := synth("sel-1", "selmix", "0.01", 10, 25, 0.4, 2)
-	m.Update(DataMsg{Runs: []*RunSeries{fresh}, Partial: true})
+	m.Update(DataMsg{Runs: []*Series{fresh}, Partial: true})
 	if m.Runs()[1] != fresh || len(m.Runs()) != 4 {
 		t.Errorf("a fresh read of sel-1 did not replace it in place")
 	}
@@ -184,7 +184,7 @@ func TestPartialData(t *testing.T) {
 func TestView(t *testing.T) {
 	cases := []struct {
 		name string
-		runs []*RunSeries
+		runs []*Series
 		keys []string
 		w, h int
 	}{
@@ -294,7 +294,7 @@ func TestLoad(t *testing.T) {
 // BenchmarkView is one frame of 10 runs of 2,000 refreshes at K = 10
 // (target ≤ 10 ms).
 func BenchmarkView(b *testing.B) {
-	var rs []*RunSeries
+	var rs []*Series
 	for i := range 10 {
 		rs = append(rs, synth(fmt.Sprintf("run-%d", i), []string{"uniform", "selmix"}[i%2], "0.01", 10, 2000, 0.3+float64(i)/50, uint64(i)))
 	}
@@ -326,7 +326,7 @@ func BenchmarkFirstFrameK1000(b *testing.B) {
 	b.ResetTimer()
 	var heap uint64
 	for b.Loop() {
-		m := New(fixture.Plain(), ids, func(ids []string) ([]*RunSeries, error) { return Load(root, ids) })
+		m := New(fixture.Plain(), ids, func(ids []string) ([]*Series, error) { return Load(root, ids) })
 		m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
 		m.Update(m.Init()())
 		_ = m.Render()
@@ -400,7 +400,7 @@ func TestClassesMatchedByName(t *testing.T) {
 	for k := range folder.Recall {
 		folder.Recall[k] = float64(k) / 100 // recall says which index it was
 	}
-	ds := ClassDiffs([]*RunSeries{builtin, folder})
+	ds := ClassDiffs([]*Series{builtin, folder})
 	byName := map[string]ClassDiff{}
 	for _, d := range ds {
 		byName[d.Name] = d
@@ -417,7 +417,7 @@ func TestClassesMatchedByName(t *testing.T) {
 	if len(ds) != 11 {
 		t.Errorf("%d rows, want 11 (10 shared names but one, and Parka)", len(ds))
 	}
-	m := model([]*RunSeries{builtin, folder}, 120, 36)
+	m := model([]*Series{builtin, folder}, 120, 36)
 	if v := m.Render(); !strings.Contains(v, "runs of different experiments: data.source, worker.command differ") {
 		t.Errorf("curves view does not say the runs differ:\n%s", v)
 	}

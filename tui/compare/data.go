@@ -11,11 +11,15 @@ import (
 	"selmix/runs/record"
 )
 
-// RunSeries is what the comparison keeps of one run: its scalar series at full
-// resolution (one value per refresh) and its last per-class recall. The
-// rest of its history is dropped once read, so a comparison of runs with
+// Series is what the comparison view keeps of one run: not the store's
+// export.Recorded (meta, config and the whole record.History) but what
+// the view draws from it, ready to draw: every metric of Metrics as a
+// series at full resolution (one value per refresh, with its step and
+// seconds since the first), the last per-class recall, and the run's
+// name, class names and config keys made safe for the terminal. The rest
+// of its history is dropped once read, so a comparison of runs with
 // K = 1000 costs O(refreshes + K) per run.
-type RunSeries struct {
+type Series struct {
 	ID, Name  string
 	Objective string // the objective it optimizes (run.json)
 	Live      bool
@@ -28,7 +32,7 @@ type RunSeries struct {
 }
 
 // Label is the name shown for the run.
-func (r *RunSeries) Label() string {
+func (r *Series) Label() string {
 	if r.Name != "" {
 		return r.Name
 	}
@@ -78,9 +82,9 @@ var metrics = Metrics()
 
 // FromHistory keeps what the comparison needs of a decoded history;
 // times are the refresh events' times in order (nil if unknown).
-func FromHistory(id, name string, live bool, config map[string]string, h *record.History, times []time.Time) *RunSeries {
+func FromHistory(id, name string, live bool, config map[string]string, h *record.History, times []time.Time) *Series {
 	n := len(h.Refreshes)
-	r := &RunSeries{ID: id, Name: safetext.Line(name), Live: live, Config: config,
+	r := &Series{ID: id, Name: safetext.Line(name), Live: live, Config: config,
 		Steps: make([]float64, n), Secs: make([]float64, n), Series: make([][]float64, len(metrics))}
 	for m := range metrics {
 		r.Series[m] = make([]float64, n)
@@ -108,8 +112,8 @@ func FromHistory(id, name string, live bool, config map[string]string, h *record
 }
 
 // Load reads the runs ids of root (ids as `selmix open` takes them).
-func Load(root string, ids []string) ([]*RunSeries, error) {
-	out := make([]*RunSeries, 0, len(ids))
+func Load(root string, ids []string) ([]*Series, error) {
+	out := make([]*Series, 0, len(ids))
 	for _, id := range ids {
 		r, err := LoadRun(root, id)
 		if err != nil {
@@ -121,7 +125,7 @@ func Load(root string, ids []string) ([]*RunSeries, error) {
 }
 
 // LoadRun reads one run: its event log decoded, its config flattened.
-func LoadRun(root, id string) (*RunSeries, error) {
+func LoadRun(root, id string) (*Series, error) {
 	rr, err := runs.Open(root, id)
 	if err != nil {
 		return nil, err
@@ -160,7 +164,7 @@ func refreshTimes(r *runs.Run) []time.Time {
 }
 
 // String describes r for errors and tests.
-func (r *RunSeries) String() string { return fmt.Sprintf("%s (%d refreshes)", r.ID, len(r.Steps)) }
+func (r *Series) String() string { return fmt.Sprintf("%s (%d refreshes)", r.ID, len(r.Steps)) }
 
 // flatConfig flattens config.toml text (runs.ParseConfig), each value
 // as runs compare shows it, made safe for the terminal; an unreadable one

@@ -27,7 +27,7 @@ type ClassDiff struct {
 
 // classKey is how runs' classes are matched: by name where a run names
 // its class, else by index.
-func classKey(r *RunSeries, k int) string {
+func classKey(r *Series, k int) string {
 	if k < len(r.Classes) && r.Classes[k] != "" {
 		return r.Classes[k]
 	}
@@ -40,7 +40,7 @@ func classKey(r *RunSeries, k int) string {
 // Classes are matched by name (a built-in run's T-shirt/top beside an
 // imagefolder run's, whose classes are in alphabetical order), by index
 // where unnamed; a class one run lacks has no recall there.
-func ClassDiffs(runs []*RunSeries) []ClassDiff {
+func ClassDiffs(runs []*Series) []ClassDiff {
 	var out []ClassDiff
 	at := map[string]int{}
 	for i, r := range runs {
@@ -172,7 +172,7 @@ func (m *Model) recallTable(w, h int) string {
 // classNote says, in one line, where the runs' classes or data differ:
 // how many classes only some runs have (rows matched by name), and which
 // data settings differ. "" where they agree.
-func classNote(runs []*RunSeries, diffs []ClassDiff) string {
+func classNote(runs []*Series, diffs []ClassDiff) string {
 	var parts []string
 	some := 0
 	for _, d := range diffs {
@@ -198,7 +198,7 @@ func classNote(runs []*RunSeries, diffs []ClassDiff) string {
 // dataDiffers lists the configuration keys that say what the runs learn
 // from (data.*, the model, the worker's command) and differ between them:
 // runs of different experiments.
-func dataDiffers(runs []*RunSeries) []string {
+func dataDiffers(runs []*Series) []string {
 	var keys []string
 	seen := map[string]bool{}
 	for _, r := range runs {

@@ -16,7 +16,7 @@ func (m *Model) xName() string {
 	return "step"
 }
 
-func (m *Model) xs(r *RunSeries) []float64 {
+func (m *Model) xs(r *Series) []float64 {
 	if m.byTime {
 		return r.Secs
 	}

@@ -14,8 +14,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/core/metric"
-	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 )
 
@@ -28,7 +28,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.RunState) *Model {
+func New(ctx *pane.Context, run *runstate.State) *Model {
 	return &Model{Base: pane.NewBase(ctx, run), sel: -1, smooth: 0.6}
 }
 

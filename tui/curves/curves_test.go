@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"selmix/core/metric"
-	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
+	"selmix/tui/runstate"
 )
 
 func TestView(t *testing.T) {
 	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
-		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 50, H: 4},
+		{Name: "waiting", Run: runstate.New(fixture.Info(10)), W: 50, H: 4},
 		{Name: "stacked", Run: fixture.Run(10, 12), W: 78, H: 19},
 		{Name: "side", Run: fixture.Run(10, 12), W: 120, H: 14},
 		{Name: "other-objective-raw", Run: fixture.Run(10, 12), W: 120, H: 14,
@@ -50,7 +50,7 @@ func TestEMA(t *testing.T) {
 }
 
 func TestSmoothingBounds(t *testing.T) {
-	m := New(fixture.Plain(), history.New(fixture.Info(10)))
+	m := New(fixture.Plain(), runstate.New(fixture.Info(10)))
 	for range 20 {
 		fixture.Press(m, "]")
 	}
@@ -66,8 +66,8 @@ func TestSmoothingBounds(t *testing.T) {
 }
 
 func TestLinearView(t *testing.T) {
-	noPred := func(K, n int) *history.RunState {
-		r := history.New(fixture.Info(K))
+	noPred := func(K, n int) *runstate.State {
+		r := runstate.New(fixture.Info(K))
 		for i := range n {
 			s := fixture.Refresh(K, i, 2000, metric.MinRecall)
 			rs := *s.Refresh
@@ -79,8 +79,8 @@ func TestLinearView(t *testing.T) {
 	}
 	// Ratios beyond the scale are clipped with their tip marked; a zero
 	// prediction has no ratio.
-	clipped := func() *history.RunState {
-		r := history.New(fixture.Info(10))
+	clipped := func() *runstate.State {
+		r := runstate.New(fixture.Info(10))
 		for i, pr := range [][2]float64{{0, 0}, {0.01, 0.05}, {0.01, -0.07}, {0, 0.01}, {0.02, 0.02}, {0.02, -0.01}} {
 			s := fixture.Refresh(10, i, 2000, metric.MinRecall)
 			rs := *s.Refresh
@@ -95,7 +95,7 @@ func TestLinearView(t *testing.T) {
 	}
 	linear := []string{"v"}
 	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
-		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 50, H: 4, Keys: linear},
+		{Name: "waiting", Run: runstate.New(fixture.Info(10)), W: 50, H: 4, Keys: linear},
 		{Name: "clipped", Run: clipped(), W: 78, H: 16, Keys: linear},
 		{Name: "first-refresh", Run: fixture.Run(10, 1), W: 78, H: 17, Keys: linear},
 		{Name: "stacked", Run: fixture.Run(10, 12), W: 78, H: 17, Keys: linear},

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"selmix/tui/history"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 )
 
@@ -13,7 +13,7 @@ import (
 // the change of ψ that G and P predicted for the steps taken against the
 // change that happened (docs/method.md), their ratio over the run as bars,
 // and how often the realised change had the wrong sign. Everything it
-// draws is kept by history as refreshes arrive; View formats the visible
+// draws is kept by runstate as refreshes arrive; View formats the visible
 // intervals only.
 
 // Ratios beyond these are drawn clipped (the tip marked): one interval
@@ -34,7 +34,7 @@ func (m *Model) linearView() string {
 		last := r.Intervals[len(r.Intervals)-1]
 		lines = append(lines, "", th.Render(th.Dim, "Each refresh compares the change of ψ its G and P predicted for the"),
 			th.Render(th.Dim, "steps taken with the change it measured (docs/method.md)."))
-		if last.Why == history.WhyRecorded {
+		if last.Why == runstate.WhyRecorded {
 			lines = append(lines, th.Render(th.Dim, "This run was recorded before refreshes kept those figures."))
 		}
 		return style.Fit(strings.Join(lines, "\n"), m.W, m.H)
@@ -94,7 +94,7 @@ func (m *Model) linearSummary() []string {
 }
 
 // span names an interval by the steps of its refreshes.
-func span(iv history.Interval) string {
+func span(iv runstate.Interval) string {
 	if iv.From < 0 {
 		return fmt.Sprintf("at %d", iv.Step)
 	}
@@ -104,7 +104,7 @@ func span(iv history.Interval) string {
 func signed(x float64) string { return fmt.Sprintf("%+.4f", x) }
 
 // ratio formats realised/predicted, "—" where it has none.
-func ratio(iv history.Interval) string {
+func ratio(iv runstate.Interval) string {
 	q := iv.Ratio()
 	switch {
 	case math.IsNaN(q):

@@ -12,8 +12,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 	"selmix/tui/system"
 )
@@ -34,7 +34,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.RunState) *Model {
+func New(ctx *pane.Context, run *runstate.State) *Model {
 	return &Model{Base: pane.NewBase(ctx, run), views: [2]view{{scroll: pane.NewTail()}, {scroll: pane.NewTail()}}}
 }
 
@@ -43,7 +43,7 @@ func (m *Model) Console() bool { return m.console }
 
 // entries is the list shown and how many of its entries the history has
 // dropped so far.
-func (m *Model) entries() ([]history.Entry, int, *view) {
+func (m *Model) entries() ([]runstate.Entry, int, *view) {
 	if m.console {
 		return m.Run.Console, m.Run.ConsoleDropped, &m.views[1]
 	}
@@ -138,11 +138,11 @@ func (m *Model) View() string {
 		switch {
 		case m.console:
 			st = style.Paint{} // the worker's own text, unstyled
-		case e.Level == history.Note:
+		case e.Level == runstate.Note:
 			st = th.Bold
-		case e.Level == history.Warn:
+		case e.Level == runstate.Warn:
 			st = th.Warn
-		case e.Level == history.Error:
+		case e.Level == runstate.Error:
 			st = th.Bad
 		}
 		b.WriteString(th.Render(th.Dim, fmt.Sprintf("%6d  ", e.Step)) + th.Render(st, e.Text))

@@ -6,19 +6,19 @@ import (
 	"testing"
 
 	"selmix/core/train"
-	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
+	"selmix/tui/runstate"
 )
 
 func TestView(t *testing.T) {
-	withNotes := func() *history.RunState {
+	withNotes := func() *runstate.State {
 		r := fixture.Run(10, 8)
-		r.Note(history.Warn, "fork is not available yet")
+		r.Note(runstate.Warn, "fork is not available yet")
 		r.Apply(fixture.Final(r.Latest))
 		return r
 	}
 	fixture.Cases(t, New, fixture.GoldenTitled, []fixture.Case{
-		{Name: "empty", Run: history.New(fixture.Info(10)), W: 40, H: 3},
+		{Name: "empty", Run: runstate.New(fixture.Info(10)), W: 40, H: 3},
 		{Name: "tail", Run: withNotes(), W: 78, H: 8},
 		{Name: "scrolled-back", Run: withNotes(), W: 78, H: 5, Keys: []string{"k", "k", "k"}},
 	})
@@ -30,7 +30,7 @@ func TestFollowAndPin(t *testing.T) {
 	r := fixture.Run(10, 8)
 	m := New(fixture.Plain(), r)
 	following := fixture.View(t, m, 78, 4)
-	r.Note(history.Note, "a new event")
+	r.Note(runstate.Note, "a new event")
 	if v := m.View(); v == following || !strings.Contains(v, "a new event") {
 		t.Errorf("following view does not show the new event:\n%s", v)
 	}
@@ -38,7 +38,7 @@ func TestFollowAndPin(t *testing.T) {
 	if got, want := m.Title(), "events (2 newer below, end/G to follow)"; got != want {
 		t.Errorf("Title() = %q, want %q", got, want)
 	}
-	r.Note(history.Note, "another event")
+	r.Note(runstate.Note, "another event")
 	if v := m.View(); v != pinned {
 		t.Errorf("scrolled-up view moved when an event arrived:\n%s\nwant\n%s", v, pinned)
 	}
@@ -62,7 +62,7 @@ func TestConsole(t *testing.T) {
 }
 
 // quietWorker is a run trained by a worker that has written no line.
-func quietWorker() *history.RunState {
+func quietWorker() *runstate.State {
 	r := fixture.Run(10, 4)
 	r.Info.Worker = "python3 workers/torch/selmix_worker.py"
 	return r
@@ -76,7 +76,7 @@ func TestBurst(t *testing.T) {
 	m := New(fixture.Plain(), r)
 	m.SetSize(80, 6)
 	line := func(i int) { r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %d", i)}) }
-	for i := range history.MaxLog {
+	for i := range runstate.MaxLog {
 		line(i)
 	}
 	fixture.Press(m, "c", "k", "k", "k") // the console, scrolled back three lines
@@ -84,11 +84,11 @@ func TestBurst(t *testing.T) {
 	if !strings.Contains(pinned, "line 9996") || strings.Contains(pinned, "line 9999") {
 		t.Fatalf("scrolled-back console:\n%s", pinned)
 	}
-	for i := history.MaxLog; i < history.MaxLog+500; i++ {
+	for i := runstate.MaxLog; i < runstate.MaxLog+500; i++ {
 		line(i)
 	}
-	if len(r.Console) != history.MaxLog {
-		t.Fatalf("console holds %d lines, want %d", len(r.Console), history.MaxLog)
+	if len(r.Console) != runstate.MaxLog {
+		t.Fatalf("console holds %d lines, want %d", len(r.Console), runstate.MaxLog)
 	}
 	if v := m.View(); v != pinned {
 		t.Errorf("the window moved when old lines were dropped:\n%s\nwant\n%s", v, pinned)
@@ -121,8 +121,8 @@ func TestViewCostIndependentOfLog(t *testing.T) {
 		return testing.AllocsPerRun(20, func() { _ = m.View() })
 	}
 	for _, keys := range [][]string{nil, {"c"}, {"c", "k", "k"}} {
-		if a, b := allocs(100, keys...), allocs(history.MaxLog, keys...); b > a+5 {
-			t.Errorf("keys %v: a frame allocates %v times with 100 entries, %v with %d", keys, a, b, history.MaxLog)
+		if a, b := allocs(100, keys...), allocs(runstate.MaxLog, keys...); b > a+5 {
+			t.Errorf("keys %v: a frame allocates %v times with 100 entries, %v with %d", keys, a, b, runstate.MaxLog)
 		}
 	}
 }
@@ -130,7 +130,7 @@ func TestViewCostIndependentOfLog(t *testing.T) {
 // A frame costs the same with 10 000 entries as with 100: only the
 // visible rows are drawn.
 func BenchmarkViewFullLog(b *testing.B) {
-	for _, n := range []int{100, history.MaxLog} {
+	for _, n := range []int{100, runstate.MaxLog} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			r := fixture.Run(10, 2)
 			for i := range n {

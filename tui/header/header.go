@@ -12,8 +12,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"selmix/core/train"
-	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 	"selmix/tui/system"
 )
@@ -22,7 +22,7 @@ import (
 type Model struct{ pane.Base }
 
 // New returns a header over run.
-func New(ctx *pane.Context, run *history.RunState) *Model { return &Model{pane.NewBase(ctx, run)} }
+func New(ctx *pane.Context, run *runstate.State) *Model { return &Model{pane.NewBase(ctx, run)} }
 
 func (m *Model) Update(tea.Msg) tea.Cmd    { return nil }
 func (m *Model) Title() string             { return "run" }

@@ -4,50 +4,50 @@ import (
 	"testing"
 
 	"selmix/core/train"
-	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
+	"selmix/tui/runstate"
 )
 
 func TestView(t *testing.T) {
-	paused := func() *history.RunState {
+	paused := func() *runstate.State {
 		snaps := fixture.Running(10, 4)
 		p := snaps[len(snaps)-1]
 		p.Kind, p.State = train.KindControl, train.Paused
 		p.Ack = &train.Ack{Control: train.Control{Op: train.OpPause}, Step: p.Step}
 		return fixture.Apply(fixture.Info(10), append(snaps, p))
 	}
-	finished := func() *history.RunState {
+	finished := func() *runstate.State {
 		r := fixture.Run(10, 4)
 		r.Apply(fixture.Final(r.Latest))
 		r.Closed = true
 		return r
 	}
-	failed := func() *history.RunState {
+	failed := func() *runstate.State {
 		snaps := fixture.Running(10, 2)
 		e := snaps[len(snaps)-1]
 		e.Kind, e.State, e.Err = train.KindError, train.Failed, "step 117: loss is NaN"
 		return fixture.Apply(fixture.Info(10), append(snaps, e))
 	}
-	worker := func() *history.RunState { return fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)) }
-	fed := func() *history.RunState {
+	worker := func() *runstate.State { return fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)) }
+	fed := func() *runstate.State {
 		r := worker()
 		s := *r.System
 		s.ImgS, s.MemPeak, s.Util = 2470.4, 5_600_000_000, 0.97
 		r.System = &s
 		return r
 	}
-	local := func() *history.RunState {
+	local := func() *runstate.State {
 		r := fixture.Run(10, 4)
 		r.System = &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
 		return r
 	}
 	cases := []struct {
 		name  string
-		run   *history.RunState
+		run   *runstate.State
 		w     int
 		state string
 	}{
-		{"starting", history.New(fixture.Info(10)), 80, "starting"},
+		{"starting", runstate.New(fixture.Info(10)), 80, "starting"},
 		{"running-80", fixture.Run(10, 4), 80, "running"},
 		{"running-200", fixture.Run(10, 4), 200, "running"},
 		{"paused", paused(), 80, "paused"},

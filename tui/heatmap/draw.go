@@ -7,7 +7,7 @@ import (
 
 	"selmix/core/gain"
 	"selmix/core/train"
-	"selmix/tui/history"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 )
 
@@ -300,7 +300,7 @@ func (m *Model) matrix(title string, gr grid, cell func(float64) string, v []flo
 		var b strings.Builder
 		lab := rowLabel(gr.rowLab[i], gr.bs, m.rs.K)
 		if short {
-			lab = fmt.Sprintf("%d %s", gr.rowLab[i], history.Short(m.Run.ClassName(gr.rowLab[i]), lw-2))
+			lab = fmt.Sprintf("%d %s", gr.rowLab[i], runstate.Short(m.Run.ClassName(gr.rowLab[i]), lw-2))
 		}
 		sep := " "
 		if i == gr.mark.i {

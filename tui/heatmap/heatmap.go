@@ -17,8 +17,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/core/train"
-	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 )
 
 // Model is the G and P heatmap pane.
@@ -54,7 +54,7 @@ type aggregate struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.RunState) *Model {
+func New(ctx *pane.Context, run *runstate.State) *Model {
 	m := &Model{Base: pane.NewBase(ctx, run)}
 	m.sync()
 	m.redraw()

@@ -11,15 +11,15 @@ import (
 	"selmix/core/gain"
 	"selmix/core/train"
 
-	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 )
 
 func TestView(t *testing.T) {
 	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
-		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 60, H: 5},
+		{Name: "waiting", Run: runstate.New(fixture.Info(10)), W: 60, H: 5},
 		{Name: "k10-side", Run: fixture.Run(10, 4), W: 78, H: 17},
 		{Name: "k10-compact", Run: fixture.Run(10, 4), W: 58, H: 13},
 		{Name: "k10-compact-worst", Run: fixture.Run(10, 4), W: 58, H: 13, Keys: []string{"w"}},

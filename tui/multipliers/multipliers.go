@@ -13,8 +13,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/tui/classlist"
-	"selmix/tui/history"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 )
 
@@ -32,7 +32,7 @@ type Model struct {
 }
 
 // New returns the pane over run.
-func New(ctx *pane.Context, run *history.RunState) *Model {
+func New(ctx *pane.Context, run *runstate.State) *Model {
 	m := &Model{Pane: classlist.NewPane(ctx, run)}
 	m.sync()
 	return m
@@ -147,9 +147,9 @@ func (m *Model) View() string {
 	barW := max(4, m.W-nameW-1-9-1-sparkW)
 	for _, i := range m.order[first:end] {
 		b.WriteByte('\n')
-		name := style.PadRight(history.Short(m.names[i], nameW), nameW)
+		name := style.PadRight(runstate.Short(m.names[i], nameW), nameW)
 		if m.perClass && i == m.Nav.Found {
-			name = th.Render(th.Accent, style.PadRight("»"+history.Short(m.names[i], nameW-1), nameW))
+			name = th.Render(th.Accent, style.PadRight("»"+runstate.Short(m.names[i], nameW-1), nameW))
 		}
 		b.WriteString(name + " ")
 		b.WriteString(th.Render(th.Accent, style.Bar(lam[i]/hi, barW)))

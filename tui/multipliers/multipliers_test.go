@@ -6,8 +6,8 @@ import (
 
 	"selmix/core/metric"
 	"selmix/core/train"
-	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
+	"selmix/tui/runstate"
 )
 
 func TestView(t *testing.T) {
@@ -16,7 +16,7 @@ func TestView(t *testing.T) {
 		noLambda = append(noLambda, fixture.Refresh(10, i, 2000, metric.MeanRecall))
 	}
 	fixture.Cases(t, New, fixture.Golden, []fixture.Case{
-		{Name: "waiting", Run: history.New(fixture.Info(10)), W: 50, H: 4},
+		{Name: "waiting", Run: runstate.New(fixture.Info(10)), W: 50, H: 4},
 		{Name: "min-recall", Run: fixture.Run(10, 8), W: 78, H: 14},
 		{Name: "no-multipliers", Run: fixture.Apply(fixture.Info(10), noLambda), W: 60, H: 5},
 		{Name: "k100-cut", Run: fixture.Run(100, 3), W: 60, H: 8},

@@ -4,8 +4,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/tui/history"
 	"selmix/tui/keys"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 )
 
@@ -14,12 +14,12 @@ import (
 // A pane that must react to a resize wraps SetSize.
 type Base struct {
 	Ctx  *Context
-	Run  *history.RunState
+	Run  *runstate.State
 	W, H int
 }
 
 // NewBase returns the Base of a pane over run.
-func NewBase(ctx *Context, run *history.RunState) Base { return Base{Ctx: ctx, Run: run} }
+func NewBase(ctx *Context, run *runstate.State) Base { return Base{Ctx: ctx, Run: run} }
 
 // SetSize records the pane's content area.
 func (b *Base) SetSize(w, h int) { b.W, b.H = w, h }

@@ -32,9 +32,9 @@ import (
 	"selmix/tui"
 	"selmix/tui/browser"
 	"selmix/tui/compare"
-	"selmix/tui/history"
 	"selmix/tui/keys"
 	"selmix/tui/pane"
+	"selmix/tui/runstate"
 	"selmix/tui/style"
 	sweepview "selmix/tui/sweep"
 )
@@ -73,7 +73,7 @@ var (
 // Options are the workbench's on a run described by info and controlled
 // through ctl, with f forking it and x drawing its figures; attached says
 // the run lives in another process.
-func (s *Screens) Options(info history.RunInfo, ctl tui.Controller, attached bool) tui.Options {
+func (s *Screens) Options(info runstate.Info, ctl tui.Controller, attached bool) tui.Options {
 	return tui.Options{
 		Info: info, Ctl: ctl, Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color, Attached: attached,
 		Fork: s.forkAction(filepath.Dir(info.Dir), info.ID), Export: s.exportAction(info.Dir),
@@ -300,7 +300,7 @@ func (s *Screens) paneContext() *pane.Context {
 
 // compareModel compares runs ids of root.
 func compareModel(pc *pane.Context, root string, ids []string) *compare.Model {
-	return compare.New(pc, ids, func(ids []string) ([]*compare.RunSeries, error) { return compare.Load(root, ids) })
+	return compare.New(pc, ids, func(ids []string) ([]*compare.Series, error) { return compare.Load(root, ids) })
 }
 
 // run runs one full-screen program over m; a signal that ended it is

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/tui/history"
+	"selmix/tui/runstate"
 )
 
 // f in a workbench forks its run through Screens.Fork, from the run's
@@ -25,7 +25,7 @@ func TestWorkbenchActions(t *testing.T) {
 		return "new-run", nil
 	}}
 	dir := filepath.Join("..", "..", "viz", "testdata", "run", "viz-selmix")
-	o := s.Options(history.RunInfo{ID: "viz-selmix", Dir: dir}, nil, false)
+	o := s.Options(runstate.Info{ID: "viz-selmix", Dir: dir}, nil, false)
 	if line, err := o.Fork("best", []string{"finetune.s=2"}); err != nil || !strings.Contains(line, "forked as run new-run") {
 		t.Errorf("fork: %q, %v", line, err)
 	}
@@ -36,7 +36,7 @@ func TestWorkbenchActions(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("forks asked for %q, want %q", got, want)
 	}
-	if o := (&Screens{}).Options(history.RunInfo{Dir: dir}, nil, false); o.Fork != nil || o.Export != nil {
+	if o := (&Screens{}).Options(runstate.Info{Dir: dir}, nil, false); o.Fork != nil || o.Export != nil {
 		t.Error("without Screens.Fork and Screens.Export, f forks or x exports anyway")
 	}
 }
@@ -54,11 +54,11 @@ func TestExportInjected(t *testing.T) {
 		fmt.Fprintf(w, "metrics.png\nwrote 9 figures in %s/plots\n", dir)
 		return nil
 	}}
-	got, err := s.Options(history.RunInfo{Dir: "runs/a"}, nil, false).Export()
+	got, err := s.Options(runstate.Info{Dir: "runs/a"}, nil, false).Export()
 	if err != nil || got != "wrote 9 figures in runs/a/plots" {
 		t.Errorf("export: %q, %v; want the last line", got, err)
 	}
-	if _, err := s.Options(history.RunInfo{Dir: "bad"}, nil, false).Export(); err == nil || err.Error() != "export: disk full" {
+	if _, err := s.Options(runstate.Info{Dir: "bad"}, nil, false).Export(); err == nil || err.Error() != "export: disk full" {
 		t.Errorf("failed export: %v, want export: disk full", err)
 	}
 	if !reflect.DeepEqual(dirs, []string{"runs/a", "bad"}) {

@@ -1,11 +1,14 @@
-"""Mixup sampling: rows grouped by class, pairs drawn from P, a sample
-drawn uniformly within its class, and the training stream that keeps the
-jobs of consecutive steps across train requests (docs/worker-protocol.md,
-``train``; workers/torch/README.md, "Determinism and checkpoints")."""
+"""Sampling: rows grouped by class, pairs drawn from P, a sample drawn
+uniformly within its class, the jobs of one training step of each mode,
+and the training stream that keeps the jobs of consecutive steps across
+train requests (docs/worker-protocol.md, ``train``; workers/torch/README.md,
+"Determinism and checkpoints")."""
 
 import collections
 
 import torch
+
+from loader import Job, sample_seeds
 
 
 def pool(labels, K):
@@ -31,6 +34,55 @@ def pick(p, classes, u):
     order, start, count = p
     n = count[classes]
     return order[start[classes] + torch.minimum((u * n).long(), n - 1)]
+
+
+def mixup_job(gen, cum, lab_pool, partner_pool, lab, unl, run_seed, B, beta_min, step, resample=False):
+    """Alg. 2's draws of one step from generator gen: B pairs (y1, y2) ~ P
+    (cum: its cumulative, flattened), x1 a labeled sample of y1 (a row of
+    split lab by lab_pool; slots 0..B-1), x2 a partner of y2 (by
+    partner_pool, a row of labeled ++ unlabeled: row lab.n + i is row i of
+    split unl; slots B..2B-1), β ~ U[β_min, 1], and each sample's seed from
+    run_seed and step. meta is (y1, β); with resample it is (y1, y2): the
+    same draws, β drawn and not used, so that the generator's stream is
+    mixup's."""
+    K, n = len(lab_pool[2]), lab.n
+    u = torch.rand((4, B), generator=gen, dtype=torch.float64)
+    pair = draw_pairs(cum, u[0])
+    y1, y2 = pair // K, pair % K
+    r1, r2 = pick(lab_pool, y1, u[1]), pick(partner_pool, y2, u[2])
+    beta = (beta_min + (1 - beta_min) * u[3]).float().view(B, 1)
+    seeds = sample_seeds(run_seed, step, torch.arange(2 * B))
+    own = r2 < n
+    meta = (y1, y2) if resample else (y1, beta)
+    if own.all():
+        return Job([(lab.train, torch.cat([r1, r2]), seeds)], meta=meta)
+    if not own.any():
+        return Job([(lab.train, r1, seeds[:B]), (unl.train, r2 - n, seeds[B:])], meta=meta)
+    # Labeled rows first, then unlabeled ones; order puts each back in its slot.
+    pos = torch.cat([torch.arange(B), B + own.nonzero().flatten(), B + (~own).nonzero().flatten()])
+    order = torch.empty_like(pos)
+    order[pos] = torch.arange(2 * B)
+    m = B + int(own.sum())
+    return Job([(lab.train, torch.cat([r1, r2[own]]), seeds[pos[:m]]), (unl.train, r2[~own] - n, seeds[pos[m:]])], order, meta)
+
+
+def uniform_job(gen, lab, run_seed, B, step):
+    """B samples of split lab drawn uniformly with replacement (ce, and
+    soft with instance sampling); meta is their labels."""
+    u = torch.rand(B, generator=gen, dtype=torch.float64)
+    idx = torch.minimum((u * lab.n).long(), torch.tensor(lab.n - 1))
+    return Job([(lab.train, idx, sample_seeds(run_seed, step, torch.arange(B)))], meta=lab.y[idx])
+
+
+def class_job(gen, lab, lab_pool, run_seed, B, step):
+    """B samples of split lab, each a class drawn uniformly then a sample of
+    it uniformly (soft with class sampling; every class must have one);
+    meta is their labels."""
+    K = len(lab_pool[2])
+    u = torch.rand((2, B), generator=gen, dtype=torch.float64)
+    classes = torch.minimum((u[0] * K).long(), torch.tensor(K - 1))
+    idx = pick(lab_pool, classes, u[1])
+    return Job([(lab.train, idx, sample_seeds(run_seed, step, torch.arange(B)))], meta=lab.y[idx])
 
 
 class _TrainStream:

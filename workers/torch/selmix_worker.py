@@ -6,11 +6,11 @@ learning-rate schedule) and sends requests; this process owns the model, the
 data and the device, and answers them (docs/worker-protocol.md). It does
 what the requests ask and nothing more. A recipe (recipes/__init__.py) says
 which model and data. This file holds the requests' work (hello, evaluate,
-pseudo, train: the losses and the draws of each mode); trainer_state.py the
-trainer's state (model, optimizer, loss scaler, step), the SGD step and
-save/load; protocol.py reads requests and writes replies, options.py the
-command line, sampling.py the mixup draws, loader.py the data path and
-dist.py the ranks of a run served by several processes.
+pseudo, train: the losses of each mode); trainer_state.py the trainer's
+state (model, optimizer, loss scaler, step), the SGD step and save/load;
+protocol.py reads requests and writes replies, options.py the command
+line, sampling.py the draws of each mode's steps, loader.py the data path
+and dist.py the ranks of a run served by several processes.
 
     selmix run --headless --worker -- /usr/bin/python3 workers/torch/selmix_worker.py \\
         --recipe features --train T.npz --val V.npz --test X.npz --head H.npz
@@ -30,11 +30,11 @@ import torch.nn.functional as F
 from torch import nn
 
 import dist
-from loader import Job, Loader, sample_seeds
+from loader import Loader, sample_seeds
 from options import configure, parse_args  # noqa: F401 (parse_args: the tests')
 from protocol import BadInput, RequestError, array, error_reply, number, one_line, serve  # noqa: F401 (error_reply: the tests')
 from recipes import Built, Split, log
-from sampling import _TrainStream, draw_pairs, pick, pool  # noqa: F401 (draw_pairs, pick: the tests')
+from sampling import _TrainStream, class_job, mixup_job, pool, uniform_job
 from trainer_state import FORMAT, TrainerState  # noqa: F401 (FORMAT: the tests')
 
 PROTOCOL = 1
@@ -293,20 +293,21 @@ class Worker(TrainerState):
         for g in self.opt.param_groups:
             g["momentum"], g["dampening"], g["nesterov"] = momentum, 0, False
             g["weight_decay"] = wd if g["decay"] else 0.0
-        if mode == "mixup":
-            draw, loss_of = (lambda step: self._mixup_job(batch, beta_min, step)), self._mixup_loss
+        # The draws (sampling.py) read the worker's state when a job is drawn.
+        if pairs:
+            def draw(step):
+                return mixup_job(self.gen, self.cum, self.lab_pool, self.partner_pool, self.lab, self.unl,
+                                 self.run_seed, batch, beta_min, step, resample=mode == "resample")
+            loss_of = self._mixup_loss if mode == "mixup" else self._resample_loss
             sources = [self.lab.train] + ([self.unl.train] if self.pseudo_labels is not None else [])
             key = (mode, batch, beta_min, self._P_version, self._partners_version)
-        elif mode == "resample":
-            draw, loss_of = (lambda step: self._mixup_job(batch, beta_min, step, resample=True)), self._resample_loss
-            sources = [self.lab.train] + ([self.unl.train] if self.pseudo_labels is not None else [])
-            key = (mode, batch, beta_min, self._P_version, self._partners_version)
-        elif mode == "soft":
-            draw, loss_of, sources = (lambda step: self._soft_job(batch, sampling, step)), self._soft_loss, [self.lab.train]
+        elif mode == "soft" and sampling == "class":
+            draw, loss_of, sources = (lambda step: class_job(self.gen, self.lab, self.lab_pool, self.run_seed, batch, step)), self._soft_loss, [self.lab.train]
             key = (mode, batch, sampling)
-        else:
-            draw, loss_of, sources = (lambda step: self._ce_job(batch, step)), self._ce_loss, [self.lab.train]
-            key = (mode, batch)
+        else:  # ce, and soft with instance sampling: the same draws
+            draw, sources = (lambda step: uniform_job(self.gen, self.lab, self.run_seed, batch, step)), [self.lab.train]
+            loss_of = self._soft_loss if mode == "soft" else self._ce_loss
+            key = (mode, batch, sampling) if mode == "soft" else (mode, batch)
         if self.dist.world > 1:  # every rank draws the global job and reads its part
             draw = (lambda whole: lambda step: self.dist.batch_job(whole(step), batch, pairs))(draw)
         self._B = batch
@@ -391,32 +392,6 @@ class Worker(TrainerState):
             if len(bad):
                 raise RequestError(f"train: P has mass in {what} {bad[0].item()} but class {bad[0].item()} has no sample to draw")
 
-    def _mixup_job(self, B, beta_min, step, resample=False):
-        """Alg. 2's draws of one step: B pairs (y1, y2) ~ P, x1 a labeled
-        sample of y1 (slots 0..B-1), x2 a partner of y2 (slots B..2B-1),
-        β ~ U[β_min, 1]. meta is (y1, β); with resample it is (y1, y2):
-        the same draws, β drawn and not used, so that the generator's
-        stream is mixup's."""
-        K, n = self.K, self.lab.n
-        u = torch.rand((4, B), generator=self.gen, dtype=torch.float64)
-        pair = draw_pairs(self.cum, u[0])
-        y1, y2 = pair // K, pair % K
-        r1, r2 = pick(self.lab_pool, y1, u[1]), pick(self.partner_pool, y2, u[2])
-        beta = (beta_min + (1 - beta_min) * u[3]).float().view(B, 1)
-        seeds = sample_seeds(self.run_seed, step, torch.arange(2 * B))
-        own = r2 < n
-        meta = (y1, y2) if resample else (y1, beta)
-        if own.all():
-            return Job([(self.lab.train, torch.cat([r1, r2]), seeds)], meta=meta)
-        if not own.any():
-            return Job([(self.lab.train, r1, seeds[:B]), (self.unl.train, r2 - n, seeds[B:])], meta=meta)
-        # Labeled rows first, then unlabeled ones; order puts each back in its slot.
-        pos = torch.cat([torch.arange(B), B + own.nonzero().flatten(), B + (~own).nonzero().flatten()])
-        order = torch.empty_like(pos)
-        order[pos] = torch.arange(2 * B)
-        m = B + int(own.sum())
-        return Job([(self.lab.train, torch.cat([r1, r2[own]]), seeds[pos[:m]]), (self.unl.train, r2[~own] - n, seeds[pos[m:]])], order, meta)
-
     def _mixup_loss(self, x, meta):
         """Mean CE(head(β g(x1) + (1−β) g(x2)), y1), x1 and x2 through the
         backbone in one batch."""
@@ -440,28 +415,10 @@ class Worker(TrainerState):
             return F.cross_entropy(logits, y)
         return F.cross_entropy(logits, y, reduction="sum") / (2 * self._B)
 
-    def _ce_job(self, B, step):
-        """B labeled samples drawn uniformly with replacement."""
-        u = torch.rand(B, generator=self.gen, dtype=torch.float64)
-        idx = torch.minimum((u * self.lab.n).long(), torch.tensor(self.lab.n - 1))
-        return Job([(self.lab.train, idx, sample_seeds(self.run_seed, step, torch.arange(B)))], meta=self.lab.y[idx])
-
     def _ce_loss(self, x, y):
         """Plain CE."""
         with self._autocast():
             return self._ce(self.head(self.fwd(x)), y.to(self.dev, non_blocking=True))
-
-    def _soft_job(self, B, sampling, step):
-        """B labeled samples, uniformly (instance) or a class uniformly then
-        a sample of it uniformly (class)."""
-        if sampling == "class":
-            u = torch.rand((2, B), generator=self.gen, dtype=torch.float64)
-            classes = torch.minimum((u[0] * self.K).long(), torch.tensor(self.K - 1))
-            idx = pick(self.lab_pool, classes, u[1])
-        else:
-            u = torch.rand(B, generator=self.gen, dtype=torch.float64)
-            idx = torch.minimum((u * self.lab.n).long(), torch.tensor(self.lab.n - 1))
-        return Job([(self.lab.train, idx, sample_seeds(self.run_seed, step, torch.arange(B)))], meta=self.lab.y[idx])
 
     def _soft_loss(self, x, y):
         """Soft targets: mean over the batch of −Σ_j T[y, j]·log

@@ -20,6 +20,7 @@ from fixtures import K, P, Noisy, built, images, net
 from test_steps import params, start, train
 import loader
 import recipes
+import sampling
 import selmix_worker as sw
 
 torch.set_num_threads(1)
@@ -176,8 +177,8 @@ class Prefetch(unittest.TestCase):
         cum = torch.cumsum(torch.from_numpy(P2).flatten(), 0)
         for got in rec.seen:
             u = torch.rand((4, 4), generator=gen, dtype=torch.float64)
-            pair = sw.draw_pairs(cum, u[0])
-            want = torch.cat([sw.pick(w.lab_pool, pair // K, u[1]), sw.pick(w.partner_pool, pair % K, u[2])])
+            pair = sampling.draw_pairs(cum, u[0])
+            want = torch.cat([sampling.pick(w.lab_pool, pair // K, u[1]), sampling.pick(w.partner_pool, pair % K, u[2])])
             self.assertEqual(got.tolist(), want.tolist())
         self.assertEqual(len(rec.seen), 3)
 
@@ -308,8 +309,8 @@ class BatchDataset(unittest.TestCase):
         self.assertEqual(len(lab.log), 3)
         for step, (is_train, idx, seeds) in enumerate(lab.log[:2]):
             u = torch.rand((4, 4), generator=gen, dtype=torch.float64)
-            pair = sw.draw_pairs(cum, u[0])
-            want = torch.cat([sw.pick(w.lab_pool, pair // K, u[1]), sw.pick(w.partner_pool, pair % K, u[2])])
+            pair = sampling.draw_pairs(cum, u[0])
+            want = torch.cat([sampling.pick(w.lab_pool, pair // K, u[1]), sampling.pick(w.partner_pool, pair % K, u[2])])
             self.assertTrue(is_train)
             self.assertEqual(idx.tolist(), want.tolist())
             self.assertEqual(seeds.tolist(), loader.sample_seeds(9, step, torch.arange(8)).tolist())

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 import client  # noqa: F401 (puts the worker's folder on sys.path)
+import sampling
 import selmix_worker as sw
 
 torch.set_num_threads(1)
@@ -83,27 +84,27 @@ class Draws(unittest.TestCase):
         P = np.array([[0.1, 0.0, 0.2], [0.0, 0.0, 0.05], [0.3, 0.35, 0.0]])
         cum = torch.cumsum(torch.from_numpy(P.ravel()), 0)
         n = 200_000
-        pairs = sw.draw_pairs(cum, torch.rand(n, generator=torch.Generator().manual_seed(0), dtype=torch.float64))
+        pairs = sampling.draw_pairs(cum, torch.rand(n, generator=torch.Generator().manual_seed(0), dtype=torch.float64))
         freq = np.bincount(pairs.numpy(), minlength=9) / n
         self.assertTrue((freq[P.ravel() == 0] == 0).all(), freq)
         sigma = np.sqrt(P.ravel() * (1 - P.ravel()) / n)
         self.assertTrue((np.abs(freq - P.ravel()) <= 5 * sigma + 1e-12).all(), (freq, P.ravel()))
         # The ends of [0, 1): u = 0 skips leading pairs of zero mass.
         P0 = torch.tensor([0.0, 0.0, 0.5, 0.5, 0.0])
-        ends = sw.draw_pairs(torch.cumsum(P0, 0), torch.tensor([0.0, 0.5 - 1e-16, 0.5, 1 - 2**-53], dtype=torch.float64))
+        ends = sampling.draw_pairs(torch.cumsum(P0, 0), torch.tensor([0.0, 0.5 - 1e-16, 0.5, 1 - 2**-53], dtype=torch.float64))
         self.assertEqual(ends.tolist(), [2, 2, 3, 3])
 
     def test_pick_is_uniform_within_the_class(self):
         labels = torch.tensor([2, 0, 2, -1, 1, 2, 0, 2])
-        p = sw.pool(labels, 4)
+        p = sampling.pool(labels, 4)
         self.assertEqual(p[0].tolist(), [1, 6, 4, 0, 2, 5, 7])
         self.assertEqual(p[2].tolist(), [2, 1, 4, 0])
         n = 40_000
-        rows = sw.pick(p, torch.full((n,), 2), torch.rand(n, generator=torch.Generator().manual_seed(1), dtype=torch.float64))
+        rows = sampling.pick(p, torch.full((n,), 2), torch.rand(n, generator=torch.Generator().manual_seed(1), dtype=torch.float64))
         freq = np.bincount(rows.numpy(), minlength=8) / n
         np.testing.assert_allclose(freq[[0, 2, 5, 7]], 0.25, atol=5 * np.sqrt(0.25 * 0.75 / n))
         self.assertEqual(freq[[1, 3, 4, 6]].sum(), 0)
-        self.assertEqual(sw.pick(p, torch.tensor([0, 0, 1]), torch.tensor([0.0, 1 - 2**-53, 0.99], dtype=torch.float64)).tolist(), [1, 6, 4])
+        self.assertEqual(sampling.pick(p, torch.tensor([0, 0, 1]), torch.tensor([0.0, 1 - 2**-53, 0.99], dtype=torch.float64)).tolist(), [1, 6, 4])
 
 
 def oracle_mixup_loss(u, P, beta_min, xl, yl, xu, yu, A, c, W, b):
@@ -229,9 +230,11 @@ class ResampleStep(unittest.TestCase):
         w = start(dict(backbone=nn.Linear(3, 3), head=nn.Linear(3, 3), train=(xl, yl), val=(xl, yl), test=(xl, yl)))
         w._set_P({}, {"P": np.array([[0.1, 0.3, 0.0], [0.2, 0.0, 0.1], [0.0, 0.1, 0.2]])})
         state = w.gen.get_state()
-        mix = w._mixup_job(16, 0.6, 0)
+        def job(resample):
+            return sampling.mixup_job(w.gen, w.cum, w.lab_pool, w.partner_pool, w.lab, w.unl, w.run_seed, 16, 0.6, 0, resample)
+        mix = job(False)
         w.gen.set_state(state)
-        res = w._mixup_job(16, 0.6, 0, resample=True)
+        res = job(True)
         self.assertEqual([r.tolist() for _, r, _ in mix.parts], [r.tolist() for _, r, _ in res.parts])
         y1, y2 = res.meta
         self.assertTrue(torch.equal(y1, mix.meta[0]))

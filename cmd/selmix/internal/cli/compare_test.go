@@ -48,7 +48,7 @@ func TestRunsCompareLayout(t *testing.T) {
 			t.Errorf("line of %d columns: %q", w, l)
 		}
 		f := strings.Fields(l)
-		if len(f) < 6 || !strings.HasPrefix(l, "ψ ") && !strings.HasPrefix(l, "mean recall") {
+		if len(f) < 6 || !strings.HasPrefix(l, "ψ ") && !strings.HasPrefix(l, "mean_recall") {
 			continue
 		}
 		rows++
@@ -66,7 +66,7 @@ func TestRunsCompareLayout(t *testing.T) {
 		}
 	}
 	if rows < 4*10 {
-		t.Errorf("%d metric rows, want mean recall and ψ of every objective in 4 sections:\n%s", rows, stdout)
+		t.Errorf("%d metric rows, want mean_recall and ψ of every objective in 4 sections:\n%s", rows, stdout)
 	}
 	for _, want := range []string{"validation, last refresh\n", "validation, best over refreshes\n", "test, before fine-tuning\n", "test, after fine-tuning (the last step)\n", "test, at the best step (the model the run keeps)\n"} {
 		if !strings.Contains(stdout, want) {

@@ -14,8 +14,8 @@ import (
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/tui"
-	"selmix/tui/history"
 	"selmix/tui/keys"
+	"selmix/tui/runstate"
 )
 
 type tuiFlags struct {
@@ -149,7 +149,7 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 	view := func(ctx context.Context, eng *train.Engine, st *train.Stream, vi app.ViewInfo) error {
 		out.Hold()
 		defer out.Release()
-		info := history.RunInfo{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts,
+		info := runstate.Info{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts,
 			Worker: strings.Join(vi.Config.Worker.Command, " ")}
 		return tui.Show(ctx, tui.New(sc.Options(info, eng, false)), st)
 	}

@@ -3,7 +3,10 @@
 // fork, replay, export-head, the best checkpoint, damage, signals while a
 // worker hangs, detached runs and attaching to them. They take minutes,
 // so they have a test package of their own, which go test runs beside the
-// cli package's.
+// cli package's. What app's lifecycle tests drive in process (resume,
+// fork, replay, adapt replays, export-head, a damaged checkpoint passed
+// over, the best checkpoint) is tested here only where the process
+// matters: signals, sockets, FIFOs, limits, BLAS threads, a full disk.
 package lifecycle
 
 import (

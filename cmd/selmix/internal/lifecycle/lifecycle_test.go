@@ -8,12 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/app"
 	"selmix/cmd/selmix/internal/selmixtest"
 	"selmix/core/local/workertest"
-	"selmix/core/train"
 	"selmix/runs"
-	"selmix/runs/record"
 )
 
 // The test binary doubles as a fake worker (workertest.Serve) for the
@@ -31,18 +28,6 @@ func TestMain(m *testing.M) {
 // nothing of its numbers but that they come out the same again.
 var shortRun = []string{"--set", "finetune.steps=300", "--set", "finetune.refresh=25", "--set", "finetune.checkpoint_every=2",
 	"--set", "finetune.batch=32", "--set", "record.plots=false"}
-
-// finishShortRun runs shortRun, with the extra arguments, to the end in
-// root and returns its id.
-func finishShortRun(t *testing.T, root string, extra ...string) string {
-	t.Helper()
-	out := selmixtest.Run(t, append(append([]string{"run", "--headless", "-q", "--runs", root}, extra...), shortRun...)...)
-	m := selmixtest.RunIDRe.FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no run id in output:\n%s", out)
-	}
-	return m[1]
-}
 
 // sharedShortRun is one finished shortRun, made once per test process for
 // the tests that read it; they must not write into its root: a test that
@@ -69,73 +54,6 @@ func sharedRun(t *testing.T, key string, sets []string) (root, id string) {
 		t.Fatalf("shared run %s in %s: %d runs, %v", key, root, len(rs), err)
 	}
 	return root, filepath.Base(rs[0].Dir)
-}
-
-// Replay, fork and export-head end to end on the real binary.
-func TestReplayForkExportHead(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
-	t.Parallel()
-	root, id := sharedShortRun(t)
-	root = copyRun(t, root, id)
-
-	rep := selmixtest.Run(t, "replay", "--runs", root, id)
-	if !strings.Contains(rep, "is identical to "+id) {
-		t.Errorf("replay did not report identity:\n%s", rep)
-	}
-
-	fork := selmixtest.Run(t, "fork", "-q", "--runs", root, id, "--at", "120", "--set", "finetune.s=2")
-	m := selmixtest.RunIDRe.FindStringSubmatch(fork)
-	if m == nil {
-		t.Fatalf("fork printed no run id:\n%s", fork)
-	}
-	fr, err := runs.Open(root, m[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fr.Meta.Parent != id || fr.Meta.ParentStep != 100 {
-		t.Errorf("fork records parent %q at %d, want %q at 100 (the checkpoint at or before 120)", fr.Meta.Parent, fr.Meta.ParentStep, id)
-	}
-	h, err := record.Load(fr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The fork's own change; finetune.adapt's automatic ones aside.
-	var set []train.Ack
-	for _, a := range h.Controls {
-		if !a.Control.Auto() {
-			set = append(set, a)
-		}
-	}
-	if len(set) != 1 || set[0].Control.Key != "s" || set[0].Step != 100 {
-		t.Errorf("fork controls = %+v, want one set s=2 at step 100", set)
-	}
-	if len(h.Refreshes) == 0 || h.Refreshes[0].Hyper.S != 2 || h.Refreshes[0].Step != 100 {
-		t.Errorf("fork's first refresh does not use s=2 at step 100: %+v", h.Refreshes[:1])
-	}
-	// A fork replays from its parent's checkpoint.
-	rep = selmixtest.Run(t, "replay", "--runs", root, m[1])
-	if !strings.Contains(rep, "is identical to "+m[1]) {
-		t.Errorf("replay of the fork did not report identity:\n%s", rep)
-	}
-
-	npz := filepath.Join(t.TempDir(), "head.npz")
-	selmixtest.Run(t, "export-head", "--runs", root, id, "--out", npz)
-	npy := filepath.Join(t.TempDir(), "head.npy")
-	selmixtest.Run(t, "export-head", "--runs", root, id, "--out", npy)
-	for _, p := range []string{npz, strings.TrimSuffix(npy, ".npy") + "_W.npy", strings.TrimSuffix(npy, ".npy") + "_b.npy"} {
-		if fi, err := os.Stat(p); err != nil || fi.Size() < 100 {
-			t.Errorf("export-head wrote no %s: %v", p, err)
-		}
-	}
-
-	cmp := selmixtest.Run(t, "runs", "compare", "--runs", root, id, m[1])
-	for _, s := range []string{"finetune.s", "worst recall", "test, after fine-tuning"} {
-		if !strings.Contains(cmp, s) {
-			t.Errorf("runs compare output lacks %q:\n%s", s, cmp)
-		}
-	}
 }
 
 // A full disk (a small tmpfs) stops the run with a message naming the file
@@ -182,43 +100,6 @@ func TestFullDisk(t *testing.T) {
 	r, _ = runs.Open(root, id)
 	if st := r.EffectiveStatus(); st != runs.StatusFinished {
 		t.Errorf("after resume: status %s, want finished", st)
-	}
-}
-
-// The adapt controller's decisions are logged as auto controls and a
-// replay, which recomputes rather than resends them, reproduces the run.
-func TestAdaptReplays(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
-	t.Parallel()
-	for _, mode := range []string{"refresh", "lr"} {
-		var root, id string
-		if mode == "lr" {
-			// The built-in default: the shared short run is that run.
-			root, id = sharedShortRun(t)
-			if c, err := app.RunConfig(&runs.Run{Dir: filepath.Join(root, id)}); err != nil || string(c.Finetune.Adapt) != mode {
-				t.Fatalf("the shared short run has finetune.adapt %q (%v), want %q", c.Finetune.Adapt, err, mode)
-			}
-			root = copyRun(t, root, id)
-		} else {
-			root = t.TempDir()
-			id = finishShortRun(t, root, "--set", "finetune.adapt="+mode)
-		}
-		r, err := runs.Open(root, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(filepath.Join(r.Dir, "events.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(b), `"auto":true`) {
-			t.Errorf("%s: the run logged no automatic control", mode)
-		}
-		if rep := selmixtest.Run(t, "replay", "--runs", root, id); !strings.Contains(rep, "is identical to "+id) {
-			t.Errorf("%s: replay did not report identity:\n%s", mode, rep)
-		}
 	}
 }
 

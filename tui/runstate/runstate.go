@@ -1,8 +1,10 @@
-// Package history accumulates a run's snapshots into what the panes
-// draw: the latest state, per-refresh series and the event log. Apply is
+// Package runstate accumulates a run's snapshots into what the panes
+// draw: the latest state, per-refresh series and the event log (it draws
+// nothing itself; the run's recorded log is record.History, in the
+// store). Apply is
 // called from the UI's Update only, so no locking is needed, and it does
 // O(K + objectives) work per refresh and O(1) per step or log line.
-package history
+package runstate
 
 import (
 	"fmt"
@@ -13,8 +15,8 @@ import (
 	"selmix/internal/safetext"
 )
 
-// RunInfo is what the workbench knows of a run besides its snapshots.
-type RunInfo struct {
+// Info is what the workbench knows of a run besides its snapshots.
+type Info struct {
 	ID, Name    string
 	Dir         string // the run's directory in the store
 	ClassNames  []string
@@ -43,9 +45,13 @@ type Entry struct {
 	Text  string
 }
 
-// RunState is the accumulated view of one run.
-type RunState struct {
-	Info RunInfo
+// State is the accumulated view of one run, live or replayed from its
+// log: not the store's record.History (every event, read once) but what
+// the panes draw, kept up to date one snapshot at a time: the latest
+// refresh and the one before it, per-refresh series, the intervals' Δψ
+// predicted and realised, and the event log and console, bounded.
+type State struct {
+	Info Info
 
 	Latest   train.Snapshot // newest snapshot of any kind
 	Seen     bool           // at least one snapshot arrived
@@ -100,21 +106,21 @@ type loaded struct {
 	G, P []float64
 }
 
-// New returns an empty RunState. The strings of info come from outside (a
+// New returns an empty State. The strings of info come from outside (a
 // worker's hello, a features file, a run directory anyone may have
 // written): each is made safe to draw here, once.
-func New(info RunInfo) *RunState {
+func New(info Info) *State {
 	info.ID, info.Name, info.Dir = safetext.Line(info.ID), safetext.Line(info.Name), safetext.Line(info.Dir)
 	names := make([]string, len(info.ClassNames))
 	for k, n := range info.ClassNames {
 		names[k] = safetext.Line(n)
 	}
 	info.ClassNames = names
-	return &RunState{Info: info, Obj: make([][]float64, len(metric.Objectives()))}
+	return &State{Info: info, Obj: make([][]float64, len(metric.Objectives()))}
 }
 
 // K is the number of classes, 0 before the first refresh.
-func (r *RunState) K() int {
+func (r *State) K() int {
 	if r.Cur == nil {
 		return 0
 	}
@@ -122,7 +128,7 @@ func (r *RunState) K() int {
 }
 
 // ClassName names class k: its dataset name if known, else its index.
-func (r *RunState) ClassName(k int) string {
+func (r *State) ClassName(k int) string {
 	if k < len(r.Info.ClassNames) && r.Info.ClassNames[k] != "" {
 		return r.Info.ClassNames[k]
 	}
@@ -149,10 +155,10 @@ func push(log []Entry, dropped *int, e Entry) []Entry {
 	return log
 }
 
-func (r *RunState) log(e Entry) { r.Log = push(r.Log, &r.LogDropped, e) }
+func (r *State) log(e Entry) { r.Log = push(r.Log, &r.LogDropped, e) }
 
 // Note appends a UI-side line to the event log (e.g. "fork not available").
-func (r *RunState) Note(level Level, text string) {
+func (r *State) Note(level Level, text string) {
 	r.log(Entry{Step: r.Latest.Step, Level: level, Text: text})
 }
 
@@ -160,14 +166,14 @@ func (r *RunState) Note(level Level, text string) {
 // came without them (train.Refresh.G == nil means "not loaded yet": a
 // recorded run's are read from disk after its history is shown). They
 // fill in Cur whenever it is that refresh and lacks them, now or later.
-func (r *RunState) SetMatrices(step int, G, P []float64) {
+func (r *State) SetMatrices(step int, G, P []float64) {
 	r.matrices = &loaded{step, G, P}
 	r.fill()
 }
 
 // fill completes Cur with the loaded G and P if they are its own. Cur
 // becomes a copy: the snapshot it came from is shared and never written.
-func (r *RunState) fill() {
+func (r *State) fill() {
 	m := r.matrices
 	if m == nil || r.Cur == nil || r.Cur.G != nil || r.Cur.Step != m.step {
 		return
@@ -180,13 +186,13 @@ func (r *RunState) fill() {
 // AddConsole adds a line the worker wrote before this viewer came (its
 // start-up, read from the run's worker log) to the console, not the
 // event log.
-func (r *RunState) AddConsole(text string) {
+func (r *State) AddConsole(text string) {
 	r.Console = push(r.Console, &r.ConsoleDropped, Entry{r.Latest.Step, Routine, safetext.Console(text, maxLine)})
 }
 
 // Apply folds one snapshot in. Snapshots are the engine's immutable
 // copies, so keeping their slices is safe.
-func (r *RunState) Apply(s train.Snapshot) {
+func (r *State) Apply(s train.Snapshot) {
 	defer r.fill()
 	r.Seen = true
 	// A step snapshot carries the last refresh too; keep per-step values
@@ -252,11 +258,11 @@ func (r *RunState) Apply(s train.Snapshot) {
 
 // seenRefresh reports whether rs is the refresh already shown (a repeat,
 // or the same refresh carried again).
-func (r *RunState) seenRefresh(rs *train.Refresh) bool {
+func (r *State) seenRefresh(rs *train.Refresh) bool {
 	return r.Cur != nil && r.Cur.Step == rs.Step && (r.Cur == rs || r.cur == rs)
 }
 
-func (r *RunState) addRefresh(s train.Snapshot) {
+func (r *State) addRefresh(s train.Snapshot) {
 	rs := s.Refresh
 	if rs == nil {
 		return
@@ -297,7 +303,7 @@ func (r *RunState) addRefresh(s train.Snapshot) {
 // LambdaHistory returns the history of multiplier i over the trailing
 // refreshes whose multipliers have n entries (a change of objective
 // starts a new history).
-func (r *RunState) LambdaHistory(i, n int) []float64 {
+func (r *State) LambdaHistory(i, n int) []float64 {
 	var out []float64
 	for j := len(r.Lambda) - 1; j >= 0; j-- {
 		l := r.Lambda[j]
@@ -313,7 +319,7 @@ func (r *RunState) LambdaHistory(i, n int) []float64 {
 }
 
 // Phase is a short description of where the run is.
-func (r *RunState) Phase() string {
+func (r *State) Phase() string {
 	switch {
 	case !r.Seen:
 		return "starting"

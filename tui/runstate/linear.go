@@ -1,4 +1,4 @@
-package history
+package runstate
 
 import (
 	"math"
@@ -44,7 +44,7 @@ func (iv Interval) WrongSign() bool {
 
 // noteControl records what an accepted control does to the interval in
 // progress.
-func (r *RunState) noteControl(c train.Control) {
+func (r *State) noteControl(c train.Control) {
 	if c.Op != train.OpSet {
 		return
 	}
@@ -58,7 +58,7 @@ func (r *RunState) noteControl(c train.Control) {
 }
 
 // addInterval appends the interval refresh s closes, and starts the next.
-func (r *RunState) addInterval(s train.Snapshot) {
+func (r *State) addInterval(s train.Snapshot) {
 	rs := s.Refresh
 	iv := Interval{From: -1, Step: rs.Step}
 	if n := len(r.Steps); n > 0 {
@@ -100,7 +100,7 @@ func psiDiffers(a, b train.Hyper) bool {
 }
 
 // LastPredicted is the newest interval with a prediction, or false.
-func (r *RunState) LastPredicted() (Interval, bool) {
+func (r *State) LastPredicted() (Interval, bool) {
 	if r.lastOK == 0 {
 		return Interval{}, false
 	}

@@ -11,11 +11,14 @@ import (
 	"selmix/runs/record"
 )
 
-// Entry is one run as the browser lists it: what the run store reads of
+// Row is one run as the browser lists it: what the run store reads of
 // run.json (runs.List, with its tags), summary.json (record.Final) and
 // config.toml (runs.ReadConfig), never the event log, each string made
-// safe for the terminal (safetext.Line).
-type Entry struct {
+// safe for the terminal (safetext.Line). Over the store's runs.Run it adds
+// what the list shows and filters on: the status as listed (live, paused,
+// broken), ψ on test from the summary, the creation time parsed, the
+// config once ReadConfigs has read it, and the text filters search.
+type Row struct {
 	ID, Name, Dir string
 	Status        string // live, paused, finished, stopped, crashed, error or broken
 	Live          bool
@@ -35,25 +38,25 @@ type Entry struct {
 }
 
 // Label is the name the list shows: the run's name, else its id.
-func (e *Entry) Label() string {
+func (e *Row) Label() string {
 	if e.Name != "" {
 		return e.Name
 	}
 	return e.ID
 }
 
-// Read lists every run under root as entries, oldest first, from their
+// Read lists every run under root as rows, oldest first, from their
 // run.json and summary.json (ReadConfigs adds config.toml, later, so the
 // list shows at once). A run it cannot read whole still appears, with
 // what could be read.
-func Read(root string) ([]Entry, error) {
+func Read(root string) ([]Row, error) {
 	all, err := runs.List(root)
 	if err != nil {
 		return nil, err
 	}
 	// The files are small and many: reading them is waiting on the disk,
 	// so a few readers at once finish sooner, even on one core.
-	out := make([]Entry, len(all))
+	out := make([]Row, len(all))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(readers, len(all)) {
@@ -61,7 +64,7 @@ func Read(root string) ([]Entry, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = entryOf(&all[i])
+				out[i] = rowOf(&all[i])
 			}
 		}()
 	}
@@ -76,9 +79,9 @@ func Read(root string) ([]Entry, error) {
 // readers is how many runs Read reads at once.
 const readers = 8
 
-func entryOf(r *runs.Run) Entry {
+func rowOf(r *runs.Run) Row {
 	m := r.Meta
-	e := Entry{
+	e := Row{
 		ID: filepath.Base(r.Dir), Name: safetext.Line(m.Name), Dir: r.Dir, Live: r.Live,
 		Objective: safetext.Line(m.Objective), Policy: safetext.Line(m.Policy), Steps: m.Steps,
 		Final: record.Final(r), Best: r.Best(),

@@ -1,4 +1,4 @@
-package history_test
+package runstate_test
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"selmix/core/gain"
 	"selmix/core/metric"
 	"selmix/core/train"
-	"selmix/tui/history"
 	"selmix/tui/internal/fixture"
+	"selmix/tui/runstate"
 )
 
 func TestApply(t *testing.T) {
@@ -40,7 +40,7 @@ func TestApply(t *testing.T) {
 	}
 	var warns int
 	for _, e := range r.Log {
-		if e.Level == history.Warn {
+		if e.Level == runstate.Warn {
 			warns++
 		}
 	}
@@ -50,7 +50,7 @@ func TestApply(t *testing.T) {
 }
 
 func TestLambdaHistoryRestartsOnObjectiveChange(t *testing.T) {
-	r := history.New(fixture.Info(10))
+	r := runstate.New(fixture.Info(10))
 	r.Apply(fixture.Refresh(10, 0, 2000, metric.MinRecall))
 	r.Apply(fixture.Refresh(10, 1, 2000, metric.MeanRecall)) // no multipliers
 	r.Apply(fixture.Refresh(10, 2, 2000, metric.MinRecall))
@@ -61,7 +61,7 @@ func TestLambdaHistoryRestartsOnObjectiveChange(t *testing.T) {
 }
 
 func TestErrorAndFinal(t *testing.T) {
-	r := history.New(fixture.Info(10))
+	r := runstate.New(fixture.Info(10))
 	s := fixture.Refresh(10, 0, 2000, metric.MinRecall)
 	r.Apply(s)
 	e := s
@@ -70,7 +70,7 @@ func TestErrorAndFinal(t *testing.T) {
 	if r.Err != "boom" || r.Phase() != "failed" {
 		t.Errorf("after error: Err %q phase %q", r.Err, r.Phase())
 	}
-	r2 := history.New(fixture.Info(10))
+	r2 := runstate.New(fixture.Info(10))
 	r2.Apply(s)
 	r2.Apply(fixture.Final(s))
 	if r2.Summary == nil || r2.Phase() != "done" {
@@ -78,7 +78,7 @@ func TestErrorAndFinal(t *testing.T) {
 	}
 	// The best checkpoint's test metrics stand beside the final ones,
 	// each ψ labelled with its objective.
-	r3 := history.New(fixture.Info(10))
+	r3 := runstate.New(fixture.Info(10))
 	r3.Apply(s)
 	fin := fixture.Final(s)
 	sm := *fin.Summary
@@ -129,7 +129,7 @@ func TestSetMatrices(t *testing.T) {
 	G, P := []float64{1, 2, 3, 4}, []float64{0.1, 0.2, 0.3, 0.4}
 	for _, first := range []string{"snapshots", "matrices"} {
 		t.Run(first+" first", func(t *testing.T) {
-			r := history.New(fixture.Info(10))
+			r := runstate.New(fixture.Info(10))
 			a, b := noMatrices(0), noMatrices(1)
 			if first == "matrices" {
 				r.SetMatrices(50, G, P)
@@ -214,20 +214,20 @@ func TestIntervals(t *testing.T) {
 		withInterval(12, metric.MeanRecall, sm, nil, nil),         // objective changed
 	}
 	r := fixture.Apply(fixture.Info(10), snaps)
-	want := []history.Interval{
-		{From: -1, Step: 0, Why: history.WhyFirst},
-		{From: 0, Step: 50, Why: history.WhyRecorded},
+	want := []runstate.Interval{
+		{From: -1, Step: 0, Why: runstate.WhyFirst},
+		{From: 0, Step: 50, Why: runstate.WhyRecorded},
 		{From: 50, Step: 100, OK: true, Predicted: 0.02, Realised: 0.01},
 		{From: 100, Step: 150, OK: true, Predicted: 0.04, Realised: -0.01},
-		{From: 150, Step: 200, Why: history.WhyNone},
-		{From: 200, Step: 250, Why: history.WhyChanged},
-		{From: 250, Step: 300, Why: history.WhyChanged},
-		{From: 300, Step: 350, Why: history.WhyNone},
+		{From: 150, Step: 200, Why: runstate.WhyNone},
+		{From: 200, Step: 250, Why: runstate.WhyChanged},
+		{From: 250, Step: 300, Why: runstate.WhyChanged},
+		{From: 300, Step: 350, Why: runstate.WhyNone},
 		{From: 350, Step: 400, OK: true, Predicted: -0.01, Realised: 0.02},
-		{From: 400, Step: 450, Why: history.WhyUnknown},
+		{From: 400, Step: 450, Why: runstate.WhyUnknown},
 		{From: 450, Step: 500, OK: true, Predicted: 0.03, Realised: 0.03},
-		{From: 500, Step: 550, Why: history.WhyChanged},
-		{From: 550, Step: 600, Why: history.WhyChanged},
+		{From: 500, Step: 550, Why: runstate.WhyChanged},
+		{From: 550, Step: 600, Why: runstate.WhyChanged},
 	}
 	if len(r.Intervals) != len(want) || len(r.Intervals) != len(r.Steps) {
 		t.Fatalf("%d intervals for %d refreshes, want %d", len(r.Intervals), len(r.Steps), len(want))
@@ -257,18 +257,18 @@ func TestIntervals(t *testing.T) {
 func TestIntervalRatioAndSign(t *testing.T) {
 	cases := []struct {
 		name  string
-		iv    history.Interval
+		iv    runstate.Interval
 		ratio float64 // NaN: none
 		wrong bool
 	}{
-		{"holds", history.Interval{OK: true, Predicted: 0.02, Realised: 0.02}, 1, false},
-		{"overshoots", history.Interval{OK: true, Predicted: 0.02, Realised: 0.05}, 2.5, false},
-		{"wrong sign", history.Interval{OK: true, Predicted: 0.04, Realised: -0.01}, -0.25, true},
-		{"wrong sign, predicted loss", history.Interval{OK: true, Predicted: -0.01, Realised: 0.03}, -3, true},
-		{"both negative", history.Interval{OK: true, Predicted: -0.01, Realised: -0.02}, 2, false},
-		{"no change", history.Interval{OK: true, Predicted: 0.01, Realised: 0}, 0, false},
-		{"zero prediction", history.Interval{OK: true, Predicted: 0, Realised: 0.01}, math.NaN(), false},
-		{"no prediction", history.Interval{Why: history.WhyFirst, Predicted: 1, Realised: -1}, math.NaN(), false},
+		{"holds", runstate.Interval{OK: true, Predicted: 0.02, Realised: 0.02}, 1, false},
+		{"overshoots", runstate.Interval{OK: true, Predicted: 0.02, Realised: 0.05}, 2.5, false},
+		{"wrong sign", runstate.Interval{OK: true, Predicted: 0.04, Realised: -0.01}, -0.25, true},
+		{"wrong sign, predicted loss", runstate.Interval{OK: true, Predicted: -0.01, Realised: 0.03}, -3, true},
+		{"both negative", runstate.Interval{OK: true, Predicted: -0.01, Realised: -0.02}, 2, false},
+		{"no change", runstate.Interval{OK: true, Predicted: 0.01, Realised: 0}, 0, false},
+		{"zero prediction", runstate.Interval{OK: true, Predicted: 0, Realised: 0.01}, math.NaN(), false},
+		{"no prediction", runstate.Interval{Why: runstate.WhyFirst, Predicted: 1, Realised: -1}, math.NaN(), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -303,24 +303,24 @@ func TestFixtureIntervals(t *testing.T) {
 // The log keeps the last MaxLog entries however many arrive; worker lines
 // also go to the console, cleaned for one row of the terminal.
 func TestBoundedLog(t *testing.T) {
-	r := history.New(fixture.Info(10))
+	r := runstate.New(fixture.Info(10))
 	r.Apply(fixture.Refresh(10, 0, 2000, metric.MinRecall))
-	n := history.MaxLog + 2500
+	n := runstate.MaxLog + 2500
 	for i := range n {
 		r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %d", i)})
 	}
-	r.Note(history.Note, "a note")
-	if len(r.Log) != history.MaxLog || r.LogDropped != n+2-history.MaxLog {
-		t.Errorf("log holds %d, dropped %d; want %d, %d", len(r.Log), r.LogDropped, history.MaxLog, n+2-history.MaxLog)
+	r.Note(runstate.Note, "a note")
+	if len(r.Log) != runstate.MaxLog || r.LogDropped != n+2-runstate.MaxLog {
+		t.Errorf("log holds %d, dropped %d; want %d, %d", len(r.Log), r.LogDropped, runstate.MaxLog, n+2-runstate.MaxLog)
 	}
 	if got := r.Log[len(r.Log)-1].Text; got != "a note" {
 		t.Errorf("newest entry %q, want the note", got)
 	}
-	if got, want := r.Log[0].Text, fmt.Sprintf("worker: line %d", n+1-history.MaxLog); got != want {
+	if got, want := r.Log[0].Text, fmt.Sprintf("worker: line %d", n+1-runstate.MaxLog); got != want {
 		t.Errorf("oldest entry %q, want %q", got, want)
 	}
-	if len(r.Console) != history.MaxLog || r.ConsoleDropped != n-history.MaxLog {
-		t.Errorf("console holds %d, dropped %d; want %d, %d", len(r.Console), r.ConsoleDropped, history.MaxLog, n-history.MaxLog)
+	if len(r.Console) != runstate.MaxLog || r.ConsoleDropped != n-runstate.MaxLog {
+		t.Errorf("console holds %d, dropped %d; want %d, %d", len(r.Console), r.ConsoleDropped, runstate.MaxLog, n-runstate.MaxLog)
 	}
 	if got, want := r.Console[len(r.Console)-1].Text, fmt.Sprintf("line %d", n-1); got != want {
 		t.Errorf("newest console line %q, want %q", got, want)
@@ -343,7 +343,7 @@ func TestWorkerLinesCleaned(t *testing.T) {
 		{long, strings.Repeat("x", 2000) + "…"},
 	}
 	for _, c := range cases {
-		r := history.New(fixture.Info(10))
+		r := runstate.New(fixture.Info(10))
 		r.Apply(train.Snapshot{Kind: train.KindLog, Text: c.in})
 		if got := r.Console[0].Text; got != c.want {
 			t.Errorf("%.40q: console %q, want %q", c.in, got, c.want)
@@ -381,7 +381,7 @@ func TestSystemHistory(t *testing.T) {
 // When the linear step keeps failing, the event log says so once, in one
 // line, with what to try.
 func TestLinearFailingWarning(t *testing.T) {
-	r := history.New(fixture.Info(10))
+	r := runstate.New(fixture.Info(10))
 	mr, sm := metric.MinRecall, gain.SelMix
 	r.Apply(withInterval(0, mr, sm, nil, nil))
 	// Refreshes 1–7: wrong, wrong, right, wrong, wrong, wrong, wrong.
@@ -396,7 +396,7 @@ func TestLinearFailingWarning(t *testing.T) {
 	for _, e := range r.Log {
 		if strings.Contains(e.Text, "linear step is failing") {
 			warns = append(warns, e.Text)
-			if e.Level != history.Warn {
+			if e.Level != runstate.Warn {
 				t.Errorf("the warning is logged at level %v, want Warn", e.Level)
 			}
 		}
@@ -410,7 +410,7 @@ func TestLinearFailingWarning(t *testing.T) {
 // The event log says who changed what: the researcher's controls as they
 // are, the others with their source.
 func TestControlSourceLogged(t *testing.T) {
-	r := &history.RunState{}
+	r := &runstate.State{}
 	for _, c := range []train.Control{
 		{Op: train.OpSet, Key: "s", Value: "20", Source: train.SourceUser},
 		{Op: train.OpSet, Key: "lr", Value: "0.0021", Source: train.SourceAdapt},
@@ -444,7 +444,7 @@ func TestCannotLearnWarned(t *testing.T) {
 	for _, e := range r.Log {
 		if strings.Contains(e.Text, "predicts class 3 for 100% of validation") {
 			n++
-			if e.Level != history.Warn {
+			if e.Level != runstate.Warn {
 				t.Errorf("level %v, want a warning", e.Level)
 			}
 		}

@@ -1,0 +1,41 @@
+// Package sweeptest helps tests that work on sweeps: the store's own tests
+// (runs/sweep) and the executors' (app/sweepexec) create their sweeps the
+// same way.
+package sweeptest
+
+import (
+	"path/filepath"
+	"testing"
+
+	"selmix/runs/sweep"
+)
+
+// SmallSpec is a sweep of six members: two policies by three seeds, 100
+// fine-tuning steps each.
+const SmallSpec = `
+name = "small"
+[base]
+"finetune.steps" = 100
+[axes]
+"finetune.policy" = ["selmix", "uniform"]
+seed = [1, 2, 3]
+`
+
+// New plans and creates a sweep of spec text, run by executor, under a
+// fresh temp runs root that is also its working directory.
+func New(t testing.TB, text, executor string) *sweep.Sweep {
+	t.Helper()
+	spec, err := sweep.Parse([]byte(text), filepath.Join(t.TempDir(), "spec.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	s, err := sweep.Plan(root, spec, executor, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(spec, []byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
