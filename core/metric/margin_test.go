@@ -22,53 +22,116 @@ func zOracle(q float64) float64 {
 	return (lo + hi) / 2
 }
 
-// wilsonLower is the lower end of the Wilson score interval of an observed
-// share p on n samples at normal quantile z, in its closed form
-// (Wilson 1927; e.g. Brown, Cai & DasGupta 2001, eq. 4).
-func wilsonLower(p float64, n int, z float64) float64 {
-	nf := float64(n)
-	z2 := z * z
-	return (p + z2/(2*nf) - z*math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))) / (1 + z2/nf)
-}
-
-// The margin puts the observed share where its one-sided Wilson lower
-// bound is exactly the target: checked by the interval's closed form with
-// the quantile found another way, and against the tabulated quantiles.
-func TestCoverageMarginWilson(t *testing.T) {
+// The margin is z_q standard deviations of the share: the quantile checked
+// against tabulated values and bisection.
+func TestCoverageMarginQuantile(t *testing.T) {
 	// Tabulated standard normal quantiles (Abramowitz & Stegun, table 26.5).
 	for _, tc := range []struct{ q, z float64 }{{0.95, 1.6448536269514722}, {0.975, 1.959963984540054}, {0.99, 2.3263478740408408}} {
 		if got := zOracle(tc.q); math.Abs(got-tc.z) > 1e-12 {
 			t.Fatalf("oracle Φ⁻¹(%v) = %v, want %v", tc.q, got, tc.z)
 		}
-		if got := CoverageMargin(0.25, 1, tc.q); math.Abs(got-tc.z*math.Sqrt(0.25*0.75)) > 1e-12 {
-			t.Errorf("CoverageMargin(0.25, 1, %v) = %v, want z·√(c(1−c)) = %v", tc.q, got, tc.z*math.Sqrt(0.25*0.75))
+		if got := CoverageMargin(0.25, 4, tc.q); math.Abs(got-tc.z*0.25) > 1e-12 {
+			t.Errorf("CoverageMargin(0.25, 4, %v) = %v, want z·√(1/16) = %v", tc.q, got, tc.z*0.25)
 		}
-	}
-	// The built-in experiment: α/K = 0.095, 5000 validation samples, 95 %:
-	// 1.6448536·√(0.095·0.905/5000) = 0.0068207 (to 7 digits).
-	if got := CoverageMargin(0.095, 5000, 0.95); math.Abs(got-0.0068207) > 5e-8 {
-		t.Errorf("CoverageMargin(0.095, 5000, 0.95) = %.8f, want 0.0068207", got)
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for range 200 {
-		c := 0.001 + 0.9*rnd.Float64()
-		n := 10 + rnd.IntN(100000)
-		q := 0.5 + 0.499*rnd.Float64()
-		d := CoverageMargin(c, n, q)
-		z := zOracle(q)
-		if got := wilsonLower(c+d, n, z); math.Abs(got-c) > 1e-9 {
-			t.Errorf("c=%v n=%d q=%v: the Wilson lower bound of c+δ = %v is %v, want c", c, n, q, c+d, got)
-		}
-		// A share a little below c+δ no longer certifies c.
-		if got := wilsonLower(c+d-1e-6, n, z); !(got < c) {
-			t.Errorf("c=%v n=%d q=%v: Wilson lower bound of c+δ−1e-6 = %v, want < c", c, n, q, got)
+		v, n, q := 0.25*rnd.Float64(), 1+rnd.IntN(100000), 0.5+0.499*rnd.Float64()
+		if got, want := CoverageMargin(v, n, q), zOracle(q)*math.Sqrt(v/float64(n)); math.Abs(got-want) > 1e-12 {
+			t.Errorf("CoverageMargin(%v, %d, %v) = %v, want %v", v, n, q, got, want)
 		}
 	}
 }
 
-// The multipliers aim at α/K + δ: a class exactly at the aim has λ = 0 and
-// one at α/K the multiplier a coverage δ short of the bound would have;
-// head/tail groups take the margin of their share over their size.
+// Spread/N is the variance of a group's validation share when the
+// validation set is drawn class by class: checked against the share's
+// variance over simulated validation sets, and against the bound the
+// unstratified binomial gives.
+func TestSpreadMonteCarlo(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for tc := range 4 {
+		K := 3 + tc
+		n := make([]int, K) // class counts of the validation set
+		N := 0
+		for k := range n {
+			n[k] = 20 + rnd.IntN(200)
+			N += n[k]
+		}
+		q := make([][]float64, K) // P(pred = j | y = k)
+		for k := range q {
+			q[k] = make([]float64, K)
+			var s float64
+			for j := range q[k] {
+				q[k][j] = rnd.Float64() * rnd.Float64()
+				if j == k {
+					q[k][j] += 2
+				}
+				s += q[k][j]
+			}
+			for j := range q[k] {
+				q[k][j] /= s
+			}
+		}
+		C := make([]float64, K*K)
+		for k := range K {
+			for j := range K {
+				C[k*K+j] = float64(n[k]) * q[k][j] / float64(N)
+			}
+		}
+		groups := [][]bool{make([]bool, K), make([]bool, K)}
+		groups[0][1] = true
+		groups[1][0], groups[1][K-1] = true, true
+		for gi, in := range groups {
+			got, err := Spread(dense(K, C), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Simulate: each class's n_k samples land in the group
+			// independently with probability Σ_{j∈in} q_kj.
+			const draws = 20000
+			var sum, sum2 float64
+			for range draws {
+				hits := 0
+				for k := range K {
+					var pk float64
+					for j, ok := range in {
+						if ok {
+							pk += q[k][j]
+						}
+					}
+					for range n[k] {
+						if rnd.Float64() < pk {
+							hits++
+						}
+					}
+				}
+				x := float64(hits) / float64(N)
+				sum += x
+				sum2 += x * x
+			}
+			mean := sum / draws
+			mc := (sum2/draws - mean*mean) * float64(N)
+			if math.Abs(got-mc) > 0.04*mc {
+				t.Errorf("K=%d group %d: Spread %v, simulated N·Var %v", K, gi, got, mc)
+			}
+			var c float64
+			for k := range K {
+				for j, ok := range in {
+					if ok {
+						c += C[k*K+j]
+					}
+				}
+			}
+			if got > c*(1-c)+1e-12 {
+				t.Errorf("K=%d group %d: Spread %v above the unstratified c(1−c) = %v", K, gi, got, c*(1-c))
+			}
+		}
+	}
+}
+
+// The multipliers aim at α/K + δ_j: δ_j by hand, or z_q·√(Spread_j/N) per
+// class at a confidence, capped at 1/K; head/tail groups take the margin
+// of their share over their size.
 func TestMultipliersMargin(t *testing.T) {
 	// 4 classes, α/K = 0.2375; coverages (0.3, 0.25, 0.2375, 0.2125).
 	C := dense(4, []float64{
@@ -83,38 +146,68 @@ func TestMultipliersMargin(t *testing.T) {
 	}
 	lam := func(cov, aim float64) float64 { return math.Max(0, 100*(1-math.Exp((cov-aim)/0.01))) }
 	bound := 0.95 / 4
+	// Spread of each column by hand: Σ_k C_kj·(1 − C_kj/π_k), π = 1/4.
+	sp := []float64{
+		0.25*(1-1) + 0.05*(1-0.2),
+		0.2*(1-0.8) + 0.05*(1-0.2),
+		0.2*(1-0.8) + 0.0375*(1-0.15),
+		0.2125 * (1 - 0.85),
+	}
+	z := zOracle(0.9)
 	for _, tc := range []struct {
 		name string
 		p    Params
-		aim  float64
+		aim  func(j int) float64
 	}{
-		{"none", Params{}, bound},
-		{"by hand", Params{Margin: 0.0125}, bound + 0.0125},
-		{"wilson", Params{Conf: 0.9, N: 4000}, bound + zOracle(0.9)*math.Sqrt(bound*(1-bound)/4000)},
-		// 0.2375 + 1.28·√(0.2375·0.7625/400) = 0.265 > 1/K: capped.
-		{"wilson capped", Params{Conf: 0.9, N: 400}, 0.25},
-		{"by hand capped", Params{Margin: 0.1}, 0.25},
+		{"none", Params{}, func(int) float64 { return bound }},
+		{"by hand", Params{Margin: 0.0125}, func(int) float64 { return bound + 0.0125 }},
+		{"confidence", Params{Conf: 0.9, N: 4000}, func(j int) float64 { return min(bound+z*math.Sqrt(sp[j]/4000), 0.25) }},
+		// At N = 40 the margins pass 1/K: capped (class 0's spread is its
+		// small false-positive share, so it stays below).
+		{"confidence capped", Params{Conf: 0.9, N: 40}, func(j int) float64 { return min(bound+z*math.Sqrt(sp[j]/40), 0.25) }},
+		{"by hand capped", Params{Margin: 0.1}, func(int) float64 { return 0.25 }},
 	} {
-		got := Multipliers(MeanRecallCov, r, nil, tc.p)
+		ev, err := Evaluate(MeanRecallCov, C, nil, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ev.Lambda
 		for j, c := range r.Coverage {
-			if want := lam(c, tc.aim); math.Abs(got[j]-want) > 1e-9 {
-				t.Errorf("%s: λ[%d] = %v, want %v (coverage %v, aim %v)", tc.name, j, got[j], want, c, tc.aim)
+			if want := lam(c, tc.aim(j)); math.Abs(got[j]-want) > 1e-9 {
+				t.Errorf("%s: λ[%d] = %v, want %v (coverage %v, aim %v)", tc.name, j, got[j], want, c, tc.aim(j))
 			}
 		}
-		if a := tc.p.WithDefaults(4).Aim(4, 1); math.Abs(a-tc.aim) > 1e-12 {
-			t.Errorf("%s: Aim = %v, want %v", tc.name, a, tc.aim)
-		}
 	}
-	// Groups: K = 4 → tail = {3}, head = {0, 1, 2}; the head's share of
-	// 4000 samples aims at 3·bound + z·√(s(1−s)/n) for the share s = 3·bound.
+	if a := min(bound+z*math.Sqrt(sp[3]/40), 0.25); a != 0.25 {
+		t.Fatalf("the capped case does not cap: %v", a)
+	}
+	// Groups: K = 4 → tail = {3}, head = {0, 1, 2}; the head's share
+	// (columns 0–2 merged) aims at 3·bound + z·√(Spread_H/N), over 3.
 	p := Params{Conf: 0.9, N: 4000}
-	z := zOracle(0.9)
-	sh := 3 * bound
-	aimH := (sh + z*math.Sqrt(sh*(1-sh)/4000)) / 3
-	aimT := bound + z*math.Sqrt(bound*(1-bound)/4000)
-	got := Multipliers(MeanRecallHTCov, r, nil, p)
+	spH := 0.25*0 + 0.25*0 + 0.25*0 + 0.0375*(1-0.15) // rows 0–2 are all in the head
+	aimH := (3*bound + z*math.Sqrt(spH/4000)) / 3
+	aimT := bound + z*math.Sqrt(sp[3]/4000)
+	evHT, err := Evaluate(MeanRecallHTCov, C, nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := evHT.Lambda
 	if want := []float64{lam(r.HeadCoverage, aimH), lam(r.TailCoverage, aimT)}; math.Abs(got[0]-want[0]) > 1e-9 || math.Abs(got[1]-want[1]) > 1e-9 {
 		t.Errorf("head/tail multipliers %v, want %v (aims %v, %v)", got, want, aimH, aimT)
+	}
+	// ψ aims where the multipliers do: Evaluate's ψ is the paper's with
+	// each class's bound replaced by its aim.
+	ev, err := Evaluate(MeanRecallCov, C, nil, Params{Conf: 0.9, N: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pen, lmax float64
+	for j, c := range r.Coverage {
+		pen += ev.Lambda[j] * (c - min(bound+z*math.Sqrt(sp[j]/4000), 0.25))
+		lmax = max(lmax, ev.Lambda[j])
+	}
+	if want := (r.MeanRecall + pen) / (lmax + 1); math.Abs(ev.Psi-want) > 1e-12 {
+		t.Errorf("ψ at the aims %v, want %v", ev.Psi, want)
 	}
 }
 

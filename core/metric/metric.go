@@ -198,10 +198,11 @@ type Params struct {
 	// The coverage margin: the coverage multipliers (and the optimized ψ)
 	// aim at α/K + δ_g instead of the bound α/K (docs/method.md, "The
 	// coverage margin"). With Conf > 0, δ_g is the margin a one-sided
-	// Wilson bound at confidence Conf gives N validation samples
-	// (CoverageMargin); else it is Margin for every constraint. Zero
-	// everywhere: no margin (the paper). The reported ψ of every objective
-	// (Values) keeps the bound α/K.
+	// normal bound at confidence Conf gives the group's share of the N
+	// validation predictions, from its variance at C given the class
+	// counts (CoverageMargin, Spread); else it is Margin for every
+	// constraint. Zero everywhere: no margin (the paper). The reported ψ
+	// of every objective (Values) keeps the bound α/K.
 	Conf   float64
 	N      int
 	Margin float64
@@ -252,22 +253,23 @@ func (p Params) Validate() error {
 // against wherever it is reported.
 func (p Params) Bound(K int) float64 { return p.WithDefaults(K).Alpha / float64(K) }
 
-// Aim is the coverage the multipliers aim at for a constraint over size
+// aim is the coverage the multipliers aim at for a constraint over size
 // classes (1 for a class, |H| or |T| for a head/tail group): α/K + δ, and
-// never above 1/K. With a confidence, δ is the margin of a one-sided
-// Wilson bound on the group's share of the N validation predictions at its
-// target size·α/K, divided by size (the group's coverage is the mean over
-// its classes); otherwise the margin set by hand. The coverages sum to 1,
-// so an aim above 1/K cannot be met by every class (or both groups): its
-// multipliers would never fall to 0 and would only shrink ψ's normaliser;
-// the aim stops at 1/K, where every constraint can just hold
-// (docs/method.md, "The coverage margin"). Without a margin the aim is
-// α/K, whatever α. p must have its defaults (WithDefaults).
-func (p Params) Aim(K, size int) float64 {
+// never above 1/K. With a confidence, δ is the one-sided normal bound on
+// the group's validation share at that confidence, z_q·sqrt(spread/N),
+// divided by size (the group's coverage is the mean over its classes),
+// where spread is N times the variance of the share given the class
+// counts of the validation set (Spread); otherwise δ is the margin set by
+// hand. The coverages sum to 1, so an aim above 1/K cannot be met by every
+// class (or both groups): its multipliers would never fall to 0 and would
+// only shrink ψ's normaliser; the aim stops at 1/K, where every constraint
+// can just hold (docs/method.md, "The coverage margin"). Without a margin
+// the aim is α/K, whatever α. p must have its defaults (WithDefaults).
+func (p Params) aim(K, size int, spread float64) float64 {
 	bound := p.Alpha / float64(K)
 	var d float64
 	if p.Conf > 0 {
-		d = CoverageMargin(bound*float64(size), p.N, p.Conf) / float64(size)
+		d = CoverageMargin(spread, p.N, p.Conf) / float64(size)
 	} else {
 		d = p.Margin
 	}
@@ -277,23 +279,77 @@ func (p Params) Aim(K, size int) float64 {
 	return max(bound, min(bound+d, 1/float64(K)))
 }
 
-// CoverageMargin is how far above c a share measured on n samples must
-// be for a one-sided Wilson (score) bound at confidence conf to put the
-// true share at c or above:
+// CoverageMargin is how far above the bound a validation share must be
+// for a one-sided normal bound at confidence conf to put the model's
+// share at the bound or above:
 //
-//	δ = z_conf·sqrt(c(1 − c)/n),  z_conf = Φ⁻¹(conf).
+//	δ = z_conf·sqrt(spread/n),  z_conf = Φ⁻¹(conf),
 //
-// The Wilson lower bound of an observed share ĉ is the smallest p with
-// (ĉ − p)² ≤ z²p(1 − p)/n, so it reaches c exactly at ĉ = c + δ: the
-// variance is taken at the target, not at the observed share (Wald's),
-// so δ is a constant of the run (docs/method.md, "The coverage margin").
-// It panics unless 0 < conf < 1, 0 ≤ c ≤ 1 and n ≥ 1.
-func CoverageMargin(c float64, n int, conf float64) float64 {
-	if !(conf > 0 && conf < 1) || !(c >= 0 && c <= 1) || n < 1 {
-		panic(fmt.Sprintf("metric: CoverageMargin(%v, %d, %v)", c, n, conf))
+// where spread/n is the variance of the share measured on n validation
+// samples (Spread). It panics unless 0 < conf < 1, spread ≥ 0 and n ≥ 1.
+func CoverageMargin(spread float64, n int, conf float64) float64 {
+	if !(conf > 0 && conf < 1) || !(spread >= 0) || n < 1 {
+		panic(fmt.Sprintf("metric: CoverageMargin(%v, %d, %v)", spread, n, conf))
 	}
 	z := math.Sqrt2 * math.Erfinv(2*conf-1)
-	return z * math.Sqrt(c*(1-c)/float64(n))
+	return z * math.Sqrt(spread/float64(n))
+}
+
+// Spread is N times the variance of the share of validation predictions
+// that fall in the classes in (a class, or a head/tail group), given the
+// validation set's class counts — it is sampled class by class, so only
+// the predictions vary (docs/method.md, "The coverage margin"). With
+// n_k = π_k·N samples of class k, each predicted into the group with
+// probability q_k = S_k/π_k, S_k = Σ_{j∈in} C_kj:
+//
+//	Var = Σ_k (n_k/N)²·q_k(1 − q_k)/n_k = (1/N)·Σ_k S_k·(1 − S_k/π_k).
+//
+// C is the joint confusion matrix (rows true class, summing to 1).
+func Spread(C mat.Matrix, in []bool) (float64, error) {
+	st, err := load(C, nil)
+	if err != nil {
+		return 0, err
+	}
+	if len(in) != st.k {
+		return 0, fmt.Errorf("metric: Spread: %d flags for %d classes", len(in), st.k)
+	}
+	return st.spread(in), nil
+}
+
+func (st *state) spread(in []bool) float64 {
+	var v float64
+	for k := range st.k {
+		var s float64
+		for j, ok := range in {
+			if ok {
+				s += st.c[k*st.k+j]
+			}
+		}
+		v += s * max(0, 1-s/st.prior[k])
+	}
+	return v
+}
+
+// spreads is Spread of every class, then of the head and of the tail, in
+// O(K²).
+func (st *state) spreads(tail []bool) []float64 {
+	K := st.k
+	out := make([]float64, K+2)
+	for k := range K {
+		row, pk := st.c[k*K:(k+1)*K], st.prior[k]
+		var h, t float64
+		for j, c := range row {
+			out[j] += c * max(0, 1-c/pk)
+			if tail[j] {
+				t += c
+			} else {
+				h += c
+			}
+		}
+		out[K] += h * max(0, 1-h/pk)
+		out[K+1] += t * max(0, 1-t/pk)
+	}
+	return out
 }
 
 // noMargin is p aiming at the bound itself: the paper's ψ, which every

@@ -21,12 +21,22 @@ const eps = 1e-7
 //	class coverage:           K values, λ_j = max(0, λ_max·(1 − exp((cov_j − a_j)/τ)))
 //	head/tail coverage:       (λ_H, λ_T) by the same rule, cov_g = mean cov_j over g
 //
-// where a_g = α/K + δ_g is the constraint's aim (Params.Aim; α/K without
-// a margin).
+// where a_g = α/K + δ_g is the constraint's aim (Params.aim; α/K without
+// a margin). A margin at a confidence (Params.Conf) needs C itself, not
+// only its report: Multipliers panics with one; Evaluate computes them.
 // An objective with none gets nil. Zero fields of p take their defaults.
 // tail nil means TailSplit(r.Prior); a tail that leaves a group empty is a
 // programming error here (NewReport has rejected it) and panics.
 func Multipliers(obj Objective, r Report, tail []bool, p Params) []float64 {
+	if p.Conf > 0 {
+		panic("metric: Multipliers of a Report cannot take a margin at a confidence (it needs C): use Evaluate")
+	}
+	return lagrange(obj, r, tail, p, nil)
+}
+
+// lagrange is Multipliers with the Spread of every class, then of the
+// head and of the tail (nil without a confidence margin).
+func lagrange(obj Objective, r Report, tail []bool, p Params, spread []float64) []float64 {
 	p = p.WithDefaults(r.K)
 	s, _ := obj.Spec()
 	if tail == nil {
@@ -40,16 +50,18 @@ func Multipliers(obj Objective, r Report, tail []bool, p Params) []float64 {
 		h, t := groupMeans(r.Recall, tail)
 		l = softmin([]float64{h, t}, p.Omega)
 	}
+	if spread == nil {
+		spread = make([]float64, r.K+2)
+	}
 	switch s.Constraint {
 	case ClassCoverage:
-		a := p.Aim(r.K, 1)
-		for _, c := range r.Coverage {
-			l = append(l, covLambda(c, a, p))
+		for j, c := range r.Coverage {
+			l = append(l, covLambda(c, p.aim(r.K, 1, spread[j]), p))
 		}
 	case GroupCoverage:
 		h, t := groupMeans(r.Coverage, tail)
 		nh, nt := groupSizes(tail)
-		l = append(l, covLambda(h, p.Aim(r.K, nh), p), covLambda(t, p.Aim(r.K, nt), p))
+		l = append(l, covLambda(h, p.aim(r.K, nh, spread[r.K]), p), covLambda(t, p.aim(r.K, nt, spread[r.K+1]), p))
 	}
 	return l
 }
@@ -82,7 +94,7 @@ func covLambda(c, aim float64, p Params) float64 {
 // returned by Multipliers; constants for the derivative). Where ψ uses the
 // G-mean or H-mean, recalls are clamped below at 1e-7. Coverage objectives
 // are [base + Σ_g λ_g (cov_g − a_g)] / (max_g λ_g + 1), a_g the aim
-// (Params.Aim: α/K + δ_g; α/K itself without a margin).
+// (Params.aim: α/K + δ_g; α/K itself without a margin).
 //
 // Psi returns an error if C fails Check, p or lambda hold a negative or
 // non-finite value, or a head/tail objective gets a split with an empty
@@ -166,7 +178,7 @@ func EvaluateTo(dst *Eval, obj Objective, C mat.Matrix, tail []bool, p Params) e
 	if err != nil {
 		return err
 	}
-	lambda := Multipliers(obj, r, tail, p)
+	lambda := lagrange(obj, r, tail, p, st.marginSpreads(tail, p))
 	t, err := st.terms(obj, tail, lambda, p)
 	if err != nil {
 		return err
@@ -277,17 +289,25 @@ func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (
 	var pen, lmax float64
 	switch spec.Constraint {
 	case ClassCoverage:
-		target := p.Aim(K, 1)
+		sp := st.marginSpreads(tail, p)
 		t.mu = make([]float64, K)
 		for j, l := range lc {
-			pen += l * (st.cov[j] - target)
+			var v float64
+			if sp != nil {
+				v = sp[j]
+			}
+			pen += l * (st.cov[j] - p.aim(K, 1, v))
 			t.mu[j] = l
 			lmax = max(lmax, l)
 		}
 	case GroupCoverage:
 		// Σ_g λ_g·cov_g = Σ_j μ_j·cov_j with μ_j = λ_g(j)/|g(j)|.
 		ch, ct := groupMeans(st.cov, tail)
-		pen = lc[0]*(ch-p.Aim(K, nh)) + lc[1]*(ct-p.Aim(K, nt))
+		sh, stl := 0.0, 0.0
+		if sp := st.marginSpreads(tail, p); sp != nil {
+			sh, stl = sp[K], sp[K+1]
+		}
+		pen = lc[0]*(ch-p.aim(K, nh, sh)) + lc[1]*(ct-p.aim(K, nt, stl))
 		lmax = max(lc[0], lc[1])
 		t.mu = make([]float64, K)
 		for j := range t.mu {
@@ -303,6 +323,18 @@ func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (
 	}
 	t.psi = t.scale * (base + pen)
 	return t, nil
+}
+
+// marginSpreads is st.spreads where the margin needs them (a confidence),
+// else zeros.
+func (st *state) marginSpreads(tail []bool, p Params) []float64 {
+	if p.Conf == 0 {
+		return nil
+	}
+	if tail == nil {
+		tail = TailSplit(st.prior)
+	}
+	return st.spreads(tail)
 }
 
 // square sizes an empty dst K×K and panics on any other shape.
