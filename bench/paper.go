@@ -133,7 +133,14 @@ func rowLabel(table string, v map[string]string) string {
 	case "policies", "resample":
 		return o + "/" + v["finetune.policy"]
 	case "margin":
-		return o + "/cov_margin " + v["finetune.cov_margin"]
+		l := o + "/cov_margin " + v["finetune.cov_margin"]
+		if r := v["finetune.refresh"]; r != "" {
+			l += ", refresh " + r
+		}
+		if a := v["finetune.adapt"]; a != "" {
+			l += ", adapt " + a
+		}
+		return l
 	case "adapt":
 		if a := v["finetune.adapt"]; a != "" && a != "none" {
 			return o + "/adapt " + a

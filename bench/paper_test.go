@@ -22,14 +22,14 @@ func TestPaperRowsClassify(t *testing.T) {
 		count[tb]++
 		lbls = append(lbls, tb+":"+rowLabel(tb, v))
 	}
-	want := map[string]int{"objectives": 6, "policies": 10, "resample": 6, "margin": 2, "scratch": 2, "form": 1, "adapt": 18, "semi": 2}
+	want := map[string]int{"objectives": 6, "policies": 10, "resample": 6, "margin": 4, "scratch": 2, "form": 1, "adapt": 18, "semi": 2}
 	for k, n := range want {
 		if count[k] != n {
 			t.Errorf("%d rows in table %s, want %d (labels %v)", count[k], k, n, lbls)
 		}
 	}
 	for _, l := range []string{"objectives:hmean@cov", "policies:min-recall/greedy", "policies:mean-recall@cov/mislas2", "scratch:min-recall/csst", "form:min-recall/official",
-		"adapt:gmean/refresh 10", "adapt:min-recall/adapt lr", "resample:gmean/resample", "margin:hmean@cov/cov_margin auto", "semi:min-recall/oracle=true", "semi:min-recall/oracle=false"} {
+		"adapt:gmean/refresh 10", "adapt:min-recall/adapt lr", "resample:gmean/resample", "margin:hmean@cov/cov_margin auto", "margin:mean-recall@cov/cov_margin auto, refresh 10, adapt lr", "semi:min-recall/oracle=true", "semi:min-recall/oracle=false"} {
 		if !slices.Contains(lbls, l) {
 			t.Errorf("no row %q among %v", l, lbls)
 		}
@@ -58,8 +58,8 @@ func TestPaperSpecOptions(t *testing.T) {
 	if i < 0 || !slices.Equal(spec.Axes[i].Values, []string{"1", "2"}) {
 		t.Errorf("axes %v, want seed = [1, 2]", spec.Axes)
 	}
-	if spec.Count() != 45*2 {
-		t.Errorf("%d members, want 45 rows (no semi) × 2 seeds", spec.Count())
+	if spec.Count() != 47*2 {
+		t.Errorf("%d members, want 47 rows (no semi) × 2 seeds", spec.Count())
 	}
 	if !strings.HasPrefix(string(text), "# selmix bench paper changed this spec: finetune.steps=60, pretrain.epochs=1, pretrain.cache=\"/c\", finetune.lr=0.001, seed=1..2, no semi-supervised rows\n") {
 		t.Errorf("recorded text starts %q", strings.SplitN(string(text), "\n", 2)[0])

@@ -168,22 +168,8 @@ func BuildLT(raw *Raw, cfg SplitConfig) (*Split, error) {
 		take(&sp.unlabeledSrc, cfg.ValPerClass+nLab[k], nUnl[k])
 	}
 
-	if cfg.TestPerClass == 0 {
-		sp.testSrc = make([]int, raw.Test.N)
-		for i := range sp.testSrc {
-			sp.testSrc[i] = i
-		}
-	} else {
-		for k, pool := range raw.Test.ClassIndex(K) {
-			if cfg.TestPerClass > len(pool) {
-				return nil, fmt.Errorf("split: class %d (%s) has %d test images but TestPerClass = %d",
-					k, raw.ClassNames[k], len(pool), cfg.TestPerClass)
-			}
-			rng := rand.New(rand.NewPCG(cfg.Seed, streamTest+uint64(k)))
-			for _, p := range rng.Perm(len(pool))[:cfg.TestPerClass] {
-				sp.testSrc = append(sp.testSrc, pool[p])
-			}
-		}
+	if sp.testSrc, err = testRows(&raw.Test, raw.ClassNames, K, cfg.TestPerClass, cfg.Seed); err != nil {
+		return nil, err
 	}
 
 	for _, src := range [][]int{sp.labeledSrc, sp.unlabeledSrc, sp.valSrc, sp.testSrc} {
@@ -194,4 +180,47 @@ func BuildLT(raw *Raw, cfg SplitConfig) (*Split, error) {
 	sp.Val = raw.Train.subset(sp.valSrc)
 	sp.Test = raw.Test.subset(sp.testSrc)
 	return sp, nil
+}
+
+// testRows are the rows of test a split keeps: all of them (perClass 0),
+// or perClass of each class, drawn with the split's seed.
+func testRows(test *Set, names []string, K, perClass int, seed uint64) ([]int, error) {
+	if perClass == 0 {
+		rows := make([]int, test.N)
+		for i := range rows {
+			rows[i] = i
+		}
+		return rows, nil
+	}
+	var rows []int
+	for k, pool := range test.ClassIndex(K) {
+		if perClass > len(pool) {
+			name := fmt.Sprint(k)
+			if k < len(names) {
+				name = names[k]
+			}
+			return nil, fmt.Errorf("split: class %d (%s) has %d test images but TestPerClass = %d", k, name, len(pool), perClass)
+		}
+		rng := rand.New(rand.NewPCG(seed, streamTest+uint64(k)))
+		for _, p := range rng.Perm(len(pool))[:perClass] {
+			rows = append(rows, pool[p])
+		}
+	}
+	slices.Sort(rows)
+	return rows, nil
+}
+
+// SubsampleTest keeps perClass test images of each class of sp, drawn as
+// BuildLT draws them with seed: applied to a split of the whole official
+// test set, it gives the test set BuildLT gives with TestPerClass =
+// perClass and that seed. perClass 0 keeps them all.
+func SubsampleTest(sp *Split, perClass int, seed uint64) error {
+	rows, err := testRows(&sp.Test, sp.ClassNames, sp.K, perClass, seed)
+	if err != nil {
+		return err
+	}
+	if perClass > 0 {
+		sp.Test = sp.Test.subset(rows)
+	}
+	return nil
 }

@@ -237,3 +237,39 @@ func TestBuildLTErrors(t *testing.T) {
 		})
 	}
 }
+
+// SubsampleTest on a split of the whole test set gives the test set
+// BuildLT draws with TestPerClass and the same seed, row for row: how the
+// built-in experiment's first embedded split (200 test images per class)
+// is rebuilt from the second (all of them).
+func TestSubsampleTestMatchesBuildLT(t *testing.T) {
+	raw := synthRaw(4, 300, 50)
+	for _, seed := range []uint64{1, 9} {
+		cfg := SplitConfig{N1: 200, RhoL: 10, ValPerClass: 20, TestPerClass: 17, Seed: seed}
+		want, err := BuildLT(raw, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.TestPerClass = 0
+		got, err := BuildLT(raw, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Test.N != 200 {
+			t.Fatalf("whole test set: %d rows, want 200", got.Test.N)
+		}
+		if err := SubsampleTest(got, 17, seed); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Test.Y, want.Test.Y) || !slices.Equal(got.Test.X, want.Test.X) || got.Test.N != 68 {
+			t.Errorf("seed %d: subsampled test set (%d rows) differs from BuildLT's (%d rows)", seed, got.Test.N, want.Test.N)
+		}
+	}
+	sp, err := BuildLT(raw, SplitConfig{N1: 200, RhoL: 10, ValPerClass: 20, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SubsampleTest(sp, 51, 1); err == nil || !strings.Contains(err.Error(), "has 50 test images but TestPerClass = 51") {
+		t.Errorf("51 of 50: %v", err)
+	}
+}

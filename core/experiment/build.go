@@ -68,6 +68,16 @@ func loadSource(c Config) (*data.Split, *data.Head, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("built-in dataset: %w", err)
 		}
+		// The embedded split holds the whole official test set, drawn
+		// with seed 1 (assets/pretrain.toml); the first one kept 200
+		// images per class of it, drawn the same way.
+		per := d.TestPerClass
+		if d.Builtin == 1 {
+			per = 200
+		}
+		if err := data.SubsampleTest(sp, per, 1); err != nil {
+			return nil, nil, fmt.Errorf("data.test_per_class: %w", err)
+		}
 		return sp, nil, nil
 	case "fashion-mnist":
 		raw, err := data.LoadFashionMNIST(d.Dir)

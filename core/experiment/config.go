@@ -80,6 +80,7 @@ type Record struct {
 
 type Data struct {
 	Source       string  `toml:"source" doc:"builtin (embedded Fashion-MNIST-LT slice) | fashion-mnist | features"`
+	Builtin      int     `toml:"builtin" doc:"builtin: which embedded split: 2 = the whole official test set, subsampled by test_per_class if set; 1 = 200 test images per class, what runs recorded before 26 Nov 2026 used (their configs read so)"`
 	Dir          string  `toml:"dir" doc:"fashion-mnist: the IDX .gz files"`
 	N1           int     `toml:"n1" doc:"labeled samples of the most frequent class"`
 	Rho          float64 `toml:"rho" doc:"imbalance ratio ρ_l = N_1 / N_K"`
@@ -150,7 +151,7 @@ func Default() Config {
 	return Config{
 		Seed: 1,
 		Data: Data{
-			Source: "builtin", Dir: "/usr/share/datasets/fashion-mnist", N1: 5000, Rho: 100,
+			Source: "builtin", Builtin: 2, Dir: "/usr/share/datasets/fashion-mnist", N1: 5000, Rho: 100,
 			Unlabeled: "none", RhoU: 1, ValPerClass: 500,
 		},
 		Model:    Model{Arch: "mlp", Hidden: []int{256, 128}},
@@ -207,12 +208,16 @@ func Parse(text, name string) (Config, error) {
 // does not name did not exist when it ran, so it takes the engine's
 // default (train.DefaultHyper, what ran then), not the built-in
 // experiment's. A run recorded before finetune.cov_margin thus replays
-// with the paper's aim, as it ran.
+// with the paper's aim, as it ran; one recorded before data.builtin with
+// the first embedded split (200 test images per class).
 func ParseRecorded(text, name string) (Config, error) {
 	c := Default()
 	md, err := overlayMeta(&c, text, name)
 	if err != nil {
 		return c, err
+	}
+	if !md.IsDefined("data", "builtin") {
+		c.Data.Builtin = 1 // recorded before the key: the first embedded split
 	}
 	d := train.DefaultHyper()
 	for _, key := range train.HyperKeys() {
@@ -327,6 +332,12 @@ func (c Config) Validate() error {
 	case "builtin", "fashion-mnist", "features":
 	default:
 		return bad("data.source", "want builtin, fashion-mnist or features, got %q", c.Data.Source)
+	}
+	if c.Data.Builtin != 1 && c.Data.Builtin != 2 {
+		return bad("data.builtin", "want 1 or 2, got %d", c.Data.Builtin)
+	}
+	if c.Data.TestPerClass < 0 {
+		return bad("data.test_per_class", "want ≥ 0, got %d", c.Data.TestPerClass)
 	}
 	switch c.Data.Unlabeled {
 	case "none", "matched", "uniform", "inverted", "given":

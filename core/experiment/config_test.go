@@ -275,3 +275,26 @@ func TestCovMarginDefaults(t *testing.T) {
 		t.Errorf("--set finetune.cov_margin=0.004: %v, %v", c.Finetune.CovMargin, err)
 	}
 }
+
+// data.builtin: a recorded configuration that does not name it ran on the
+// first embedded split (200 test images per class); a new one names 2;
+// anything else is refused naming the key.
+func TestBuiltinSplitVersion(t *testing.T) {
+	if d := Default(); d.Data.Builtin != 2 || !strings.Contains(d.Render(), "builtin = 2") {
+		t.Errorf("default data.builtin %d, want 2 and written out", d.Data.Builtin)
+	}
+	old := strings.Replace(Default().Render(), "builtin = 2", "", 1)
+	c, err := ParseRecorded(old, "config.toml")
+	if err != nil || c.Data.Builtin != 1 {
+		t.Errorf("recorded config without data.builtin: %d (%v), want 1", c.Data.Builtin, err)
+	}
+	if c, err := ParseRecorded(Default().Render(), "config.toml"); err != nil || c.Data.Builtin != 2 {
+		t.Errorf("recorded config with data.builtin = 2: %d (%v)", c.Data.Builtin, err)
+	}
+	for _, set := range []string{"data.builtin=3", "data.builtin=0", "data.test_per_class=-1"} {
+		_, err := Load("", []string{set})
+		if key := strings.SplitN(set, "=", 2)[0]; err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: %v, want an error naming %s", set, err, key)
+		}
+	}
+}

@@ -13,7 +13,8 @@ import (
 // validation size; a number ≥ 0 sets δ by hand, 0 being the paper's aim.
 type Margin float64
 
-// MarginAuto is the margin of a one-sided Wilson bound at cov_conf.
+// MarginAuto is, for each constraint, the margin of a one-sided bound at
+// cov_conf on its validation coverage (metric.CoverageMargin).
 const MarginAuto Margin = -1
 
 // ParseMargin reads "auto" or a number ≥ 0.
