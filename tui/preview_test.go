@@ -130,7 +130,7 @@ func TestPreviewShown(t *testing.T) {
 func TestPreviewWithoutBasis(t *testing.T) {
 	m := newRunning(t, 10, 120, 36, &recorder{})
 	drain(m, m.updateCmd(fixture.Key("e")))
-	if s := m.Render(); !strings.Contains(s, "no forecast: no statistics yet") {
+	if s := m.Render(); !strings.Contains(s, "no forecast: no statistics of the last refresh") {
 		t.Errorf("want the reason on\n%s", s)
 	}
 }

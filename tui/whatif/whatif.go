@@ -8,6 +8,7 @@
 package whatif
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -89,7 +90,7 @@ func (p *Preview) compute(seq int) tea.Cmd {
 	}
 }
 
-var errNoBasis = fmt.Errorf("no statistics yet: the forecast comes with the next refresh")
+var errNoBasis = errors.New("no statistics of the last refresh: they come with the next one (a run in the background sends them for K² + 2Kd + K ≤ 2^20)")
 
 // Update takes the preview's own messages: it returns the command that
 // computes a question whose wait is over, and whether the answer shown
@@ -124,30 +125,44 @@ func (p *Preview) Forecast() *train.Forecast { return p.f }
 // change from cur to next, each in its objective's units.
 func Line(f train.Forecast, cur, next train.Hyper) string {
 	change := Change(cur, next)
-	now := "now " + outlook(f.Now, "")
+	now := "now " + outlook(f.Now, "", 4)
 	if change == "" {
 		return "next interval Δψ: " + now
 	}
-	unit := ""
+	unit, digits := "", decimals(f.Now, f.Next)
+	now = "now " + outlook(f.Now, "", digits)
 	if f.Next.Objective != f.Now.Objective {
 		unit = string(f.Now.Objective)
-		now = "now " + outlook(f.Now, unit)
+		now = "now " + outlook(f.Now, unit, digits)
 		unit = string(f.Next.Objective)
 	}
-	with := fmt.Sprintf("with %s %s", change, outlook(f.Next, unit))
+	with := fmt.Sprintf("with %s %s", change, outlook(f.Next, unit, digits))
 	if f.Next.OK && f.Steps != 0 && next.Refresh != cur.Refresh {
 		with += fmt.Sprintf(" over %d steps", f.Steps)
 	}
 	return "next interval Δψ: " + now + " · " + with
 }
 
-// outlook is one setting's Δψ, with its objective named when unit is set
-// (ψs of two objectives are on different scales).
-func outlook(o train.Outlook, unit string) string {
+// decimals is how many decimals tell a and b apart: 4, or more (up to
+// 8) where two different forecasts would read the same (a P already
+// concentrated on one pair hardly moves with s).
+func decimals(a, b train.Outlook) int {
+	d := 4
+	for ; d < 8 && a.OK && b.OK && a.Delta != b.Delta; d++ {
+		if fmt.Sprintf("%+.*f", d, a.Delta) != fmt.Sprintf("%+.*f", d, b.Delta) {
+			break
+		}
+	}
+	return d
+}
+
+// outlook is one setting's Δψ to digits decimals, with its objective
+// named when unit is set (ψs of two objectives are on different scales).
+func outlook(o train.Outlook, unit string, digits int) string {
 	if !o.OK {
 		return "none (" + o.Why + ")"
 	}
-	s := fmt.Sprintf("%+.4f", o.Delta)
+	s := fmt.Sprintf("%+.*f", digits, o.Delta)
 	if unit != "" {
 		s += " in " + unit + "'s ψ"
 	}

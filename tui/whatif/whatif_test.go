@@ -53,6 +53,14 @@ func TestLine(t *testing.T) {
 			}
 		})
 	}
+	// Two forecasts that differ past the 4th decimal get more.
+	a, c := train.Outlook{OK: true, Delta: 0.585612}, train.Outlook{OK: true, Delta: 0.585648}
+	if got := Line(train.Forecast{Now: a, Next: c}, cur, s20); got != "next interval Δψ: now +0.58561 · with s=20 +0.58565" {
+		t.Errorf("close forecasts: %q", got)
+	}
+	if got := Line(train.Forecast{Now: a, Next: a}, cur, s20); got != "next interval Δψ: now +0.5856 · with s=20 +0.5856" {
+		t.Errorf("equal forecasts: %q", got)
+	}
 	if got := Change(cur, s20); got != "s=20" {
 		t.Errorf("Change = %q", got)
 	}
@@ -127,7 +135,7 @@ func TestDebounce(t *testing.T) {
 		t.Errorf("error shown as %q", p.Text())
 	}
 	run(p, p.Ask(Question{Cur: cur, Next: cur}, 0))
-	if !strings.HasPrefix(p.Text(), "no forecast: no statistics yet") {
+	if !strings.HasPrefix(p.Text(), "no forecast: no statistics of the last refresh") {
 		t.Errorf("without a basis: %q", p.Text())
 	}
 }
