@@ -134,3 +134,14 @@ func TestPreviewWithoutBasis(t *testing.T) {
 		t.Errorf("want the reason on\n%s", s)
 	}
 }
+
+// The edit form with its forecast at 80×24, where the panes are tabs
+// (golden: testdata/TestPreviewGolden.golden).
+func TestPreviewGolden(t *testing.T) {
+	m, _ := withBasis(t, &recorder{})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	for _, k := range []string{"e", "ctrl+u", "2"} {
+		drain(m, m.updateCmd(fixture.Key(k)))
+	}
+	fixture.GoldenScreen(t, m.Render(), 80, 24)
+}

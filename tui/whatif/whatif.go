@@ -33,9 +33,14 @@ type Question struct {
 	Cur, Next train.Hyper
 }
 
-// Preview holds the newest question and its answer.
+// Preview holds the newest question and its answer. One forecast is
+// computed at a time (at large K one takes a while, and the run needs
+// the CPU): a question whose wait ends meanwhile is computed when it
+// returns, if it is still the newest.
 type Preview struct {
 	seq  int
+	busy bool // a forecast is being computed
+	wait bool // the newest question waits for it
 	q    Question
 	text string
 	f    *train.Forecast // the newest answer; nil before one or after an error
@@ -66,9 +71,20 @@ func (p *Preview) Ask(q Question, delay time.Duration) tea.Cmd {
 	p.q = q
 	seq := p.seq
 	if delay <= 0 {
-		return p.compute(seq)
+		return p.start()
 	}
 	return tea.Tick(delay, func(time.Time) tea.Msg { return tickMsg{seq} })
+}
+
+// start computes the newest question, or has it wait for the forecast
+// being computed.
+func (p *Preview) start() tea.Cmd {
+	if p.busy {
+		p.wait = true
+		return nil
+	}
+	p.busy, p.wait = true, false
+	return p.compute(p.seq)
 }
 
 // Reset forgets the question and its answer (the dialog closed).
@@ -99,12 +115,18 @@ func (p *Preview) Update(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case tickMsg:
 		if msg.seq == p.seq {
-			return p.compute(msg.seq), false
+			return p.start(), false
 		}
 	case answerMsg:
+		p.busy = false
 		if msg.seq != p.seq {
-			return nil, false // an older question's
+			// An older question's; the newest may be waiting for it.
+			if p.wait {
+				return p.start(), false
+			}
+			return nil, false
 		}
+		p.wait = false
 		if msg.err != nil {
 			p.text, p.f = "no forecast: "+msg.err.Error(), nil
 		} else {

@@ -123,12 +123,20 @@ func TestDebounce(t *testing.T) {
 	if len(asked) != 1 || asked[0] != 20 || !strings.Contains(p.Text(), "with s=20 ") || p.Forecast() == nil {
 		t.Fatalf("computed %v, text %q; want s=20's", asked, p.Text())
 	}
-	// An answer computed for an older question arrives after a newer one
-	// was asked: dropped.
-	late := p.compute(p.seq)
-	p.Ask(q(5), time.Hour)
-	if _, changed := p.Update(late()); changed || !strings.Contains(p.Text(), "s=20") {
-		t.Errorf("a late answer replaced the text: %q", p.Text())
+	// One forecast at a time: a question asked while one is computed
+	// waits for it, and its answer replaces the older one's, which is
+	// dropped.
+	slow := p.Ask(q(5), 0)
+	if p.Ask(q(6), 0) != nil {
+		t.Fatal("a second forecast started while one was computed")
+	}
+	next, changed := p.Update(slow())
+	if changed || next == nil || !strings.Contains(p.Text(), "s=20") {
+		t.Fatalf("the older answer replaced the text (%q) or the newest question did not start", p.Text())
+	}
+	run(p, next)
+	if !strings.Contains(p.Text(), "s=6 ") || len(asked) != 3 || asked[2] != 6 {
+		t.Errorf("text %q after computing %v; want s=6's", p.Text(), asked)
 	}
 	run(p, p.Ask(q(99), 0))
 	if p.Text() != "no forecast: boom" || p.Forecast() != nil {
