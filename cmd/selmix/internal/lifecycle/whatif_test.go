@@ -46,7 +46,9 @@ func TestTmuxWhatIfPreview(t *testing.T) {
 			}
 		}
 	}()
+	t0 := time.Now()
 	tm.WaitFor("● running", 60*time.Second)
+	t.Logf("running after %v", time.Since(t0))
 	tm.Type("Space")
 	step := func(s string) int {
 		m := headerStep.FindStringSubmatch(selmixtest.Lines(s, 1))
@@ -92,6 +94,7 @@ func TestTmuxWhatIfPreview(t *testing.T) {
 	if got := fmt.Sprintf("%+.*f", len(frac), pred); got != shown[1] {
 		t.Errorf("the form forecast %s for s = 20 at step %d; the run recorded %s (%v)", shown[1], at, got, pred)
 	}
+	t.Logf("checked after %v", time.Since(t0))
 	tm.Type("q")
 	tm.WaitFor("detach", 10*time.Second)
 	tm.Type("y")
