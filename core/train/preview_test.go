@@ -50,6 +50,13 @@ func previewRun(t *testing.T, at int, key, value string) (*train.Basis, train.Hy
 			if !ok {
 				return
 			}
+			if s.Kind == train.KindRefresh {
+				// A viewer forecasts while the engine trains on (under
+				// -race: the Basis is never written).
+				if _, err := train.Preview(s.Refresh.Basis, s.Hyper, s.Hyper); err != nil {
+					t.Errorf("Preview at step %d: %v", s.Step, err)
+				}
+			}
 			switch {
 			case s.Kind == train.KindRefresh && s.Refresh.Step == at:
 				basis, hyper = s.Refresh.Basis, s.Hyper
