@@ -111,8 +111,13 @@ func (m *Model) previewUpdate(msg tea.Msg) (tea.Cmd, bool) {
 	return nil, true
 }
 
-// note shows text and the linear model's track record in the top dialog.
+// note shows text and the linear model's track record in the top dialog,
+// if it is one that asks for forecasts (an answer may come after its
+// dialog closed and another, the fork form, opened).
 func (m *Model) note(text string) {
+	if _, asks, _ := m.candidate(); !asks {
+		return
+	}
 	if d, ok := m.dialogs.Top().(noter); ok {
 		right, of := m.run.TrackRecord(whatif.Window)
 		d.SetNote(fmt.Sprintf("%s\n%s", text, whatif.Record(right, of)))

@@ -126,6 +126,23 @@ func TestPreviewShown(t *testing.T) {
 	}
 }
 
+// An answer that comes after its form closed and the fork form opened
+// stays out of the fork form.
+func TestPreviewLateAnswer(t *testing.T) {
+	m, _ := withBasis(t, &recorder{})
+	m.fork = func(string, []string) (string, error) { return "", nil }
+	_, compute := m.Update(fixture.Key("e"))
+	m.Update(fixture.Key("esc"))
+	m.Update(fixture.Key("f"))
+	if top := m.dialogs.Top(); top == nil || top.ID() != forkID {
+		t.Fatalf("the fork form is not open: %v", top)
+	}
+	drain(m, compute)
+	if s := m.Render(); strings.Contains(s, "Δψ") {
+		t.Errorf("the fork form shows the edit form's forecast:\n%s", s)
+	}
+}
+
 // Without statistics (before a refresh brought them) the form says so.
 func TestPreviewWithoutBasis(t *testing.T) {
 	m := newRunning(t, 10, 120, 36, &recorder{})
