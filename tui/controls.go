@@ -12,13 +12,15 @@ import (
 	"selmix/tui/dialog"
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
+	"selmix/tui/whatif"
 )
 
 // key routes a key press: to the top overlay if any, to a pane that is
 // reading text, to the workbench's own binding, else to the focused pane.
 func (m *Model) key(kp tea.KeyPressMsg) tea.Cmd {
 	if m.dialogs.Len() > 0 {
-		return m.act(m.dialogs.Update(kp))
+		cmd := m.act(m.dialogs.Update(kp))
+		return tea.Batch(cmd, m.askPreview(whatif.Debounce))
 	}
 	if m.capturing(kp) {
 		return m.panes[m.focus].Update(kp)
@@ -51,8 +53,8 @@ func (m *Model) binding(kp tea.KeyPressMsg) func() tea.Cmd {
 		{k.Prev, func() tea.Cmd { m.focus = (m.focus + nPanes - 1) % nPanes; return nil }},
 		{k.Pause, m.pauseKey},
 		{k.Step, m.stepKey},
-		{k.SUp, func() tea.Cmd { m.scaleS(true); return nil }},
-		{k.SDown, func() tea.Cmd { m.scaleS(false); return nil }},
+		{k.SUp, func() tea.Cmd { return m.scaleS(true) }},
+		{k.SDown, func() tea.Cmd { return m.scaleS(false) }},
 		{k.Objective, m.pushControl(m.objectivePicker)},
 		{k.Policy, m.pushControl(m.policyPicker)},
 		{k.Edit, m.pushControl(m.editForm)},
@@ -71,13 +73,15 @@ func (m *Model) push(d func() dialog.Dialog) func() tea.Cmd {
 	return func() tea.Cmd { m.dialogs.Push(d()); return nil }
 }
 
-// pushControl opens the dialog d makes if controls can go to the run.
+// pushControl opens the dialog d makes if controls can go to the run,
+// with its what-if forecast.
 func (m *Model) pushControl(d func() dialog.Dialog) func() tea.Cmd {
 	return func() tea.Cmd {
-		if m.controllable() {
-			m.dialogs.Push(d())
+		if !m.controllable() {
+			return nil
 		}
-		return nil
+		m.dialogs.Push(d())
+		return m.askPreview(0)
 	}
 }
 
@@ -175,10 +179,11 @@ func (m *Model) send(c train.Control) {
 }
 
 // scaleS multiplies s by 1.25 (or divides), compounding presses made
-// before the engine acknowledges the previous one.
-func (m *Model) scaleS(up bool) {
+// before the engine acknowledges the previous one; the footer shows the
+// forecast of the new s for a few seconds.
+func (m *Model) scaleS(up bool) tea.Cmd {
 	if !m.controllable() {
-		return
+		return nil
 	}
 	s := m.run.Latest.Hyper.S
 	if m.pendingS != 0 {
@@ -197,4 +202,5 @@ func (m *Model) scaleS(up bool) {
 	e := math.Pow(10, 3-math.Floor(math.Log10(s)))
 	m.pendingS = math.RoundToEven(s*e) / e
 	m.ctl.Send(train.Control{Op: train.OpSet, Key: "s", Value: strconv.FormatFloat(m.pendingS, 'g', -1, 64), Source: train.SourceUser})
+	return m.askFlash(m.pendingS)
 }

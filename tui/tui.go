@@ -20,6 +20,7 @@ import (
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
 	"selmix/tui/style"
+	"selmix/tui/whatif"
 )
 
 // State is the root model's state.
@@ -106,6 +107,11 @@ type Model struct {
 	fork     func(at string, sets []string) (string, error)
 	export   func() (string, error)
 	matrices func() MatricesMsg
+
+	preview  *whatif.Preview // the what-if forecast of the open dialog or of s±
+	flashing bool            // the preview's next answer is for the footer
+	flash    string          // the footer's forecast after s±; "" for the keys
+	flashSeq int
 }
 
 // New returns the workbench model. It reads nothing by itself: feed it
@@ -120,7 +126,8 @@ func New(o Options) *Model {
 	for _, l := range o.Console {
 		run.AddConsole(l)
 	}
-	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), dialogs: dialog.NewStack(ctx), help: help.New(), keysPath: o.KeysPath, attached: o.Attached, fork: o.Fork, export: o.Export, matrices: o.LoadMatrices}
+	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), dialogs: dialog.NewStack(ctx), help: help.New(), keysPath: o.KeysPath, attached: o.Attached, fork: o.Fork, export: o.Export, matrices: o.LoadMatrices,
+		preview: whatif.New()}
 	if !o.Color {
 		m.help.Styles = help.Styles{}
 	}
@@ -157,13 +164,16 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if cmd, ok := m.previewUpdate(msg); ok {
+		return m, cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.setSize(msg.Width, msg.Height)
 	case SnapshotMsg:
-		m.applyAll(msg.Snapshot)
+		return m, m.applyAll(msg.Snapshot)
 	case SnapshotsMsg:
-		m.applyAll(msg...)
+		return m, m.applyAll(msg...)
 	case ClosedMsg:
 		m.run.Closed = true
 		if m.state != Failed {
@@ -209,8 +219,10 @@ func (m *Model) fail() {
 	}
 }
 
-func (m *Model) applyAll(ss ...train.Snapshot) {
-	k, cur, gp := m.run.K(), m.run.Cur, hasGP(m.run.Cur)
+// applyAll takes snapshots; a new refresh or control re-asks the open
+// dialog's forecast.
+func (m *Model) applyAll(ss ...train.Snapshot) tea.Cmd {
+	k, cur, gp, hyper := m.run.K(), m.run.Cur, hasGP(m.run.Cur), m.run.Latest.Hyper
 	for _, s := range ss {
 		m.apply(s)
 	}
@@ -220,6 +232,10 @@ func (m *Model) applyAll(ss ...train.Snapshot) {
 	if m.run.Cur != cur || hasGP(m.run.Cur) != gp {
 		m.refreshPanes()
 	}
+	if m.run.Cur != cur || m.run.Latest.Hyper != hyper {
+		return m.askPreview(0)
+	}
+	return nil
 }
 
 // refreshPanes has the panes derive their sort orders and aggregates

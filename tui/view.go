@@ -91,6 +91,9 @@ func (m *Model) status() string {
 
 func (m *Model) helpBar() string {
 	k, th := m.ctx.Keys, m.ctx.Theme
+	if m.flash != "" {
+		return th.Render(th.Warn, style.PadRight(m.flash, m.w))
+	}
 	p := m.panes[m.focus]
 	if c, ok := p.(pane.Capturer); ok && c.Capturing() {
 		return m.help.ShortHelpView(p.ShortHelp()) // global keys are text now

@@ -93,6 +93,7 @@ type Engine struct {
 	last        *Refresh
 	es          evalState
 	iv          interval // the current refresh interval's prediction
+	bs          *Basis   // the last evaluation's, shared by its Refreshes
 	ad          adapter  // finetune.adapt's controller
 	pace        pacer
 	soft        *softLoss // the loss of a policy that does not mix; nil otherwise
@@ -533,7 +534,17 @@ func (e *Engine) set(key, value string) error {
 		// ψ itself changed: this interval's prediction compares nothing.
 		e.iv.valid = false
 	}
-	return e.recompute()
+	if err := e.recompute(); err != nil {
+		return err
+	}
+	if e.step == e.lastRefresh && e.lastRefresh == e.last.Step {
+		// No step of the interval is taken yet (a run paused at its
+		// refresh, or a control at step 0): the interval opens anew under
+		// the new setting, with ψ of the new objective, as Preview
+		// forecasts it.
+		e.openInterval()
+	}
+	return nil
 }
 
 // Pending is the controls the engine holds for a later step (sent with
@@ -549,8 +560,12 @@ func (e *Engine) Acked() int { return e.acks }
 // lr is the cosine-annealed head learning rate at the current step.
 func (e *Engine) lr() float64 { return e.lrAt(e.step) }
 
-func (e *Engine) lrAt(step int) float64 {
-	return e.hyper.LR * 0.5 * (1 + math.Cos(math.Pi*float64(step)/float64(e.cfg.Steps)))
+func (e *Engine) lrAt(step int) float64 { return cosineLR(e.hyper.LR, step, e.cfg.Steps) }
+
+// cosineLR is the head learning rate at step of a run of total steps
+// whose base rate is base: cosine-annealed to 0.
+func cosineLR(base float64, step, total int) float64 {
+	return base * 0.5 * (1 + math.Cos(math.Pi*float64(step)/float64(total)))
 }
 
 // Trainer is what the engine drives. Only touch it when Run is not running

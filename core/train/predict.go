@@ -71,11 +71,19 @@ func (e *Engine) predictSteps(lr []float64, mode Mode) {
 		iv.valid = false // a prediction of mixup steps says nothing of others
 		return
 	}
-	eg := expectedGain(e.last.P, e.last.G)
-	k0 := e.step - e.lastRefresh
+	iv.sum = accumulate(iv.sum, lr, e.cfg.Momentum, e.step-e.lastRefresh, expectedGain(e.last.P, e.last.G))
+}
+
+// accumulate adds to sum the predicted change of ψ of the steps of an
+// interval from its k0-th on (k0 = 0: its first), at head learning rates
+// lr, momentum mu and expected gain eg per unit step: the engine's
+// prediction and Preview are this one loop, so a run of steps split
+// anywhere sums to the same.
+func accumulate(sum float64, lr []float64, mu float64, k0 int, eg float64) float64 {
 	for i, eta := range lr {
-		iv.sum += eta * momentumGain(e.cfg.Momentum, k0+i+1) * eg
+		sum += eta * momentumGain(mu, k0+i+1) * eg
 	}
+	return sum
 }
 
 // closeInterval ends the interval at a refresh whose ψ is psi: the

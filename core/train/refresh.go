@@ -125,8 +125,8 @@ func (e *Engine) refresh() error {
 // G and P (a second "refresh" event would show the old evaluation's
 // metrics at a later step).
 func (e *Engine) recompute() error {
-	es := e.es
-	d, err := Decide(&e.gc, Stats{C: es.C, Z: es.Z, W: es.W, B: es.b, Tail: e.tail, N: e.info.Val}, e.hyper)
+	b := e.basis()
+	d, err := Decide(&e.gc, b.Stats, e.hyper)
 	if err != nil {
 		return fmt.Errorf("validation at step %d: %w", e.step, err)
 	}
@@ -140,6 +140,7 @@ func (e *Engine) recompute() error {
 		G:      d.G.RawMatrix().Data,
 		P:      d.P.RawMatrix().Data,
 		K:      e.K, S: e.hyper.S,
+		Basis: b,
 	}
 	if old != nil && old.Step == e.lastRefresh {
 		// A control recomputed G and P from the same evaluation: the
@@ -147,6 +148,21 @@ func (e *Engine) recompute() error {
 		e.last.Predicted, e.last.Realised = old.Predicted, old.Realised
 	}
 	return nil
+}
+
+// basis is the last evaluation as a Basis, made once per evaluation: the
+// Refreshes published from it share it (its arrays are the trainer's,
+// fresh at every evaluation and never written again).
+func (e *Engine) basis() *Basis {
+	es := e.es
+	if b := e.bs; b != nil && b.Step == e.lastRefresh && b.C == es.C {
+		return b
+	}
+	e.bs = &Basis{
+		Stats: Stats{C: es.C, Z: es.Z, W: es.W, B: es.b, Tail: e.tail, N: e.info.Val},
+		Step:  e.lastRefresh, Steps: e.cfg.Steps, Momentum: e.cfg.Momentum,
+	}
+	return e.bs
 }
 
 // Stats is what a refresh measured on the validation set: the joint

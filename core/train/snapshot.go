@@ -81,6 +81,11 @@ type Refresh struct {
 	// prediction: the first refresh, steps without mixup, a changed
 	// objective (docs/method.md).
 	Predicted, Realised *float64
+	// Basis is what the refresh measured, for a forecast of the interval
+	// it opens under other hyperparameters (Preview); shared by every
+	// Refresh of one evaluation, never written. Live only: nil in a
+	// recorded run, and on the control socket sent to a client that asks.
+	Basis *Basis
 }
 
 // Summary closes a run: the optimized objective and every reported metric

@@ -21,14 +21,15 @@ import (
 
 // DialWait connects to the live run in dir, waiting briefly for its
 // socket while its process lives: a run that was just created serves it a
-// moment later. It ends with ctx. matrices asks for G and P with every
-// refresh (the workbench draws them). A run whose process holds its lock
+// moment later. It ends with ctx. hello says what to send (the workbench
+// asks for G and P, which it draws, and the statistics its what-if
+// preview forecasts from). A run whose process holds its lock
 // but serves no socket within the wait is an error that says so (its
 // control.sock was moved or deleted), not ErrNotLive.
-func DialWait(ctx context.Context, dir string, matrices bool) (*Client, error) {
+func DialWait(ctx context.Context, dir string, hello Hello) (*Client, error) {
 	deadline := time.Now().Add(socketWait)
 	for {
-		cl, err := Dial(dir, Hello{Matrices: matrices})
+		cl, err := Dial(dir, hello)
 		if err == nil || !errors.Is(err, ErrNotLive) {
 			return cl, err
 		}
@@ -62,7 +63,7 @@ var (
 // that does not answer (stopped by SIGSTOP, hung, its socket gone) is an
 // error wrapping ErrNoAnswer that names its process.
 func Stop(ctx context.Context, w io.Writer, r *runs.Run) error {
-	cl, err := DialWait(ctx, r.Dir, false)
+	cl, err := DialWait(ctx, r.Dir, Hello{})
 	if errors.Is(err, ErrNotLive) {
 		if st, ok := endedStatus(ctx, r); ok {
 			fmt.Fprintf(w, "run %s had already ended (%s)\n", r.Meta.ID, st)

@@ -76,7 +76,7 @@ func Dial(dir string, hello Hello) (*Client, error) {
 		return nil, err
 	}
 	max := maxLine
-	if hello.Matrices {
+	if hello.Matrices || hello.Stats {
 		max = maxLineMatrices
 	}
 	sc := bufio.NewScanner(c)
@@ -151,6 +151,11 @@ func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
 		if snap != nil {
 			s := *snap
 			if s.Refresh != nil {
+				if p := cl.last; s.Refresh.Basis == nil && p != nil && p.Basis != nil && p.Basis.Step == s.Refresh.Step {
+					// A control's recompute of the same evaluation: the
+					// server sent its statistics once, with the refresh.
+					s.Refresh.Basis = p.Basis
+				}
 				cl.last = s.Refresh
 			} else if s.Kind == train.KindStep {
 				s.Refresh = cl.last

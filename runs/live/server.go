@@ -103,6 +103,7 @@ func checkPeer(c *net.UnixConn) error {
 // client is the server's state of one connection.
 type client struct {
 	matrices atomic.Bool
+	stats    atomic.Bool
 	hello    chan struct{} // closed once the first line is read (or never comes)
 	once     sync.Once
 }
@@ -136,6 +137,7 @@ func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 	if bw.Flush() != nil {
 		return
 	}
+	var basis *train.Basis // the last one sent
 	for {
 		snap, ok := st.Next(ctx)
 		if !ok {
@@ -147,8 +149,13 @@ func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 			// resend it.
 			snap.Refresh = nil
 		}
+		w := Wire(snap, cs.matrices.Load())
+		if rs := snap.Refresh; rs != nil && rs.Basis != nil && rs.Basis != basis && cs.stats.Load() {
+			// Once per evaluation: a control's snapshot shares it.
+			basis, w.Basis = rs.Basis, wireBasis(rs.Basis)
+		}
 		c.SetWriteDeadline(time.Now().Add(writeTimeout))
-		bw.Write(mustJSON(Message{Snapshot: Wire(snap, cs.matrices.Load())}))
+		bw.Write(mustJSON(Message{Snapshot: w}))
 		bw.WriteByte('\n')
 		if err := bw.Flush(); err != nil {
 			return
@@ -177,6 +184,7 @@ func (s *Server) receive(c net.Conn, st *train.Stream, cs *client) {
 				return
 			}
 			cs.matrices.Store(h.Matrices)
+			cs.stats.Store(h.Stats)
 			cs.greeted()
 			continue
 		}

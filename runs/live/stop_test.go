@@ -110,7 +110,7 @@ func TestStopRunWithoutSocket(t *testing.T) {
 	setWaits(t, time.Hour, time.Hour, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	if _, err := DialWait(ctx, r.Dir, false); !errors.Is(err, context.Canceled) {
+	if _, err := DialWait(ctx, r.Dir, Hello{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled while waiting for the socket: error %v, want context.Canceled", err)
 	}
 }

@@ -25,6 +25,9 @@ type Hello struct {
 	Version int `json:"version"`
 	// Matrices: send G and P with every refresh. Default false.
 	Matrices bool `json:"matrices,omitempty"`
+	// Stats: send each refresh's validation statistics once (BasisData),
+	// for forecasts of the interval under other settings. Default false.
+	Stats bool `json:"stats,omitempty"`
 }
 
 // Message is one line from the server: its hello, a snapshot, or an
@@ -48,6 +51,7 @@ type Snapshot struct {
 	Loss        record.Num          `json:"loss"` // NaN before the first step
 	StepsPerSec record.Num          `json:"steps_per_sec"`
 	Refresh     *record.RefreshData `json:"refresh,omitempty"`
+	Basis       *BasisData          `json:"basis,omitempty"` // the refresh's statistics, to a client that asked
 	System      *train.System       `json:"system,omitempty"`
 	Ack         *record.ControlData `json:"ack,omitempty"`
 	Summary     *record.SummaryData `json:"summary,omitempty"`
@@ -101,6 +105,11 @@ func (w *Snapshot) Unwire() (train.Snapshot, error) {
 	if w.Refresh != nil {
 		if s.Refresh, err = w.Refresh.Inline(); err != nil {
 			return s, err
+		}
+		if w.Basis != nil {
+			if s.Refresh.Basis, err = w.Basis.Basis(); err != nil {
+				return s, err
+			}
 		}
 	}
 	if w.Ack != nil {

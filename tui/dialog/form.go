@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/tui/pane"
+	"selmix/tui/style"
 )
 
 // Field is one line of a form.
@@ -37,6 +38,7 @@ type Form struct {
 	errs      []string
 	cursor    int
 	check     func([]KV) map[string]string
+	note      string // lines under the fields (the what-if preview)
 }
 
 // NewForm returns a form of fields. check gets the changed fields in
@@ -100,10 +102,14 @@ func (f *Form) admits(t string) bool {
 	return true
 }
 
-func (f *Form) submit() Action {
+// SetNote shows text (lines) under the fields, dimmed; "" shows none.
+func (f *Form) SetNote(text string) { f.note = text }
+
+// Changed is the fields whose text differs from what they are measured
+// against, in order, as Submit would hand them on (unchecked).
+func (f *Form) Changed() []KV {
 	var changed []KV
 	for i, fl := range f.fields {
-		f.errs[i] = ""
 		base := fl.Value
 		if fl.Base != "" {
 			base = fl.Base
@@ -112,6 +118,14 @@ func (f *Form) submit() Action {
 			changed = append(changed, KV{fl.Key, v})
 		}
 	}
+	return changed
+}
+
+func (f *Form) submit() Action {
+	for i := range f.errs {
+		f.errs[i] = ""
+	}
+	changed := f.Changed()
 	errs := map[string]string{}
 	if f.check != nil {
 		errs = f.check(changed)
@@ -157,6 +171,23 @@ func (f *Form) View(w, h int) string {
 			}
 		}
 	}
+	b.WriteString(noteLines(th, f.note, w))
 	b.WriteString("\n" + th.Render(th.Dim, "↑/↓ field · type to edit · ctrl+u clear\n"+f.hint+" · esc cancels"))
+	return b.String()
+}
+
+// noteLines is a dialog's note, wrapped to a screen w wide, after a blank
+// line; "" for none.
+func noteLines(th *style.Theme, note string, w int) string {
+	if note == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n")
+	for _, para := range strings.Split(note, "\n") {
+		for _, l := range strings.Split(Wrap(para, max(20, w-8)), "\n") {
+			b.WriteString(th.Render(th.Dim, l) + "\n")
+		}
+	}
 	return b.String()
 }

@@ -21,6 +21,7 @@ type Picker struct {
 	descs     []string // one line per option, or nil
 	current   string
 	cursor    int
+	note      string // lines under the options (the what-if preview)
 }
 
 // NewPicker returns a picker of key among options, with the cursor on the
@@ -41,6 +42,20 @@ func (p *Picker) Describe(descs []string) *Picker {
 	p.descs = descs
 	return p
 }
+
+// Selected is the option under the cursor ("" if there are none).
+func (p *Picker) Selected() string {
+	if len(p.options) == 0 {
+		return ""
+	}
+	return p.options[p.cursor]
+}
+
+// Key is the setting the picker chooses.
+func (p *Picker) Key() string { return p.key }
+
+// SetNote shows text (lines) under the options, dimmed; "" shows none.
+func (p *Picker) SetNote(text string) { p.note = text }
 
 func (p *Picker) ID() string    { return p.id }
 func (p *Picker) Title() string { return p.title }
@@ -91,6 +106,7 @@ func (p *Picker) View(w, h int) string {
 		}
 		b.WriteString(line + "\n")
 	}
+	b.WriteString(noteLines(th, p.note, w))
 	b.WriteString("\n" + th.Render(th.Dim, "↑/↓ choose · enter apply · esc cancel · ● current"))
 	return b.String()
 }

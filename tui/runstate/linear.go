@@ -106,3 +106,19 @@ func (r *State) LastPredicted() (Interval, bool) {
 	}
 	return r.Intervals[r.lastOK-1], true
 }
+
+// TrackRecord is the linear model's record over the last n intervals
+// that had a prediction (fewer if there are fewer): how many of them it
+// got the sign of right (the realised change not of the opposite sign),
+// out of how many.
+func (r *State) TrackRecord(n int) (right, of int) {
+	for i := len(r.Intervals) - 1; i >= 0 && of < n; i-- {
+		if iv := r.Intervals[i]; iv.OK {
+			of++
+			if !iv.WrongSign() {
+				right++
+			}
+		}
+	}
+	return right, of
+}

@@ -243,6 +243,12 @@ func TestIntervals(t *testing.T) {
 	if math.Abs(r.SumPredicted-0.08) > 1e-15 || math.Abs(r.SumRealised-0.05) > 1e-15 {
 		t.Errorf("sums predicted %g, realised %g; want 0.08, 0.05", r.SumPredicted, r.SumRealised)
 	}
+	// Intervals with a prediction, newest first: right, wrong, wrong, right.
+	for _, c := range []struct{ n, right, of int }{{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {40, 2, 4}, {0, 0, 0}} {
+		if right, of := r.TrackRecord(c.n); right != c.right || of != c.of {
+			t.Errorf("TrackRecord(%d) = %d of %d, want %d of %d", c.n, right, of, c.right, c.of)
+		}
+	}
 	last, ok := r.LastPredicted()
 	if !ok || last.Step != 500 {
 		t.Errorf("LastPredicted = %+v, %v; want the interval closed at 500", last, ok)

@@ -148,7 +148,7 @@ func (s *Screens) Attach(ctx context.Context, r *runs.Run) error {
 	defer cancel()
 	// Subscribe before reading the log: what happens in between arrives
 	// twice and is dropped, never missed.
-	cl, err := live.DialWait(sctx, r.Dir, true)
+	cl, err := live.DialWait(sctx, r.Dir, live.Hello{Matrices: true, Stats: true})
 	if err != nil {
 		return err
 	}

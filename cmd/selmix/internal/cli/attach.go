@@ -50,7 +50,7 @@ the live run. Quitting asks whether to stop the run or detach from it.
 func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	cl, err := live.DialWait(ctx, r.Dir, followMatrices(ctx, r))
+	cl, err := live.DialWait(ctx, r.Dir, live.Hello{Matrices: followMatrices(ctx, r)})
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := live.DialWait(context.Background(), r.Dir, false) // wait until it trains
+	cl, err := live.DialWait(context.Background(), r.Dir, live.Hello{}) // wait until it trains
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	a, err := live.DialWait(context.Background(), r.Dir, true) // as the workbench: with G and P
+	a, err := live.DialWait(context.Background(), r.Dir, live.Hello{Matrices: true}) // as the workbench: with G and P
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	next(a, isRefresh)
 	next(a, isRefresh)
 
-	b, err := live.DialWait(context.Background(), r.Dir, false)
+	b, err := live.DialWait(context.Background(), r.Dir, live.Hello{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 				break
 			}
 			if seen == sendAt {
-				cl, err := live.DialWait(context.Background(), filepath.Join(root, out.ID), false)
+				cl, err := live.DialWait(context.Background(), filepath.Join(root, out.ID), live.Hello{})
 				if err != nil {
 					t.Fatalf("dial run %s: %v", out.ID, err)
 				}
