@@ -35,7 +35,7 @@ func TestTmuxWhatIfPreview(t *testing.T) {
 	bin := selmixtest.Binary(t)
 	root := livetest.ShortDir(t)
 	tm := selmixtest.NewTmux(t, 120, 36, root)
-	tm.Line(bin + " tui --runs " + root + " --set finetune.steps=20000")
+	tm.Line(bin + " tui --runs " + root + " --set finetune.steps=20000 --set finetune.refresh=50")
 	defer func() {
 		tm.Type("C-c")
 		if all, err := runs.List(root); err == nil {
