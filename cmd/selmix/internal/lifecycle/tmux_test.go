@@ -18,14 +18,7 @@ import (
 // there before the run moves, one space resumes it, and detaching says
 // the run stays paused. Driven in tmux at 120×36 as a person would.
 func TestTmuxPausedDetachedReattached(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary in tmux")
-	}
-	t.Parallel()
-	bin := selmixtest.Binary(t)
-	root := livetest.ShortDir(t)
-	tm := selmixtest.NewTmux(t, 120, 36, root)
-	tm.Line(bin + " tui --runs " + root + " --set finetune.steps=20000")
+	tm, bin, root := tmuxLongRun(t)
 	tm.WaitFor("● running", 60*time.Second)
 	tm.Type("Space")
 	tm.WaitFor("● paused", 20*time.Second)
@@ -36,16 +29,6 @@ func TestTmuxPausedDetachedReattached(t *testing.T) {
 	if !strings.Contains(s, "stays paused at step") || strings.Contains(s, "goes on") {
 		t.Errorf("detaching a paused run says:\n%s", s)
 	}
-	defer func() {
-		tm.Type("C-c")
-		if all, err := runs.List(root); err == nil {
-			for _, r := range all {
-				if r.Live {
-					selmixtest.Code(t, nil, "stop", "--runs", root, r.Meta.ID)
-				}
-			}
-		}
-	}()
 	tm.Line("clear; " + bin + " attach --runs " + root)
 	s = tm.WaitFor("objective min-recall", 30*time.Second)
 	time.Sleep(time.Second) // the live stream's first snapshot
@@ -137,4 +120,35 @@ func TestFollowLinesHaveP(t *testing.T) {
 		}
 	}
 	t.Fatal("attach --follow printed no refresh line")
+}
+
+// tmuxLongRun starts the workbench on a 20000-step built-in run in tmux at
+// 120×36 with extra settings (--set KEY=VALUE), in a runs root of its own,
+// and stops whatever still runs there when the test ends. It skips in
+// -short mode and runs the test in parallel.
+func tmuxLongRun(t *testing.T, set ...string) (tm *selmixtest.Tmux, bin, root string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the real binary in tmux")
+	}
+	t.Parallel()
+	bin = selmixtest.Binary(t)
+	root = livetest.ShortDir(t)
+	tm = selmixtest.NewTmux(t, 120, 36, root)
+	line := bin + " tui --runs " + root + " --set finetune.steps=20000"
+	for _, kv := range set {
+		line += " --set " + kv
+	}
+	tm.Line(line)
+	t.Cleanup(func() {
+		tm.Type("C-c")
+		if all, err := runs.List(root); err == nil {
+			for _, r := range all {
+				if r.Live {
+					selmixtest.Code(t, nil, "stop", "--runs", root, r.Meta.ID)
+				}
+			}
+		}
+	})
+	return tm, bin, root
 }

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/runs"
-	"selmix/runs/live/livetest"
 )
 
 var (
@@ -28,24 +26,8 @@ var (
 // applied there the run records that very Δψ_pred for the interval (to
 // the decimals shown). Driven in tmux at 120×36.
 func TestTmuxWhatIfPreview(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary in tmux")
-	}
-	t.Parallel()
-	bin := selmixtest.Binary(t)
-	root := livetest.ShortDir(t)
-	tm := selmixtest.NewTmux(t, 120, 36, root)
-	tm.Line(bin + " tui --runs " + root + " --set finetune.steps=20000 --set finetune.refresh=50")
-	defer func() {
-		tm.Type("C-c")
-		if all, err := runs.List(root); err == nil {
-			for _, r := range all {
-				if r.Live {
-					selmixtest.Code(t, nil, "stop", "--runs", root, r.Meta.ID)
-				}
-			}
-		}
-	}()
+	// Refresh 50 (the built-in experiment's is 10): room to type between.
+	tm, _, root := tmuxLongRun(t, "finetune.refresh=50")
 	t0 := time.Now()
 	tm.WaitFor("● running", 60*time.Second)
 	t.Logf("running after %v", time.Since(t0))
