@@ -282,3 +282,59 @@ func TestParamsMarginValidate(t *testing.T) {
 		}
 	}
 }
+
+// At K = 10 and K = 1000 the stratified margin's spreads (computed in
+// O(K²)) equal Spread column by column and for the head and tail groups,
+// and the aims Evaluate uses are α/K + z·√(spread/N), capped at 1/K.
+func TestSpreadsAtScale(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	for _, K := range []int{10, 1000} {
+		C := randConfusion(rnd, K, 100)
+		st, err := load(C, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail := TailSplit(st.prior)
+		got := st.spreads(tail)
+		in := make([]bool, K)
+		cols := []int{0, 1, K / 2, K - 1}
+		for _, j := range cols {
+			in[j] = true
+			want, err := Spread(C, in)
+			in[j] = false
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got[j]-want) > 1e-12*max(1, want) {
+				t.Errorf("K=%d column %d: spread %v, Spread %v", K, j, got[j], want)
+			}
+		}
+		head := make([]bool, K)
+		for j, tl := range tail {
+			head[j] = !tl
+		}
+		for g, grp := range [][]bool{head, tail} {
+			want, err := Spread(C, grp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got[K+g]-want) > 1e-12*max(1, want) {
+				t.Errorf("K=%d group %d: spread %v, Spread %v", K, g, got[K+g], want)
+			}
+		}
+		p := Params{Conf: 0.95, N: 50 * K}
+		ev, err := Evaluate(MeanRecallCov, C, nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := NewReport(C, nil)
+		bound, z := 0.95/float64(K), zOracle(0.95)
+		for _, j := range cols {
+			aim := min(bound+z*math.Sqrt(got[j]/float64(p.N)), 1/float64(K))
+			want := math.Max(0, 100*(1-math.Exp((r.Coverage[j]-aim)/0.01)))
+			if math.Abs(ev.Lambda[j]-want) > 1e-9 {
+				t.Errorf("K=%d: λ[%d] = %v, want %v (aim %v)", K, j, ev.Lambda[j], want, aim)
+			}
+		}
+	}
+}
