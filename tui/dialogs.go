@@ -37,8 +37,9 @@ func (m *Model) policyPicker() dialog.Dialog {
 }
 
 // editKeys are the hyperparameters the edit form offers (s, ω, λ_max,
-// τ, α, η, β_min, refresh); their labels and docs are train's.
-var editKeys = []string{"s", "omega", "lambda_max", "tau", "alpha", "lr", "beta_min", "refresh"}
+// τ, α, the coverage margin and its confidence, η, β_min, refresh); their
+// labels and docs are train's.
+var editKeys = []string{"s", "omega", "lambda_max", "tau", "alpha", "cov_margin", "cov_conf", "lr", "beta_min", "refresh"}
 
 func hyperField(h train.Hyper, k string) dialog.Field {
 	v, _ := h.Get(k)

@@ -28,7 +28,7 @@ type Hyper struct {
 	Alpha     float64          `toml:"alpha" json:"alpha" doc:"coverage constraint cov_j ≥ α/K"`
 	Tau       float64          `toml:"tau" json:"tau" doc:"coverage multiplier temperature τ"`
 	LambdaMax float64          `toml:"lambda_max" json:"lambda_max" doc:"largest coverage multiplier λ_max"`
-	CovMargin Margin           `toml:"cov_margin" json:"cov_margin" doc:"coverage objectives (@cov, @ht-cov): the multipliers aim at α/K + δ on validation so the bound holds on new data: auto = δ from cov_conf and the validation size (the built-in default) | δ by hand ≥ 0 (0 = the paper: α/K exactly); ψ and 'k of K met' keep α/K (docs/method.md)"`
+	CovMargin Margin           `toml:"cov_margin" json:"cov_margin" doc:"coverage objectives (@cov, @ht-cov): the multipliers aim at α/K + δ on validation so the bound holds on new data: auto = δ_j from cov_conf and the variance of class j's validation coverage (the built-in default) | δ by hand ≥ 0 (0 = the paper: α/K exactly); ψ and 'k of K met' keep α/K (docs/method.md)"`
 	CovConf   float64          `toml:"cov_conf" json:"cov_conf" doc:"confidence in (0, 1) of the one-sided bound on a class's validation coverage (its variance given the validation set's class counts) that sets δ when cov_margin = auto"`
 	LR        float64          `toml:"lr" json:"lr" doc:"head learning rate η (the backbone takes η/10), cosine to 0"`
 	BetaMin   float64          `toml:"beta_min" json:"beta_min" doc:"β ~ U[beta_min, 1]"`
