@@ -157,6 +157,26 @@ func push(log []Entry, dropped *int, e Entry) []Entry {
 
 func (r *State) log(e Entry) { r.Log = push(r.Log, &r.LogDropped, e) }
 
+// refreshPrefix opens a refresh's line in the event log.
+const refreshPrefix = "refresh ψ "
+
+// foldAdapt puts a change finetune.adapt made at a refresh on that
+// refresh's line ("refresh ψ … · lr=0.0021 (adapt)") rather than a line of
+// its own, so that at a short refresh interval the researcher's own
+// controls are not lost among adapt's. It reports whether it did.
+func (r *State) foldAdapt(step int, c train.Control) bool {
+	n := len(r.Log)
+	if c.Source != train.SourceAdapt || c.Op != train.OpSet || n == 0 {
+		return false
+	}
+	last := &r.Log[n-1]
+	if last.Step != step || !strings.HasPrefix(last.Text, refreshPrefix) {
+		return false
+	}
+	last.Text += safetext.Line(fmt.Sprintf(" · %s=%s (adapt)", c.Key, c.Value))
+	return true
+}
+
 // Note appends a UI-side line to the event log (e.g. "fork not available").
 func (r *State) Note(level Level, text string) {
 	r.log(Entry{Step: r.Latest.Step, Level: level, Text: text})
@@ -232,6 +252,8 @@ func (r *State) Apply(s train.Snapshot) {
 		}
 		if s.Ack.Err != "" {
 			r.log(Entry{s.Ack.Step, Warn, safetext.Line(fmt.Sprintf("%s refused: %s", s.Ack.Control.Tagged(), s.Ack.Err))})
+		} else if r.foldAdapt(s.Ack.Step, s.Ack.Control) {
+			r.noteControl(s.Ack.Control)
 		} else {
 			r.log(Entry{s.Ack.Step, Note, safetext.Line(fmt.Sprintf("%s ✓", s.Ack.Control.Tagged()))})
 			r.noteControl(s.Ack.Control)
@@ -292,7 +314,7 @@ func (r *State) addRefresh(s train.Snapshot) {
 	}
 	// ψ of the objective (a smoothed minimum for min-recall) and the true
 	// worst-class recall carry different names (README, "Two numbers").
-	r.log(Entry{rs.Step, Routine, fmt.Sprintf("refresh ψ %s %.4f%s", s.Hyper.Objective, rs.Psi, worst)})
+	r.log(Entry{rs.Step, Routine, fmt.Sprintf(refreshPrefix+"%s %.4f%s", s.Hyper.Objective, rs.Psi, worst)})
 	if len(r.Steps) == 1 {
 		if why := train.CannotLearn(rs.Report, rs.G); why != "" {
 			r.log(Entry{rs.Step, Warn, why})

@@ -459,3 +459,27 @@ func TestCannotLearnWarned(t *testing.T) {
 		t.Errorf("%d warnings in %d log entries, want 1", n, len(r.Log))
 	}
 }
+
+// A change adapt makes at a refresh goes on that refresh's line, marked
+// adapt; one at another step, and the researcher's, keep lines of their own.
+func TestAdaptFoldedIntoRefresh(t *testing.T) {
+	r := runstate.New(fixture.Info(10))
+	ref := fixture.Refresh(10, 1, 2000, metric.MinRecall)
+	r.Apply(ref)
+	step := ref.Step
+	for _, a := range []train.Ack{
+		{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.0021", Source: train.SourceAdapt}, Step: step},
+		{Control: train.Control{Op: train.OpSet, Key: "s", Value: "20", Source: train.SourceUser}, Step: step},
+		{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.001", Source: train.SourceAdapt}, Step: step + 3},
+	} {
+		r.Apply(train.Snapshot{Kind: train.KindControl, Step: a.Step, Ack: &a})
+	}
+	var got []string
+	for _, e := range r.Log {
+		got = append(got, e.Text)
+	}
+	if len(got) != 3 || !strings.HasPrefix(got[0], "refresh ψ min-recall ") || !strings.HasSuffix(got[0], " · lr=0.0021 (adapt)") ||
+		got[1] != "set s=20 ✓" || got[2] != "set lr=0.001 (adapt) ✓" {
+		t.Errorf("log %q", got)
+	}
+}
