@@ -379,6 +379,9 @@ type state struct {
 	k               int
 	c               []float64
 	prior, rec, cov []float64
+
+	sp     []float64 // marginSpreads' last result, for the tail spTail
+	spTail []bool
 }
 
 func load(C mat.Matrix, prior []float64) (*state, error) {

@@ -3,6 +3,7 @@ package metric
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -326,7 +327,8 @@ func (st *state) terms(obj Objective, tail []bool, lambda []float64, p Params) (
 }
 
 // marginSpreads is st.spreads where the margin needs them (a confidence),
-// else zeros.
+// else nil. They depend on C and the tail only, so the multipliers and ψ
+// of one evaluation share one computation.
 func (st *state) marginSpreads(tail []bool, p Params) []float64 {
 	if p.Conf == 0 {
 		return nil
@@ -334,7 +336,10 @@ func (st *state) marginSpreads(tail []bool, p Params) []float64 {
 	if tail == nil {
 		tail = TailSplit(st.prior)
 	}
-	return st.spreads(tail)
+	if st.sp == nil || !slices.Equal(st.spTail, tail) {
+		st.sp, st.spTail = st.spreads(tail), slices.Clone(tail)
+	}
+	return st.sp
 }
 
 // square sizes an empty dst K×K and panics on any other shape.
