@@ -56,6 +56,10 @@ func (d Data) keyed(err error) error {
 	return err
 }
 
+// builtinSeed is the seed the embedded split was drawn with (seed in
+// assets/pretrain.toml, which make assets builds it from).
+const builtinSeed = 1
+
 func loadSource(c Config) (*data.Split, *data.Head, error) {
 	d := c.Data
 	switch d.Source {
@@ -68,14 +72,14 @@ func loadSource(c Config) (*data.Split, *data.Head, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("built-in dataset: %w", err)
 		}
-		// The embedded split holds the whole official test set, drawn
-		// with seed 1 (assets/pretrain.toml); the first one kept 200
-		// images per class of it, drawn the same way.
+		// The embedded split holds the whole official test set; the
+		// first one kept 200 images per class of it, drawn with the
+		// split's seed as BuildLT draws them.
 		per := d.TestPerClass
 		if d.Builtin == 1 {
 			per = 200
 		}
-		if err := data.SubsampleTest(sp, per, 1); err != nil {
+		if err := data.SubsampleTest(sp, per, builtinSeed); err != nil {
 			return nil, nil, fmt.Errorf("data.test_per_class: %w", err)
 		}
 		return sp, nil, nil
