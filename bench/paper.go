@@ -140,6 +140,9 @@ func rowLabel(table string, v map[string]string) string {
 		if a := v["finetune.adapt"]; a != "" {
 			l += ", adapt " + a
 		}
+		if sv := v["finetune.s"]; sv != "" {
+			l += ", s " + sv
+		}
 		return l
 	case "adapt":
 		if a := v["finetune.adapt"]; a != "" && a != "none" {

@@ -29,7 +29,7 @@ func TestPaperRowsClassify(t *testing.T) {
 		}
 	}
 	for _, l := range []string{"objectives:hmean@cov", "policies:min-recall/greedy", "policies:mean-recall@cov/mislas2", "scratch:min-recall/csst", "form:min-recall/official",
-		"adapt:gmean/refresh 10", "adapt:min-recall/adapt lr", "resample:gmean/resample", "margin:hmean@cov/cov_margin auto", "margin:mean-recall@cov/cov_margin auto, refresh 10, adapt lr", "semi:min-recall/oracle=true", "semi:min-recall/oracle=false"} {
+		"adapt:gmean/refresh 10", "adapt:min-recall/adapt lr", "resample:gmean/resample", "margin:hmean@cov/cov_margin auto", "margin:mean-recall@cov/cov_margin auto, refresh 10, adapt lr, s 1", "semi:min-recall/oracle=true", "semi:min-recall/oracle=false"} {
 		if !slices.Contains(lbls, l) {
 			t.Errorf("no row %q among %v", l, lbls)
 		}

@@ -132,22 +132,28 @@ type Finetune struct {
 }
 
 // Default is the built-in experiment: the paper's supervised fine-tuning
-// of the embedded Fashion-MNIST-LT model, with one change so that a first
-// run does not collapse between refreshes: finetune.adapt = lr keeps each
-// interval's predicted change of ψ where it holds (docs/paper-suite.md:
-// the lowest validation mean recall at a refresh stays at 0.78–0.82
-// where the paper's fixed step falls to 0.42–0.57); and one so that a
-// coverage constraint met on validation holds on test: finetune.cov_margin
-// = auto (docs/method.md) and finetune.refresh = 10, so the multipliers,
-// recomputed from C alone, hold the coverages at their aims instead of
-// oscillating past them (docs/results.md, "The coverage constraints on
-// test"). configs/paper.toml sets the paper's exact values back (adapt =
-// "none", cov_margin = 0, refresh = 50).
+// of the embedded Fashion-MNIST-LT model, with four settings of its own.
+// finetune.adapt = lr keeps each interval's predicted change of ψ where it
+// holds, so that a first run does not collapse between refreshes
+// (docs/paper-suite.md: the lowest validation mean recall at a refresh
+// stays at 0.78–0.82 where the paper's fixed step falls to 0.42–0.57).
+// The other three make a coverage constraint met on validation hold on
+// test (docs/results.md, "The coverage constraints on the built-in
+// experiment"): finetune.cov_margin = auto aims above α/K by the
+// validation set's own sampling error (docs/method.md); finetune.refresh
+// = 10 lets the multipliers, recomputed from C alone, hold the coverages
+// at their aims instead of oscillating past them; and finetune.s = 1
+// spreads P over the pairs of positive gain instead of putting almost
+// all of it on one class's row at each refresh, which on features the
+// team did not train pushed one class past its aim and another below
+// it. configs/paper.toml sets the paper's values back (adapt = "none",
+// cov_margin = 0, refresh = 50, s = 10).
 func Default() Config {
 	tc := train.DefaultConfig()
 	tc.Adapt = train.AdaptLR
 	tc.CovMargin = train.MarginAuto
 	tc.Refresh = 10
+	tc.S = 1
 	return Config{
 		Seed: 1,
 		Data: Data{

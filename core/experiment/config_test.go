@@ -17,15 +17,15 @@ func TestDefaultIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc := c.Train()
-	if tc.Steps != 2000 || tc.Batch != 128 || tc.LR != 3e-3 || tc.S != 10 || tc.BetaMin != 0.6 {
+	if tc.Steps != 2000 || tc.Batch != 128 || tc.LR != 3e-3 || tc.BetaMin != 0.6 {
 		t.Errorf("default engine config %+v does not match the paper's supervised defaults", tc)
 	}
-	// The built-in experiment's three changes (configs/paper.toml undoes them).
-	if tc.Refresh != 10 || tc.Adapt != train.AdaptLR || tc.CovMargin != train.MarginAuto {
-		t.Errorf("built-in refresh %d, adapt %v, cov_margin %v; want 10, lr, auto", tc.Refresh, tc.Adapt, tc.CovMargin)
+	// The built-in experiment's four changes (configs/paper.toml undoes them).
+	if tc.Refresh != 10 || tc.Adapt != train.AdaptLR || tc.CovMargin != train.MarginAuto || tc.S != 1 {
+		t.Errorf("built-in refresh %d, adapt %v, cov_margin %v, s %v; want 10, lr, auto, 1", tc.Refresh, tc.Adapt, tc.CovMargin, tc.S)
 	}
-	if d := train.DefaultConfig(); d.Refresh != 50 || d.Adapt != train.AdaptNone || d.CovMargin != 0 {
-		t.Errorf("engine defaults refresh %d, adapt %v, cov_margin %v; want the paper's 50, none, 0", d.Refresh, d.Adapt, d.CovMargin)
+	if d := train.DefaultConfig(); d.Refresh != 50 || d.Adapt != train.AdaptNone || d.CovMargin != 0 || d.S != 10 {
+		t.Errorf("engine defaults refresh %d, adapt %v, cov_margin %v, s %v; want the paper's 50, none, 0, 10", d.Refresh, d.Adapt, d.CovMargin, d.S)
 	}
 	if tc.WeightDecay != 5e-4 || tc.Momentum != 0.9 {
 		t.Errorf("weight decay %v, momentum %v", tc.WeightDecay, tc.Momentum)
