@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/experiment"
+	"selmix/core/train"
 	"selmix/runs/sweep"
 )
 
@@ -69,5 +71,29 @@ func TestPaperSpecOptions(t *testing.T) {
 	}
 	if _, _, err := PaperSpec(PaperOptions{Sets: []string{"finetune.lr"}}); err == nil {
 		t.Error("a --set without = was accepted")
+	}
+}
+
+// The suite's base is the paper's fine-tuning: every setting in which the
+// built-in experiment departs from the paper (adapt, cov_margin, refresh,
+// s) is set back, so a change of the built-in defaults leaves the suite's
+// numbers alone.
+func TestPaperBaseIsThePapers(t *testing.T) {
+	spec, _, err := PaperSpec(PaperOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets []string
+	for _, s := range spec.Base {
+		if strings.HasPrefix(s.Key, "finetune.") {
+			sets = append(sets, s.Arg())
+		}
+	}
+	c, err := experiment.Load("", sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Finetune.Hyper, train.DefaultHyper(); got != want {
+		t.Errorf("suite base hyperparameters\n got %+v\nwant the paper's %+v", got, want)
 	}
 }
