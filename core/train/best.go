@@ -36,9 +36,9 @@ func NewBest(bestObj *metric.Objective, best float64, obj metric.Objective, psi 
 }
 
 // KeepBest asks for the engine's complete state (as a Checkpointer gets
-// it) each time a refresh takes a new best, after that refresh; a run
-// resumed or forked from it continues from the best model. Call before
-// Run.
+// it, less the controls scheduled ahead) each time a refresh takes a new
+// best, after that refresh; a run forked from it continues from the best
+// model. Call before Run.
 func (e *Engine) KeepBest(f func(step int, state []byte) error) { e.keep = f }
 
 // JudgeBest turns the judging of a best model on (the default) or off:
@@ -84,7 +84,10 @@ func (e *Engine) judgeBest(obj metric.Objective, psi float64, val metric.Report)
 	if e.keep == nil {
 		return nil
 	}
-	b, err := e.MarshalState()
+	// The model and the run's state at this step, without the controls
+	// scheduled ahead (a replay's): those are the run's future, not the
+	// model's, and a replay keeps the bytes its original kept.
+	b, err := e.marshalState(nil)
 	if err != nil {
 		return fmt.Errorf("best checkpoint at step %d: %w", e.step, err)
 	}

@@ -291,3 +291,31 @@ func TestJudgeBestOff(t *testing.T) {
 		t.Errorf("judging the best changed the run:\n on %+v\noff %+v", sums[0], sums[1])
 	}
 }
+
+// A best checkpoint is the model and the run's state at its step, not the
+// run's future: a control scheduled ahead (a replay's, sent with its step
+// before the run starts) is not in the best checkpoints taken before it,
+// so a replay keeps, byte for byte, the best its original kept, and a
+// fork from either starts alike.
+func TestBestCheckpointLeavesScheduledControlsOut(t *testing.T) {
+	sp := toySplit(4, 6, 90, 1)
+	cfg := toyConfig()
+	_, _, plain := keepToy(t, cfg, sp, nil)
+	_, _, scheduled := keepToy(t, cfg, sp, []train.Control{{Op: train.OpSet, Key: "s", Value: "5", At: 25}})
+	var compared int
+	for i, k := range plain {
+		if k.step >= 25 {
+			break
+		}
+		if i >= len(scheduled) || scheduled[i].step != k.step {
+			t.Fatalf("best checkpoints before step 25 at different steps")
+		}
+		if !bytes.Equal(scheduled[i].state, k.state) {
+			t.Errorf("best checkpoint at step %d holds the control scheduled for step 25", k.step)
+		}
+		compared++
+	}
+	if compared == 0 {
+		t.Fatal("no best checkpoint before step 25: the test says nothing")
+	}
+}

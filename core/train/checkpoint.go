@@ -195,7 +195,12 @@ func (e *Engine) checkpoint(final bool) error {
 
 // MarshalState serialises the engine and its trainer. Only call it from
 // the goroutine running Run (or before/after Run).
-func (e *Engine) MarshalState() ([]byte, error) {
+func (e *Engine) MarshalState() ([]byte, error) { return e.marshalState(e.pending) }
+
+// marshalState serialises the engine with pending as its controls
+// scheduled ahead: all of them where the run itself will continue from
+// the state, none in a best checkpoint (judgeBest).
+func (e *Engine) marshalState(pending []Control) ([]byte, error) {
 	sv, err := e.tr.Save()
 	if err != nil {
 		return nil, fmt.Errorf("saving the trainer: %w", err)
@@ -209,7 +214,7 @@ func (e *Engine) MarshalState() ([]byte, error) {
 	}
 	st := engineState{
 		Version: 3, Step: e.step, LastRefresh: e.lastRefresh, Refreshes: e.refreshes, Acks: e.acks,
-		Loss: loss, Hyper: e.hyper, Pending: controlStates(e.pending),
+		Loss: loss, Hyper: e.hyper, Pending: controlStates(pending),
 		ValBefore: reportState(e.valBefore), TestBefore: reportState(e.testBefore), TestObjBefore: e.testObjBef,
 		K: e.K, D: e.d, Eval: e.last != nil, Trainer: sv.Format, TrainerLen: len(sv.State),
 		Interval: e.iv.state(), Adapter: e.ad, Best: newBestState(e.best),
