@@ -686,3 +686,43 @@ func TestResumeKeepsControls(t *testing.T) {
 		})
 	}
 }
+
+// A fork starts from its parent's state, not its parent's future: a
+// control the parent had scheduled ahead (as a replay schedules every
+// control it replays) is not applied in a fork taken before it, so a fork
+// of a replay is the fork of its original.
+func TestForkLeavesParentScheduleBehind(t *testing.T) {
+	t.Setenv(workertest.Env, "ok")
+	root := t.TempDir()
+	var out bytes.Buffer
+	var id string
+	s := session(root, &out, &id)
+	s.View = func(ctx context.Context, eng *train.Engine, st *train.Stream, _ ViewInfo) error {
+		eng.Send(train.Control{Op: train.OpSet, Key: "s", Value: "4", At: 25, Source: train.SourceReplay})
+		for _, ok := st.Next(ctx); ok; _, ok = st.Next(ctx) {
+		}
+		return nil
+	}
+	if err := s.Start(context.Background(), fakeConfig(t), Origin{}); err != nil {
+		t.Fatalf("Start: %v\n%s", err, out.String())
+	}
+	s.View = nil
+	r, _ := runs.Open(root, id)
+	if h, err := record.Load(r); err != nil || len(h.Controls) != 1 || h.Controls[0].Step != 25 {
+		t.Fatalf("the parent's controls %+v (%v), want s=4 at 25", h.Controls, err)
+	}
+	var fid string
+	s.Created = func(x string) { fid = x }
+	if err := s.Fork(context.Background(), id, Checkpoint{Step: 20}, nil); err != nil {
+		t.Fatalf("Fork: %v\n%s", err, out.String())
+	}
+	fr, _ := runs.Open(root, fid)
+	fh, err := record.Load(fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fh.Controls) != 0 {
+		t.Errorf("a fork at step 20 applied its parent's control scheduled for 25: %+v", fh.Controls)
+	}
+	replayIdentical(t, s, root, fid)
+}

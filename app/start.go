@@ -60,6 +60,10 @@ func (s *Session) Start(ctx context.Context, c experiment.Config, from Origin) e
 	if s.Created != nil {
 		s.Created(rec.Writer().ID())
 	}
+	// A run started from another's checkpoint (a fork, or the replay of
+	// one) leaves behind the controls that run had scheduled ahead (a
+	// replay's): a fork of a replay is the fork of its original.
+	eng.DropPending()
 	for _, ctl := range from.Controls {
 		eng.Send(ctl)
 	}

@@ -552,6 +552,11 @@ func (e *Engine) set(key, value string) error {
 // when Run is not running.
 func (e *Engine) Pending() []Control { return slices.Clone(e.pending) }
 
+// DropPending forgets the controls held for a later step: a run started
+// from another run's checkpoint (a fork) begins from that run's state,
+// not its future. Call it before Run.
+func (e *Engine) DropPending() { e.pending = nil }
+
 // Acked is how many controls the engine had acknowledged (applied or
 // refused) when it was created or resumed: a resumed run re-sends only the
 // logged controls after that many, so none is applied twice or lost.
