@@ -363,12 +363,7 @@ func TestReplayIdentical(t *testing.T) {
 	var out bytes.Buffer
 	var id string
 	s := session(root, &out, &id)
-	s.View = func(ctx context.Context, eng *train.Engine, st *train.Stream, _ ViewInfo) error {
-		eng.Send(train.Control{Op: train.OpSet, Key: "s", Value: "4", At: 15, Source: train.SourceUser})
-		for _, ok := st.Next(ctx); ok; _, ok = st.Next(ctx) {
-		}
-		return nil
-	}
+	s.View = sendAt(train.Control{Op: train.OpSet, Key: "s", Value: "4", At: 15, Source: train.SourceUser})
 	if err := s.Start(context.Background(), fakeConfig(t), Origin{}); err != nil {
 		t.Fatalf("Start: %v\n%s", err, out.String())
 	}
@@ -697,12 +692,7 @@ func TestForkLeavesParentScheduleBehind(t *testing.T) {
 	var out bytes.Buffer
 	var id string
 	s := session(root, &out, &id)
-	s.View = func(ctx context.Context, eng *train.Engine, st *train.Stream, _ ViewInfo) error {
-		eng.Send(train.Control{Op: train.OpSet, Key: "s", Value: "4", At: 25, Source: train.SourceReplay})
-		for _, ok := st.Next(ctx); ok; _, ok = st.Next(ctx) {
-		}
-		return nil
-	}
+	s.View = sendAt(train.Control{Op: train.OpSet, Key: "s", Value: "4", At: 25, Source: train.SourceReplay})
 	if err := s.Start(context.Background(), fakeConfig(t), Origin{}); err != nil {
 		t.Fatalf("Start: %v\n%s", err, out.String())
 	}
