@@ -15,6 +15,7 @@ const (
 	ExitOK       = 0
 	ExitFailure  = 1                          // the command failed at run time
 	ExitBadInput = 2                          // bad flags, files, configuration, or a damaged run
+	ExitInexact  = 3                          // a replay differs where its arithmetic could not be the original's (another BLAS kernel, threads, worker)
 	ExitSIGINT   = 128 + int(syscall.SIGINT)  // 130: interrupted by SIGINT (resumable)
 	ExitSIGTERM  = 128 + int(syscall.SIGTERM) // 143: stopped by SIGTERM or `selmix stop` (resumable)
 )

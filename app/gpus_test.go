@@ -37,7 +37,7 @@ func TestRecordGPUs(t *testing.T) {
 		{train.Info{}, "world size 1, was 2 when the run was saved: resuming with 1 rank\n", nil, 0},
 	} {
 		var b bytes.Buffer
-		if err := recordGPUs(&b, rec, was, c.in); err != nil {
+		if err := recordSession(&b, rec, was, c.in); err != nil {
 			t.Fatal(err)
 		}
 		r, err := runs.Open(root, was.ID)

@@ -40,7 +40,13 @@ func TestReplayRunBeforeCovMargin(t *testing.T) {
 	if err := s.Replay(context.Background(), id); err != nil {
 		t.Fatalf("Replay: %v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), " is identical to "+id) {
-		t.Errorf("replay output:\n%s", out.String())
+	// The run predates the record of its OpenBLAS kernel: on the kernel it
+	// was made with (Zen, Haswell) the replay is identical, on another
+	// (SkylakeX, Cooperlake, Sandybridge) equal within ReplayTolerance,
+	// and it says which.
+	got := out.String()
+	t.Logf("replay output:\n%s", got)
+	if !strings.Contains(got, " is identical to "+id) && !strings.Contains(got, " equals "+id+" within 1e-06 (kernel not recorded, ") {
+		t.Errorf("replay output:\n%s", got)
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +34,7 @@ func (s *Session) Replay(ctx context.Context, id string) error {
 		return err
 	}
 	c.Name = "replay-of-" + orig.Meta.ID
-	UseRunBLAS(w, orig.Meta)
+	exact, why := UseRunBLAS(w, orig.Meta)
 	from, err := replayOrigin(root, orig)
 	if err != nil {
 		return err
@@ -59,12 +62,29 @@ func (s *Session) Replay(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if d := envDiff(orig.Meta.WorkerEnv, replay.Meta.WorkerEnv); d != "" {
+		exact, why = false, joinWhy(why, d)
+	}
+	step := rh.Refreshes[len(rh.Refreshes)-1].Step
 	diffs := compareOutcome(h, rh)
-	if len(diffs) > 0 {
+	if len(diffs) == 0 {
+		fmt.Fprintf(w, "replay %s is identical to %s: final summary and last evaluation (step %d) match exactly\n",
+			replay.Meta.ID, orig.Meta.ID, step)
+		return nil
+	}
+	if exact {
 		return fmt.Errorf("replay %s differs from %s:\n  %s", replay.Meta.ID, orig.Meta.ID, strings.Join(diffs, "\n  "))
 	}
-	fmt.Fprintf(w, "replay %s is identical to %s: final summary and last evaluation (step %d) match exactly\n",
-		replay.Meta.ID, orig.Meta.ID, rh.Refreshes[len(rh.Refreshes)-1].Step)
+	// Not the same arithmetic (kernel, threads, worker): the same run
+	// within rounding is all that can be asked.
+	largest, off := compareWithin(h, rh, ReplayTolerance)
+	if len(off) > 0 {
+		return CodeError{ExitInexact, fmt.Errorf("replay %s differs from %s by up to %.2g, beyond %g, where its arithmetic is not the original's (%s): "+
+			"rounding that differs in the last bit grows over a run's steps, and this cannot tell it from a real divergence; replay it where the original's kernel runs to check it exactly:\n  %s",
+			replay.Meta.ID, orig.Meta.ID, largest, ReplayTolerance, why, strings.Join(off, "\n  "))}
+	}
+	fmt.Fprintf(w, "replay %s equals %s within %g (%s): final summary and last evaluation (step %d), largest difference %.2g\n",
+		replay.Meta.ID, orig.Meta.ID, ReplayTolerance, why, step, largest)
 	return nil
 }
 
@@ -119,6 +139,92 @@ func compareOutcome(a, b *record.History) []string {
 		diffs = append(diffs, fmt.Sprintf("last evaluation: original at step %d, replay at step %d differ", la.Step, lb.Step))
 	}
 	return diffs
+}
+
+// ReplayTolerance is how far a replay's numbers may be from its
+// original's where they cannot be expected to be identical (another
+// OpenBLAS kernel, thread count or worker environment): each number of
+// the final summary and the last evaluation within ReplayTolerance ×
+// max(1, |value|). Rounding that differs in the last bit of a sum grows
+// over a run's steps; it stays far inside this on the runs measured
+// (docs/run-format.md, "What exactness depends on").
+const ReplayTolerance = 1e-6
+
+// compareWithin compares b's outcome with a's number by number: the
+// largest difference relative to max(1, |value|), and what differs beyond
+// tol or in anything but a number.
+func compareWithin(a, b *record.History, tol float64) (largest float64, off []string) {
+	sa, sb := *a.Final, *b.Final
+	sa.Seconds, sb.Seconds = 0, 0
+	la, lb := a.Refreshes[len(a.Refreshes)-1], b.Refreshes[len(b.Refreshes)-1]
+	la.Loss, lb.Loss = nil, nil
+	la.Time, lb.Time = time.Time{}, time.Time{}
+	var ea, eb error
+	la.Stats.G, la.Stats.P, ea = a.Matrices(len(a.Refreshes) - 1)
+	lb.Stats.G, lb.Stats.P, eb = b.Matrices(len(b.Refreshes) - 1)
+	if err := errors.Join(ea, eb); err != nil {
+		return 0, []string{"last evaluation: " + err.Error()}
+	}
+	for _, p := range []struct {
+		name string
+		a, b any
+	}{{"final summary", sa, sb}, {"last evaluation", la, lb}} {
+		var va, vb any
+		json.Unmarshal([]byte(mustJSON(p.a)), &va)
+		json.Unmarshal([]byte(mustJSON(p.b)), &vb)
+		walkNumbers(p.name, va, vb, func(path string, x, y float64) {
+			d := math.Abs(x-y) / math.Max(1, math.Max(math.Abs(x), math.Abs(y)))
+			if !(d <= tol) {
+				if len(off) < 10 {
+					off = append(off, fmt.Sprintf("%s: original %v, replay %v", path, x, y))
+				}
+			}
+			if d > largest {
+				largest = d
+			}
+		}, func(path string) {
+			if len(off) < 10 {
+				off = append(off, path+": differs")
+			}
+		})
+	}
+	return largest, off
+}
+
+// walkNumbers visits the numbers at the same places in two decoded JSON
+// values; what differs otherwise (a string, a length, a missing key) goes
+// to other.
+func walkNumbers(path string, a, b any, num func(path string, x, y float64), other func(path string)) {
+	switch x := a.(type) {
+	case float64:
+		if y, ok := b.(float64); ok {
+			num(path, x, y)
+			return
+		}
+	case map[string]any:
+		if y, ok := b.(map[string]any); ok && len(x) == len(y) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				if _, ok := y[k]; !ok {
+					other(path + "." + k)
+					continue
+				}
+				walkNumbers(path+"."+k, x[k], y[k], num, other)
+			}
+			return
+		}
+	case []any:
+		if y, ok := b.([]any); ok && len(x) == len(y) {
+			for i := range x {
+				walkNumbers(fmt.Sprintf("%s[%d]", path, i), x[i], y[i], num, other)
+			}
+			return
+		}
+	default:
+		if reflect.DeepEqual(a, b) {
+			return
+		}
+	}
+	other(path)
 }
 
 func mustJSON(v any) string {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 
+	"selmix/core/blas"
 	"selmix/core/train"
 	"selmix/core/worker"
 	"selmix/runs"
@@ -96,7 +98,7 @@ func (s *Session) Resume(ctx context.Context, id string) error {
 		os.Remove(filepath.Join(r.Dir, live.SocketName))
 	}
 	resend(eng, h)
-	if err := recordGPUs(w, rec, r.Meta, eng.Info()); err != nil {
+	if err := recordSession(w, rec, r.Meta, eng.Info()); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "resuming run %s from step %d (%s)\n", r.Meta.ID, step, r.Dir)
@@ -128,11 +130,14 @@ func resend(eng *train.Engine, h *record.History) {
 	}
 }
 
-// recordGPUs records in run.json the GPUs and world size of a resumed
-// run's session (its trainer's info), saying in one line when the world
-// size is not the one the run was saved with: the run goes on with the
-// new one (its checkpoint is rank 0's state, which every rank loads).
-func recordGPUs(w io.Writer, rec *record.Recorder, was runs.Meta, in train.Info) error {
+// recordSession records in run.json what a resumed run's session runs
+// on: the GPUs, world size and worker environment of its trainer, and
+// its OpenBLAS kernel where that is not the run's (blas_core then lists
+// both, and a replay compares within ReplayTolerance). It says in one
+// line when the world size is not the one the run was saved with: the
+// run goes on with the new one (its checkpoint is rank 0's state, which
+// every rank loads).
+func recordSession(w io.Writer, rec *record.Recorder, was runs.Meta, in train.Info) error {
 	now, before := max(1, in.WorldSize), max(1, was.WorldSize)
 	if now != before {
 		ranks := "ranks"
@@ -141,10 +146,15 @@ func recordGPUs(w io.Writer, rec *record.Recorder, was runs.Meta, in train.Info)
 		}
 		fmt.Fprintf(w, "world size %d, was %d when the run was saved: resuming with %d %s\n", now, before, now, ranks)
 	}
-	if slices.Equal(in.GPUs, was.GPUs) && now == before {
+	cores := was.BLASCore
+	if was.BLAS == blas.Name && was.BLASThreads > 0 {
+		cores = withKernel(cores)
+	}
+	if slices.Equal(in.GPUs, was.GPUs) && now == before && cores == was.BLASCore && maps.Equal(in.Env, was.WorkerEnv) {
 		return nil
 	}
 	return rec.Writer().SetMeta(func(m *runs.Meta) {
 		m.GPUs, m.WorldSize = slices.Clone(in.GPUs), in.WorldSize
+		m.BLASCore, m.WorkerEnv = cores, maps.Clone(in.Env)
 	})
 }

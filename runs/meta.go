@@ -68,6 +68,17 @@ type Meta struct {
 	Pinned        []int
 	BLAS          string
 	BLASThreads   int
+	// BLASCore is the OpenBLAS kernel the run's sessions ran on ("Haswell";
+	// kernels sum in different orders), comma-separated in the order first
+	// used where a resume could not run on the first one; CPU the
+	// processor it was created on. Both "" before they were recorded.
+	BLASCore string
+	CPU      string
+	// WorkerEnv is what a worker's hello said its results depend on (its
+	// framework's version, the device, its determinism settings: see
+	// docs/worker-protocol.md), as the latest session's worker said it;
+	// nil in process and from workers that do not say.
+	WorkerEnv map[string]string
 	// GPUs are the GPUs the run's latest session used, as its worker's
 	// hello named them (CUDA_VISIBLE_DEVICES's ids), and WorldSize the
 	// ranks that served it (0: one, or unknown); both empty for the
@@ -101,6 +112,9 @@ type metaJSON struct {
 	Pinned      []int             `json:"pinned,omitempty"`
 	BLAS        string            `json:"blas,omitempty"`
 	BLASThreads int               `json:"blas_threads,omitempty"`
+	BLASCore    string            `json:"blas_core,omitempty"`
+	CPU         string            `json:"cpu,omitempty"`
+	WorkerEnv   map[string]string `json:"worker_env,omitempty"`
 	GPUs        []string          `json:"gpus,omitempty"`
 	WorldSize   int               `json:"world_size,omitempty"`
 	Tags        []string          `json:"tags,omitempty"`
@@ -119,6 +133,7 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 		Objective: m.Objective, Policy: m.Policy,
 		Steps: m.Steps, Best: best, BestStep: m.BestStep, BestObj: m.BestObjective,
 		Extra: m.Extra, Pinned: m.Pinned, BLAS: m.BLAS, BLASThreads: m.BLASThreads,
+		BLASCore: m.BLASCore, CPU: m.CPU, WorkerEnv: m.WorkerEnv,
 		GPUs: m.GPUs, WorldSize: worldSize(m.WorldSize), Tags: m.Tags, Note: m.Note,
 	})
 }
@@ -147,6 +162,7 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 		Objective: j.Objective, Policy: j.Policy,
 		Steps: j.Steps, Best: best, BestStep: j.BestStep, BestObjective: j.BestObj,
 		Extra: j.Extra, Pinned: j.Pinned, BLAS: j.BLAS, BLASThreads: j.BLASThreads,
+		BLASCore: j.BLASCore, CPU: j.CPU, WorkerEnv: j.WorkerEnv,
 		GPUs: j.GPUs, WorldSize: worldSize(j.WorldSize), Tags: j.Tags, Note: j.Note,
 	}
 	return nil
@@ -178,6 +194,7 @@ func (m Meta) clone() Meta {
 	m.Pinned = slices.Clone(m.Pinned)
 	m.Tags = slices.Clone(m.Tags)
 	m.GPUs = slices.Clone(m.GPUs)
+	m.WorkerEnv = maps.Clone(m.WorkerEnv)
 	return m
 }
 

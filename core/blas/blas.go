@@ -14,7 +14,20 @@ func OpenBLAS() bool { return Name == "openblas" }
 var (
 	threads    = func() int { return 1 }
 	setThreads = func(int) {}
+	core       = func() string { return "" }
 )
+
+// Core is the kernel OpenBLAS chose for this CPU when the process started
+// ("Haswell", "SkylakeX", "Cooperlake", …; "" for gonum's BLAS, whose
+// results do not depend on the CPU). Kernels sum in different orders, so
+// a result reproduced bit for bit needs the same kernel as well as the
+// same threads. OpenBLAS reads CoreEnv once, when it loads: a process
+// changes kernel only by starting again under it.
+func Core() string { return core() }
+
+// CoreEnv is the variable that makes OpenBLAS (built with DYNAMIC_ARCH, as
+// Debian's is) use a named kernel instead of the one it picks.
+const CoreEnv = "OPENBLAS_CORETYPE"
 
 // Threads is how many threads the BLAS splits a product over. OpenBLAS's
 // results can depend on it (its partitions change the order of sums), so

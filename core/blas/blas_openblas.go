@@ -5,6 +5,7 @@ package blas
 // #cgo LDFLAGS: -lopenblas
 // int openblas_get_num_threads(void);
 // void openblas_set_num_threads(int);
+// char* openblas_get_corename(void);
 import "C"
 
 import (
@@ -19,4 +20,5 @@ func init() {
 	Name = "openblas"
 	threads = func() int { return int(C.openblas_get_num_threads()) }
 	setThreads = func(n int) { C.openblas_set_num_threads(C.int(n)) }
+	core = func() string { return C.GoString(C.openblas_get_corename()) }
 }

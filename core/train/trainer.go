@@ -59,6 +59,9 @@ type Info struct {
 	// CUDA_VISIBLE_DEVICES names them (empty on CPU and in process).
 	WorldSize int
 	GPUs      []string
+	// Env is what the worker said its results depend on (hello's "env":
+	// framework version, device, determinism settings); nil in process.
+	Env map[string]string
 }
 
 // Eval is one split through the model.

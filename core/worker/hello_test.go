@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 )
@@ -57,5 +59,35 @@ func TestHelloGPUs(t *testing.T) {
 	f.Header["world_size"], f.Header["gpus"] = 0.0, map[string]any{}
 	if info, err = parseHello(f); err != nil || info.WorldSize != 0 || info.GPUs != nil {
 		t.Fatalf("got %+v, %v", info, err)
+	}
+}
+
+// env is optional: what the worker's results depend on, kept as printable
+// strings (numbers and booleans as JSON writes them), at most maxEnv
+// entries; anything else reads as none, never as an error.
+func TestHelloEnv(t *testing.T) {
+	f := hello(nil, "cuda:0")
+	if info, err := parseHello(f); err != nil || info.Env != nil {
+		t.Fatalf("without it: %v, %v", info.Env, err)
+	}
+	f.Header["env"] = map[string]any{"torch": "2.11.0+cu128", "device": "NVIDIA H200\x1b[2J", "deterministic": true, "cudnn": 91002.0, "nested": map[string]any{}, "": "x"}
+	info, err := parseHello(f)
+	want := map[string]string{"torch": "2.11.0+cu128", "device": "NVIDIA H200", "deterministic": "true", "cudnn": "91002"}
+	if err != nil || !maps.Equal(info.Env, want) {
+		t.Fatalf("env %v, %v; want %v", info.Env, err, want)
+	}
+	many := map[string]any{}
+	for i := range 100 {
+		many[fmt.Sprint("k", i)] = "v"
+	}
+	f.Header["env"] = many
+	if info, err = parseHello(f); err != nil || len(info.Env) != maxEnv {
+		t.Fatalf("%d entries, %v; want %d", len(info.Env), err, maxEnv)
+	}
+	for _, bad := range []any{"torch", 3.0, []any{"a"}, map[string]any{"a": nil}} {
+		f.Header["env"] = bad
+		if info, err = parseHello(f); err != nil || info.Env != nil {
+			t.Fatalf("env %v: %v, %v; want none", bad, info.Env, err)
+		}
 	}
 }

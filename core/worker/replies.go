@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 
 	"selmix/core/train"
@@ -44,6 +46,7 @@ type helloReply struct {
 	// For display and the run's record: a bad value reads as unknown.
 	WorldSize json.RawMessage `json:"world_size"`
 	GPUs      json.RawMessage `json:"gpus"`
+	Env       json.RawMessage `json:"env"`
 }
 
 // evaluateReply is the header of evaluate's reply; the statistics are its
@@ -193,9 +196,11 @@ func parseHello(rep *Frame) (train.Info, error) {
 		return bad("sizes labeled %d, val %d, test %d: labeled, val and test must not be empty", info.Labeled, info.Val, info.Test)
 	}
 	info.Device = safetext.Line(strings.TrimSpace(h.Device + " (" + h.Worker + ")"))
-	var ws, gpus any
+	var ws, gpus, env any
 	json.Unmarshal(h.WorldSize, &ws)
 	json.Unmarshal(h.GPUs, &gpus)
+	json.Unmarshal(h.Env, &env)
+	info.Env = parseEnv(env)
 	info.WorldSize = worldSize(ws)
 	if l, ok := gpus.([]any); ok {
 		for _, v := range l {
@@ -206,6 +211,44 @@ func parseHello(rep *Frame) (train.Info, error) {
 	}
 	return info, nil
 }
+
+// parseEnv reads hello's "env", what the worker's results depend on: an
+// object of at most maxEnv entries whose keys and values are made
+// printable and cut to maxGPUText runes; a number or boolean is written as
+// JSON writes it, any other value and an empty key are left out. nil when
+// there is none.
+func parseEnv(v any) map[string]string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	out := map[string]string{}
+	for _, k := range keys {
+		key := gpuID(k)
+		var val string
+		switch x := m[k].(type) {
+		case string:
+			val = gpuID(x)
+		case float64, bool:
+			b, _ := json.Marshal(x)
+			val = string(b)
+		default:
+			continue
+		}
+		if key == "" || len(out) == maxEnv {
+			continue
+		}
+		out[key] = val
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// maxEnv bounds the entries of hello's "env".
+const maxEnv = 32
 
 // maxGPUs bounds the GPUs a worker may list; maxGPUText the length of
 // each string it says of one.

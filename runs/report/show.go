@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -26,7 +27,21 @@ func Show(w io.Writer, r *runs.Run, h *record.History) {
 		safetext.Fprintf(w, "forked    from %s at step %d\n", m.Parent, m.ParentStep)
 	}
 	if m.BLASThreads > 0 {
-		safetext.Fprintf(w, "blas      %s, %d thread(s)\n", m.BLAS, m.BLASThreads)
+		kernel := ""
+		if m.BLASCore != "" {
+			kernel = ", kernel " + m.BLASCore
+		}
+		safetext.Fprintf(w, "blas      %s, %d thread(s)%s\n", m.BLAS, m.BLASThreads, kernel)
+	}
+	if m.CPU != "" {
+		safetext.Fprintf(w, "cpu       %s\n", m.CPU)
+	}
+	if len(m.WorkerEnv) > 0 {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(m.WorkerEnv)) {
+			kv = append(kv, k+"="+m.WorkerEnv[k])
+		}
+		safetext.Fprintf(w, "worker    %s\n", strings.Join(kv, " "))
 	}
 	if len(m.Tags) > 0 {
 		safetext.Fprintf(w, "tags      %s\n", strings.Join(m.Tags, " "))

@@ -106,3 +106,24 @@ def configure(args):
         torch.backends.cudnn.benchmark = False
     elif args.device.type == "cuda":
         torch.backends.cudnn.benchmark = True
+
+
+def exactness_env(device):
+    """hello's "env": what this worker's results depend on beyond the
+    run's own settings, for selmix to record and compare on replay
+    (docs/worker-protocol.md): torch's version, the device, the threads
+    and the determinism settings it runs with."""
+    env = {
+        "torch": torch.__version__,
+        "device": str(device),
+        "threads": torch.get_num_threads(),
+        "deterministic": torch.are_deterministic_algorithms_enabled(),
+    }
+    if device.type == "cuda":
+        env["device"] += " " + torch.cuda.get_device_name(device)
+        env["cuda"] = str(torch.version.cuda)
+        env["cudnn"] = torch.backends.cudnn.version() or 0
+        env["cudnn_benchmark"] = bool(torch.backends.cudnn.benchmark)
+        env["tf32_matmul"] = bool(torch.backends.cuda.matmul.allow_tf32)
+        env["tf32_cudnn"] = bool(torch.backends.cudnn.allow_tf32)
+    return env

@@ -31,7 +31,7 @@ from torch import nn
 
 import dist
 from loader import Loader, sample_seeds
-from options import configure, parse_args  # noqa: F401 (parse_args: the tests')
+from options import configure, exactness_env, parse_args  # noqa: F401 (parse_args: the tests')
 from protocol import BadInput, RequestError, array, error_reply, number, one_line, serve  # noqa: F401 (error_reply: the tests')
 from recipes import Built, Split, log
 from sampling import _TrainStream, class_job, mixup_job, pool, uniform_job
@@ -85,6 +85,7 @@ class Worker(TrainerState):
             "train_counts": torch.bincount(self.lab.y, minlength=self.K).tolist(),
             "sizes": {"labeled": self.lab.n, "unlabeled": self.unl.n if self.unl else 0, "val": self.val.n, "test": self.test.n},
             "device": self.device_name, "world_size": self.dist.world, "gpus": gpus,
+            "env": exactness_env(self.dev),
         }, ()
 
     def _setup(self, built):

@@ -90,6 +90,9 @@ class Features(unittest.TestCase):
         self.assertEqual(r["sizes"], {"labeled": 75, "unlabeled": 28, "val": 24, "test": 20})
         self.assertEqual(r["device"], "cpu")
         self.assertTrue(r["worker"].startswith("selmix-torch 1 (torch "))
+        import torch
+        self.assertEqual(r["env"], {"torch": torch.__version__, "device": "cpu", "threads": torch.get_num_threads(),
+                                    "deterministic": torch.are_deterministic_algorithms_enabled()})
         self.assertGreaterEqual(r["seconds"], 0)
         r, _ = self.shared.request(HELLO)
         self.assertEqual(r, {"ok": False, "error": "hello: already received"})

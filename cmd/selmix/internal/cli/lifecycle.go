@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/spf13/cobra"
 
 	"selmix/app"
@@ -20,6 +23,9 @@ events already in the log are not written twice. Like run, it exits with 130
 or 143 when SIGINT, SIGTERM or selmix stop interrupts it again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := onRecordedKernel(cmd.OutOrStdout(), root, args[0]); err != nil {
+				return err
+			}
 			return newSession(cmd.OutOrStdout(), root, quiet, serve).Resume(cmd.Context(), args[0])
 		},
 	}
@@ -85,9 +91,21 @@ func newReplayCmd() *cobra.Command {
 		Long: `replay starts a new run with RUN's configuration (and, for a fork, from the
 same parent checkpoint), applies every control change RUN logged at the step
 it took effect, and compares the two: the final summary and the last
-evaluation must be identical. Exit code 1 if they differ.`,
+evaluation must be identical. Where the arithmetic cannot be the same (a run
+made on another OpenBLAS kernel this CPU cannot run, one that predates the
+record of its kernel, another thread count or worker environment) they must
+agree within 1e-6 relative, and replay says why it compared so. Exit code 0
+when identical or, where identity could not be expected, equal within that
+tolerance; 1 when they differ.
+
+Resume and replay first restart selmix under the OpenBLAS kernel the run was
+made on (OPENBLAS_CORETYPE) where this CPU can run it and it is not the one
+OpenBLAS picked; SELMIX_BLAS_KERNEL=here keeps this process's kernel.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := onRecordedKernel(cmd.OutOrStdout(), root, args[0]); err != nil {
+				return err
+			}
 			return newSession(cmd.OutOrStdout(), root, quiet, false).Replay(cmd.Context(), args[0])
 		},
 	}
@@ -126,4 +144,32 @@ the pair FILE_W.npy and FILE_b.npy. In PyTorch:
 	cmd.Flags().BoolVar(&best, "best", false, "export the best checkpoint (best validation ψ of the optimized objective)")
 	cmd.MarkFlagRequired("out")
 	return cmd
+}
+
+// Restart replaces this process by selmix run again with the same
+// arguments under env (the binary sets it to an exec; nil in tests, which
+// then go on in process).
+var Restart func(env []string) error
+
+// onRecordedKernel restarts selmix under the OpenBLAS kernel run id of
+// root was made on, where that is not this process's and the CPU can run
+// it (app.RestartKernel): OpenBLAS reads its kernel only when it loads.
+// A run it cannot open is left to the command to report.
+func onRecordedKernel(w io.Writer, root, id string) error {
+	if Restart == nil {
+		return nil
+	}
+	r, err := app.OpenRun(runs.Root(root), id)
+	if err != nil {
+		return nil
+	}
+	k := app.RestartKernel(r.Meta)
+	if k == "" {
+		return nil
+	}
+	fmt.Fprintf(w, "blas: run %s was made on OpenBLAS kernel %s: restarting selmix under it\n", r.Meta.ID, k)
+	if err := Restart(app.RestartEnv(k)); err != nil {
+		return fmt.Errorf("restarting under OpenBLAS kernel %s: %w", k, err)
+	}
+	return nil
 }
