@@ -11,6 +11,13 @@ import (
 func (f *figure) drawGrid(c draw.Canvas, plots [][]*plot.Plot) [][]draw.Canvas {
 	rows, cols := len(plots), len(plots[0])
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: 6, PadY: 4, PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 4}
+	for _, row := range plots {
+		for _, p := range row {
+			if p != nil {
+				widenAxes(p)
+			}
+		}
+	}
 	cs := plot.Align(plots, tiles, c)
 	for i := range plots {
 		for j, p := range plots[i] {
@@ -20,6 +27,22 @@ func (f *figure) drawGrid(c draw.Canvas, plots [][]*plot.Plot) [][]draw.Canvas {
 		}
 	}
 	return cs
+}
+
+// drawPlot draws p on c, its axes widened where they are points.
+func drawPlot(p *plot.Plot, c draw.Canvas) {
+	widenAxes(p)
+	p.Draw(c)
+}
+
+// widenAxes widens each of p's axes whose finite range is a point but not
+// empty (gonum/plot itself pads an empty or infinite one).
+func widenAxes(p *plot.Plot) {
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		if a.Min < a.Max && pointRange(a.Min, a.Max) {
+			a.Min, a.Max = widen(a.Min, a.Max)
+		}
+	}
 }
 
 // setXRange pins the step axis to the logged steps (a plot whose values
@@ -41,15 +64,10 @@ func setXRange(p *plot.Plot, xs []float64) {
 	fixYRange(p)
 }
 
-// fixYRange gives an empty or flat y axis a range gonum/plot can draw.
+// fixYRange gives an empty, flat or unbounded y axis a range gonum/plot
+// can draw (widen).
 func fixYRange(p *plot.Plot) {
-	if math.IsInf(p.Y.Min, 0) || math.IsInf(p.Y.Max, 0) || p.Y.Min > p.Y.Max {
-		p.Y.Min, p.Y.Max = 0, 1
-	}
-	if p.Y.Min == p.Y.Max {
-		d := math.Max(math.Abs(p.Y.Min)*0.05, 0.05)
-		p.Y.Min, p.Y.Max = p.Y.Min-d, p.Y.Max+d
-	}
+	p.Y.Min, p.Y.Max = widen(p.Y.Min, p.Y.Max)
 }
 
 // classTicks names classes on an axis: full names for a few classes,

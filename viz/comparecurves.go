@@ -40,7 +40,7 @@ func compareCurves(f *figure, rs []*RunData, m Metric) (*drawing, error) {
 	return &drawing{table: t, draw: func(c draw.Canvas) {
 		c, p := f.drawTitle(c, p)
 		c = f.drawKey(c, key)
-		p.Draw(c)
+		drawPlot(p, c)
 	}}, nil
 }
 

@@ -80,7 +80,7 @@ func compareFinal(f *figure, rs []*RunData) (*drawing, error) {
 		if len(coverage) == 0 {
 			p := panel(recall, "value (fraction)", width)
 			p.Y.Max = math.Max(p.Y.Max, 1.02)
-			p.Draw(c)
+			drawPlot(p, c)
 			return
 		}
 		per := (width - 2*axis) / vg.Length(len(ms))
@@ -89,8 +89,8 @@ func compareFinal(f *figure, rs []*RunData) (*drawing, error) {
 		left.Max.X, right.Min.X = split, split+4
 		lp := panel(recall, "recall, accuracy, ψ", split-c.Min.X)
 		lp.Y.Max = math.Max(lp.Y.Max, 1.02)
-		lp.Draw(left)
-		panel(coverage, "coverage", c.Max.X-split).Draw(right)
+		drawPlot(lp, left)
+		drawPlot(panel(coverage, "coverage", c.Max.X-split), right)
 	}}, nil
 }
 

@@ -159,7 +159,7 @@ func groupCurves(f *figure, groups []Group, key string, m Metric) (*drawing, err
 	return &drawing{table: t, draw: func(c draw.Canvas) {
 		c, p := f.drawTitle(c, p)
 		c = f.drawKey(c, keys)
-		p.Draw(c)
+		drawPlot(p, c)
 	}}, nil
 }
 

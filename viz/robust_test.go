@@ -276,3 +276,50 @@ func TestTornLog(t *testing.T) {
 		t.Errorf("notes %q do not report the torn line", res.Notes)
 	}
 }
+
+// A run whose every curve is flat but for rounding — one evaluation, or
+// values one ulp apart — draws every figure kind, quickly and within a
+// few megabytes (issue 43: such a metrics axis made an export grow to
+// 24 GB on another CPU's BLAS kernel).
+func TestFlatButForRounding(t *testing.T) {
+	r := fixture(t, "viz-selmix")
+	loadMatrices(t, r)
+	up := func(v float64) float64 { return math.Nextafter(v, math.Inf(1)) }
+	rs := r.Hist.Refreshes
+	for i := range rs {
+		st := &rs[i].Stats
+		st.Psi = 0.5277840000000001
+		if i%2 == 1 {
+			st.Psi = up(st.Psi)
+		}
+		st.Report.MeanRecall, st.Report.MinCoverage = rs[0].Stats.Report.MeanRecall, rs[0].Stats.Report.MinCoverage
+		if i%2 == 1 {
+			st.Report.MeanRecall, st.Report.MinCoverage = up(st.Report.MeanRecall), up(st.Report.MinCoverage)
+		}
+		rs[i].Hyper.S = 1
+		if i%2 == 1 {
+			rs[i].Hyper.S = up(1)
+		}
+		for j := range st.Lambda {
+			st.Lambda[j] = 0.25
+			if i%2 == 1 {
+				st.Lambda[j] = up(0.25)
+			}
+		}
+	}
+	one := *r
+	h1 := *r.Hist
+	h1.Refreshes = rs[:1]
+	one.Hist = &h1
+	for _, run := range []*RunData{r, &one} {
+		for _, format := range Formats {
+			dir := t.TempDir()
+			if _, err := Export(run, dir, Options{Format: format, DPI: 30}); err != nil {
+				t.Fatalf("%d refreshes, %s: %v", len(run.Hist.Refreshes), format, err)
+			}
+		}
+	}
+	if _, err := Compare([]*RunData{r, &one}, ObjectiveMetric("min-recall"), t.TempDir(), Options{DPI: 30}); err != nil {
+		t.Fatal(err)
+	}
+}

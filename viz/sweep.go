@@ -153,7 +153,7 @@ func sweepCurves(f *figure, gs []SeedGroup, m Metric) (*drawing, error) {
 	return &drawing{table: t, draw: func(c draw.Canvas) {
 		c, p := f.drawTitle(c, p)
 		c = f.drawKey(c, key)
-		p.Draw(c)
+		drawPlot(p, c)
 	}}, nil
 }
 

@@ -28,6 +28,6 @@ func sFigure(f *figure, r *RunData) (*drawing, error) {
 	return &drawing{table: t, draw: func(c draw.Canvas) {
 		c, p := f.drawTitle(c, p)
 		c = f.drawKey(c, key)
-		p.Draw(c)
+		drawPlot(p, c)
 	}}, nil
 }

@@ -1,6 +1,7 @@
 package viz
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -60,5 +61,83 @@ func TestCompareFinalAxes(t *testing.T) {
 	}
 	if len(recall)+len(coverage) != len(ms) || ms[recall[0]].Name != "psi:min-recall" {
 		t.Errorf("recall axis %v", recall)
+	}
+}
+
+// No axis can run away (issue 43: a metrics curve whose ends were one ulp
+// apart asked for about 10¹⁶ ticks and an export grew to 24 GB): a range
+// narrower than pointTol of its magnitude is a point, and every range —
+// adjacent doubles, NaN, ±Inf, 1e300 wide — gets at most maxTicks ticks,
+// all finite.
+func TestNiceTicksBounded(t *testing.T) {
+	lo := math.Float64frombits(0x3fe0e3bcd35a8588) // the issue's two values
+	hi := math.Float64frombits(0x3fe0e3bcd35a8589)
+	inf, nan := math.Inf(1), math.NaN()
+	for _, c := range []struct {
+		name   string
+		lo, hi float64
+	}{
+		{"adjacent doubles", lo, hi},
+		{"equal", lo, lo},
+		{"adjacent about 0", 0, math.SmallestNonzeroFloat64},
+		{"adjacent, huge", 1e300, math.Nextafter(1e300, inf)},
+		{"1e300 wide", 0, 1e300},
+		{"wider than a float64", -math.MaxFloat64, math.MaxFloat64},
+		{"NaN low", nan, 1},
+		{"NaN high", 0, nan},
+		{"both NaN", nan, nan},
+		{"+Inf", 0, inf},
+		{"-Inf", -inf, 0},
+		{"infinite", -inf, inf},
+		{"inverted", 1, 0},
+		{"tiny but real", 1e-12, 3e-12},
+	} {
+		for _, want := range []int{0, 4, 5, 1 << 30} {
+			ts := niceTicks{want: want, refs: []float64{0, 1}}.Ticks(c.lo, c.hi)
+			if len(ts) > maxTicks {
+				t.Errorf("%s [%g, %g] want %d: %d ticks, more than %d", c.name, c.lo, c.hi, want, len(ts), maxTicks)
+			}
+			for _, tk := range ts {
+				if math.IsNaN(tk.Value) || math.IsInf(tk.Value, 0) {
+					t.Errorf("%s [%g, %g]: tick at %g", c.name, c.lo, c.hi, tk.Value)
+				}
+			}
+		}
+	}
+	// A point is drawn as one: about 5 labelled ticks around it, the value
+	// among them at the precision the axis shows.
+	got := labels(niceTicks{want: 4}, lo, hi)
+	if len(got) < 2 || len(got) > 6 {
+		t.Errorf("adjacent doubles: labels %q, want a handful around 0.528", got)
+	}
+	// A real narrow range keeps its own ticks: 1e-12 to 3e-12 is no point.
+	if got := labels(niceTicks{want: 4}, 1e-12, 3e-12); len(got) < 2 || got[0] == got[len(got)-1] {
+		t.Errorf("[1e-12, 3e-12]: labels %q", got)
+	}
+}
+
+func TestWiden(t *testing.T) {
+	lo := math.Float64frombits(0x3fe0e3bcd35a8588)
+	hi := math.Float64frombits(0x3fe0e3bcd35a8589)
+	for _, c := range []struct {
+		name           string
+		lo, hi         float64
+		wantLo, wantHi float64
+	}{
+		{"a real range is kept", 0.09, 0.1, 0.09, 0.1},
+		{"equal", 2, 2, 1.9, 2.1},
+		{"zero", 0, 0, -0.05, 0.05},
+		{"NaN and Inf", math.NaN(), math.Inf(1), 0, 1},
+		{"inverted", 3, 1, 0, 1},
+		{"too wide", -math.MaxFloat64, math.MaxFloat64, -math.MaxFloat64 / 4, math.MaxFloat64 / 4},
+	} {
+		gl, gh := widen(c.lo, c.hi)
+		if math.Abs(gl-c.wantLo) > 1e-12*math.Max(1, math.Abs(c.wantLo)) || math.Abs(gh-c.wantHi) > 1e-12*math.Max(1, math.Abs(c.wantHi)) {
+			t.Errorf("%s: widen(%g, %g) = [%g, %g], want [%g, %g]", c.name, c.lo, c.hi, gl, gh, c.wantLo, c.wantHi)
+		}
+	}
+	gl, gh := widen(lo, hi)
+	if mid := lo/2 + hi/2; math.Abs(gl-(mid-0.05)) > 1e-15 || math.Abs(gh-(mid+0.05)) > 1e-15 {
+		t.Errorf("adjacent doubles widen to [%v, %v], want the midpoint ± 0.05", gl, gh)
 	}
 }
