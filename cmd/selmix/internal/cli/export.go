@@ -58,7 +58,7 @@ them with: tensorboard --logdir DIR.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return app.UntilSignal(cmd.Context(), "export interrupted (the files written so far are whole)", func() error {
-				return runExport(cmd.OutOrStdout(), f, args)
+				return boundFigures(cmd.ErrOrStderr(), "export", func() error { return runExport(cmd.OutOrStdout(), f, args) })
 			})
 		},
 	}
