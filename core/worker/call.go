@@ -154,9 +154,19 @@ func (c *Client) failure(op string, timeout time.Duration, knob string, err erro
 		why = fmt.Sprintf("ended during %q", op)
 		if c.isExited() {
 			why = fmt.Sprintf("exited during %q (%s)", op, exitString(c.exitErr))
-			if killedBy(c.exitErr) == syscall.SIGKILL {
+			switch sig := killedBy(c.exitErr); {
+			case sig == syscall.SIGKILL:
 				why += "; lower " + MemoryKnobs
 				marks = []error{train.ErrHalt, ErrOutOfMemory}
+			case c.stoppedWithin(stopSiblings):
+				// A scheduler (Slurm's scancel or preemption, systemd)
+				// signals every process of the job at once: the worker
+				// died of the signal selmix received, a stop.
+				marks = []error{train.ErrHalt, context.Cause(c.ctx)}
+			case sig == syscall.SIGTERM || sig == syscall.SIGINT || sig == syscall.SIGHUP:
+				// Stopped from outside, not failed: the run resumes
+				// from its last checkpoint.
+				marks = []error{train.ErrHalt, ErrSignalled}
 			}
 		}
 	}
@@ -199,4 +209,21 @@ func oneLine(s string) string {
 		s = strings.ToValidUTF8(s[:maxMessage], "") + " …"
 	}
 	return safetext.Line(s)
+}
+
+// stopSiblings is how long a worker that died waits for selmix's own
+// stop: a signal sent to both at once reaches selmix within it.
+const stopSiblings = 500 * time.Millisecond
+
+// stoppedWithin reports whether the session's context ends within d (the
+// run was asked to stop: a signal, selmix stop).
+func (c *Client) stoppedWithin(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.ctx.Done():
+		return true
+	case <-t.C:
+		return c.ctx.Err() != nil
+	}
 }

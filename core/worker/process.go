@@ -75,6 +75,11 @@ var ErrBadState = errors.New("the worker refused the checkpoint's state")
 // smaller batch) from its last checkpoint.
 var ErrOutOfMemory = errors.New("the worker ran out of memory")
 
+// ErrSignalled marks a worker that SIGTERM, SIGINT or SIGHUP ended while
+// selmix itself was not asked to stop: the run is stopped, not failed,
+// and resumes from its last checkpoint.
+var ErrSignalled = errors.New("the worker was stopped by a signal")
+
 // MemoryKnobs names what bounds a worker's memory, for messages.
 const MemoryKnobs = "finetune.batch, and the worker's --eval-batch and --image-size"
 
