@@ -60,6 +60,14 @@ func (st *Stream) Events() int {
 	return st.events
 }
 
+// Backlog is how many events are published and not yet read: how far
+// behind its reader is.
+func (st *Stream) Backlog() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.queue)
+}
+
 // Close marks the end of the run; pending events are still delivered.
 func (st *Stream) Close() {
 	st.mu.Lock()

@@ -32,6 +32,11 @@ const SocketName = "control.sock"
 // snapshot in this time is dropped.
 const writeTimeout = 5 * time.Second
 
+// maxBacklog bounds the events a client may fall behind by: one further
+// behind is disconnected, so the refreshes it has not read (each holding
+// K×K matrices at K = 1000) do not stay in memory for it.
+const maxBacklog = 16
+
 // helloWait is how long the server waits for a client's hello before it
 // sends with the defaults.
 const helloWait = time.Second

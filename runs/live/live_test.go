@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -362,5 +365,160 @@ func TestDecodeHelloAndMatrices(t *testing.T) {
 	s, err := decodeMessage(b, false)
 	if err != nil || s.Refresh.G[0] != 2 || s.Refresh.P[0] != 1 {
 		t.Errorf("round trip: %+v, %v", s, err)
+	}
+}
+
+// Clients that ask for the matrices and never read cost the run almost
+// nothing each: at K = 1000 a refresh's line is about 21.5 MB, encoded
+// once for all of them (issue 45: 30 such clients took a run from 545 MB
+// to 2.9 GB, 80 to 5.57 GB, each encoding and holding its own); a client
+// further behind than maxBacklog events is disconnected.
+func TestSlowClientsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("K = 1000 matrices")
+	}
+	dir, eng, srv := serveFake(t)
+	defer srv.Close()
+	const K, clients = 1000, 30
+	var conns []net.Conn
+	for range clients {
+		c, err := net.Dial("unix", filepath.Join(dir, SocketName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte(`{"hello":{"version":2,"matrices":true}}` + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	eng.waitSubs(t, clients)
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	refresh := func(step int) *train.Refresh {
+		G, P := make([]float64, K*K), make([]float64, K*K)
+		for i := range G {
+			G[i], P[i] = float64(i%97)/97-0.5, 1/float64(K*K)
+		}
+		return &train.Refresh{Step: step, K: K, Psi: 0.5, G: G, P: P}
+	}
+	eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 10, Refresh: refresh(10)})
+	time.Sleep(writeTimeout / 2) // every sender encodes and blocks writing
+	grown := heap() - before
+	t.Logf("%d clients that never read, K = %d: heap %d MB more", clients, K, grown>>20)
+	// One line (about 21.5 MB) and its refresh (16 MB), not one per client.
+	if grown > 120<<20 {
+		t.Errorf("heap grew by %d MB with %d clients that never read: their lines are not shared", grown>>20, clients)
+	}
+
+	// A client far behind is disconnected with one line saying why.
+	slow, err := net.Dial("unix", filepath.Join(dir, SocketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	eng.waitSubs(t, clients+1)
+	// Published before its hello, while its sender waits for it: the
+	// events queue up for it as for a client that does not read.
+	small := &train.Refresh{Step: 20, K: 2, Psi: 0.5}
+	for i := range 4 * maxBacklog {
+		eng.publish(train.Snapshot{Kind: train.KindLog, Step: 20, Refresh: small, Text: fmt.Sprint("event ", i)})
+	}
+	slow.Write([]byte(`{"hello":{"version":2}}` + "\n"))
+	slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+	sr := bufio.NewReader(slow)
+	if line, err := sr.ReadString('\n'); err != nil || !strings.Contains(line, `"hello"`) {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	var last string
+	for {
+		line, err := sr.ReadString('\n')
+		if err != nil {
+			break
+		}
+		last = line
+	}
+	if !strings.Contains(last, "more than 16 events behind") {
+		t.Errorf("a client %d events behind: last line %.200q, want the disconnection", 4*maxBacklog, last)
+	}
+	_ = conns
+}
+
+// noteEngine is a fakeEngine that also takes notes, as train.Engine does.
+type noteEngine struct {
+	*fakeEngine
+	notes chan string
+}
+
+func (n noteEngine) Note(s string) { n.notes <- s }
+
+// A client flooding controls neither grows the log nor holds up the run
+// (issue 45: 20,000 refused `set s=-1` lines added 20,278 events and held
+// training for about 90 s; 5,000 pause/resume pairs held it at steps 55–57
+// for 20 s): a control no run takes reaches the engine once and its
+// repeats are counted in one note; valid controls are taken at most
+// controlRate a second after a burst of controlBurst.
+func TestControlFlood(t *testing.T) {
+	dir := livetest.ShortDir(t)
+	eng := noteEngine{newFake(), make(chan string, 16)}
+	eng.got = make(chan train.Control, 100000)
+	srv, err := Serve(dir, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	defer eng.end() // the run ends: its client is dropped, waiting or not
+	c, err := net.Dial("unix", filepath.Join(dir, SocketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go io.Copy(io.Discard, c)
+	eng.waitSubs(t, 1)
+	flood := strings.Repeat(`{"op":"set","key":"s","value":"-1"}`+"\n", 20000)
+	start := time.Now()
+	if _, err := c.Write([]byte(flood + `{"op":"pause"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	var got []train.Control
+	for len(got) < 2 {
+		select {
+		case ctl := <-eng.got:
+			got = append(got, ctl)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("after 10 s the engine has %v", got)
+		}
+	}
+	if got[0].String() != "set s=-1" || got[1].Op != train.OpPause {
+		t.Errorf("the engine got %v, want set s=-1 once, then pause", got)
+	}
+	select {
+	case n := <-eng.notes:
+		if !strings.Contains(n, "set s=-1 repeated 19999 more time(s), not taken (s: ") {
+			t.Errorf("note %q", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no note of the repeats")
+	}
+	t.Logf("20,000 refused lines and a pause taken in %v", time.Since(start).Round(time.Millisecond))
+
+	// Valid controls: a burst, then controlRate a second.
+	pairs := strings.Repeat(`{"op":"pause"}`+"\n"+`{"op":"resume"}`+"\n", 500)
+	start = time.Now()
+	if _, err := c.Write([]byte(pairs)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	n := len(eng.got)
+	if took := time.Since(start).Seconds(); float64(n) > controlBurst+controlRate*took+2 {
+		t.Errorf("%d controls taken in %.2f s, more than a burst of %d and %d a second", n, took, controlBurst, controlRate)
+	}
+	if n < controlBurst {
+		t.Errorf("only %d controls taken in a second, want at least the burst of %d", n, controlBurst)
 	}
 }

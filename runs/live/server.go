@@ -24,6 +24,49 @@ type Server struct {
 	mu   sync.Mutex
 	subs map[*train.Stream]net.Conn
 	done chan struct{}
+	// lines encodes each snapshot that carries an evaluation once for
+	// all clients that ask for the same of it: at K = 1000 one line with
+	// matrices is about 21.5 MB.
+	lines lineCache
+}
+
+// lineKey is what makes two clients' lines of one snapshot the same.
+type lineKey struct {
+	refresh  *train.Refresh
+	kind     train.Kind
+	step     int
+	ack      *train.Ack
+	summary  *train.Summary
+	state    train.State
+	hyper    train.Hyper
+	text     string
+	err      string
+	matrices bool
+	basis    bool
+}
+
+// lineCache keeps the encoded lines of the last few snapshots.
+type lineCache struct {
+	mu    sync.Mutex
+	keys  [8]lineKey
+	lines [8][]byte
+	next  int
+}
+
+// line is the encoded line of k, made by enc the first time it is asked
+// for. Lines are shared: callers must not modify them.
+func (lc *lineCache) line(k lineKey, enc func() []byte) []byte {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	for i, have := range lc.keys {
+		if have == k && lc.lines[i] != nil {
+			return lc.lines[i]
+		}
+	}
+	b := enc()
+	lc.keys[lc.next], lc.lines[lc.next] = k, b
+	lc.next = (lc.next + 1) % len(lc.keys)
+	return b
 }
 
 // MaxSocketPath bounds a socket's path: sun_path is 108 bytes, the last
@@ -73,7 +116,7 @@ func (s *Server) accept() {
 		s.mu.Lock()
 		s.subs[st] = c
 		s.mu.Unlock()
-		cs := &client{hello: make(chan struct{})}
+		cs := &client{hello: make(chan struct{}), gone: make(chan struct{})}
 		s.wg.Add(2)
 		go s.send(c, st, cs)
 		go s.receive(c, st, cs)
@@ -106,13 +149,15 @@ type client struct {
 	stats    atomic.Bool
 	hello    chan struct{} // closed once the first line is read (or never comes)
 	once     sync.Once
+	gone     chan struct{} // closed when the connection is dropped
+	goneOnce sync.Once
 }
 
 func (c *client) greeted() { c.once.Do(func() { close(c.hello) }) }
 
 func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 	defer s.wg.Done()
-	defer s.drop(c, st)
+	defer s.drop(c, st, cs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -149,13 +194,37 @@ func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 			// resend it.
 			snap.Refresh = nil
 		}
-		w := Wire(snap, cs.matrices.Load())
-		if rs := snap.Refresh; rs != nil && rs.Basis != nil && rs.Basis != basis && cs.stats.Load() {
-			// Once per evaluation: a control's snapshot shares it.
-			basis, w.Basis = rs.Basis, wireBasis(rs.Basis)
+		if st.Backlog() > maxBacklog {
+			// Too far behind: what it has not read would pile up here.
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			bw.Write(mustJSON(Message{Error: fmt.Sprintf("disconnected: more than %d events behind the run (read faster, or attach again)", maxBacklog)}))
+			bw.WriteByte('\n')
+			bw.Flush()
+			return
+		}
+		matrices := cs.matrices.Load()
+		rs := snap.Refresh
+		withBasis := rs != nil && rs.Basis != nil && rs.Basis != basis && cs.stats.Load()
+		enc := func() []byte {
+			w := Wire(snap, matrices)
+			if withBasis {
+				// Once per evaluation: a control's snapshot shares it.
+				w.Basis = wireBasis(rs.Basis)
+			}
+			return mustJSON(Message{Snapshot: w})
+		}
+		var line []byte
+		if rs != nil && !step {
+			line = s.lines.line(lineKey{refresh: rs, kind: snap.Kind, step: snap.Step, ack: snap.Ack, summary: snap.Summary,
+				state: snap.State, hyper: snap.Hyper, text: snap.Text, err: snap.Err, matrices: matrices, basis: withBasis}, enc)
+		} else {
+			line = enc()
+		}
+		if withBasis {
+			basis = rs.Basis
 		}
 		c.SetWriteDeadline(time.Now().Add(writeTimeout))
-		bw.Write(mustJSON(Message{Snapshot: w}))
+		bw.Write(line)
 		bw.WriteByte('\n')
 		if err := bw.Flush(); err != nil {
 			return
@@ -172,8 +241,14 @@ func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 
 func (s *Server) receive(c net.Conn, st *train.Stream, cs *client) {
 	defer s.wg.Done()
-	defer s.drop(c, st)
+	defer s.drop(c, st, cs)
 	defer cs.greeted()
+	lim := newBucket()
+	rep := &refused{}
+	if n, ok := s.eng.(interface{ Note(string) }); ok {
+		rep.note = n.Note
+	}
+	defer rep.flush()
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 4096), 1<<16)
 	for sc.Scan() {
@@ -195,11 +270,94 @@ func (s *Server) receive(c net.Conn, st *train.Stream, cs *client) {
 			fmt.Fprintf(c, "%s\n", mustJSON(Message{Error: err.Error()}))
 			return
 		}
+		if rep.repeats(ctl) {
+			continue
+		}
+		if !lim.wait(cs.gone) {
+			return
+		}
 		s.eng.Send(ctl)
 	}
 }
 
-func (s *Server) drop(c net.Conn, st *train.Stream) {
+// controlRate and controlBurst bound the controls one client's are taken
+// at (per second, and at once): past them the server stops reading its
+// socket until the bucket refills, so a client that floods controls waits,
+// and the run's loop never takes more than these from it.
+const (
+	controlRate  = 20
+	controlBurst = 40
+)
+
+// bucket is a token bucket of controlRate tokens a second, controlBurst
+// at most.
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newBucket() *bucket { return &bucket{tokens: controlBurst, last: time.Now()} }
+
+// wait takes a token, waiting for one; false if done closes first.
+func (b *bucket) wait(done <-chan struct{}) bool {
+	for {
+		now := time.Now()
+		b.tokens = min(controlBurst, b.tokens+now.Sub(b.last).Seconds()*controlRate)
+		b.last = now
+		if b.tokens >= 1 {
+			b.tokens--
+			return true
+		}
+		t := time.NewTimer(time.Duration((1 - b.tokens) / controlRate * float64(time.Second)))
+		select {
+		case <-done:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+}
+
+// refused folds a client's repeats of a control that no run takes (an
+// unknown key, a value out of range): the first goes to the engine, which
+// refuses and logs it as any other; the repeats are counted, and said in
+// one line once another control comes or the client leaves, so a client
+// repeating one bad line neither grows the log nor holds up the run.
+type refused struct {
+	note  func(string)
+	ctl   train.Control
+	why   string
+	count int
+}
+
+// repeats reports whether ctl repeats the last control refused, counting
+// it; otherwise it says the count of that one and starts anew.
+func (r *refused) repeats(ctl train.Control) bool {
+	if r.why != "" && ctl.Op == r.ctl.Op && ctl.Key == r.ctl.Key && ctl.Value == r.ctl.Value {
+		r.count++
+		return true
+	}
+	r.flush()
+	r.why = ""
+	if ctl.Op == train.OpSet {
+		var h train.Hyper
+		if err := h.Set(ctl.Key, ctl.Value); err != nil {
+			r.ctl, r.why = ctl, err.Error()
+		}
+	}
+	return false
+}
+
+// flush says how often the last refused control was repeated, if it was.
+func (r *refused) flush() {
+	if r.count > 0 && r.note != nil {
+		r.note(fmt.Sprintf("control client: %.200s repeated %d more time(s), not taken (%.200s)", r.ctl, r.count, r.why))
+	}
+	r.count = 0
+}
+
+func (s *Server) drop(c net.Conn, st *train.Stream, cs *client) {
+	cs.goneOnce.Do(func() { close(cs.gone) })
 	s.mu.Lock()
 	_, ok := s.subs[st]
 	delete(s.subs, st)
