@@ -117,3 +117,33 @@ func TestBasisRefused(t *testing.T) {
 		t.Errorf("basis line %s", line)
 	}
 }
+
+// A client that attaches to a run gets, with the first snapshot (where the
+// run stands), the last refresh's evaluation, matrices and statistics, so
+// the workbench forecasts on a paused run without a step (issue 46: "no
+// forecast: no statistics of the last refresh: they come with the next
+// one").
+func TestAttachBringsLastRefresh(t *testing.T) {
+	dir, eng, srv := serveFake(t)
+	defer srv.Close()
+	c, err := Dial(dir, Hello{Stats: true, Matrices: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	eng.waitSubs(t, 1)
+	rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{0.8, 0.6}, Coverage: []float64{0.5, 0.5}}
+	rs := &train.Refresh{Step: 20, K: 2, Report: rep, Basis: testBasis(), G: []float64{1, 2, 3, 4}, P: []float64{0.25, 0.25, 0.25, 0.25}}
+	// What train.Engine publishes first to a subscriber: where the run
+	// stands, as a step snapshot.
+	eng.publish(train.Snapshot{Kind: train.KindStep, Step: 23, State: train.Paused, Refresh: rs})
+	eng.publish(train.Snapshot{Kind: train.KindStep, Step: 24, State: train.Paused, Refresh: rs})
+	eng.end()
+	s, ok := c.Next(context.Background())
+	if !ok || s.Refresh == nil || s.Refresh.Basis == nil || len(s.Refresh.G) != 4 {
+		t.Fatalf("first snapshot %+v (ok %v): want the last refresh with its statistics and matrices", s, ok)
+	}
+	if !reflect.DeepEqual(*s.Refresh.Basis, *rs.Basis) {
+		t.Errorf("basis %+v, want %+v", s.Refresh.Basis, rs.Basis)
+	}
+}

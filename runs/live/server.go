@@ -183,17 +183,21 @@ func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 		return
 	}
 	var basis *train.Basis // the last one sent
+	sent := false          // a snapshot has gone out
 	for {
 		snap, ok := st.Next(ctx)
 		if !ok {
 			return
 		}
 		step := snap.Kind == train.KindStep
-		if step {
+		if step && sent {
 			// The client keeps the last evaluation; a step does not
-			// resend it.
+			// resend it. The first snapshot, where the run stands when
+			// the client attaches, brings it: a paused run's statistics
+			// are there for a forecast without a step.
 			snap.Refresh = nil
 		}
+		sent = true
 		if st.Backlog() > maxBacklog {
 			// Too far behind: what it has not read would pile up here.
 			c.SetWriteDeadline(time.Now().Add(time.Second))
@@ -214,7 +218,7 @@ func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 			return mustJSON(Message{Snapshot: w})
 		}
 		var line []byte
-		if rs != nil && !step {
+		if rs != nil {
 			line = s.lines.line(lineKey{refresh: rs, kind: snap.Kind, step: snap.Step, ack: snap.Ack, summary: snap.Summary,
 				state: snap.State, hyper: snap.Hyper, text: snap.Text, err: snap.Err, matrices: matrices, basis: withBasis}, enc)
 		} else {

@@ -233,6 +233,13 @@ func (r *State) Apply(s train.Snapshot) {
 		if s.System != nil && r.System == nil {
 			r.System = s.System
 		}
+		// A viewer that attaches gets the last refresh's statistics with
+		// the run's standing: the refresh read from disk lacks them.
+		if rs := s.Refresh; rs != nil && rs.Basis != nil && r.Cur != nil && r.Cur.Basis == nil && r.Cur.Step == rs.Step {
+			c := *r.Cur
+			c.Basis = rs.Basis
+			r.cur, r.Cur = r.Cur, &c
+		}
 	case train.KindRefresh:
 		if s.System != nil && (s.Refresh == nil || !r.seenRefresh(s.Refresh)) {
 			r.System = s.System

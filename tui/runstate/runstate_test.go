@@ -483,3 +483,30 @@ func TestAdaptFoldedIntoRefresh(t *testing.T) {
 		t.Errorf("log %q", got)
 	}
 }
+
+// Attached to a run, the viewer's last refresh (read from disk, without
+// statistics) gets them from the run's standing, the first snapshot the
+// socket sends, so a paused run forecasts without a step (issue 46); the
+// snapshot read from disk is not written.
+func TestAttachTakesLastStatistics(t *testing.T) {
+	r := fixture.Run(10, 4)
+	was := r.Cur
+	if was.Basis != nil {
+		t.Fatal("the fixture's refresh has statistics already")
+	}
+	rs := *was
+	rs.Basis = &train.Basis{Step: was.Step, Steps: 2000, Momentum: 0.9}
+	r.Apply(train.Snapshot{Kind: train.KindStep, Step: was.Step + 3, State: train.Paused, Refresh: &rs})
+	if r.Cur.Basis != rs.Basis || was.Basis != nil {
+		t.Errorf("Cur's statistics %v (the recorded refresh's %v), want the standing's", r.Cur.Basis, was.Basis)
+	}
+	// Another refresh's statistics are not taken.
+	r = fixture.Run(10, 4)
+	other := *r.Cur
+	other.Step--
+	other.Basis = rs.Basis
+	r.Apply(train.Snapshot{Kind: train.KindStep, Step: other.Step + 4, Refresh: &other})
+	if r.Cur.Basis != nil {
+		t.Error("statistics of another refresh taken")
+	}
+}
