@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -23,6 +24,7 @@ type paperResult struct {
 	sum          *train.Summary
 	minValMean   float64 // lowest validation mean recall over its refreshes
 	sets         []string
+	arith        string // what its arithmetic depended on: "openblas Haswell" (run.json)
 }
 
 // PaperReport is the suite's report, as Markdown, from the finished
@@ -65,6 +67,7 @@ func PaperReport(ss []*sweep.Sweep, command, figDir, figRel string) (string, err
 	p("Supervised rows: Fashion-MNIST-LT, ρ = %g, N₁ = %d, %d validation images per class, the full official test set, MLP 784→%s, pre-trained with %s for %d epochs, then %d fine-tuning steps (B = %d, η = %g, refresh %d unless the row says otherwise). Metrics are on the test set, mean ± sample std over %d seed(s). Every row is a run of the sweep; `selmix sweep open %s` lists them.\n\n",
 		cfg.Data.Rho, cfg.Data.N1, cfg.Data.ValPerClass, strings.Trim(strings.ReplaceAll(fmt.Sprint(cfg.Model.Hidden), " ", "→"), "[]"), cfg.Pretrain.Loss, cfg.Pretrain.Epochs, cfg.Finetune.Steps,
 		cfg.Finetune.Batch, cfg.Finetune.LR, cfg.Finetune.Refresh, len(seeds), ss[0].ID)
+	p("%s\n\n", arithmetic(rs))
 	if len(missing) > 0 {
 		p("**Not finished, left out**: %s.\n\n", strings.Join(missing, "; "))
 	}
@@ -139,13 +142,33 @@ func sweepResults(s *sweep.Sweep) (rs []paperResult, missing []string, err error
 			low = math.Min(low, rf.Stats.Report.MeanRecall)
 		}
 		t := rowTable(v)
-		res := paperResult{table: t, label: rowLabel(t, v), run: r.Meta.ID, root: s.Root, workdir: s.Workdir, sum: h.Final, minValMean: low, sets: m.Sets}
+		res := paperResult{table: t, label: rowLabel(t, v), run: r.Meta.ID, root: s.Root, workdir: s.Workdir, sum: h.Final, minValMean: low, sets: m.Sets,
+			arith: strings.TrimSpace(fmt.Sprintf("%s %s", r.Meta.BLAS, r.Meta.BLASCore))}
 		if seedCol >= 0 {
 			res.seed = m.Vary[seedCol]
 		}
 		rs = append(rs, res)
 	}
 	return rs, missing, nil
+}
+
+// arithmetic says what the members' numbers were computed with: the
+// digits below hold for that BLAS kernel, and on another they differ
+// within about the seeds' spread (docs/results.md, "Reproducibility").
+func arithmetic(rs []paperResult) string {
+	count := map[string]int{}
+	for _, r := range rs {
+		a := r.arith
+		if a == "" {
+			a = "not recorded"
+		}
+		count[a]++
+	}
+	var parts []string
+	for _, a := range slices.Sorted(maps.Keys(count)) {
+		parts = append(parts, fmt.Sprintf("%s (%d)", a, count[a]))
+	}
+	return "Computed with BLAS " + strings.Join(parts, ", ") + ": the digits are those of this kernel; another kernel sums in another order, and pre-training turns the last bit into another model, so its digits differ within about the seeds' spread (docs/run-format.md, \"What exactness depends on\")."
 }
 
 // objectivesTable writes the table "optimized on × observed": the

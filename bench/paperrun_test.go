@@ -57,3 +57,14 @@ func TestWritePaperReportNothingFinished(t *testing.T) {
 		t.Errorf("the report's folder: %v, want none", err)
 	}
 }
+
+// The report says which BLAS kernels its members ran on, counted, since
+// its digits hold for those only (issue 43).
+func TestArithmeticLine(t *testing.T) {
+	got := arithmetic([]paperResult{{arith: "openblas Haswell"}, {arith: "openblas Haswell"}, {arith: "openblas Cooperlake"}, {}})
+	for _, want := range []string{"BLAS not recorded (1), openblas Cooperlake (1), openblas Haswell (2): ", "differ within about the seeds' spread"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+}
