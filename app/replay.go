@@ -148,7 +148,7 @@ func compareOutcome(a, b *record.History) []string {
 // max(1, |value|). Rounding that differs in the last bit of a sum grows
 // over a run's steps; it stays far inside this on the runs measured
 // (docs/run-format.md, "What exactness depends on").
-const ReplayTolerance = 1e-6
+const ReplayTolerance = 1e-5
 
 // compareWithin compares b's outcome with a's number by number: the
 // largest difference relative to max(1, |value|), and what differs beyond

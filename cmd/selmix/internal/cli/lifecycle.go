@@ -50,6 +50,8 @@ func newForkCmd() *cobra.Command {
 latest; a damaged one is named and passed over for the one before it), or
 with --at best from its best checkpoint (the model at the best validation ψ
 of the optimized objective), with RUN's configuration overlaid by --set.
+Its [finetune] hyperparameters are those in force at that checkpoint (RUN's
+live changes included), and its config.toml records them with --set on top.
 Changed [finetune]
 hyperparameters take effect at the fork step and are logged as control
 changes; the new run's record names its parent.`,
@@ -94,7 +96,7 @@ it took effect, and compares the two: the final summary and the last
 evaluation must be identical. Where the arithmetic cannot be the same (a run
 made on another OpenBLAS kernel this CPU cannot run, one that predates the
 record of its kernel, another thread count or worker environment) they must
-agree within 1e-6 relative, and replay says why it compared so. Exit code 0
+agree within 1e-5 relative, and replay says why it compared so. Exit code 0
 when identical or, where identity could not be expected, equal within that
 tolerance; 1 when they differ.
 
