@@ -11,6 +11,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
@@ -130,10 +131,8 @@ func (m *Model) View() string {
 		return style.Fit(b.String(), m.W, m.H)
 	}
 	lo, hi := m.window()
-	for i, e := range log[lo:hi] {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
+	var lines []string
+	for _, e := range log[lo:hi] {
 		st := th.Dim
 		switch {
 		case m.console:
@@ -145,10 +144,36 @@ func (m *Model) View() string {
 		case e.Level == runstate.Error:
 			st = th.Bad
 		}
-		b.WriteString(th.Render(th.Dim, fmt.Sprintf("%6d  ", e.Step)) + th.Render(st, e.Text))
+		text := []string{e.Text}
+		if !m.console && e.Level != runstate.Routine && m.W > stepWidth+20 && style.Width(e.Text) > m.W-stepWidth {
+			// A result a researcher reports (a run's end, the best
+			// checkpoint's test) is read whole: wrapped, not cut.
+			text = strings.Split(ansi.Wrap(e.Text, m.W-stepWidth, " "), "\n")
+		}
+		for i, t := range text {
+			head := fmt.Sprintf("%6d  ", e.Step)
+			if i > 0 {
+				head, t = strings.Repeat(" ", stepWidth), strings.TrimLeft(t, " ")
+			}
+			lines = append(lines, th.Render(th.Dim, head)+th.Render(st, t))
+		}
 	}
+	rows := m.rows()
+	if len(lines) > rows {
+		// Wrapped entries took more lines than there are: a pane that
+		// follows the log keeps the newest, one scrolled keeps the first.
+		if _, _, v := m.entries(); v.scroll.Fixed() {
+			lines = lines[:rows]
+		} else {
+			lines = lines[len(lines)-rows:]
+		}
+	}
+	b.WriteString(strings.Join(lines, "\n"))
 	return style.Fit(b.String(), m.W, m.H)
 }
+
+// stepWidth is the width of an entry's step column.
+const stepWidth = 8
 
 // systemRows is how many lines the console's system figures take.
 func (m *Model) systemRows() int {

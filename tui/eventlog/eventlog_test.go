@@ -147,3 +147,24 @@ func BenchmarkViewFullLog(b *testing.B) {
 		})
 	}
 }
+
+// A result line wider than the pane is wrapped, not cut, and the newest
+// line stays in view (issue 46: at 140 columns the end-of-run line ended
+// "… worst recall 0.5680 (at the end 0.…").
+func TestLongResultWraps(t *testing.T) {
+	r := fixture.Run(10, 8)
+	long := "best checkpoint at step 1720 (validation min-recall 0.7323): test min-recall 0.7016, worst recall 0.5680 (at the end 0.5543)"
+	r.Note(runstate.Note, long)
+	m := New(fixture.Plain(), r)
+	v := fixture.View(t, m, 70, 5)
+	flat := strings.Join(strings.Fields(v), " ")
+	for _, want := range []string{"worst recall 0.5680", "(at the end 0.5543)", "test min-recall 0.7016,"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the wrapped line lacks %q:\n%s", want, v)
+		}
+	}
+	lines := strings.Split(v, "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); !strings.HasSuffix(last, "0.5543)") {
+		t.Errorf("the last line %q is not the end of the newest entry:\n%s", last, v)
+	}
+}
