@@ -70,9 +70,7 @@ func compareFinal(f *figure, rs []*RunData) (*drawing, error) {
 	return &drawing{table: t, draw: func(c draw.Canvas) {
 		sty := plot.New().Title.TextStyle
 		sty.Font.Size = titleSize
-		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y - 1}, title)
-		c.Max.Y -= sty.Rectangle(title).Size().Y + 4
+		c = fillTitle(c, sty, title, 4)
 		c = f.drawKey(c, key)
 		// Each panel's width follows its number of metrics, plus its y axis.
 		const axis = 0.6 * vg.Inch

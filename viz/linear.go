@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"selmix/core/train"
@@ -59,10 +58,7 @@ func linearFigure(f *figure, r *RunData) (*drawing, error) {
 	return &drawing{table: t, draw: func(c draw.Canvas) {
 		sty := top.Title.TextStyle
 		sty.Font.Size = titleSize
-		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-		text := f.t(title)
-		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y - 1}, text)
-		c.Max.Y -= sty.Rectangle(text).Size().Y + 4
+		c = fillTitle(c, sty, f.t(title), 4)
 		c = f.drawKey(c, key)
 		f.drawGrid(c, grid)
 	}}, nil

@@ -4,8 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 )
 
 // A PDF figure's text reads as the figure says it: ψ, α and · survive
@@ -99,6 +103,54 @@ func TestSVGSize(t *testing.T) {
 		s := string(b)
 		if strings.Contains(s, "@font-face") || !strings.Contains(s, `font-family:'Liberation Serif','Times New Roman',Times,serif;`) || strings.Contains(s, "font-family:Liberation Serif;") {
 			t.Errorf("%s: fonts embedded, or no fallback family", f.Name)
+		}
+	}
+}
+
+// At 3.5x2.5in, the size export --help gives as its example, every
+// figure's text stays on the page, titles whole (issue 46: linear's title
+// was cut at both ends, "f ψ mean-recall@cov per refresh interval: … wrong
+// sign in 7").
+func TestSmallFiguresStayOnThePage(t *testing.T) {
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Fatal("pdftotext not found: install poppler-utils (.ci/run does)")
+	}
+	dir := t.TempDir()
+	o := Options{Format: "pdf", Width: 3.5 * vg.Inch, Height: 2.5 * vg.Inch}
+	res, err := Export(fixture(t, "viz-selmix"), dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cres, err := Compare([]*RunData{fixture(t, "viz-selmix"), fixture(t, "viz-uniform")}, ObjectiveMetric("min-recall"), dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := regexp.MustCompile(`<word xMin="([-0-9.]+)" yMin="([-0-9.]+)" xMax="([-0-9.]+)" yMax="([-0-9.]+)">([^<]*)</word>`)
+	page := regexp.MustCompile(`<page width="([0-9.]+)" height="([0-9.]+)">`)
+	for _, f := range append(res.Files, cres.Files...) {
+		out, err := exec.Command("pdftotext", "-bbox", "-enc", "UTF-8", filepath.Join(dir, f.Name), "-").Output()
+		if err != nil {
+			t.Fatalf("pdftotext %s: %v", f.Name, err)
+		}
+		pm := page.FindStringSubmatch(string(out))
+		if pm == nil {
+			t.Fatalf("%s: no page in\n%s", f.Name, out)
+		}
+		w, _ := strconv.ParseFloat(pm[1], 64)
+		h, _ := strconv.ParseFloat(pm[2], 64)
+		var words []string
+		for _, m := range word.FindAllStringSubmatch(string(out), -1) {
+			var box [4]float64
+			for i := range box {
+				box[i], _ = strconv.ParseFloat(m[i+1], 64)
+			}
+			if box[0] < -1 || box[1] < -1 || box[2] > w+1 || box[3] > h+1 { // a rotated label's descenders may touch the edge
+				t.Errorf("%s: %q at [%.1f, %.1f]–[%.1f, %.1f] leaves the %.0f×%.0f pt page", f.Name, m[5], box[0], box[1], box[2], box[3], w, h)
+			}
+			words = append(words, m[5])
+		}
+		if f.Name == "linear.pdf" && !strings.Contains(strings.Join(words, " "), "change of ψ min-recall per refresh interval: predicted by G·P (first order) and realised; wrong sign in") {
+			t.Errorf("linear.pdf: the title is not whole: %q", strings.Join(words, " "))
 		}
 	}
 }

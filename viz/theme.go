@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -313,13 +314,33 @@ func (f *figure) drawTitle(c draw.Canvas, p *plot.Plot) (draw.Canvas, *plot.Plot
 	if p.Title.Text == "" {
 		return c, p
 	}
-	sty := p.Title.TextStyle
-	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-	c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y - 1}, p.Title.Text)
-	c.Max.Y -= sty.Rectangle(p.Title.Text).Size().Y + p.Title.Padding + 1
+	c = fillTitle(c, p.Title.TextStyle, p.Title.Text, p.Title.Padding+1)
 	q := *p
 	q.Title.Text = ""
 	return c, &q
+}
+
+// fillTitle draws text centred across the top of c in sty, broken at
+// spaces into as many lines as it takes to stay inside c's width (a
+// figure drawn at 3.5 in lost both ends of a one-line title), and returns
+// c less the lines and pad below them.
+func fillTitle(c draw.Canvas, sty text.Style, title string, pad vg.Length) draw.Canvas {
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+	width := c.Max.X - c.Min.X
+	var lines []string
+	for _, w := range strings.Fields(title) {
+		if n := len(lines); n > 0 && sty.Width(lines[n-1]+" "+w) <= width {
+			lines[n-1] += " " + w
+			continue
+		}
+		lines = append(lines, w)
+	}
+	for _, l := range lines {
+		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y - 1}, l)
+		c.Max.Y -= sty.Rectangle(l).Size().Y
+	}
+	c.Max.Y -= pad
+	return c
 }
 
 // render draws into a canvas of the figure's size and returns the encoded
