@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"selmix/app/sweepexec"
 	"selmix/core/gpu"
@@ -35,20 +36,21 @@ func gpuErr(err error) error {
 // locally the GPUs each member gets (nil placer with none to place and
 // the environment left as it is); on Slurm the GPUs each array task asks
 // for (--gpus-per-member into the gres), Slurm binding them itself, so
-// --gpus other than auto is bad input there.
-func placement(ctx context.Context, s *sweep.Sweep, o SweepOptions, given bool) (sweepexec.Placer, error) {
+// --gpus other than auto is bad input there. Messages call the values as
+// n does (gpu.Options, or sweep.json's fields on resume).
+func placement(ctx context.Context, s *sweep.Sweep, o SweepOptions, given bool, n gpu.Names) (sweepexec.Placer, error) {
 	if o.Executor == sweep.ExecSlurm {
 		if given && o.GPUs != "" && o.GPUs != gpu.Auto {
-			return nil, BadInput("%s %s: Slurm binds each task's GPUs itself (its gres); on Slurm use %s N or the spec's [slurm] gres", gpu.OptGPUs, o.GPUs, gpu.OptPer)
+			return nil, BadInput("%s %s: Slurm binds each task's GPUs itself (its gres); on Slurm use %s N or the spec's [slurm] gres", gpu.OptGPUs, echo(o.GPUs), gpu.OptPer)
 		}
 		if o.GPUsPerMember > 0 {
-			if err := s.SetGPUsPerTask(gpu.OptPer, o.GPUsPerMember); err != nil {
+			if err := s.SetGPUsPerTask(n.Per, o.GPUsPerMember); err != nil {
 				return nil, UsageError{err}
 			}
 		}
 		return nil, nil
 	}
-	p, err := gpu.Plan(ctx, o.GPUs, o.GPUsPerMember)
+	p, err := gpu.PlanAs(ctx, o.GPUs, o.GPUsPerMember, n)
 	if err != nil {
 		return nil, gpuErr(err)
 	}
@@ -56,4 +58,21 @@ func placement(ctx context.Context, s *sweep.Sweep, o SweepOptions, given bool) 
 		return nil, nil
 	}
 	return p, nil
+}
+
+// Where resume's GPU values come from when not given again.
+const (
+	sweepGPUs = "sweep.json's gpus"
+	sweepPer  = "sweep.json's gpus_per_member"
+)
+
+// maxEcho bounds the bytes of a value a message repeats.
+const maxEcho = 64
+
+// echo is v for a message: at most maxEcho bytes, "…" when cut.
+func echo(v string) string {
+	if len(v) > maxEcho {
+		return strings.ToValidUTF8(v[:maxEcho], "") + "…"
+	}
+	return v
 }

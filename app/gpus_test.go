@@ -127,3 +127,48 @@ func TestSweepGPUOptions(t *testing.T) {
 		t.Errorf("slurm --gpus 0: %v", err)
 	}
 }
+
+// A bad GPU value resume reads from sweep.json (hand-edited, or a GPU the
+// box no longer has) is named as sweep.json's field, not as an option the
+// person did not give.
+func TestSweepResumeNamesSweepJSON(t *testing.T) {
+	standIn(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "runs")
+	path := filepath.Join(dir, "g.toml")
+	if err := os.WriteFile(path, []byte(gpuSweepSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec, text, err := sweep.ReadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sweep.Plan(runs.Root(root), spec, sweep.ExecLocal, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.GPUs, s.GPUsPerMember = "7", 1
+	if err := s.Create(spec, text); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	err = ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true})
+	want := "sweep.json's gpus 7: no GPU 7 on this box; it has 0, 1, 2, 3 (nvidia-smi) (give --gpus or --gpus-per-member to place the members otherwise)"
+	if !errors.As(err, new(UsageError)) || err.Error() != want {
+		t.Errorf("resume with gpus 7 in sweep.json: %v, want %q", err, want)
+	}
+	// Given again, the option is what is named.
+	err = ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true, GPUs: "auto", GPUsPerMember: 5})
+	if want := "--gpus-per-member 5: more GPUs than the 4 this box has (0, 1, 2, 3)"; !errors.As(err, new(UsageError)) || err.Error() != want {
+		t.Errorf("resume --gpus-per-member 5: %v, want %q", err, want)
+	}
+	s.GPUs, s.GPUsPerMember = "0,1", -2
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+	err = ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true})
+	if want := "sweep.json's gpus_per_member -2: want ≥ 1"; !errors.As(err, new(UsageError)) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("resume with gpus_per_member -2 in sweep.json: %v, want it to start %q", err, want)
+	}
+}

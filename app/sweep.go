@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"selmix/app/sweepexec"
+	"selmix/core/gpu"
 	"selmix/runs"
 	"selmix/runs/sweep"
 )
@@ -64,7 +66,7 @@ func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOpti
 		return UsageError{err}
 	}
 	// Checked before anything is written; recorded for resume.
-	pl, err := placement(ctx, s, o, true)
+	pl, err := placement(ctx, s, o, true, gpu.Options)
 	if err != nil {
 		return err
 	}
@@ -89,15 +91,18 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 	if o.Executor == "" {
 		o.Executor = s.Executor
 	}
-	given := o.GPUs != ""
+	given, names := o.GPUs != "", gpu.Options
 	if !given {
-		o.GPUs = s.GPUs
+		o.GPUs, names.GPUs = s.GPUs, sweepGPUs
 	}
 	if o.GPUsPerMember == 0 {
-		o.GPUsPerMember = s.GPUsPerMember
+		o.GPUsPerMember, names.Per = s.GPUsPerMember, sweepPer
 	}
-	pl, err := placement(ctx, s, o, given)
+	pl, err := placement(ctx, s, o, given, names)
 	if err != nil {
+		if errors.As(err, new(UsageError)) && strings.HasPrefix(err.Error(), "sweep.json") {
+			err = BadInput("%v (give %s or %s to place the members otherwise)", err, gpu.OptGPUs, gpu.OptPer)
+		}
 		return err
 	}
 	todo, st, err := s.ToResume(ctx, sweepexec.Commands{})
@@ -129,7 +134,7 @@ func execution(w io.Writer, members []int, o SweepOptions, pl sweepexec.Placer) 
 // on GPUs as o says; an interrupted local sweep ends with exit code 128 +
 // the signal.
 func ExecuteSweep(ctx context.Context, w io.Writer, s *sweep.Sweep, members []int, o SweepOptions) error {
-	pl, err := placement(ctx, s, o, true)
+	pl, err := placement(ctx, s, o, true, gpu.Options)
 	if err != nil {
 		return err
 	}

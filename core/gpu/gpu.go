@@ -19,7 +19,10 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"selmix/internal/safetext"
 )
 
 // EnvVisible is the variable CUDA (and so PyTorch) reads to choose the
@@ -108,24 +111,26 @@ func ParseVisible(v string) []string {
 }
 
 // ParseList reads the GPU list of option opt ("--gpus"): comma-separated
-// ids, none empty, none twice. The error is one line naming opt.
+// ids, none empty, none twice. The error is one line naming opt, the list
+// cut to maxEcho bytes.
 func ParseList(opt, v string) ([]string, error) {
 	parts := strings.Split(v, ",")
+	q := cut(v, maxEcho)
 	if len(parts) > MaxGPUs {
-		return nil, fmt.Errorf("%s %q: %d entries, at most %d", opt, v, len(parts), MaxGPUs)
+		return nil, fmt.Errorf("%s %q: %d entries, at most %d", opt, q, len(parts), MaxGPUs)
 	}
 	var out []string
 	for i, e := range parts {
 		e = strings.TrimSpace(e)
 		switch {
 		case e == "":
-			return nil, fmt.Errorf("%s %q: entry %d is empty; want GPU ids such as 0,1 (or auto, or none)", opt, v, i+1)
+			return nil, fmt.Errorf("%s %q: entry %d is empty; want GPU ids such as 0,1 (or auto, or none)", opt, q, i+1)
 		case !ValidID(e):
-			return nil, fmt.Errorf("%s %q: %q is not a GPU id (an index, GPU-… or MIG-…); want e.g. 0,1 (or auto, or none)", opt, v, e)
+			return nil, fmt.Errorf("%s %q: %q is not a GPU id (an index, GPU-… or MIG-…); want e.g. 0,1 (or auto, or none)", opt, q, cut(e, maxEcho))
 		}
 		for _, x := range out {
 			if x == e {
-				return nil, fmt.Errorf("%s %q: GPU %s is given twice", opt, v, e)
+				return nil, fmt.Errorf("%s %q: GPU %s is given twice", opt, q, e)
 			}
 		}
 		out = append(out, e)
@@ -133,8 +138,17 @@ func ParseList(opt, v string) ([]string, error) {
 	return out, nil
 }
 
-// SMI runs nvidia-smi with args under Deadline. A missing nvidia-smi is
-// ErrNoSMI.
+// maxEcho bounds the bytes of a value a message repeats.
+const maxEcho = 64
+
+// MaxSMIOutput bounds what SMI reads of nvidia-smi's output: past it
+// the call fails (a box's answer is a line per GPU, at most MaxGPUs).
+const MaxSMIOutput = 4 << 20
+
+// SMI runs nvidia-smi with args under Deadline, in a process group of its
+// own that the deadline kills whole (a hung nvidia-smi's children must not
+// outlive it). Its output is read up to MaxSMIOutput. A missing
+// nvidia-smi is ErrNoSMI.
 func SMI(ctx context.Context, args ...string) (string, error) {
 	path, err := exec.LookPath("nvidia-smi")
 	if err != nil {
@@ -143,25 +157,64 @@ func SMI(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, Deadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// A child that keeps its output open must not keep us waiting.
 	cmd.WaitDelay = time.Second
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			return "", fmt.Errorf("nvidia-smi did not answer within %v", Deadline)
-		}
-		msg := strings.TrimSpace(stderr.String() + " " + out.String())
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
-		if msg == "" {
-			msg = err.Error()
-		}
-		return "", fmt.Errorf("nvidia-smi: %s", msg)
+	out := &capped{max: MaxSMIOutput}
+	stderr := &capped{max: 4 << 10, quiet: true}
+	cmd.Stdout, cmd.Stderr = out, stderr
+	err = cmd.Run()
+	switch {
+	case out.over:
+		return "", &smiBroken{fmt.Sprintf("nvidia-smi: its output passed %d MiB; stopped reading it", MaxSMIOutput>>20)}
+	case err == nil:
+		return out.String(), nil
+	case ctx.Err() == context.DeadlineExceeded:
+		return "", &smiBroken{fmt.Sprintf("nvidia-smi did not answer within %v", Deadline)}
 	}
-	return out.String(), nil
+	msg := strings.TrimSpace(stderr.String() + " " + out.String())
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if msg == "" {
+		msg = err.Error()
+	}
+	return "", fmt.Errorf("nvidia-smi: %s", safetext.Cut(msg, 200))
 }
+
+// capped keeps the first max bytes written to it. Past them it is over:
+// a quiet one drops the rest, another fails the write, which ends the
+// copy from the process (and so the process, on a broken pipe). It has
+// no ReadFrom, so io.Copy goes through Write.
+type capped struct {
+	buf   bytes.Buffer
+	max   int
+	quiet bool
+	over  bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if n := c.max - c.buf.Len(); len(p) > n {
+		c.buf.Write(p[:max(n, 0)])
+		c.over = true
+		if c.quiet {
+			return len(p), nil
+		}
+		return 0, errTooLong
+	}
+	return c.buf.Write(p)
+}
+
+func (c *capped) String() string { return c.buf.String() }
+
+var errTooLong = errors.New("output too long")
+
+// smiBroken is an nvidia-smi that hung or wrote without end: an error,
+// where one that fails (no driver, no device) means no GPUs.
+type smiBroken struct{ msg string }
+
+func (e *smiBroken) Error() string { return e.msg }
 
 // ErrNoSMI is SMI's error when nvidia-smi is not on PATH.
 var ErrNoSMI = errors.New("nvidia-smi is not on PATH")
@@ -190,9 +243,10 @@ func ParseSMI(out string) (ids, uuids []string, err error) {
 	return ids, uuids, nil
 }
 
+// cut is s up to n bytes (on a whole character) and "…" when longer.
 func cut(s string, n int) string {
 	if len(s) > n {
-		return s[:n] + "…"
+		return strings.ToValidUTF8(s[:n], "") + "…"
 	}
 	return s
 }
@@ -200,7 +254,7 @@ func cut(s string, n int) string {
 // Discover finds the box's GPUs: CUDA_VISIBLE_DEVICES's entries where it
 // is set (to "", none), else the GPUs nvidia-smi lists; none where there
 // is no nvidia-smi, or it finds no GPU or no driver. An nvidia-smi that
-// hangs or prints what is not its list is an error.
+// hangs, writes without end or prints what is not its list is an error.
 func Discover(ctx context.Context) (*Box, error) {
 	if v, ok := os.LookupEnv(EnvVisible); ok {
 		ids := ParseVisible(v)
@@ -214,7 +268,7 @@ func Discover(ctx context.Context) (*Box, error) {
 	switch {
 	case errors.Is(err, ErrNoSMI):
 		return &Box{}, nil
-	case err != nil && strings.Contains(err.Error(), "did not answer"):
+	case errors.As(err, new(*smiBroken)):
 		return nil, err
 	case err != nil:
 		// No devices found, no driver loaded: a box without GPUs.

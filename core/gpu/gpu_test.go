@@ -3,11 +3,14 @@ package gpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -299,5 +302,94 @@ func TestStatsFill(t *testing.T) {
 	// The mean of the run's GPUs only (0.93 and 0.5), not the box's.
 	if math.Abs(sys.Util-(0.93+0.5)/2) > 1e-12 {
 		t.Errorf("Fill: util %v, want %v", sys.Util, (0.93+0.5)/2)
+	}
+}
+
+// A hung nvidia-smi is killed with its children (its process group), not
+// only itself: none outlives the deadline.
+func TestSMIDeadlineKillsItsChildren(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child")
+	fakeSMI(t, "/bin/sleep 30 & echo $! > "+pidFile+"; wait")
+	defer func(d time.Duration) { Deadline = d }(Deadline)
+	Deadline = 300 * time.Millisecond
+	_, err := SMI(context.Background(), "-L")
+	if err == nil || !strings.Contains(err.Error(), "did not answer within") {
+		t.Fatalf("got %v, want the deadline", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	for end := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// Gone, or a zombie its new parent has yet to reap.
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("nvidia-smi's child %d outlived its deadline: %s", pid, st)
+		}
+	}
+}
+
+// nvidia-smi's output is read up to MaxSMIOutput: past it, one line.
+func TestSMIOutputBounded(t *testing.T) {
+	fakeSMI(t, fmt.Sprintf("/usr/bin/head -c %d /dev/zero", 2*MaxSMIOutput))
+	_, err := Discover(context.Background())
+	if err == nil || err.Error() != "nvidia-smi: its output passed 4 MiB; stopped reading it" {
+		t.Fatalf("got %v, want one line saying the output passed 4 MiB", err)
+	}
+}
+
+// A hung nvidia-smi: the advice fits what was given (a list cannot skip
+// it; CUDA_VISIBLE_DEVICES can), and a long list is echoed cut.
+func TestPlanAdviceWhenSMIHangs(t *testing.T) {
+	fakeSMI(t, "exec /bin/sleep 30")
+	defer func(d time.Duration) { Deadline = d }(Deadline)
+	Deadline = 200 * time.Millisecond
+	ctx := context.Background()
+	for _, c := range []struct{ mode, want string }{
+		{"auto", "finding the GPUs: nvidia-smi did not answer within 200ms (set CUDA_VISIBLE_DEVICES to the GPUs to use to skip nvidia-smi, or give --gpus none)"},
+		{"0,1", "--gpus 0,1: finding the box's GPUs to check it: nvidia-smi did not answer within 200ms (set CUDA_VISIBLE_DEVICES to them to skip nvidia-smi, or give --gpus none)"},
+	} {
+		if _, err := Plan(ctx, c.mode, 0); err == nil || err.Error() != c.want {
+			t.Errorf("Plan(%q): got %v, want %q", c.mode, err, c.want)
+		}
+	}
+}
+
+// A value repeated in a message is cut: a list of 10,000 ids is not
+// echoed back whole.
+func TestLongListEchoCut(t *testing.T) {
+	boxOf4(t)
+	ids := make([]string, 10000)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	long := strings.Join(ids, ",")
+	for _, c := range []struct {
+		name string
+		err  func() error
+	}{
+		{"entries", func() error { _, err := ParseList("--gpus", long); return err }},
+		{"not an id", func() error { _, err := ParseList("--gpus", "0,"+strings.Repeat("x", 5000)); return err }},
+		{"Plan", func() error {
+			_, err := PlanAs(context.Background(), strings.Join(ids[:40], ","), 0, Names{GPUs: "sweep.json's gpus", Per: "sweep.json's gpus_per_member"})
+			return err
+		}},
+	} {
+		err := c.err()
+		if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "…") {
+			t.Errorf("%s: got %d bytes %.300q, want a message of at most 300 bytes, the value cut with …", c.name, len(fmt.Sprint(err)), err)
+		}
+	}
+	_, err := PlanAs(context.Background(), "9", 0, Names{GPUs: "sweep.json's gpus", Per: "sweep.json's gpus_per_member"})
+	if err == nil || err.Error() != "sweep.json's gpus 9: no GPU 9 on this box; it has 0, 1, 2, 3 (nvidia-smi)" {
+		t.Errorf("PlanAs: %v", err)
 	}
 }

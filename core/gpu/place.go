@@ -29,10 +29,19 @@ func (e *BadOption) Error() string { return e.Msg }
 
 func bad(format string, args ...any) error { return &BadOption{fmt.Sprintf(format, args...)} }
 
+// Names are what messages call the two values Plan reads: the options
+// (Options) or where else they came from (a sweep's record of them).
+type Names struct{ GPUs, Per string }
+
+// Options names the values as the options --gpus and --gpus-per-member.
+var Options = Names{GPUs: OptGPUs, Per: OptPer}
+
 // CheckPer checks a --gpus-per-member a person gave.
-func CheckPer(n int) error {
+func CheckPer(n int) error { return checkPer(OptPer, n) }
+
+func checkPer(name string, n int) error {
 	if n < 1 {
-		return bad("%s %d: want ≥ 1 (GPUs each member gets)", OptPer, n)
+		return bad("%s %d: want ≥ 1 (GPUs each member gets)", name, n)
 	}
 	return nil
 }
@@ -58,16 +67,21 @@ type Placement struct {
 // *BadOption: a list naming a GPU the box does not have, or malformed; per
 // more than the GPUs, or given where there are none.
 func Plan(ctx context.Context, mode string, per int) (*Placement, error) {
+	return PlanAs(ctx, mode, per, Options)
+}
+
+// PlanAs is Plan with its messages naming the values as n does.
+func PlanAs(ctx context.Context, mode string, per int, n Names) (*Placement, error) {
 	if mode == "" {
 		mode = Auto
 	}
 	if per < 0 {
-		return nil, CheckPer(per)
+		return nil, checkPer(n.Per, per)
 	}
 	p := &Placement{Mode: mode, Box: &Box{}}
 	if mode == None {
 		if per > 0 {
-			return nil, bad("%s %d: no GPUs to place with %s none", OptPer, per, OptGPUs)
+			return nil, bad("%s %d: no GPUs to place with %s none", n.Per, per, n.GPUs)
 		}
 		p.Hide = true
 		return p, nil
@@ -75,35 +89,41 @@ func Plan(ctx context.Context, mode string, per int) (*Placement, error) {
 	var list []string
 	if mode != Auto {
 		var err error
-		if list, err = ParseList(OptGPUs, mode); err != nil {
+		if list, err = ParseList(n.GPUs, mode); err != nil {
 			return nil, &BadOption{err.Error()}
 		}
 	}
+	q := cut(mode, maxEcho)
 	box, err := Discover(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("finding the GPUs: %w (give %s LIST or %s none)", err, OptGPUs, OptGPUs)
+		// nvidia-smi hangs or says what is not its list: naming the GPUs in
+		// CUDA_VISIBLE_DEVICES skips it (a list is checked against them).
+		if list != nil {
+			return nil, fmt.Errorf("%s %s: finding the box's GPUs to check it: %w (set %s to them to skip nvidia-smi, or give %s none)", n.GPUs, q, err, EnvVisible, OptGPUs)
+		}
+		return nil, fmt.Errorf("finding the GPUs: %w (set %s to the GPUs to use to skip nvidia-smi, or give %s none)", err, EnvVisible, OptGPUs)
 	}
 	p.Box = box
 	ids := box.IDs
 	if list != nil {
 		if len(box.IDs) == 0 {
-			return nil, bad("%s %s: this box has no GPUs (%s unset and no nvidia-smi)", OptGPUs, mode, EnvVisible)
+			return nil, bad("%s %s: this box has no GPUs (%s unset and no nvidia-smi)", n.GPUs, q, EnvVisible)
 		}
 		ids = nil
 		for _, e := range list {
 			id, ok := box.Has(e)
 			if !ok {
-				return nil, bad("%s %s: no GPU %s on this box; it has %s", OptGPUs, mode, e, box)
+				return nil, bad("%s %s: no GPU %s on this box; it has %s", n.GPUs, q, e, box)
 			}
 			if slices.Contains(ids, id) {
-				return nil, bad("%s %s: GPU %s is given twice", OptGPUs, mode, id)
+				return nil, bad("%s %s: GPU %s is given twice", n.GPUs, q, id)
 			}
 			ids = append(ids, id)
 		}
 	}
 	if len(ids) == 0 {
 		if per > 0 {
-			return nil, bad("%s %d: this box has no GPUs (%s unset and no nvidia-smi)", OptPer, per, EnvVisible)
+			return nil, bad("%s %d: this box has no GPUs (%s unset and no nvidia-smi)", n.Per, per, EnvVisible)
 		}
 		return p, nil
 	}
@@ -113,9 +133,9 @@ func Plan(ctx context.Context, mode string, per int) (*Placement, error) {
 	if per > len(ids) {
 		what := "this box has"
 		if list != nil {
-			what = OptGPUs + " " + mode + " gives"
+			what = n.GPUs + " " + q + " gives"
 		}
-		return nil, bad("%s %d: more GPUs than the %d %s (%s)", OptPer, per, len(ids), what, strings.Join(ids, ", "))
+		return nil, bad("%s %d: more GPUs than the %d %s (%s)", n.Per, per, len(ids), what, strings.Join(ids, ", "))
 	}
 	p.Per = per
 	p.Groups = Groups(ids, per)
