@@ -153,6 +153,9 @@ func (c *Client) failure(op string, timeout time.Duration, knob string, err erro
 		}
 		why = fmt.Sprintf("ended during %q", op)
 		if c.isExited() {
+			if op == "hello" && exitCode(c.exitErr) == ExitUsage {
+				return c.usageFailure()
+			}
 			why = fmt.Sprintf("exited during %q (%s)", op, exitString(c.exitErr))
 			switch sig := killedBy(c.exitErr); {
 			case sig == syscall.SIGKILL:
@@ -174,6 +177,22 @@ func (c *Client) failure(op string, timeout time.Duration, knob string, err erro
 		why += "; its last words: " + tail
 	}
 	return &markedError{msg: "worker " + why, errs: marks}
+}
+
+// ExitUsage is the exit status of a worker that refuses its own command
+// line or environment before it answers hello (argparse's, with its
+// error as the last line on stderr).
+const ExitUsage = 2
+
+// usageFailure is the error of a worker that exited with ExitUsage
+// during hello: bad input, in its own last line on stderr.
+func (c *Client) usageFailure() error {
+	c.log.wait() // its last line may still be in the pipe
+	msg := fmt.Sprintf("worker refused its command line or environment (exit status %d during \"hello\")", ExitUsage)
+	if last := c.log.tail(1); last != "" {
+		msg = "worker: " + oneLine(last)
+	}
+	return &markedError{msg: msg, errs: []error{ErrBadInput}}
 }
 
 // refusal is the error of a reply that is not ok, marked by its reason.

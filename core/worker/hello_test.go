@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -88,6 +90,26 @@ func TestHelloEnv(t *testing.T) {
 		f.Header["env"] = bad
 		if info, err = parseHello(f); err != nil || info.Env != nil {
 			t.Fatalf("env %v: %v, %v; want none", bad, info.Env, err)
+		}
+	}
+}
+
+// A worker that refuses its own options or environment (argparse: a usage
+// line, then the error, and exit status 2) before it answers hello is bad
+// input, in its own last line made printable; another exit is not.
+func TestHelloUsageExit(t *testing.T) {
+	for _, c := range []struct {
+		script, want string
+		bad          bool
+	}{
+		{`echo 'usage: selmix_worker.py [-h] --recipe NAME|PATH.py' >&2; printf 'selmix_worker.py: error: --nproc 0: want \342\211\245 1\033[31m\n' >&2; exit 2`,
+			"worker: selmix_worker.py: error: --nproc 0: want ≥ 1", true},
+		{`exit 2`, `worker refused its command line or environment (exit status 2 during "hello")`, true},
+		{`echo 'Traceback: boom' >&2; exit 1`, `worker exited during "hello" (exit status 1); its last words: Traceback: boom`, false},
+	} {
+		_, err := Start(context.Background(), Options{Command: []string{"/bin/sh", "-c", c.script}})
+		if err == nil || err.Error() != c.want || errors.Is(err, ErrBadInput) != c.bad {
+			t.Errorf("%s: got %v (bad input %v), want %q (bad input %v)", c.script, err, errors.Is(err, ErrBadInput), c.want, c.bad)
 		}
 	}
 }

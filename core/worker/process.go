@@ -59,8 +59,9 @@ var ErrStart = errors.New("the worker cannot be started")
 
 // ErrBadInput marks a worker that refused its own input in hello (reason
 // "bad_input": a missing data folder, a corrupt file, weights of another
-// architecture). Like ErrStart, the configuration is at fault, not the run:
-// nothing has been recorded yet.
+// architecture), or exited with ExitUsage before answering it (a bad
+// option or environment variable). Like ErrStart, the configuration is at
+// fault, not the run: nothing has been recorded yet.
 var ErrBadInput = errors.New("the worker refused its input")
 
 // ErrBadState marks a checkpoint's state the worker refused to load (its
@@ -283,6 +284,19 @@ func killedBy(err error) syscall.Signal {
 		}
 	}
 	return 0
+}
+
+// exitCode is the exit status of the process Wait reported on; -1 when
+// a signal ended it or it did not run.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
 }
 
 func exitString(err error) string {

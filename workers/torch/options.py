@@ -23,6 +23,14 @@ def count(text):
     return n
 
 
+def usable_cpus():
+    """The CPUs this process may run on (its affinity, as Go's runtime.NumCPU)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def parse_args(argv):
     """The worker's options plus the recipe's; exits 2 on bad ones."""
     pre = argparse.ArgumentParser(add_help=False)
@@ -39,7 +47,7 @@ def parse_args(argv):
     p.add_argument("--loader-workers", type=count, metavar="N",
                    help=f"loader processes reading map-style datasets; 0 reads them in the worker itself (default {default_workers()}, shared by a machine's ranks)")
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads of torch (default: torch's; on the CPU with several ranks, the CPUs shared by a machine's ranks)")
-    p.add_argument("--nproc", type=int, metavar="N", help="serve the run with N ranks on this machine, started by this process (rank 0)")
+    p.add_argument("--nproc", type=int, metavar="N", help="serve the run with N ranks on this machine, started by this process (rank 0); at most its GPUs (CUDA) or CPUs")
     p.add_argument("--join-timeout", type=float, default=120.0, metavar="S", help="seconds the ranks have to join the process group (default 120)")
     recipe = None
     if known.recipe is not None:
@@ -68,6 +76,12 @@ def parse_args(argv):
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     if place.world > 1 and args.device not in ("cpu", "cuda"):
         p.error(f"--device {args.device}: with {place.world} ranks, give cuda (each rank uses cuda:LOCAL_RANK) or cpu")
+    if place.launcher == "--nproc":
+        # --nproc starts the ranks on this machine: a GPU each, or a CPU each at least.
+        if args.device == "cuda" and torch.cuda.is_available() and place.local_world > torch.cuda.device_count():
+            p.error(f"--nproc {place.local_world}: more ranks than the {torch.cuda.device_count()} CUDA device(s) this machine shows (a rank per GPU)")
+        if args.device == "cpu" and place.local_world > usable_cpus():
+            p.error(f"--nproc {place.local_world}: more ranks than the {usable_cpus()} CPUs this machine gives the worker")
     if place.world > 1 and args.device == "cuda":
         if torch.cuda.is_available() and place.local_rank >= torch.cuda.device_count():
             p.error(f"--device cuda: rank {place.rank} is local rank {place.local_rank} and takes cuda:{place.local_rank}, "

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"time"
 
 	"selmix/app"
@@ -39,6 +42,9 @@ func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
 		}
 		rs = append(rs, tr)
 	}
+	if err := outDir(out); err != nil {
+		return err
+	}
 	paths, err := tensorboard.Export(out, rs)
 	for _, p := range paths {
 		fmt.Fprintln(w, safetext.Line(p))
@@ -47,5 +53,22 @@ func exportTensorBoard(w io.Writer, f exportFlags, args []string) error {
 		return err
 	}
 	fmt.Fprintf(w, "%d runs in %s (%.2fs); view them with: tensorboard --logdir %s\n", len(rs), out, time.Since(start).Seconds(), out)
+	return nil
+}
+
+// outDir makes the folder --out names, where it is not one already; one
+// that cannot be (a file, a path through a file, no permission) is bad
+// input, one line naming it.
+func outDir(out string) error {
+	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
+		return app.BadInput("--out %s: a file, not a folder", safetext.Line(out))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return app.BadInput("--out %s: cannot make the folder: %v", safetext.Line(out), err)
+	}
 	return nil
 }

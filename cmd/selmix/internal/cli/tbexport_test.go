@@ -42,3 +42,19 @@ func TestExportTensorBoard(t *testing.T) {
 		}
 	}
 }
+
+// --out naming a file, or a path through one, is bad input: exit 2 and
+// one line naming it.
+func TestExportTensorBoardOutIsAFile(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "afile")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{file, filepath.Join(file, "sub")} {
+		code, _, stderr := runCLI("export", "--format", "tensorboard", "--runs", vizRuns, "viz-selmix", "--out", out)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--out "+out+": ") {
+			t.Errorf("--out %s: exit %d, %q; want 2 and one line naming it", out, code, stderr)
+		}
+	}
+}
