@@ -1,9 +1,10 @@
 """One run across several processes ("ranks"): on several GPUs, or nodes.
 
 The worker runs as N ranks, started either by ``--nproc N`` (the process
-selmix starts is rank 0 and starts ranks 1..N-1 itself) or by a launcher
-that sets torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE,
-MASTER_ADDR, MASTER_PORT). Rank 0 alone reads requests and writes replies;
+selmix starts is rank 0 and starts ranks 1..N-1 itself, on this machine:
+they meet in a file store that rank 0 holds and talk over loopback) or
+by a launcher that sets torchrun's environment (RANK, LOCAL_RANK,
+WORLD_SIZE, MASTER_ADDR, MASTER_PORT). Rank 0 alone reads requests and writes replies;
 it broadcasts each request to the others, so that every rank runs the same
 operation and makes the same collective calls (workers/torch/README.md,
 "Several GPUs and nodes").
@@ -17,10 +18,12 @@ single-process worker is what it was.
 import ctypes
 import datetime
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -29,6 +32,7 @@ import torch
 from loader import Job, sample_seeds
 
 SPAWNED = "SELMIX_TORCH_SPAWNED"  # set in the ranks that --nproc starts
+STORE = "SELMIX_TORCH_STORE"  # --nproc's rendezvous: a file store, no listening socket
 # A collective that a healthy peer answers at once may still wait this long
 # for a slow one (a long evaluation shard, a cold data cache).
 COLLECTIVE_TIMEOUT = datetime.timedelta(minutes=30)
@@ -89,7 +93,10 @@ def placement(nproc):
         world, rank = vals["WORLD_SIZE"], vals["RANK"]
         if world < 1 or not 0 <= rank < world:
             raise ValueError(f"environment: RANK={rank}, WORLD_SIZE={world}: want 0 ≤ RANK < WORLD_SIZE")
-        if world > 1:
+        if world > 1 and env.get(SPAWNED):
+            if not env.get(STORE):
+                raise ValueError(f"environment: {STORE} is not set (--nproc sets it: the file where its ranks meet)")
+        elif world > 1:
             for k in ("MASTER_ADDR", "MASTER_PORT"):
                 if not env.get(k):
                     raise ValueError(f"environment: {k} is not set (torchrun sets it; it is where rank 0 listens)")
@@ -101,10 +108,27 @@ def placement(nproc):
 
 # ---- --nproc: rank 0 starts the others ---------------------------------------
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _store_file():
+    """(fd, folder, path) of --nproc's file store: an anonymous file this
+    process holds, which the other ranks open by its /proc path (only this
+    user can) and which goes when this process ends, however it ends;
+    without memfd_create, a file in a new private folder of $TMPDIR, which
+    Ranks removes."""
+    try:
+        fd = os.memfd_create("selmix-torch-store", os.MFD_CLOEXEC)
+        return fd, None, f"/proc/{os.getpid()}/fd/{fd}"
+    except (AttributeError, OSError):
+        folder = tempfile.mkdtemp(prefix="selmix-torch-")
+        return None, folder, os.path.join(folder, "store")
+
+
+def _loopback():
+    """The loopback interface's name ("lo" on Linux), or None."""
+    try:
+        names = {name for _, name in socket.if_nameindex()}
+    except OSError:
+        return None
+    return next((n for n in ("lo", "lo0") if n in names), None)
 
 
 def _die_with_parent(parent):
@@ -138,9 +162,14 @@ class Ranks:
     def __init__(self, world, argv, script):
         self.closing = False
         self._lock = threading.Lock()
-        port = str(_free_port())
-        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
-                          RANK="0", LOCAL_RANK="0")
+        # The ranks meet in a file store (torch's TCPStore would listen on
+        # every interface, whatever MASTER_ADDR says), and gloo and NCCL
+        # connect them over loopback.
+        self.fd, self.dir, path = _store_file()
+        os.environ.update(WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world), RANK="0", LOCAL_RANK="0", **{STORE: path})
+        lo = _loopback()
+        if lo is not None:
+            os.environ.update(GLOO_SOCKET_IFNAME=lo, NCCL_SOCKET_IFNAME=lo)
         env = dict(os.environ, **{SPAWNED: "1"})
         self.procs = {}
         for r in range(1, world):
@@ -169,6 +198,8 @@ class Ranks:
                 p.kill()
         for p in self.procs.values():
             p.wait()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
     def close(self, grace=10.0):
         """After the last request: wait for the ranks to end, then kill
@@ -206,25 +237,34 @@ class Dist:
     # -- joining --
 
     def join(self, timeout):
-        """Rendezvous at MASTER_ADDR:MASTER_PORT within timeout seconds:
-        every rank checks in with rank 0's store first, so that rank 0 can
-        name the ranks that never came."""
+        """Rendezvous within timeout seconds, in --nproc's file store or
+        at MASTER_ADDR:MASTER_PORT: every rank checks in with the store
+        first, so that rank 0 can name the ranks that never came."""
         if self.world == 1:
             return
         import torch.distributed as td
-        addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
         wait = datetime.timedelta(seconds=timeout)
-        # torchrun's agent may host the store itself (torch ≥ 2): then rank 0
-        # is one more client of it, under the prefix torch's env:// uses.
-        agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
-        serve, key = self.rank == 0 and not agent, "selmix/joined"
-        try:
-            store = td.TCPStore(addr, port, self.world, serve, wait, wait_for_workers=False)
-            if agent:
-                store = td.PrefixStore(f"/worker/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}", store)
-        except (RuntimeError, OSError) as e:  # a timeout is a TimeoutError
-            who = "listen" if serve else "reach rank 0" if self.rank else "reach torchrun's store"
-            raise JoinError(f"rank {self.rank}: could not {who} at {addr}:{port} within {timeout:g} s ({' '.join(str(e).split())})") from None
+        key = "selmix/joined"
+        if self.place.launcher == "--nproc":
+            path = os.environ[STORE]
+            try:
+                store = td.FileStore(path, self.world)
+                store.set_timeout(wait)
+            except (RuntimeError, OSError) as e:
+                raise JoinError(f"rank {self.rank}: could not open the ranks' store {path} ({' '.join(str(e).split())})") from None
+        else:
+            addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+            # torchrun's agent may host the store itself (torch ≥ 2): then rank 0
+            # is one more client of it, under the prefix torch's env:// uses.
+            agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+            serve = self.rank == 0 and not agent
+            try:
+                store = td.TCPStore(addr, port, self.world, serve, wait, wait_for_workers=False)
+                if agent:
+                    store = td.PrefixStore(f"/worker/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}", store)
+            except (RuntimeError, OSError) as e:  # a timeout is a TimeoutError
+                who = "listen" if serve else "reach rank 0" if self.rank else "reach torchrun's store"
+                raise JoinError(f"rank {self.rank}: could not {who} at {addr}:{port} within {timeout:g} s ({' '.join(str(e).split())})") from None
         store.set(f"{key}/{self.rank}", "1")
         if self.rank == 0:
             end = time.monotonic() + timeout

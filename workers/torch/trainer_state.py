@@ -25,6 +25,22 @@ FORMAT = "selmix-torch/2"  # /2 added the global step counter
 READS = ("selmix-torch/1", FORMAT)
 
 
+def _ranks(lo, hi):
+    """Ranks lo..hi, as a message names them: "rank 1" or "ranks 2..3"."""
+    return f"rank {lo}" if lo == hi else f"ranks {lo}..{hi}"
+
+
+def ranks_note(saved, n):
+    """What rank 0 says when a state saved by `saved` ranks is loaded by n."""
+    if saved < n:
+        rngs = f"torch's generators (dropout) of {_ranks(saved, n - 1)} start from seeds of (run seed, step), if any"
+    else:
+        rngs = f"the torch generators (dropout) saved by {_ranks(n, saved - 1)} go unused"
+    return (f"selmix-torch: the state was saved by {saved} rank(s) and this run has {n}: the model, optimizer and sampling go on "
+            f"as saved; {rngs}, and the sums over ranks round differently, so results match the saved run's within float tolerance, "
+            "not bit for bit")
+
+
 class TrainerState:
     """The model, optimizer, scaler and step of a Worker, what trains them
     one step and what saves and loads them."""
@@ -205,9 +221,7 @@ class TrainerState:
             elif cudas and r < len(cudas) and cudas[r] is not None:
                 torch.cuda.set_rng_state(cudas[r], self.dev)
         if len(rngs) != n and r == 0:
-            log(f"selmix-torch: the state was saved by {len(rngs)} rank(s) and this run has {n}: the model, optimizer and sampling go on "
-                f"as saved; torch's generators (dropout) of ranks {len(rngs)}..{n - 1} start from seeds of (run seed, step), if any, "
-                "and the sums over ranks round differently, so results match the saved run's within float tolerance, not bit for bit")
+            log(ranks_note(len(rngs), n))
 
     def free_memory(self):
         """Give back what a failed request left allocated: gradients, and

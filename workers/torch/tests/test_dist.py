@@ -6,6 +6,7 @@ joins."""
 
 import contextlib
 import io
+import ipaddress
 import os
 import signal
 import subprocess
@@ -21,7 +22,9 @@ import torch
 
 from client import HERE, WORKER, Worker, encode
 import dist
+import options
 import selmix_worker as sw
+import trainer_state
 import test_image_recipes as images
 
 HELLO = {"op": "hello", "protocol": 1, "seed": 5}
@@ -476,6 +479,111 @@ class Failures(unittest.TestCase):
         with mock.patch.dict(os.environ, clean, clear=True):
             a, _ = sw.parse_args(["--recipe", "features", *files, "--nproc", "2", "--device", "cpu"])
         self.assertEqual((a.place.rank, a.place.world, a.place.launcher, a.threads), (0, 2, "--nproc", max(1, (os.cpu_count() or 1) // 2)))
+
+
+def listening(pids):
+    """The local addresses (ip, port) of the TCP sockets that the processes
+    pids listen on, from /proc/net/tcp and tcp6."""
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        except OSError:
+            continue
+    out = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                col = line.split()
+                if col[3] == "0A" and col[9] in inodes:  # TCP_LISTEN
+                    addr, port = col[1].split(":")
+                    raw = bytes.fromhex(addr)
+                    # /proc prints each 32-bit word in host (little-endian) order.
+                    raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+                    out.append((ipaddress.ip_address(raw), int(port, 16)))
+    return out
+
+
+def children(pid):
+    """The pids of pid's child processes."""
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                if d.isdigit() and int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(d))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+class NprocLoopback(unittest.TestCase):
+    """--nproc's ranks listen on no address another machine reaches (torch's
+    TCPStore listened on every interface): they meet in a file store on an
+    anonymous file rank 0 holds, and talk over loopback."""
+
+    def test_no_socket_beyond_loopback(self):
+        Failures.setUpClass()
+        self.addCleanup(Failures.tearDownClass)
+        w = Worker("--recipe", "features", *Failures.files, "--pretrain-epochs", "1", "--nproc", "2")
+        self.addCleanup(w.kill)
+        w.ok(HELLO)
+        ranks = children(w.p.pid)
+        self.assertEqual(len(ranks), 1)
+        for ip, port in listening([w.p.pid, *ranks]):
+            self.assertTrue(ip.is_loopback or getattr(ip, "ipv4_mapped", None) and ip.ipv4_mapped.is_loopback,
+                            f"a rank listens on {ip} port {port}")
+        with open(f"/proc/{ranks[0]}/environ", "rb") as f:
+            env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+        store = env[dist.STORE.encode()].decode()
+        self.assertEqual(os.path.dirname(store), f"/proc/{w.p.pid}/fd")
+        self.assertTrue(os.readlink(store).startswith("/memfd:"), os.readlink(store))
+        w.ok({"op": "bye"})
+        code, err = w.finish(timeout=60)
+        self.assertEqual(code, 0, err)
+
+
+class RanksNote(unittest.TestCase):
+    """The line a load on another number of ranks writes names ranks that
+    exist: those without saved generators (1 → 3), or those whose saved
+    generators go unused (2 → 1; never "ranks 2..0")."""
+
+    def test_names_real_ranks(self):
+        for saved, n, want in ((1, 3, "torch's generators (dropout) of ranks 1..2 start from seeds of (run seed, step), if any,"),
+                               (1, 2, "torch's generators (dropout) of rank 1 start from seeds"),
+                               (2, 1, "the torch generators (dropout) saved by rank 1 go unused,"),
+                               (4, 2, "the torch generators (dropout) saved by ranks 2..3 go unused,")):
+            note = trainer_state.ranks_note(saved, n)
+            self.assertIn(f"the state was saved by {saved} rank(s) and this run has {n}", note)
+            self.assertIn(want, note)
+
+
+class NprocBound(unittest.TestCase):
+    """--nproc starts no more ranks than the machine holds: a CPU each on
+    the CPU, a GPU each on CUDA; more is a usage error (exit 2) naming
+    --nproc, before any rank starts."""
+
+    def parse(self, *args):
+        clean = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", dist.SPAWNED)}
+        with mock.patch.dict(os.environ, clean, clear=True), self.assertRaises(SystemExit) as cm, \
+                contextlib.redirect_stderr(io.StringIO()) as err:
+            sw.parse_args(["--recipe", "features", "--train", "T", "--val", "V", "--test", "X", *args])
+        self.assertEqual(cm.exception.code, 2)
+        return err.getvalue().strip().split("\n")[-1]
+
+    def test_cpu(self):
+        n = options.usable_cpus()
+        self.assertEqual(self.parse("--nproc", str(n + 1), "--device", "cpu"),
+                         f"selmix_worker.py: error: --nproc {n + 1}: more ranks than the {n} CPUs this machine gives the worker")
+        self.assertIn(f"--nproc 1000: more ranks than the {n} CPUs", self.parse("--nproc", "1000", "--device", "cpu"))
+
+    def test_cuda(self):
+        with mock.patch.object(torch.cuda, "is_available", return_value=True), mock.patch.object(torch.cuda, "device_count", return_value=2):
+            self.assertEqual(self.parse("--nproc", "3", "--device", "cuda"),
+                             "selmix_worker.py: error: --nproc 3: more ranks than the 2 CUDA device(s) this machine shows (a rank per GPU)")
 
 
 class Shards(unittest.TestCase):
