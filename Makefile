@@ -66,7 +66,7 @@ assets: ## regenerate assets/default (split + checkpoint) from dataset-fashion-m
 	  (cd assets/default && sha256sum model.npz split.bin > SHA256SUMS) && echo "recorded new checksums"; \
 	else \
 	  (cd bin/assets && sha256sum -c ../../assets/default/SHA256SUMS) || \
-	  { echo "regenerated assets differ from assets/default/SHA256SUMS (the checkpoint's sum holds for the OpenBLAS build; UPDATE=1 to accept)"; exit 1; }; \
+	  { echo "regenerated assets differ from assets/default/SHA256SUMS (the checkpoint's sum holds for the OpenBLAS build and the kernel it was made on: pre-training turns another kernel's last bits into another model, OPENBLAS_CORETYPE names it; UPDATE=1 to accept)"; exit 1; }; \
 	fi
 	@du -ch assets/default/model.npz assets/default/split.bin | tail -1
 
