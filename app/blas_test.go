@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"maps"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -116,28 +118,50 @@ func TestWithKernel(t *testing.T) {
 	}
 }
 
-// Numbers are compared relative to max(1, |value|); anything else that
-// differs is named.
-func TestWalkNumbers(t *testing.T) {
-	a := map[string]any{"x": 1.0, "y": []any{0.5, 2e6}, "s": "min-recall", "n": nil}
-	b := map[string]any{"x": 1.0 + 5e-7, "y": []any{0.5 + 2e-6, 2e6 + 1}, "s": "min-recall", "n": nil}
-	var far []string
-	var other []string
-	walkNumbers("v", a, b, func(p string, x, y float64) {
-		if d := (x - y) / max(1, x, y); d > 1e-6 || d < -1e-6 {
-			far = append(far, p)
-		}
-	}, func(p string) { other = append(other, p) })
-	if strings.Join(far, ",") != "v.y[0]" || other != nil {
-		t.Errorf("far %v, other %v; want v.y[0] only", far, other)
+// Floats are visited pairwise at the same places, NaN included; anything
+// else that differs is named by its path.
+func TestWalkValues(t *testing.T) {
+	type inner struct {
+		X    float64
+		Name string
 	}
-	b["s"], b["y"] = "hmean", []any{0.5}
-	delete(b, "n")
-	b["m"] = 1.0
-	other = nil
-	walkNumbers("v", a, b, func(string, float64, float64) {}, func(p string) { other = append(other, p) })
-	if strings.Join(other, ",") != "v.n,v.s,v.y" {
-		t.Errorf("other %v, want v.n, v.s, v.y", other)
+	type outer struct {
+		A   float64
+		B   []float64
+		In  *inner
+		M   map[string]float64
+		N   int
+		nil *inner
+	}
+	nan := math.NaN()
+	a := outer{A: 1, B: []float64{0.5, nan}, In: &inner{2, "min-recall"}, M: map[string]float64{"x": 3}, N: 4}
+	b := outer{A: 1 + 5e-7, B: []float64{0.5 + 2e-5, nan}, In: &inner{2, "min-recall"}, M: map[string]float64{"x": 3}, N: 4}
+	var nums, other []string
+	walk := func(a, b outer) {
+		nums, other = nil, nil
+		walkValues("v", reflect.ValueOf(a), reflect.ValueOf(b), func(p string, x, y float64) {
+			if x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
+				nums = append(nums, p)
+			}
+		}, func(p string) { other = append(other, p) })
+	}
+	walk(a, b)
+	if strings.Join(nums, ",") != "v.A,v.B[0]" || other != nil {
+		t.Errorf("numbers %v, other %v; want v.A, v.B[0] and nothing else", nums, other)
+	}
+	b.In = &inner{2, "hmean"}
+	b.B = b.B[:1]
+	b.N = 5
+	b.M = map[string]float64{"y": 3}
+	walk(a, b)
+	if strings.Join(other, ",") != "v.B,v.In.Name,v.M[x],v.N" {
+		t.Errorf("other %v, want v.B, v.In.Name, v.M[x], v.N", other)
+	}
+	b = a
+	b.In = nil
+	walk(a, b)
+	if strings.Join(other, ",") != "v.In" {
+		t.Errorf("nil against a value: other %v", other)
 	}
 }
 

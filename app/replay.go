@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -79,7 +78,7 @@ func (s *Session) Replay(ctx context.Context, id string) error {
 	// within rounding is all that can be asked.
 	largest, off := compareWithin(h, rh, ReplayTolerance)
 	if len(off) > 0 {
-		return CodeError{ExitInexact, fmt.Errorf("replay %s differs from %s by up to %.2g, beyond %g, where its arithmetic is not the original's (%s): "+
+		return CodeError{ExitInexact, fmt.Errorf("replay %s differs from %s (numbers by up to %.2g relative, tolerance %g) where its arithmetic is not the original's (%s): "+
 			"rounding that differs in the last bit grows over a run's steps, and this cannot tell it from a real divergence; replay it where the original's kernel runs to check it exactly:\n  %s",
 			replay.Meta.ID, orig.Meta.ID, largest, ReplayTolerance, why, strings.Join(off, "\n  "))}
 	}
@@ -169,15 +168,13 @@ func compareWithin(a, b *record.History, tol float64) (largest float64, off []st
 		name string
 		a, b any
 	}{{"final summary", sa, sb}, {"last evaluation", la, lb}} {
-		var va, vb any
-		json.Unmarshal([]byte(mustJSON(p.a)), &va)
-		json.Unmarshal([]byte(mustJSON(p.b)), &vb)
-		walkNumbers(p.name, va, vb, func(path string, x, y float64) {
+		walkValues(p.name, reflect.ValueOf(p.a), reflect.ValueOf(p.b), func(path string, x, y float64) {
+			if x == y || math.IsNaN(x) && math.IsNaN(y) {
+				return
+			}
 			d := math.Abs(x-y) / math.Max(1, math.Max(math.Abs(x), math.Abs(y)))
-			if !(d <= tol) {
-				if len(off) < 10 {
-					off = append(off, fmt.Sprintf("%s: original %v, replay %v", path, x, y))
-				}
+			if !(d <= tol) && len(off) < 10 {
+				off = append(off, fmt.Sprintf("%s: original %v, replay %v", path, x, y))
 			}
 			if d > largest {
 				largest = d
@@ -191,40 +188,63 @@ func compareWithin(a, b *record.History, tol float64) (largest float64, off []st
 	return largest, off
 }
 
-// walkNumbers visits the numbers at the same places in two decoded JSON
-// values; what differs otherwise (a string, a length, a missing key) goes
-// to other.
-func walkNumbers(path string, a, b any, num func(path string, x, y float64), other func(path string)) {
-	switch x := a.(type) {
-	case float64:
-		if y, ok := b.(float64); ok {
-			num(path, x, y)
-			return
-		}
-	case map[string]any:
-		if y, ok := b.(map[string]any); ok && len(x) == len(y) {
-			for _, k := range slices.Sorted(maps.Keys(x)) {
-				if _, ok := y[k]; !ok {
-					other(path + "." + k)
-					continue
-				}
-				walkNumbers(path+"."+k, x[k], y[k], num, other)
+// walkValues visits the floating-point numbers at the same places in two
+// values of one type (structs, pointers, slices, maps); anything else that
+// differs (an integer, a string, a length, nil against a value) goes to
+// other, named by its path.
+func walkValues(path string, a, b reflect.Value, num func(path string, x, y float64), other func(path string)) {
+	if a.IsValid() != b.IsValid() || a.IsValid() && a.Type() != b.Type() {
+		other(path)
+		return
+	}
+	if !a.IsValid() {
+		return
+	}
+	switch a.Kind() {
+	case reflect.Float32, reflect.Float64:
+		num(path, a.Float(), b.Float())
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			if a.IsNil() != b.IsNil() {
+				other(path)
 			}
 			return
 		}
-	case []any:
-		if y, ok := b.([]any); ok && len(x) == len(y) {
-			for i := range x {
-				walkNumbers(fmt.Sprintf("%s[%d]", path, i), x[i], y[i], num, other)
+		walkValues(path, a.Elem(), b.Elem(), num, other)
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if a.Type().Field(i).IsExported() {
+				walkValues(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i), num, other)
 			}
+		}
+	case reflect.Slice, reflect.Array:
+		if a.Len() != b.Len() {
+			other(path)
 			return
+		}
+		for i := range a.Len() {
+			walkValues(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i), num, other)
+		}
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			other(path)
+			return
+		}
+		keys := a.MapKeys()
+		slices.SortFunc(keys, func(x, y reflect.Value) int { return strings.Compare(fmt.Sprint(x), fmt.Sprint(y)) })
+		for _, k := range keys {
+			bv := b.MapIndex(k)
+			if !bv.IsValid() {
+				other(fmt.Sprintf("%s[%v]", path, k))
+				continue
+			}
+			walkValues(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), bv, num, other)
 		}
 	default:
-		if reflect.DeepEqual(a, b) {
-			return
+		if a.CanInterface() && !reflect.DeepEqual(a.Interface(), b.Interface()) {
+			other(path)
 		}
 	}
-	other(path)
 }
 
 func mustJSON(v any) string {
