@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"selmix/internal/boundedfile"
+	"selmix/internal/safetext"
 )
 
 // Limits on what a person may write about a run.
@@ -31,7 +32,7 @@ const (
 var ErrAnnotationTooLarge = errors.New("too large for run.json")
 
 // CheckTag reports why t cannot be a tag: tags are one word (no
-// whitespace, no control characters) of valid UTF-8, at most MaxTagLen
+// whitespace, no control characters: safetext.IsControl) of valid UTF-8, at most MaxTagLen
 // bytes, so they can be listed space-separated and filtered on.
 func CheckTag(t string) error {
 	switch {
@@ -43,8 +44,8 @@ func CheckTag(t string) error {
 		return fmt.Errorf("tag %q is not valid UTF-8", t)
 	case strings.IndexFunc(t, unicode.IsSpace) >= 0:
 		return fmt.Errorf("tag %q contains whitespace", t)
-	case strings.IndexFunc(t, unicode.IsControl) >= 0:
-		return fmt.Errorf("tag %q contains a control character", t)
+	case safetext.Control(t) >= 0:
+		return fmt.Errorf("tag %q contains a control character (bidirectional and zero-width ones included: a tag is shown in terminals)", t)
 	}
 	return nil
 }
@@ -127,6 +128,9 @@ func Annotate(root, id string, edit func(a *Annotation)) (*Run, error) {
 		return nil, err
 	}
 	m, err := parseMeta(b, path)
+	if err == nil {
+		err = checkFolder(m, dir)
+	}
 	if err != nil {
 		return nil, err
 	}

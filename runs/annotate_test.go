@@ -67,6 +67,8 @@ func TestAnnotateRefuses(t *testing.T) {
 		{name: "space", tag: "a b", want: "whitespace"},
 		{name: "tab", tag: "a\tb", want: "whitespace"},
 		{name: "escape", tag: "a\x1b[31m", want: "control character"},
+		{name: "bidi override", tag: "a\u202eb", want: "control character"},
+		{name: "zero width", tag: "a\u200bb", want: "control character"},
 		{name: "empty", tag: "", want: "empty"},
 		{name: "long", tag: strings.Repeat("x", MaxTagLen+1), want: "at most"},
 		{name: "bad utf8", tag: "a\xff", want: "UTF-8"},

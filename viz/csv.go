@@ -2,9 +2,10 @@ package viz
 
 import (
 	"bytes"
-	"encoding/csv"
 	"math"
 	"strconv"
+
+	"selmix/internal/safetext"
 )
 
 // table is the CSV written beside a figure: one row per plotted value, in
@@ -44,7 +45,7 @@ func (t *table) addNote(note string, fields ...string) {
 
 func (t *table) bytes() []byte {
 	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
+	w := safetext.NewCSV(&buf)
 	w.Write(t.header)
 	w.WriteAll(t.rows) // flushes; a bytes.Buffer cannot fail
 	return buf.Bytes()

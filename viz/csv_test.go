@@ -1,6 +1,7 @@
 package viz
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"testing"
@@ -120,5 +121,20 @@ func TestCSVClassIDs(t *testing.T) {
 	want := []string{"lambda/head,,,0.25", "lambda/head,,,0.25", "lambda/head,,,0.25", "lambda/tail,,,0.75", "lambda/tail,,,0.75", "lambda/tail,,,0.75"}
 	if !slices.Equal(got, want) {
 		t.Errorf("head/tail rows %q, want %q", got, want)
+	}
+}
+
+// A figure's CSV quotes a name a spreadsheet would run as a formula (a
+// class or run name from outside) and keeps numbers, negative ones and
+// -Inf included, as numbers.
+func TestCSVFormulaCells(t *testing.T) {
+	tb := newTable("run", "class_name", "value")
+	tb.add(-0.5, "=HYPERLINK(\"http://x\")", "@cmd")
+	tb.add(math.Inf(-1), "-fork", "+1")
+	want := "run,class_name,value,note\n" +
+		"\"'=HYPERLINK(\"\"http://x\"\")\",'@cmd,-0.5,\n" +
+		"'-fork,+1,-Inf,not plotted: -Inf\n"
+	if got := string(tb.bytes()); got != want {
+		t.Errorf("CSV\n%s\nwant\n%s", got, want)
 	}
 }

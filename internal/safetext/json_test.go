@@ -19,6 +19,8 @@ func TestJSON(t *testing.T) {
 		{"del\x7f", `"del\u007f"`},
 		{"esc \x1b]0;X\x07", `"esc \u001b]0;X\u0007"`}, // encoding/json's own
 		{"\u00a0 nbsp stays", "\"\u00a0 nbsp stays\""},
+		{"evil\u202etxt.exe", `"evil\u202etxt.exe"`},
+		{"\u2066a\u2069 \u200bb\ufeff \u061c\u200f", `"\u2066a\u2069 \u200bb\ufeff \u061c\u200f"`},
 	} {
 		b, _ := json.Marshal(c.in)
 		if got := string(JSON(b)); got != c.want {
@@ -40,12 +42,13 @@ type stringer string
 
 func (s stringer) String() string { return string(s) }
 
-// FuzzJSON: what JSON returns is the same JSON value, with no DEL or C1
-// control left raw.
+// FuzzJSON: what JSON returns is the same JSON value, with no control
+// (IsControl) left raw.
 func FuzzJSON(f *testing.F) {
 	f.Add("csi \u009b31m")
 	f.Add("del\x7f \x1b")
 	f.Add("\xc2")
+	f.Add("rlo\u202e \u2066iso\u2069 zw\u200b\ufeff")
 	f.Fuzz(func(t *testing.T, s string) {
 		b, err := json.Marshal(map[string]string{s: s})
 		if err != nil {
@@ -62,7 +65,7 @@ func FuzzJSON(f *testing.F) {
 		if fmt.Sprint(a) != fmt.Sprint(c) {
 			t.Fatalf("value changed: %q, want %q", c, a)
 		}
-		if strings.ContainsFunc(string(out), func(r rune) bool { return r == 0x7f || r >= 0x80 && r <= 0x9f }) || !utf8.Valid(out) {
+		if strings.ContainsFunc(string(out), IsControl) || !utf8.Valid(out) {
 			t.Fatalf("JSON(%s) = %q holds a control", b, out)
 		}
 	})

@@ -15,18 +15,37 @@ import (
 // Replacement stands for each control character a string held.
 const Replacement = '\uFFFD'
 
+// IsControl reports whether r is a control character as selmix counts
+// them: C0, DEL and C1 (unicode.IsControl), and the invisible format
+// characters that make a terminal show other text than a string holds —
+// the bidirectional embeddings, overrides, isolates and marks (U+202A–
+// U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) and the zero-width
+// characters (U+200B–U+200D, U+2060, U+FEFF).
+func IsControl(r rune) bool {
+	switch {
+	case unicode.IsControl(r):
+		return true
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r >= 0x200B && r <= 0x200F:
+		return true
+	case r == 0x061C, r == 0x2060, r == 0xFEFF:
+		return true
+	}
+	return false
+}
+
 // Line makes s safe to print in one row of a terminal: invalid UTF-8 and
 // every control character left once escape sequences are removed (a
-// newline, carriage return, tab, a lone ESC, C1 controls) become U+FFFD,
-// so no byte of s can move the cursor, change colours or split a row,
-// and what was there stays visible.
+// newline, carriage return, tab, a lone ESC, C1 controls, bidirectional
+// and zero-width characters: IsControl) become U+FFFD, so no byte of s
+// can move the cursor, change colours, reorder what is shown or split a
+// row, and what was there stays visible.
 func Line(s string) string {
 	if clean(s) {
 		return s // the common case: no copy
 	}
 	s = ansi.Strip(strings.ToValidUTF8(s, string(Replacement)))
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if IsControl(r) {
 			return Replacement
 		}
 		return r
@@ -59,7 +78,7 @@ func Console(s string, max int) string {
 			b.WriteString(strings.Repeat(" ", n))
 			col += n
 			continue
-		case c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0:
+		case IsControl(c):
 			continue
 		}
 		b.WriteRune(c)
@@ -79,8 +98,9 @@ func clean(s string) bool {
 }
 
 // Control returns the byte index of the first control character in s
-// (C0, DEL, C1), or -1: what a name a person gives must not hold.
-func Control(s string) int { return strings.IndexFunc(s, unicode.IsControl) }
+// (C0, DEL, C1, bidirectional and zero-width: IsControl), or -1: what a
+// name a person gives must not hold.
+func Control(s string) int { return strings.IndexFunc(s, IsControl) }
 
 // FileName makes s usable as a file name on any system: every rune other
 // than an ASCII letter, digit, '-', '_' or '.' becomes one '_'.

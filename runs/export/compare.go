@@ -1,12 +1,12 @@
 package export
 
 import (
-	"encoding/csv"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -202,7 +202,7 @@ func summarize(v []float64) ValStats {
 // A cell is empty where a run has no value; numbers are written as the
 // shortest text that reads back to the same float64, or NaN, inf, -inf.
 func (c Comparison) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
+	cw := safetext.NewCSV(w)
 	head := []string{"section", "metric", "stat"}
 	for _, r := range c.Runs {
 		head = append(head, r.ID)

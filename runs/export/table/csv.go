@@ -1,11 +1,11 @@
 package table
 
 import (
-	"encoding/csv"
 	"io"
 	"strconv"
 
 	"selmix/internal/atomicfile"
+	"selmix/internal/safetext"
 	"selmix/runs/export"
 )
 
@@ -20,7 +20,7 @@ import (
 func WriteCSV(path string, stdout io.Writer, rs []export.Recorded) (string, error) {
 	beside := atomicfile.OutIsFile(path)
 	err := atomicfile.Out(path, stdout, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
+		cw := safetext.NewCSV(w)
 		if err := cw.Write(LongColumns); err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ func WriteCSV(path string, stdout io.Writer, rs []export.Recorded) (string, erro
 	runsPath := RunsPath(path)
 	err = atomicfile.Out(runsPath, stdout, func(w io.Writer) error {
 		cols := runsTable(rs)
-		cw := csv.NewWriter(w)
+		cw := safetext.NewCSV(w)
 		rec := make([]string, len(cols))
 		for i, c := range cols {
 			rec[i] = c.name

@@ -82,3 +82,68 @@ func TestRunNameRefused(t *testing.T) {
 		t.Errorf("a refused run left %d entries in the run store", len(ents))
 	}
 }
+
+// Bidirectional and zero-width characters make a terminal show another
+// name than the file holds: selmix refuses them in the names it accepts
+// (run.name, tags; exit 2, one line, nothing written) and escapes them
+// where a run's name from its folder is printed, as text or JSON.
+func TestBidiNames(t *testing.T) {
+	t.Parallel()
+	const id = "20261123-1200-819c"
+	hidden := []string{"\u202e", "\u2066", "\u2069", "\u202a", "\u200e", "\u200f", "\u061c", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
+	for _, h := range hidden {
+		root := t.TempDir()
+		// One step and no figures: should the name be taken, the run is short.
+		code, _, stderr := runCLI("run", "--headless", "-q", "--runs", root, "--set", "finetune.steps=1", "--set", "record.plots=false", "--set", "name=evil"+h+"txt.exe")
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "holds a control character at byte 4") || strings.Contains(stderr, h) {
+			t.Errorf("name with %U: exit %d, stderr %q; want 2 and one line, the character escaped", []rune(h)[0], code, stderr)
+		}
+		if ents, _ := os.ReadDir(root); len(ents) != 0 {
+			t.Errorf("name with %U: a refused run left %d entries in the run store", []rune(h)[0], len(ents))
+		}
+	}
+	root := t.TempDir()
+	runstest.Copy(t, filepath.Join(vizRuns, id), filepath.Join(root, id), func(name string, b []byte) []byte {
+		if name == "run.json" {
+			return bytes.Replace(b, []byte(`"viz-selmix"`), []byte(`"evil\u202etxt.exe\u2066x\u2069\u200by\ufeff"`), 1)
+		}
+		return b
+	})
+	for _, h := range hidden[:3] {
+		code, _, stderr := runCLI("runs", "tag", "--runs", root, id, "a"+h+"b")
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "control character") || strings.Contains(stderr, h) {
+			t.Errorf("tag with %U: exit %d, stderr %q; want 2 and one line, the character escaped", []rune(h)[0], code, stderr)
+		}
+	}
+	for _, args := range [][]string{{"runs", "ls"}, {"runs", "ls", "--json"}, {"runs", "show", id}, {"runs", "show", "--json", id}} {
+		code, stdout, stderr := runCLI(append(args, "--runs", root)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		for _, h := range hidden {
+			if strings.Contains(stdout, h) {
+				t.Errorf("%v: output holds %U raw:\n%s", args, []rune(h)[0], stdout)
+			}
+		}
+		if !strings.Contains(stdout, "evil") {
+			t.Errorf("%v: the name is not shown:\n%s", args, stdout)
+		}
+	}
+}
+
+// finetune.cov_margin above 1 aims every coverage constraint past what
+// any coverage reaches: refused before the run exists, exit 2, one line
+// naming the key and its range.
+func TestCovMarginBound(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"1e300", "1.01"} {
+		root := t.TempDir()
+		code, _, stderr := runCLI("run", "--headless", "-q", "--runs", root, "--set", "finetune.steps=1", "--set", "record.plots=false", "--set", "finetune.cov_margin="+v)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "finetune.cov_margin: want auto or a number in [0, 1]") {
+			t.Errorf("cov_margin = %s: exit %d, stderr %q; want 2 and one line naming the key and the range", v, code, stderr)
+		}
+		if ents, _ := os.ReadDir(root); len(ents) != 0 {
+			t.Errorf("cov_margin = %s: a refused run left %d entries in the run store", v, len(ents))
+		}
+	}
+}
