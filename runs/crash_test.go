@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -191,4 +192,92 @@ func TestKillWriter(t *testing.T) {
 	if ev, err := w.Append("after", 0, nil, true); err != nil || ev.Seq != n+1 {
 		t.Errorf("Append after kills = seq %d, %v; want %d", ev.Seq, err, n+1)
 	}
+}
+
+const envHelperCreate = "SELMIX_RUNS_TEST_HELPER_CREATE"
+
+// TestHelperCreate is not a test: TestKillCreate runs it in a child
+// process. It creates runs under the root it is given, one after
+// another, closing each, until it is killed.
+func TestHelperCreate(t *testing.T) {
+	root := os.Getenv(envHelperCreate)
+	if root == "" {
+		t.Skip("helper process for TestKillCreate")
+	}
+	fmt.Println("ready")
+	for {
+		w, err := Create(root, "kill-me", "seed = 1\n", Meta{})
+		if err != nil {
+			fmt.Printf("error %v\n", err)
+			os.Exit(3)
+		}
+		w.Close()
+	}
+}
+
+// TestKillCreate kills a process creating runs with SIGKILL at random
+// moments and checks each time that every run of the root opens: a
+// creation cut off leaves no folder named like a run without run.json,
+// only a hidden one that listings pass over.
+func TestKillCreate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	root := t.TempDir()
+	const trials = 20
+	for trial := range trials {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCreate$")
+		cmd.Env = append(os.Environ(), envHelperCreate+"="+root)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ready := make(chan string, 1)
+		go func() { l, _ := bufio.NewReader(out).ReadString('\n'); ready <- l }()
+		select {
+		case l := <-ready:
+			if l != "ready\n" {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("trial %d: child said %q, stderr %s", trial, l, stderr.String())
+			}
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("trial %d: child not ready after 20s; stderr %s", trial, stderr.String())
+		}
+		time.Sleep(time.Duration(5_000+rand.IntN(20_000)) * time.Microsecond)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		all, err := List(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range all {
+			if r.Broken() {
+				t.Fatalf("trial %d: run %s after a kill: %s", trial, r.Meta.ID, r.Meta.Status)
+			}
+			if _, err := Open(root, r.Meta.ID); err != nil {
+				t.Fatalf("trial %d: Open: %v", trial, err)
+			}
+		}
+		ents, _ := os.ReadDir(root)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(root, e.Name(), metaName)); err != nil {
+				t.Fatalf("trial %d: folder %s has no run.json: %v", trial, e.Name(), err)
+			}
+		}
+	}
+	all, _ := List(root)
+	t.Logf("%d trials, %d runs created", trials, len(all))
 }

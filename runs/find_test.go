@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -11,10 +12,14 @@ func TestFind(t *testing.T) {
 	root, other := t.TempDir(), t.TempDir()
 	makeRun(t, root, "20260101-0000-aaaa", "alpha")
 	makeRun(t, other, "20260102-0000-bbbb", "beta")
+	if err := os.Symlink("20260102-0000-bbbb", filepath.Join(other, "latest")); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ name, arg, want string }{
 		{"name", "alpha", "20260101-0000-aaaa"},
 		{"prefix", "20260101", "20260101-0000-aaaa"},
 		{"directory elsewhere", filepath.Join(other, "20260102-0000-bbbb") + "/", "20260102-0000-bbbb"},
+		{"a link to a run's directory", filepath.Join(other, "latest"), "20260102-0000-bbbb"},
 	} {
 		r, err := Find(root, c.arg)
 		if err != nil || r.Meta.ID != c.want {

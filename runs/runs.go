@@ -1,8 +1,6 @@
 package runs
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,13 +121,37 @@ func (r *Run) Summary() ([]byte, error) {
 	return b, nil
 }
 
+// readMeta reads run.json of the run in dir and checks that it is the
+// run of that folder (checkFolder).
 func readMeta(dir string) (Meta, error) {
 	path := filepath.Join(dir, metaName)
 	b, err := boundedfile.ReadFile(path, metaFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return Meta{}, Damaged(fmt.Errorf("%s has no run.json: a run whose creation was cut off, or not a run (selmix runs rm %s --yes removes it)", dir, filepath.Base(dir)))
+	}
 	if err != nil {
 		return Meta{}, err
 	}
-	return parseMeta(b, path)
+	m, err := parseMeta(b, path)
+	if err != nil {
+		return Meta{}, err
+	}
+	return m, checkFolder(m, dir)
+}
+
+// checkFolder refuses run.json m of a run folder dir named for another
+// id: a copy of a run folder keeps its id, and a command acting on the
+// copy by that id would act on the original (or find none).
+func checkFolder(m Meta, dir string) error {
+	name := filepath.Base(dir)
+	if m.ID == name {
+		return nil
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && filepath.Base(real) == m.ID {
+		return nil // a link to the run's folder (runs/latest), not a copy
+	}
+	return Damaged(fmt.Errorf("folder %s holds run %s (its run.json says so): a copied folder keeps its id; rename the folder to %s, or to keep it as a copy set \"id\" in %s to %q",
+		dir, m.ID, m.ID, filepath.Join(dir, metaName), name))
 }
 
 // load reads the run in dir.
@@ -161,8 +183,7 @@ func List(root string) ([]Run, error) {
 		}
 		r, err := load(dir)
 		if err != nil {
-			live, pid := IsLive(dir)
-			r = &Run{Dir: dir, Meta: Meta{ID: e.Name(), Status: statusBroken + err.Error()}, Live: live, Pid: pid}
+			r = brokenRun(dir, err)
 		}
 		out = append(out, *r)
 	}
@@ -175,16 +196,48 @@ func List(root string) ([]Run, error) {
 	return out, nil
 }
 
-// looksLikeRun reports whether dir holds any file a run writes; one with
-// some but a bad or missing run.json is a broken run, one with none is
-// not a run at all.
+// brokenRun is the run in dir as List shows one it cannot read (err):
+// its folder name as its id, its status "broken: " and why.
+func brokenRun(dir string, err error) *Run {
+	live, pid := IsLive(dir)
+	return &Run{Dir: dir, Meta: Meta{ID: filepath.Base(dir), Status: statusBroken + err.Error()}, Live: live, Pid: pid}
+}
+
+// looksLikeRun reports whether dir holds any file a run writes, or the
+// temp file of run.json or config.toml a crash of an older selmix left
+// while creating one; one with some but a bad or missing run.json is a
+// broken run, one with none is not a run at all.
 func looksLikeRun(dir string) bool {
 	for _, name := range []string{metaName, configName, eventsName} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return true
 		}
 	}
+	for _, name := range []string{metaName, configName} {
+		if m, _ := filepath.Glob(filepath.Join(dir, "."+name+atomicfile.TempMarker+"*")); len(m) > 0 {
+			return true
+		}
+	}
 	return false
+}
+
+// Unreadable returns the run query designates (as for Open) as List
+// shows it when it is a broken run: a folder of root holding files of a
+// run whose run.json is missing, damaged or another folder's. ok is
+// false when query designates a run that opens, or no run at all.
+func Unreadable(root, query string) (r *Run, ok bool) {
+	name, err := resolve(root, query)
+	if err != nil {
+		return nil, false
+	}
+	dir := filepath.Join(root, name)
+	if !looksLikeRun(dir) {
+		return nil, false
+	}
+	if _, err := load(dir); err != nil {
+		return brokenRun(dir, err), true
+	}
+	return nil, false
 }
 
 // resolve finds the directory name of the run query designates: an exact
@@ -304,9 +357,8 @@ func Remove(root, id string) error {
 		return err
 	}
 	defer lf.Close()
-	var rnd [4]byte
-	rand.Read(rnd[:])
-	trash := filepath.Join(root, ".removing-"+name+"-"+hex.EncodeToString(rnd[:]))
+	removeStale(root)
+	trash := filepath.Join(root, removingPrefix+name+"-"+randHex(4))
 	if err := os.Rename(dir, trash); err != nil {
 		return fmt.Errorf("remove run %s: %w", name, err)
 	}

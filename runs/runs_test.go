@@ -107,10 +107,23 @@ func TestListToleratesBroken(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A create cut off before run.json: a broken run.
+	// Creations an older selmix had cut off before run.json (while it
+	// wrote run.json; while it wrote config.toml): broken runs.
 	os.Mkdir(filepath.Join(root, "empty"), 0o755)
 	os.WriteFile(filepath.Join(root, "empty", configName), []byte("seed = 1\n"), 0o644)
+	os.Mkdir(filepath.Join(root, "cutmeta"), 0o755)
+	os.WriteFile(filepath.Join(root, "cutmeta", ".run.json.tmp-x"), []byte(`{"id":`), 0o644)
+	os.Mkdir(filepath.Join(root, "cutconfig"), 0o755)
+	os.WriteFile(filepath.Join(root, "cutconfig", lockName), nil, 0o644)
+	os.WriteFile(filepath.Join(root, "cutconfig", ".config.toml.tmp-x"), []byte("seed"), 0o644)
+	// A copy of a run's folder keeps the run's id.
+	if err := os.CopyFS(filepath.Join(root, "backup"), os.DirFS(good.Dir())); err != nil {
+		t.Fatal(err)
+	}
 	os.Mkdir(filepath.Join(root, ".hidden"), 0o755)
+	// A creation under way (or cut off): hidden until it is complete.
+	os.Mkdir(filepath.Join(root, ".new-"+good.ID()+"-0000"), 0o755)
+	os.WriteFile(filepath.Join(root, ".new-"+good.ID()+"-0000", configName), []byte("seed = 1\n"), 0o644)
 	// Not runs at all: a source folder (./runs is also a Go package).
 	os.Mkdir(filepath.Join(root, "record"), 0o755)
 	os.WriteFile(filepath.Join(root, "record", "record.go"), []byte("package record\n"), 0o644)
@@ -126,10 +139,14 @@ func TestListToleratesBroken(t *testing.T) {
 		got[r.Meta.ID] = r.Meta.Status
 	}
 	want := map[string]string{
-		good.ID(): StatusRunning,
-		"badjson": "broken: " + filepath.Join(root, "badjson", metaName) + ": invalid run metadata",
-		"noid":    "broken: " + filepath.Join(root, "noid", metaName) + ": invalid run metadata: id is empty",
-		"empty":   "broken: open " + filepath.Join(root, "empty", metaName),
+		good.ID():   StatusRunning,
+		"badjson":   "broken: " + filepath.Join(root, "badjson", metaName) + ": invalid run metadata",
+		"noid":      "broken: " + filepath.Join(root, "noid", metaName) + ": invalid run metadata: id is empty",
+		"empty":     "broken: " + filepath.Join(root, "empty") + " has no run.json: a run whose creation was cut off, or not a run (selmix runs rm empty --yes removes it)",
+		"cutmeta":   "broken: " + filepath.Join(root, "cutmeta") + " has no run.json",
+		"cutconfig": "broken: " + filepath.Join(root, "cutconfig") + " has no run.json",
+		"backup": "broken: folder " + filepath.Join(root, "backup") + " holds run " + good.ID() + " (its run.json says so): a copied folder keeps its id; rename the folder to " +
+			good.ID() + `, or to keep it as a copy set "id" in ` + filepath.Join(root, "backup", metaName) + ` to "backup"`,
 	}
 	if len(got) != len(want) {
 		t.Errorf("List = %v, want runs %v", got, want)
@@ -146,6 +163,27 @@ func TestListToleratesBroken(t *testing.T) {
 	}
 	if _, err := Open(root, "badjson"); err == nil || !strings.Contains(err.Error(), "invalid run metadata") {
 		t.Errorf("Open(broken) = %v, want the metadata error", err)
+	}
+	// Whatever opens a run refuses the copy as damage, rather than act on
+	// the run of its id.
+	if _, err := Open(root, "backup"); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "a copied folder keeps its id") {
+		t.Errorf("Open(copy) = %v, want damage: a copied folder", err)
+	}
+	if _, err := OpenWriter(root, "backup"); !errors.Is(err, ErrDamaged) {
+		t.Errorf("OpenWriter(copy) = %v, want damage", err)
+	}
+	if _, err := Retag(root, "backup", []string{"x"}, nil, nil); !errors.Is(err, ErrDamaged) {
+		t.Errorf("Retag(copy) = %v, want damage", err)
+	}
+	for _, id := range []string{"empty", "cutmeta", "cutconfig", "backup", "badjson"} {
+		if r, ok := Unreadable(root, id); !ok || r.Meta.ID != id || !r.Broken() {
+			t.Errorf("Unreadable(%s) = %+v, %v; want it, broken", id, r, ok)
+		}
+	}
+	for _, id := range []string{good.ID(), "record", "bare", "nothing"} {
+		if r, ok := Unreadable(root, id); ok {
+			t.Errorf("Unreadable(%s) = %+v; want none", id, r)
+		}
 	}
 	if runs, err := List(filepath.Join(root, "missing")); err != nil || len(runs) != 0 {
 		t.Errorf("List(missing root) = %v, %v; want empty", runs, err)

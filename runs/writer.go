@@ -10,11 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
+	"selmix/internal/atomicfile"
 	"selmix/internal/boundedfile"
 )
 
@@ -76,14 +79,25 @@ func (w *Writer) SetKeep(n int) {
 
 // newID returns a fresh id candidate: local time to the minute and 4 hex.
 func newID() string {
-	var b [2]byte
-	rand.Read(b[:])
-	return time.Now().Format("20060102-1504") + "-" + hex.EncodeToString(b[:])
+	return time.Now().Format("20060102-1504") + "-" + randHex(2)
+}
+
+// randHex is n random bytes in hex.
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Create makes a new run under root (created if needed) and returns its
 // writer, holding the lock. meta's ID, Name and Created are set here;
 // an empty Status becomes "running". configTOML must parse as TOML.
+//
+// The run is made in a hidden folder of root (newPrefix), which List
+// passes over, and renamed to its id once config.toml and run.json are
+// in it: a crash at any moment leaves either no run or a complete one,
+// never a folder named like a run without run.json. Hidden folders a
+// crash left behind are removed here (removeStale).
 func Create(root, name, configTOML string, meta Meta) (*Writer, error) {
 	if _, err := toml.Decode(configTOML, new(map[string]any)); err != nil {
 		return nil, fmt.Errorf("create run: config is not valid TOML: %w", err)
@@ -101,33 +115,100 @@ func Create(root, name, configTOML string, meta Meta) (*Writer, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("create run: %w", err)
 	}
-	var id string
-	for i := 0; ; i++ {
-		id = newID()
-		err := os.Mkdir(filepath.Join(root, id), 0o755)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, os.ErrExist) || i == 100 {
-			return nil, fmt.Errorf("create run: %w", err)
-		}
-	}
+	removeStale(root)
+	id := freeID(root)
 	meta.ID, meta.Name = id, name
 	meta.Created = time.Now().Format(time.RFC3339)
 	if err := checkMeta(meta); err != nil {
-		os.Remove(filepath.Join(root, id))
 		return nil, fmt.Errorf("create run: %w", err)
 	}
-	w, err := create(filepath.Join(root, id), id, configTOML, meta)
+	tmp := filepath.Join(root, newPrefix+id+"-"+randHex(4))
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("create run: %w", err)
+	}
+	w, err := create(tmp, id, configTOML, meta)
 	if err != nil {
-		os.RemoveAll(filepath.Join(root, id))
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create run %s: %w", id, err)
+	}
+	if err := w.publish(root); err != nil {
+		w.Close()
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("create run %s: %w", w.id, err)
 	}
 	return w, nil
 }
 
-// create fills a new run directory; run.json comes last so a directory
-// without it is visibly unfinished.
+// newPrefix starts the hidden name of a run folder being created.
+const newPrefix = ".new-"
+
+// removingPrefix starts the hidden name Remove gives a folder it deletes.
+const removingPrefix = ".removing-"
+
+// staleAge is how old a hidden folder of a creation or removal must be
+// before another process takes it for the leftover of a crash.
+const staleAge = 10 * time.Minute
+
+// removeStale deletes, best effort, the hidden folders of creations and
+// removals under root that a crash cut off: older than staleAge and not
+// locked by a live process.
+func removeStale(root string) {
+	ents, err := readDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if !e.IsDir() || !strings.HasPrefix(n, newPrefix) && !strings.HasPrefix(n, removingPrefix) {
+			continue
+		}
+		dir := filepath.Join(root, n)
+		fi, err := e.Info()
+		if err != nil || time.Since(fi.ModTime()) < staleAge {
+			continue
+		}
+		if live, _ := IsLive(dir); live {
+			continue
+		}
+		os.RemoveAll(dir)
+	}
+}
+
+// freeID returns an id no folder of root has.
+func freeID(root string) string {
+	for i := 0; ; i++ {
+		id := newID()
+		if _, err := os.Lstat(filepath.Join(root, id)); errors.Is(err, os.ErrNotExist) || i == 100 {
+			return id
+		}
+	}
+}
+
+// publish renames the new run's hidden folder to root/<id>. Should
+// another process have taken the id meanwhile (rename never replaces a
+// folder that holds anything), the run takes a fresh id, rewrites
+// run.json and tries again.
+func (w *Writer) publish(root string) error {
+	for i := 0; ; i++ {
+		dir := filepath.Join(root, w.id)
+		err := os.Rename(w.dir, dir)
+		if err == nil {
+			w.dir = dir
+			return atomicfile.SyncDir(root)
+		}
+		if !errors.Is(err, os.ErrExist) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.ENOTDIR) || i == 100 {
+			return err
+		}
+		m := w.meta.clone()
+		w.id = freeID(root)
+		m.ID = w.id
+		if err := w.writeMeta(m); err != nil {
+			return err
+		}
+	}
+}
+
+// create fills a new run directory; run.json comes last.
 func create(dir, id, configTOML string, meta Meta) (*Writer, error) {
 	lock, err := acquireLock(dir, id)
 	if err != nil {

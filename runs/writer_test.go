@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"selmix/internal/atomicfile"
 )
@@ -684,5 +685,75 @@ func TestBestCheckpoint(t *testing.T) {
 	}
 	if want := []string{"best-0000120.ckpt", "step-0000130.ckpt"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("checkpoints/ holds %v, want %v", names, want)
+	}
+}
+
+// Hidden folders of creations and removals a crash cut off are removed
+// by the next Create once stale; a fresh one, or one a live process
+// holds, is kept.
+func TestCreateRemovesStale(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-2 * staleAge)
+	mk := func(name string, at time.Time) string {
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, configName), []byte("seed = 1\n"), 0o644)
+		if err := os.Chtimes(dir, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	staleNew := mk(newPrefix+"20260101-0000-aaaa-00000000", old)
+	staleRm := mk(removingPrefix+"20260101-0000-bbbb-00000000", old)
+	fresh := mk(newPrefix+"20260101-0000-cccc-00000000", time.Now())
+	held := mk(newPrefix+"20260101-0000-dddd-00000000", time.Now())
+	lf, err := acquireLock(held, "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	os.Chtimes(held, old, old)
+	w := mustCreate(t, root, "next", Meta{})
+	w.Close()
+	for dir, want := range map[string]bool{staleNew: false, staleRm: false, fresh: true, held: true} {
+		if _, err := os.Stat(dir); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(dir), err == nil, want)
+		}
+	}
+}
+
+// A new run's folder whose id another process took meanwhile takes a
+// fresh id, and its run.json says so.
+func TestCreatePublishTaken(t *testing.T) {
+	root := t.TempDir()
+	tmp := filepath.Join(root, newPrefix+"x")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const taken = "20260101-0000-aaaa"
+	meta := Meta{ID: taken, Name: "n", Created: time.Now().Format(time.RFC3339), Status: StatusRunning, Format: Format}
+	w, err := create(tmp, taken, "seed = 1\n", meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	makeRun(t, root, taken, "other")
+	if err := w.publish(root); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.ID() == taken || w.Dir() != filepath.Join(root, w.ID()) {
+		t.Fatalf("published as %s in %s; want a fresh id and its folder", w.ID(), w.Dir())
+	}
+	r, err := Open(root, w.ID())
+	if err != nil || r.Meta.ID != w.ID() || r.Meta.Name != "n" {
+		t.Fatalf("Open(%s) = %+v, %v", w.ID(), r, err)
+	}
+	if o, err := Open(root, taken); err != nil || o.Meta.Name != "other" {
+		t.Errorf("the run that had the id: %+v, %v", o, err)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("hidden folder still there: %v", err)
 	}
 }

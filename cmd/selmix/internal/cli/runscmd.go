@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -136,25 +137,41 @@ test values (docs/run-format.md, "Tables").`,
 // write.
 func printText(w io.Writer, format string, args ...any) { safetext.Fprintf(w, format, args...) }
 
+// removeRuns is runs rm. A broken run (a folder holding files of a run
+// but no readable run.json: a creation an older selmix had cut off, a
+// copy of another run's folder) is removed too, and said to be one.
 func removeRuns(in io.Reader, w io.Writer, root string, ids []string, yes bool) error {
 	br := bufio.NewReader(in)
 	for _, id := range ids {
 		r, err := app.OpenRun(root, id)
 		if err != nil {
-			return err
+			b, ok := runs.Unreadable(root, id)
+			if !ok {
+				return err
+			}
+			r = b
+		}
+		name := filepath.Base(r.Dir)
+		what := name
+		if r.Broken() {
+			what = "folder " + name + " (a broken run)"
 		}
 		if !yes {
-			printText(w, "remove run %s (%s, %s, %d steps)? [y/N] ", r.Meta.ID, r.Meta.Name, r.EffectiveStatus(), r.Meta.Steps)
+			if r.Broken() {
+				printText(w, "remove %s? [y/N] ", what)
+			} else {
+				printText(w, "remove run %s (%s, %s, %d steps)? [y/N] ", r.Meta.ID, r.Meta.Name, r.EffectiveStatus(), r.Meta.Steps)
+			}
 			line, _ := br.ReadString('\n')
 			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 				fmt.Fprintln(w, "kept")
 				continue
 			}
 		}
-		if err := runs.Remove(root, r.Meta.ID); err != nil {
+		if err := runs.Remove(root, name); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "removed %s\n", r.Meta.ID)
+		printText(w, "removed %s\n", what)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -168,5 +169,73 @@ func TestArgumentCounts(t *testing.T) {
 		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line", args, code, stdout, stderr)
 		}
+	}
+}
+
+// Folders an older selmix left when a kill cut a creation off (while it
+// wrote run.json; while it wrote config.toml), and a copy of a run's
+// folder (its run.json keeps the run's id), are listed as broken runs;
+// every command that acts on a run refuses them in one line, exit 2,
+// and runs rm --yes removes them, saying so in one line.
+func TestBrokenFolders(t *testing.T) {
+	t.Parallel()
+	const id = "20261123-1200-819c"
+	root := t.TempDir()
+	if err := os.CopyFS(filepath.Join(root, id), os.DirFS(filepath.Join(vizRuns, id))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(root, "backup"), os.DirFS(filepath.Join(vizRuns, id))); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]map[string]string{
+		"20260101-0000-aaaa": {"config.toml": "seed = 1\n", "events.jsonl": "", "lock": "", ".run.json.tmp-123": `{"id": "2026`},
+		"20260101-0000-bbbb": {"lock": "", ".config.toml.tmp-456": "seed"},
+	}
+	for dir, fs := range files {
+		if err := os.MkdirAll(filepath.Join(root, dir, "checkpoints"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range fs {
+			if err := os.WriteFile(filepath.Join(root, dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := map[string]string{
+		"20260101-0000-aaaa": "has no run.json",
+		"20260101-0000-bbbb": "has no run.json",
+		"backup":             "a copied folder keeps its id; rename the folder to " + id,
+	}
+	code, stdout, stderr := runCLI("runs", "ls", "--runs", root)
+	if code != 0 {
+		t.Fatalf("runs ls: exit %d: %s", code, stderr)
+	}
+	for dir, msg := range want {
+		if !regexp.MustCompile(`(?m)^` + dir + ` .*broken: .*` + regexp.QuoteMeta(msg)).MatchString(stdout) {
+			t.Errorf("runs ls does not list %s as broken (%s):\n%s", dir, msg, stdout)
+		}
+	}
+	for dir, msg := range want {
+		for _, args := range [][]string{{"resume", "-q", dir}, {"runs", "show", dir}, {"fork", "-q", dir}, {"replay", dir}} {
+			code, stdout, stderr := runCLI(append(args, "--runs", root)...)
+			out := strings.TrimSpace(stdout + stderr)
+			if code != 2 || strings.Contains(out, "\n") || !strings.Contains(out, msg) {
+				t.Errorf("%v: exit %d, output\n%s\nwant exit 2 and one line saying %q", args, code, out, msg)
+			}
+		}
+	}
+	for dir := range want {
+		code, stdout, stderr := runCLI("runs", "rm", "--yes", "--runs", root, dir)
+		out := strings.TrimSpace(stdout + stderr)
+		if code != 0 || strings.Contains(out, "\n") || out != "removed folder "+dir+" (a broken run)" {
+			t.Errorf("runs rm --yes %s: exit %d, output\n%s\nwant one line: removed folder …", dir, code, out)
+		}
+		if _, err := os.Stat(filepath.Join(root, dir)); !os.IsNotExist(err) {
+			t.Errorf("%s still there after runs rm: %v", dir, err)
+		}
+	}
+	// The run the copy was made of is untouched, and still opens.
+	if code, _, stderr := runCLI("runs", "show", "--runs", root, id); code != 0 {
+		t.Errorf("runs show %s after the copy was removed: exit %d: %s", id, code, stderr)
 	}
 }
