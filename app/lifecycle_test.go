@@ -716,3 +716,33 @@ func TestForkLeavesParentScheduleBehind(t *testing.T) {
 	}
 	replayIdentical(t, s, root, fid)
 }
+
+// export-head's --out in a folder that is not there, through a file, or
+// naming a folder is bad input, one line naming it, and nothing is read.
+func TestExportHeadOutPath(t *testing.T) {
+	t.Setenv(workertest.Env, "ok")
+	root := t.TempDir()
+	id := start(t, root, fakeConfig(t))
+	dir := t.TempDir()
+	file := filepath.Join(dir, "afile")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ out, want string }{
+		{filepath.Join(dir, "missing", "x.npz"), "no such folder"},
+		{filepath.Join(dir, "missing", "x.npy"), "no such folder"},
+		{filepath.Join(file, "x.npz"), "not a folder"},
+		{dir + ".npz", ""},
+	} {
+		if c.out == dir+".npz" {
+			if err := os.Mkdir(c.out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			c.want = "a folder, not a file"
+		}
+		err := ExportHead(&bytes.Buffer{}, root, id, Latest, c.out)
+		if ExitCode(err) != ExitBadInput || !strings.Contains(err.Error(), c.out) || !strings.HasSuffix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("--out %s: %v (exit %d), want exit 2 and one line naming it, ending %q", c.out, err, ExitCode(err), c.want)
+		}
+	}
+}

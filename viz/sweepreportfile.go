@@ -1,6 +1,7 @@
 package viz
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,9 @@ import (
 )
 
 // WriteSweepReport writes the report of r (SweepReport) to the Markdown
-// file out, atomically, with its figures in the folder beside it named
+// file out as every output a person names is written (atomicfile.Out:
+// atomically, and through a symbolic link or a named pipe rather than
+// replacing it), with its figures in the folder beside it named
 // for out: report.md → report-figures/. It returns the Markdown and the
 // notes.
 func WriteSweepReport(r *sweep.Results, out, format string) (md string, notes []string, err error) {
@@ -19,7 +22,11 @@ func WriteSweepReport(r *sweep.Results, out, format string) (md string, notes []
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", nil, err
 	}
-	if err := atomicfile.WriteFile(out, []byte(md)); err != nil {
+	err = atomicfile.Out(out, io.Discard, func(w io.Writer) error {
+		_, err := io.WriteString(w, md)
+		return err
+	})
+	if err != nil {
 		return "", nil, err
 	}
 	return md, notes, nil

@@ -68,9 +68,10 @@ func SafeName(name string) string {
 
 // folders names each run's folder under out: its name (SafeName; its id
 // if it has none), with "_<id>" appended where another run given or
-// left in out by an earlier export has the same name, or where a folder
-// of that name holds something else than selmix event files. Exporting
-// the same runs again into out names the same folders.
+// left in out by an earlier export has the same name, ignoring case (on
+// a file system that ignores case, "Same" and "SAME" are one folder), or
+// where a folder of that name holds something else than selmix event
+// files. Exporting the same runs again into out names the same folders.
 func folders(out string, rs []export.Recorded, prev []earlier) []string {
 	given := map[string]bool{}
 	for _, r := range rs {
@@ -82,8 +83,9 @@ func folders(out string, rs []export.Recorded, prev []earlier) []string {
 		}
 		return r.Meta.ID
 	}
-	holders := map[string]map[string]bool{} // a name → the ids of the runs that have it
+	holders := map[string]map[string]bool{} // a name, case folded → the ids of the runs that have it
 	have := func(name, id string) {
+		name = fold(name)
 		if holders[name] == nil {
 			holders[name] = map[string]bool{}
 		}
@@ -104,7 +106,7 @@ func folders(out string, rs []export.Recorded, prev []earlier) []string {
 	for i, r := range rs {
 		b := base(r)
 		dirs[i] = b
-		if len(holders[b]) > 1 || (!ours[b] && !emptyOrAbsent(filepath.Join(out, b))) {
+		if len(holders[fold(b)]) > 1 || (!ours[b] && !emptyOrAbsent(filepath.Join(out, b))) {
 			dirs[i] = b + "_" + r.Meta.ID
 		}
 	}
@@ -119,4 +121,17 @@ func emptyOrAbsent(path string) bool {
 		return os.IsNotExist(serr)
 	}
 	return len(ents) == 0
+}
+
+// fold is s with each rune replaced by the smallest one it equals
+// ignoring case (unicode.SimpleFold): two names are equal ignoring case
+// (strings.EqualFold) exactly when their folds are equal.
+func fold(s string) string {
+	return strings.Map(func(r rune) rune {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		return m
+	}, s)
 }

@@ -690,3 +690,44 @@ func BenchmarkExport(b *testing.B) {
 		}
 	}
 }
+
+// Runs whose names differ only in case get folders that differ ignoring
+// case too: on a file system that ignores case (macOS, Windows) "Same"
+// and "SAME" would be one folder holding both runs.
+func TestFoldersIgnoreCase(t *testing.T) {
+	root := t.TempDir()
+	const (
+		idA = "20261126-1000-aaaa"
+		idB = "20261126-1001-bbbb"
+		idC = "20261126-1002-cccc"
+	)
+	a := renamed(t, root, "viz-uniform", idA, "Same")
+	b := renamed(t, root, "viz-selmix", idB, "SAME")
+	c := renamed(t, root, "viz-uniform", idC, "Straße")
+	got := folders(t.TempDir(), []export.Recorded{a, b, c}, nil)
+	want := []string{"Same_" + idA, "SAME_" + idB, "Straße"}
+	if !slices.Equal(got, want) {
+		t.Errorf("folders %q, want %q", got, want)
+	}
+	seen := map[string]bool{}
+	for _, f := range got {
+		if seen[strings.ToLower(f)] {
+			t.Errorf("folders %q: two equal ignoring case", got)
+		}
+		seen[strings.ToLower(f)] = true
+	}
+	// Exported one at a time, the second finds the first's folder.
+	out := t.TempDir()
+	if _, err := Export(out, []export.Recorded{a}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Export(out, []export.Recorded{b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "SAME_"+idB)); err != nil {
+		t.Errorf("SAME exported after Same: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "SAME")); err == nil {
+		t.Errorf("SAME exported after Same into a folder of its bare name")
+	}
+}
