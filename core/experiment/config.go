@@ -418,11 +418,18 @@ func (c Config) Validate() error {
 	if c.Record.MatricesEvery < 1 {
 		return bad("record.matrices_every", "want ≥ 1, got %d", c.Record.MatricesEvery)
 	}
+	if m := c.Finetune.CovMargin; m != train.MarginAuto && m > MaxCovMargin {
+		return bad("finetune.cov_margin", "want auto or a number in [0, %v] (a coverage is at most 1: a larger margin makes every aim unreachable), got %v", float64(MaxCovMargin), float64(m))
+	}
 	if err := c.Train().Validate(); err != nil {
 		return fmt.Errorf("finetune.%v", err)
 	}
 	return nil
 }
+
+// MaxCovMargin bounds finetune.cov_margin: the multipliers aim at a
+// coverage of α/K + δ, and no coverage exceeds 1.
+const MaxCovMargin train.Margin = 1
 
 // Train is the engine configuration of c.
 func (c Config) Train() train.Config {

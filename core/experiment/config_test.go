@@ -265,10 +265,15 @@ func TestCovMarginDefaults(t *testing.T) {
 		{"finetune.cov_conf=0", "finetune.cov_conf"},
 		{"finetune.cov_margin=-0.01", "finetune.cov_margin"},
 		{"finetune.cov_margin=sometimes", "finetune.cov_margin"},
+		{"finetune.cov_margin=1e300", "finetune.cov_margin: want auto or a number in [0, 1]"},
+		{"finetune.cov_margin=1.5", "finetune.cov_margin: want auto or a number in [0, 1]"},
 	} {
 		if _, err := Load("", []string{tc.set}); err == nil || !strings.Contains(err.Error(), tc.key) {
 			t.Errorf("--set %s: %v, want an error naming %s", tc.set, err, tc.key)
 		}
+	}
+	if c, err := Load("", []string{"finetune.cov_margin=1"}); err != nil || c.Finetune.CovMargin != 1 {
+		t.Errorf("--set finetune.cov_margin=1 (the bound): %v, %v", c.Finetune.CovMargin, err)
 	}
 	c, err := Load("", []string{"finetune.cov_margin=0.004"})
 	if err != nil || c.Finetune.CovMargin != 0.004 {

@@ -5,6 +5,7 @@ package header
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -93,7 +94,7 @@ func (m *Model) View() string {
 	}
 	psi := ""
 	if r.Cur != nil {
-		psi = fmt.Sprintf("  ψ %.4f  s %s", r.Cur.Psi, style.Trimmed(s.Hyper.S))
+		psi = fmt.Sprintf("  ψ %.4f  s %s", r.Cur.Psi, compact(s.Hyper.S))
 	}
 	fields := fmt.Sprintf(" %3.0f%%  %s  %s%s", 100*frac, rate, eta, psi)
 	head := fmt.Sprintf("step %d/%d ", s.Step, s.Total)
@@ -122,6 +123,19 @@ func (m *Model) View() string {
 		line2 += strings.Repeat(" ", barW-bar+2) + th.Render(th.Dim, sys)
 	}
 	return style.Fit(line1+"\n"+line2, m.W, m.H)
+}
+
+// compact formats x in at most 10 columns: with at most three decimals
+// and no trailing zeros (style.Trimmed: 0.95, 10, 12.5) where that is
+// short and not 0 for a value that is not, else with four significant
+// digits (1e+30, 1.235e-05): s set to 1e30 must not push the fields
+// after it off the line.
+func compact(x float64) string {
+	t := style.Trimmed(x)
+	if len(t) <= 8 && (x == 0 || strings.Trim(t, "-0.") != "") {
+		return t
+	}
+	return strconv.FormatFloat(x, 'g', 4, 64)
 }
 
 // clock formats seconds as m:ss or h:mm:ss.

@@ -41,6 +41,11 @@ func TestView(t *testing.T) {
 		r.System = &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
 		return r
 	}
+	huge := func() *runstate.State {
+		r := local()
+		r.Latest.Hyper.S = 1e30
+		return r
+	}
 	cases := []struct {
 		name  string
 		run   *runstate.State
@@ -60,6 +65,7 @@ func TestView(t *testing.T) {
 		{"local-100", local(), 100, "running"},
 		{"fed-120", fed(), 120, "running"},
 		{"fed-200", fed(), 200, "running"},
+		{"huge-s-120", huge(), 120, "running"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -69,5 +75,21 @@ func TestView(t *testing.T) {
 			}
 			fixture.Golden(t, m, c.w, 2)
 		})
+	}
+}
+
+// s is shown in a few columns whatever its size: a huge one does not push
+// the process's figures off the line.
+func TestCompact(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{
+		{10, "10"}, {1, "1"}, {0.95, "0.95"}, {12.5, "12.5"}, {0, "0"}, {1234.5678, "1234.568"},
+		{1e30, "1e+30"}, {-1e30, "-1e+30"}, {123456789, "1.235e+08"}, {1e-5, "1e-05"}, {-0.0001, "-0.0001"},
+	} {
+		if got := compact(c.x); got != c.want {
+			t.Errorf("compact(%v) = %q, want %q", c.x, got, c.want)
+		}
 	}
 }
