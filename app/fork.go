@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	"selmix/core/experiment"
+	"selmix/core/local"
 	"selmix/core/train"
 	"selmix/runs"
 )
 
 // Fork starts a new run from run id's checkpoint that at selects, with
-// id's configuration overlaid by sets (section.key=value); the
+// id's configuration, its hyperparameters as in force at that checkpoint
+// (live changes included), overlaid by sets (section.key=value); the
 // hyperparameters sets change take effect at the fork step as controls.
 func (s *Session) Fork(ctx context.Context, id string, at Checkpoint, sets []string) error {
 	w, root := s.Out, s.root()
@@ -50,15 +52,41 @@ func (s *Session) Fork(ctx context.Context, id string, at Checkpoint, sets []str
 		return err
 	}
 	// The checkpoint carries the parent's hyperparameters with its
-	// controls applied; only what sets changed is applied on top.
+	// controls applied (those changed live included), and the fork runs
+	// with them: its configuration records them, with sets on top, and
+	// what sets changed is applied as controls at the fork step.
+	ck, err := local.ParseCheckpoint(state)
+	if err != nil {
+		return err
+	}
+	at0 := ck.Hyper()
+	if c.Finetune.Hyper, err = forkHyper(pc, at0, sets); err != nil {
+		return err
+	}
 	from := Origin{Parent: parent.Meta.ID, Step: step, Best: at.Best, State: state,
-		Controls: hyperControls(pc.Train().Hyper, c.Train().Hyper, step)}
+		Controls: hyperControls(at0, c.Finetune.Hyper, step)}
 	if at.Best {
 		fmt.Fprintf(w, "forking run %s at its best checkpoint (step %d)\n", parent.Meta.ID, step)
 	} else {
 		fmt.Fprintf(w, "forking run %s at step %d\n", parent.Meta.ID, step)
 	}
 	return s.Start(ctx, c, from)
+}
+
+// forkHyper is the hyperparameters of a fork of a run of configuration
+// pc from a checkpoint whose hyperparameters are at: at, overlaid by sets.
+func forkHyper(pc experiment.Config, at train.Hyper, sets []string) (train.Hyper, error) {
+	c := pc
+	c.Finetune.Hyper = at
+	for _, kv := range sets {
+		if err := experiment.Set(&c, kv); err != nil {
+			return train.Hyper{}, UsageError{err}
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return train.Hyper{}, UsageError{err}
+	}
+	return c.Finetune.Hyper, nil
 }
 
 // hyperControls are the Set controls that turn hyperparameters from into

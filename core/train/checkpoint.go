@@ -260,6 +260,25 @@ type Checkpoint struct {
 	es      *evalState // the last evaluation; nil in version 1
 }
 
+// Hyper is the researcher's hyperparameters in force at the checkpoint:
+// the run's configuration with every control acknowledged by then
+// applied, except the engine's own changes under finetune.adapt, which
+// work within the learning rate and refresh interval the researcher set:
+// those are the ones given. A run continued from the checkpoint runs with
+// them (Resume), so a fork's configuration records them.
+func (c *Checkpoint) Hyper() Hyper {
+	h := c.st.Hyper
+	if a := c.st.Adapter; c.st.Version >= 2 && h.Adapt != AdaptNone && h.Adapt != "" {
+		if a.BaseLR > 0 {
+			h.LR = a.BaseLR
+		}
+		if a.BaseRefresh > 0 {
+			h.Refresh = a.BaseRefresh
+		}
+	}
+	return h
+}
+
 // ParseCheckpoint decodes and checks a version 3 or 2 checkpoint. A
 // version 1 file holds a model and is an error here: local.ParseCheckpoint
 // reads it.
