@@ -260,7 +260,15 @@ func unmet(sum *train.Summary) string {
 	if n == of {
 		return ""
 	}
-	return fmt.Sprintf(" (coverage constraint unmet on validation: %d of %d met, α/K = %.4f)", n, of, b)
+	return fmt.Sprintf(" (coverage constraint unmet on validation: %d of %d met, α/K = %s)", n, of, metric.BoundText(b))
+}
+
+// FinishedLine is the last line of a run that ran all its steps, as the
+// run prints it and attach --follow repeats it: "run ID finished at step
+// N: DIR", with the count of the coverage constraint where it is unmet on
+// validation.
+func FinishedLine(id, dir string, sum *train.Summary) string {
+	return fmt.Sprintf("run %s finished at step %d%s: %s", id, sum.Steps, unmet(sum), dir)
 }
 
 // ended says how a run that was recorded to its end finished: nil for a
@@ -270,7 +278,7 @@ func unmet(sum *train.Summary) string {
 func (s *Session) ended(sig *signals, id, dir string, c experiment.Config, sum *train.Summary, runErr error) error {
 	w := s.Out
 	if runErr == nil {
-		fmt.Fprintf(w, "run %s finished at step %d%s: %s\n", id, sum.Steps, unmet(sum), dir)
+		fmt.Fprintln(w, FinishedLine(id, dir, sum))
 		return nil
 	}
 	var halted *train.Halted

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"selmix/app"
+	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/record"
@@ -29,7 +31,14 @@ func newAttachCmd() *cobra.Command {
 		Long: `attach connects to a run living in its own process. The workbench first
 replays the run's event log, so every pane shows its history, then follows
 the live run. Quitting asks whether to stop the run or detach from it.
---follow prints one line per refresh instead (for scripts), until the run ends.`,
+--follow prints one line per refresh instead (for scripts), until the run ends,
+then a last line that says how it ended. Exit codes with --follow:
+  0    the run finished (its line as the run prints it: "run ID finished at
+       step N: DIR"), or Ctrl-C detached (the run goes on)
+  143  the run was stopped (selmix stop, a signal, the workbench); it is
+       resumable: selmix resume RUN
+  1    the run failed, its trainer could not go on, or its process died
+       (crashed); the line on stderr says which`,
 		Args: cobra.MaximumNArgs(1),
 	}, func(cmd *cobra.Command, r *runs.Run) error {
 		if follow {
@@ -56,14 +65,64 @@ func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 	}
 	defer cl.Close()
 	fmt.Fprintf(w, "attached to run %s (%s); Ctrl-C detaches, the run goes on\n", r.Meta.ID, r.Dir)
-	report.Progress(ctx, w, cl, false)
+	end := &followEnd{src: cl}
+	report.Progress(ctx, w, end, false)
 	if err := cl.Err(); err != nil {
 		return fmt.Errorf("run %s: %w", r.Meta.ID, err)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(w, "detached; run %s goes on\n", r.Meta.ID)
+		return nil
 	}
-	return nil
+	return end.result(w, r.Meta.ID, r.Dir)
+}
+
+// followEnd is a run's snapshots as attach --follow prints them, noting
+// the last one and the one that ended the run (final or error).
+type followEnd struct {
+	src  train.Source
+	last train.Snapshot
+	end  *train.Snapshot
+}
+
+func (f *followEnd) Next(ctx context.Context) (train.Snapshot, bool) {
+	s, ok := f.src.Next(ctx)
+	if ok {
+		f.last = s
+		if s.Kind == train.KindFinal || s.Kind == train.KindError {
+			e := s
+			f.end = &e
+		}
+	}
+	return s, ok
+}
+
+// result is how attach --follow ends once run id's stream has (its folder
+// dir): as the run itself ends. Finished: its line, exit 0. Stopped (selmix
+// stop, a signal, the workbench): the stopped line, exit 143
+// (app.ExitSIGTERM, whatever stopped it). Failed, its trainer unable to
+// go on, or its process gone without a final word (crashed): the reason,
+// exit 1.
+func (f *followEnd) result(w io.Writer, id, dir string) error {
+	e := f.end
+	switch {
+	case e == nil:
+		return fmt.Errorf("run %s crashed: its process ended after step %d without a final record; `selmix resume %s` continues it from its last checkpoint", id, f.last.Step, id)
+	case e.Kind == train.KindError:
+		return fmt.Errorf("run %s failed at step %d: %s", id, e.Step, e.Err)
+	case e.Summary == nil:
+		// A trainer that halted (out of memory): the run says why in its
+		// output.
+		return fmt.Errorf("run %s stopped at step %d: its trainer could not go on (%s says why); `selmix resume %s` continues it",
+			id, e.Step, filepath.Join(dir, "output.log"), id)
+	case e.State == train.Finished:
+		sum := *e.Summary
+		// The wire does not carry α: the final snapshot's hyperparameters do.
+		sum.Alpha = e.Hyper.Params(sum.ValAfter.K, 0).Alpha
+		fmt.Fprintln(w, app.FinishedLine(id, dir, &sum))
+		return nil
+	}
+	return &app.StoppedError{ID: id, Step: e.Step, Code: app.ExitSIGTERM}
 }
 
 // followMatrices says whether attach --follow asks for P with every
