@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -34,7 +35,7 @@ type Report struct {
 func (r Report) CoverageMet(bound float64) int {
 	n := 0
 	for _, c := range r.Coverage {
-		if c >= bound-1e-9 {
+		if Meets(c, bound) {
 			n++
 		}
 	}
@@ -46,11 +47,46 @@ func (r Report) CoverageMet(bound float64) int {
 func (r Report) HTCoverageMet(bound float64) int {
 	n := 0
 	for _, c := range []float64{r.HeadCoverage, r.TailCoverage} {
-		if c >= bound-1e-9 {
+		if Meets(c, bound) {
 			n++
 		}
 	}
 	return n
+}
+
+// Meets reports whether coverage c is at least bound, to 10⁻⁹ (coverages
+// are counts over N): a coverage constraint that holds.
+func Meets(c, bound float64) bool { return c >= bound-1e-9 }
+
+// CoverageText is coverage c with dec decimals, for a reader who compares
+// it with bound: where the text, read as a number, would fall on the other
+// side of the bound than c (0.0946 below 0.095 written 0.095; 0.00095
+// that meets it written 0.0009), it has as many more decimals as put it on
+// c's side, up to 12. NaN and the infinities are as fmt writes them.
+func CoverageText(c, bound float64, dec int) string {
+	s := strconv.FormatFloat(c, 'f', dec, 64)
+	if math.IsNaN(c) || math.IsInf(c, 0) || math.IsNaN(bound) || math.IsInf(bound, 0) {
+		return s
+	}
+	met := Meets(c, bound)
+	for d := dec; d <= 12; d++ {
+		s = strconv.FormatFloat(c, 'f', d, 64)
+		if v, _ := strconv.ParseFloat(s, 64); Meets(v, bound) == met {
+			break
+		}
+	}
+	return s
+}
+
+// BoundText is the coverage bound b as the text tables print it: with 4
+// decimals where they are exact to b (0.0950), else 4 significant digits
+// (0.00095 at K = 1000, where 4 decimals would print 0.0009).
+func BoundText(b float64) string {
+	s := strconv.FormatFloat(b, 'f', 4, 64)
+	if v, _ := strconv.ParseFloat(s, 64); v == b {
+		return s
+	}
+	return strconv.FormatFloat(b, 'g', 4, 64)
 }
 
 // NewReport validates C with Check and computes its Report. tail marks the

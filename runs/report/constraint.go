@@ -21,12 +21,14 @@ func met(r metric.Report, alpha float64) string {
 // "9 of 10 met, min coverage 0.0925".
 func constraintText(c metric.Constraint, r metric.Report, alpha float64) (text string, ok bool) {
 	b := bound(alpha, r.K)
+	// Printed beside the bound, a coverage that misses it never reads as
+	// it (metric.CoverageText).
 	if c == metric.GroupCoverage {
 		n := r.HTCoverageMet(b)
-		return fmt.Sprintf("%d of 2 met, min head/tail coverage %.4f", n, r.MinHTCoverage), n == 2
+		return fmt.Sprintf("%d of 2 met, min head/tail coverage %s", n, metric.CoverageText(r.MinHTCoverage, b, 4)), n == 2
 	}
 	n := r.CoverageMet(b)
-	return fmt.Sprintf("%d of %d met, min coverage %.4f", n, r.K, r.MinCoverage), n == r.K
+	return fmt.Sprintf("%d of %d met, min coverage %s", n, r.K, metric.CoverageText(r.MinCoverage, b, 4)), n == r.K
 }
 
 // Constraint writes, for a run whose optimized objective has a coverage
@@ -48,8 +50,8 @@ func Constraint(w interface{ Write([]byte) (int, error) }, s *train.Summary) {
 	if !vok {
 		verdict = "UNMET on validation at the end"
 	}
-	fmt.Fprintf(w, "constraint: coverage ≥ α/K = %.4f (%s) %s: validation %s; test %s\n",
-		bound(s.Alpha, s.ValAfter.K), what, verdict, val, test)
+	fmt.Fprintf(w, "constraint: coverage ≥ α/K = %s (%s) %s: validation %s; test %s\n",
+		metric.BoundText(bound(s.Alpha, s.ValAfter.K)), what, verdict, val, test)
 	if b := s.Best; b != nil {
 		bv, _ := constraintText(spec.Constraint, b.Val, s.Alpha)
 		bt, _ := constraintText(spec.Constraint, b.Test, s.Alpha)

@@ -352,3 +352,41 @@ func TestSummaryConstraint(t *testing.T) {
 		t.Errorf("min-recall with the default α (0.2375):\n%s", b.String())
 	}
 }
+
+// A coverage that misses α/K never reads as α/K, beside it in the
+// constraint line or in the table above it: 0.09496 against 0.095 is not
+// 0.0950. A bound that 4 decimals would round (α/K = 0.00095 at K = 1000)
+// has its digits.
+func TestSummaryCoverageNearBound(t *testing.T) {
+	rep := func(K int, low float64) metric.Report {
+		cov := make([]float64, K)
+		for k := range cov {
+			cov[k] = 1.0 / float64(K)
+		}
+		cov[0] = low
+		r := metric.Report{K: K, Coverage: cov, MinCoverage: low}
+		r.HeadCoverage, r.TailCoverage, r.MinHTCoverage = 1/float64(K), 1/float64(K), 1/float64(K)
+		return r
+	}
+	objs := make([]float64, len(metric.Objectives()))
+	s := &train.Summary{Steps: 100, Objective: metric.MeanRecallCov, Alpha: 0.95, TestObjBefore: objs, TestObjAfter: objs,
+		ValBefore: rep(10, 0.1), ValAfter: rep(10, 0.09496), TestBefore: rep(10, 0.1), TestAfter: rep(10, 0.095)}
+	var b bytes.Buffer
+	Summary(&b, s, 0)
+	out := b.String()
+	for _, want := range []string{
+		"constraint: coverage ≥ α/K = 0.0950 (every class) UNMET on validation at the end: validation 9 of 10 met, min coverage 0.09496; test 10 of 10 met, min coverage 0.0950\n",
+		"min_coverage      0.1000    0.09496       0.1000      0.0950",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	s.ValAfter, s.TestAfter = rep(1000, 0.00094), rep(1000, 0.00095)
+	s.ValBefore, s.TestBefore = s.ValAfter, s.TestAfter
+	b.Reset()
+	Summary(&b, s, 0)
+	if want := "constraint: coverage ≥ α/K = 0.00095 (every class) UNMET on validation at the end: validation 999 of 1000 met, min coverage 0.0009; test 1000 of 1000 met, min coverage 0.00095\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+}

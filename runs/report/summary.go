@@ -12,6 +12,16 @@ import (
 // metRow heads the row of the classes at coverage ≥ α/K.
 const metRow = "coverage ≥ α/K met"
 
+// tableCell is metric m of r in the summary table: 4 decimals, and for a
+// coverage, which the constraint line below compares with α/K, more where
+// 4 would put it on the other side of the bound (metric.CoverageText).
+func tableCell(m metric.Scalar, r *metric.Report, alpha float64) string {
+	if m.Unit == "coverage" {
+		return metric.CoverageText(m.Get(r), bound(alpha, r.K), 4)
+	}
+	return fmt.Sprintf("%.4f", m.Get(r))
+}
+
 // Summary writes s, the summary of a session that began at step from (0
 // for a run's first; a resume's checkpoint step otherwise), as the
 // before/after table of every reported metric (metric.Scalars, by its
@@ -30,15 +40,15 @@ func Summary(w io.Writer, s *train.Summary, from int) {
 	if b != nil {
 		fmt.Fprintf(tw, "metric\tval before\tval after\tval at best\ttest before\ttest after\ttest at best\t\n")
 		for _, m := range metric.Scalars() {
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", m.Key, m.Get(&s.ValBefore), m.Get(&s.ValAfter), m.Get(&b.Val),
-				m.Get(&s.TestBefore), m.Get(&s.TestAfter), m.Get(&b.Test))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.Key, tableCell(m, &s.ValBefore, s.Alpha), tableCell(m, &s.ValAfter, s.Alpha), tableCell(m, &b.Val, s.Alpha),
+				tableCell(m, &s.TestBefore, s.Alpha), tableCell(m, &s.TestAfter, s.Alpha), tableCell(m, &b.Test, s.Alpha))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", metRow, met(s.ValBefore, s.Alpha), met(s.ValAfter, s.Alpha), met(b.Val, s.Alpha),
 			met(s.TestBefore, s.Alpha), met(s.TestAfter, s.Alpha), met(b.Test, s.Alpha))
 	} else {
 		fmt.Fprintf(tw, "metric\tval before\tval after\ttest before\ttest after\t\n")
 		for _, m := range metric.Scalars() {
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t\n", m.Key, m.Get(&s.ValBefore), m.Get(&s.ValAfter), m.Get(&s.TestBefore), m.Get(&s.TestAfter))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", m.Key, tableCell(m, &s.ValBefore, s.Alpha), tableCell(m, &s.ValAfter, s.Alpha), tableCell(m, &s.TestBefore, s.Alpha), tableCell(m, &s.TestAfter, s.Alpha))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", metRow, met(s.ValBefore, s.Alpha), met(s.ValAfter, s.Alpha), met(s.TestBefore, s.Alpha), met(s.TestAfter, s.Alpha))
 	}

@@ -103,32 +103,39 @@ func (m *Model) sync() {
 	}
 }
 
+// bound is the coverage bound α/K the pane compares coverages with.
+func (m *Model) bound() float64 {
+	return metric.Params{Alpha: m.Run.Latest.Hyper.Alpha}.Bound(m.RS.K)
+}
+
 func (m *Model) View() string {
 	if m.RS == nil {
 		return m.Waiting()
 	}
-	c := m.columns()
+	lo, hi := m.Scroll.Window(m.RS.K, m.Rows())
+	rows := m.Nav.Order[lo:hi]
+	c := m.columns(rows)
 	var b strings.Builder
 	b.WriteString(m.topLine())
 	b.WriteByte('\n')
 	b.WriteString(m.headRow(c))
-	lo, hi := m.Scroll.Window(m.RS.K, m.Rows())
-	for _, k := range m.Nav.Order[lo:hi] {
+	for _, k := range rows {
 		b.WriteByte('\n')
 		b.WriteString(m.row(k, c))
 	}
 	return style.Fit(b.String(), m.W, m.H)
 }
 
-// columns are the widths of a class row: its name, training count and
-// gain (0: not shown), recall bar, coverage bar and coverage value (with
-// its decimals), and whether there is room for the coverage's change.
+// columns are the widths of the class rows shown (rows): their name,
+// training count and gain (0: not shown), recall bar, coverage bar and
+// coverage value (with its decimals), and whether there is room for the
+// coverage's change.
 type columns struct {
 	name, count, gain, rec, covBar, cov, covDecimals int
 	wide                                             bool
 }
 
-func (m *Model) columns() columns {
+func (m *Model) columns(rows []int) columns {
 	c := columns{name: m.nameW, wide: m.W >= 90}
 	// Training counts show the long tail beside each class, when known
 	// and there is room, or when they are the order.
@@ -139,6 +146,13 @@ func (m *Model) columns() columns {
 	// 0.001 for every class, so the decimals follow K.
 	c.covDecimals = covDecimals(m.RS.K)
 	c.cov = c.covDecimals + 2
+	// A coverage below α/K that its decimals would round to α/K shows
+	// more of them (metric.CoverageText): where one of the rows shown has
+	// one, the column widens for all of them.
+	bound := m.bound()
+	for _, k := range rows {
+		c.cov = max(c.cov, len(metric.CoverageText(m.RS.Report.Coverage[k], bound, c.covDecimals)))
+	}
 	// Sorted by gain, the gain is shown: it is not visible otherwise.
 	if m.Nav.By() == classlist.ByGain {
 		c.gain = 9
@@ -162,7 +176,7 @@ func (m *Model) topLine() string {
 	}
 	th, r, K := m.Ctx.Theme, m.Run, m.RS.K
 	alpha := r.Latest.Hyper.Alpha
-	bound := metric.Params{Alpha: alpha}.Bound(K)
+	bound := m.bound()
 	head := fmt.Sprintf("%s %s  %s %s %.3g  %s",
 		th.Render(th.Worst, "▶"), "worst: "+r.ClassName(m.RS.Report.Worst),
 		th.Render(th.Dim, "│ = α/K ="), style.Trimmed(alpha)+"/"+fmt.Sprint(K), alpha/float64(K),
@@ -205,7 +219,7 @@ func (m *Model) headRow(c columns) string {
 // flag of a coverage below α/K.
 func (m *Model) row(k int, c columns) string {
 	th, r, rep, prev := m.Ctx.Theme, m.Run, m.RS.Report, m.prev
-	target := r.Latest.Hyper.Alpha / float64(m.RS.K)
+	target := m.bound()
 	var b strings.Builder
 	rec, cov := rep.Recall[k], rep.Coverage[k]
 	mark, nameStyle := "  ", th.Bold
@@ -241,10 +255,12 @@ func (m *Model) row(k int, c columns) string {
 	b.WriteString(th.Render(th.Dim, " │ "))
 	covBar := style.BarMark(cov/m.covScale, target/m.covScale, c.covBar)
 	flag := " "
-	if cov < target {
+	if !metric.Meets(cov, target) {
 		covBar, flag = th.Render(th.Bad, covBar), th.Render(th.Bad, "!")
 	}
-	b.WriteString(covBar + fmt.Sprintf(" %*.*f", c.cov, c.covDecimals, cov))
+	// A coverage below α/K never reads as α/K: more decimals where it
+	// would round to it.
+	b.WriteString(covBar + " " + style.PadLeft(metric.CoverageText(cov, target, c.covDecimals), c.cov))
 	if c.wide {
 		b.WriteString(" " + m.delta(prev != nil, c.covDecimals, func() float64 { return cov - prev.Report.Coverage[k] }))
 	}

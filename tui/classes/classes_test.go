@@ -18,7 +18,18 @@ func TestView(t *testing.T) {
 		{Name: "k10-wide", Run: fixture.Run(10, 6), W: 100, H: 14},
 		{Name: "k10-first-refresh", Run: fixture.Run(10, 1), W: 78, H: 14},
 		{Name: "k100-scrolled", Run: fixture.Run(100, 3), W: 78, H: 12, Keys: []string{"j", "j", "j"}},
+		{Name: "k10-near-bound", Run: nearBound(), W: 78, H: 14},
 	})
+}
+
+// nearBound is fixture.Run(10, 6) with coverages just below α/K = 0.095
+// (0.0946, 0.09496), which three decimals would show as 0.095, and one at
+// it: those below show more decimals, beside their flag.
+func nearBound() *runstate.State {
+	snaps := fixture.Running(10, 6)
+	rep := &snaps[len(snaps)-1].Refresh.Report
+	rep.Coverage[1], rep.Coverage[2], rep.Coverage[3] = 0.0946, 0.09496, 0.095
+	return fixture.Apply(fixture.Info(10), snaps)
 }
 
 func TestScrollClamps(t *testing.T) {
