@@ -114,30 +114,48 @@ func replayOrigin(root string, orig *runs.Run) (Origin, error) {
 // compareOutcome lists how b's result differs from a's (wall time aside).
 func compareOutcome(a, b *record.History) []string {
 	var diffs []string
-	sa, sb := *a.Final, *b.Final
-	sa.Seconds, sb.Seconds = 0, 0
-	if !reflect.DeepEqual(sa, sb) {
-		ja, _ := json.Marshal(sa)
-		jb, _ := json.Marshal(sb)
+	o, err := outcomes(a, b)
+	if !reflect.DeepEqual(o.sa, o.sb) {
+		ja, _ := json.Marshal(o.sa)
+		jb, _ := json.Marshal(o.sb)
 		diffs = append(diffs, fmt.Sprintf("final summary:\n    original %s\n    replay   %s", ja, jb))
 	}
-	if len(a.Refreshes) == 0 || len(b.Refreshes) == 0 {
-		return append(diffs, "no evaluation logged")
+	if err != nil {
+		return append(diffs, err.Error())
 	}
-	la, lb := a.Refreshes[len(a.Refreshes)-1], b.Refreshes[len(b.Refreshes)-1]
-	la.Loss, lb.Loss = nil, nil
-	la.Time, lb.Time = time.Time{}, time.Time{}
-	// G and P stay on disk until asked for; the last refresh always has them.
-	var ea, eb error
-	la.Stats.G, la.Stats.P, ea = a.Matrices(len(a.Refreshes) - 1)
-	lb.Stats.G, lb.Stats.P, eb = b.Matrices(len(b.Refreshes) - 1)
-	if err := errors.Join(ea, eb); err != nil {
-		return append(diffs, "last evaluation: "+err.Error())
-	}
-	if ja, jb := mustJSON(la), mustJSON(lb); ja != jb {
-		diffs = append(diffs, fmt.Sprintf("last evaluation: original at step %d, replay at step %d differ", la.Step, lb.Step))
+	if ja, jb := mustJSON(o.la), mustJSON(o.lb); ja != jb {
+		diffs = append(diffs, fmt.Sprintf("last evaluation: original at step %d, replay at step %d differ", o.la.Step, o.lb.Step))
 	}
 	return diffs
+}
+
+// outcome is what a replay compares of two runs: their final summaries
+// and last evaluations, with what may differ between two executions of
+// one run (wall time, the loss of steps, the time) left out.
+type outcome struct {
+	sa, sb train.Summary
+	la, lb record.RefreshEvent
+}
+
+// outcomes is a's and b's outcome; the error says why the last
+// evaluations could not be read (the summaries are there even then).
+func outcomes(a, b *record.History) (outcome, error) {
+	o := outcome{sa: *a.Final, sb: *b.Final}
+	o.sa.Seconds, o.sb.Seconds = 0, 0
+	if len(a.Refreshes) == 0 || len(b.Refreshes) == 0 {
+		return o, errors.New("no evaluation logged")
+	}
+	o.la, o.lb = a.Refreshes[len(a.Refreshes)-1], b.Refreshes[len(b.Refreshes)-1]
+	o.la.Loss, o.lb.Loss = nil, nil
+	o.la.Time, o.lb.Time = time.Time{}, time.Time{}
+	// G and P stay on disk until asked for; the last refresh always has them.
+	var ea, eb error
+	o.la.Stats.G, o.la.Stats.P, ea = a.Matrices(len(a.Refreshes) - 1)
+	o.lb.Stats.G, o.lb.Stats.P, eb = b.Matrices(len(b.Refreshes) - 1)
+	if err := errors.Join(ea, eb); err != nil {
+		return o, errors.New("last evaluation: " + err.Error())
+	}
+	return o, nil
 }
 
 // ReplayTolerance is how far a replay's numbers may be from its
@@ -153,21 +171,14 @@ const ReplayTolerance = 1e-5
 // largest difference relative to max(1, |value|), and what differs beyond
 // tol or in anything but a number.
 func compareWithin(a, b *record.History, tol float64) (largest float64, off []string) {
-	sa, sb := *a.Final, *b.Final
-	sa.Seconds, sb.Seconds = 0, 0
-	la, lb := a.Refreshes[len(a.Refreshes)-1], b.Refreshes[len(b.Refreshes)-1]
-	la.Loss, lb.Loss = nil, nil
-	la.Time, lb.Time = time.Time{}, time.Time{}
-	var ea, eb error
-	la.Stats.G, la.Stats.P, ea = a.Matrices(len(a.Refreshes) - 1)
-	lb.Stats.G, lb.Stats.P, eb = b.Matrices(len(b.Refreshes) - 1)
-	if err := errors.Join(ea, eb); err != nil {
-		return 0, []string{"last evaluation: " + err.Error()}
+	o, err := outcomes(a, b)
+	if err != nil {
+		return 0, []string{err.Error()}
 	}
 	for _, p := range []struct {
 		name string
 		a, b any
-	}{{"final summary", sa, sb}, {"last evaluation", la, lb}} {
+	}{{"final summary", o.sa, o.sb}, {"last evaluation", o.la, o.lb}} {
 		walkValues(p.name, reflect.ValueOf(p.a), reflect.ValueOf(p.b), func(path string, x, y float64) {
 			if x == y || math.IsNaN(x) && math.IsNaN(y) {
 				return
