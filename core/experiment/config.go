@@ -259,7 +259,24 @@ func overlayMeta(c *Config, text, name string) (toml.MetaData, error) {
 // escapes visible: stripped of them, "finetune.st\x1b[0meps" read as the
 // valid key finetune.steps.
 func unknownKey(key string) string {
-	return "unknown key " + keyText(key) + suggest.DidYouMean(key, Keys())
+	hint := suggest.DidYouMean(key, Keys())
+	if same := sameLeaf(key, Keys()); hint == "" && len(same) > 0 {
+		hint = " (did you mean " + strings.Join(same, " or ") + "?)"
+	}
+	return "unknown key " + keyText(key) + hint
+}
+
+// sameLeaf is the keys whose last part (after the last dot) is key's, in
+// any case: run.name means name, objective finetune.objective.
+func sameLeaf(key string, keys []string) []string {
+	leaf := func(k string) string { return strings.ToLower(k[strings.LastIndexByte(k, '.')+1:]) }
+	var out []string
+	for _, k := range keys {
+		if leaf(k) == leaf(key) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // keyText is key as errors show it: as given, or quoted if it holds a

@@ -303,3 +303,18 @@ func TestBuiltinSplitVersion(t *testing.T) {
 		}
 	}
 }
+
+// A key of the right name in another section is suggested: run.name
+// means name (issue 46: "unknown key run.name" said no more).
+func TestUnknownKeySameLeaf(t *testing.T) {
+	for _, c := range []struct{ key, want string }{
+		{"run.name", "unknown key run.name (did you mean name?)"},
+		{"objective", "unknown key objective (did you mean finetune.objective?)"},
+		{"finetune.stepz", "unknown key finetune.stepz (did you mean finetune.steps?)"},
+		{"nothing.like.it", "unknown key nothing.like.it"},
+	} {
+		if got := unknownKey(c.key); got != c.want {
+			t.Errorf("unknownKey(%q) = %q, want %q", c.key, got, c.want)
+		}
+	}
+}
