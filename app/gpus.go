@@ -54,9 +54,8 @@ func placement(ctx context.Context, s *sweep.Sweep, o SweepOptions, given bool, 
 	if err != nil {
 		return nil, gpuErr(err)
 	}
-	if p.Slots() == 0 && !p.Hide {
-		return nil, nil
-	}
+	// With no GPUs to place, p still says so (Describe) where the sweep
+	// starts and in --dry-run; it places nothing.
 	return p, nil
 }
 

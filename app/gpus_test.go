@@ -172,3 +172,43 @@ func TestSweepResumeNamesSweepJSON(t *testing.T) {
 		t.Errorf("resume with gpus_per_member -2 in sweep.json: %v, want it to start %q", err, want)
 	}
 }
+
+// On a box without GPUs, --gpus auto says so where the sweep starts and in
+// --dry-run (issue 46: it said nothing).
+func TestSweepNoGPUsSaysSo(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no nvidia-smi
+	t.Setenv("CUDA_VISIBLE_DEVICES", "")
+	os.Unsetenv("CUDA_VISIBLE_DEVICES")
+	dir := t.TempDir()
+	root := filepath.Join(dir, "runs")
+	spec, text, err := sweep.ReadSpec(writeSpec(t, dir, gpuSweepSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sweep.Plan(runs.Root(root), spec, sweep.ExecLocal, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(spec, text); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := ResumeSweep(context.Background(), &b, root, s.ID, SweepOptions{DryRun: true, GPUs: "auto"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nGPUs: no GPUs found (CUDA_VISIBLE_DEVICES unset and no nvidia-smi): members run on the CPU"; !strings.Contains(b.String(), want) {
+		t.Errorf("--dry-run --gpus auto without GPUs lacks %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "CUDA_VISIBLE_DEVICES=") {
+		t.Errorf("members without GPUs get a CUDA_VISIBLE_DEVICES:\n%s", b.String())
+	}
+}
+
+func writeSpec(t *testing.T, dir, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, "spec.toml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

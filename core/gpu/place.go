@@ -237,7 +237,7 @@ func (p *Placement) Describe() string {
 	case p.Hide:
 		return OptGPUs + " none: every member sees no GPU (" + EnvVisible + "=\"\")"
 	case len(p.Groups) == 0:
-		return "no GPUs found (" + EnvVisible + " unset and no nvidia-smi): " + EnvVisible + " left as it is"
+		return "no GPUs found (" + EnvVisible + " unset and no nvidia-smi): members run on the CPU, " + EnvVisible + " left as it is"
 	}
 	var ids []string
 	for _, g := range p.Groups {
