@@ -15,14 +15,27 @@ func ExportPlots(w io.Writer, dir string) error {
 	return exportPlots(w, dir, Options{})
 }
 
+// ExportPlotsTo is ExportPlots writing into out instead ("" for the run's
+// plots/): how a reader of a run (the read-only workbench, one attached to
+// another process's run) draws its figures without writing into the run.
+func ExportPlotsTo(w io.Writer, dir, out string) error {
+	return exportPlotsTo(w, dir, out, Options{})
+}
+
 // exportPlots is ExportPlots drawing with opt.
 func exportPlots(w io.Writer, dir string, opt Options) error {
+	return exportPlotsTo(w, dir, "", opt)
+}
+
+func exportPlotsTo(w io.Writer, dir, out string, opt Options) error {
 	start := time.Now()
 	r, err := Load(dir)
 	if err != nil {
 		return fmt.Errorf("plots not exported: %w", err)
 	}
-	out := filepath.Join(dir, "plots")
+	if out == "" {
+		out = filepath.Join(dir, "plots")
+	}
 	res, err := Export(r, out, opt)
 	if res != nil {
 		for _, n := range res.Notes {

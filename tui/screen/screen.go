@@ -51,10 +51,10 @@ type Screens struct {
 	// root at at (a step, or best) with the overrides sets, and returns
 	// the new run's id: what f does in a workbench. Nil: f only says how.
 	Fork func(root, id, at string, sets []string) (string, error)
-	// Export writes the figures of the run in dir into its plots/ from
-	// what is on disk now, reporting progress to w: what x does in a
-	// workbench. Nil: x says it is not wired.
-	Export func(w io.Writer, dir string) error
+	// Export writes the figures of the run in dir into out ("": the
+	// run's plots/) from what is on disk now, reporting progress to w:
+	// what x does in a workbench. Nil: x says it is not wired.
+	Export func(w io.Writer, dir, out string) error
 	// Cluster is the Slurm a sweep's view asks for its array tasks'
 	// states (the command line wires sweepexec.Commands); nil: never.
 	Cluster sweep.Cluster
@@ -76,7 +76,7 @@ var (
 func (s *Screens) Options(info runstate.Info, ctl tui.Controller, attached bool) tui.Options {
 	return tui.Options{
 		Info: info, Ctl: ctl, Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color, Attached: attached,
-		Fork: s.forkAction(filepath.Dir(info.Dir), info.ID), Export: s.exportAction(info.Dir),
+		Fork: s.forkAction(filepath.Dir(info.Dir), info.ID), Export: s.exportAction(info.Dir, !attached),
 	}
 }
 
@@ -99,15 +99,22 @@ func (s *Screens) forkAction(root, id string) func(at string, sets []string) (st
 	}
 }
 
-// exportAction writes the figures of the run in dir into its plots/ from
-// what is on disk now: what x does in the workbench.
-func (s *Screens) exportAction(dir string) func() (string, error) {
+// exportAction writes the figures of the run in dir from what is on disk
+// now: what x does in the workbench. The run's own workbench writes them
+// into its plots/; a reader (the read-only workbench, one attached to a
+// run another process writes) never modifies the run, and writes them
+// into plots-<run folder> of the working directory instead.
+func (s *Screens) exportAction(dir string, own bool) func() (string, error) {
 	if s.Export == nil {
 		return nil
 	}
+	out := ""
+	if !own {
+		out = "plots-" + filepath.Base(dir)
+	}
 	return func() (string, error) {
 		var buf bytes.Buffer
-		if err := s.Export(&buf, dir); err != nil {
+		if err := s.Export(&buf, dir, out); err != nil {
 			return "", fmt.Errorf("export: %v", err)
 		}
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -120,7 +127,7 @@ func (s *Screens) Recorded(ctx context.Context, r *runs.Run, h *record.History) 
 	// f opens the fork form here too: the fork starts in the
 	// background as `selmix fork` would.
 	m, snaps := tui.Recorded(r, h, tui.Options{Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color,
-		Fork: s.forkAction(filepath.Dir(r.Dir), r.Meta.ID), Export: s.exportAction(r.Dir)})
+		Fork: s.forkAction(filepath.Dir(r.Dir), r.Meta.ID), Export: s.exportAction(r.Dir, false)})
 	st := train.NewStream()
 	for _, sn := range snaps {
 		st.Publish(sn)

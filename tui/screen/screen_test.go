@@ -42,16 +42,22 @@ func TestWorkbenchActions(t *testing.T) {
 }
 
 // x in a workbench draws the run's figures through Screens.Export, the
-// plotting the command line injects, and says the last line it printed.
+// plotting the command line injects, and says the last line it printed:
+// into the run's plots/ in its own workbench, into plots-<run> of the
+// working directory in a reader's, which never modifies the run (issue
+// 46: x in the read-only selmix open rewrote the run's plots/).
 func TestExportInjected(t *testing.T) {
 	t.Parallel()
-	var dirs []string
-	s := &Screens{Export: func(w io.Writer, dir string) error {
-		dirs = append(dirs, dir)
+	var dirs, outs []string
+	s := &Screens{Export: func(w io.Writer, dir, out string) error {
+		dirs, outs = append(dirs, dir), append(outs, out)
 		if dir == "bad" {
 			return errors.New("disk full")
 		}
-		fmt.Fprintf(w, "metrics.png\nwrote 9 figures in %s/plots\n", dir)
+		if out == "" {
+			out = dir + "/plots"
+		}
+		fmt.Fprintf(w, "metrics.png\nwrote 9 figures in %s\n", out)
 		return nil
 	}}
 	got, err := s.Options(runstate.Info{Dir: "runs/a"}, nil, false).Export()
@@ -61,8 +67,11 @@ func TestExportInjected(t *testing.T) {
 	if _, err := s.Options(runstate.Info{Dir: "bad"}, nil, false).Export(); err == nil || err.Error() != "export: disk full" {
 		t.Errorf("failed export: %v, want export: disk full", err)
 	}
-	if !reflect.DeepEqual(dirs, []string{"runs/a", "bad"}) {
-		t.Errorf("exported %q", dirs)
+	if got, err := s.Options(runstate.Info{Dir: "runs/b"}, nil, true).Export(); err != nil || got != "wrote 9 figures in plots-b" {
+		t.Errorf("attached export: %q, %v; want it outside the run", got, err)
+	}
+	if !reflect.DeepEqual(dirs, []string{"runs/a", "bad", "runs/b"}) || !reflect.DeepEqual(outs, []string{"", "", "plots-b"}) {
+		t.Errorf("exported %q into %q", dirs, outs)
 	}
 }
 

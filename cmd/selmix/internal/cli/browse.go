@@ -26,7 +26,7 @@ func newScreens(cmd *cobra.Command, keysPath string) (*screen.Screens, error) {
 		nid, _, err := app.SpawnForkDetached(root, id, at, sets)
 		return nid, err
 	}
-	return &screen.Screens{Out: cmd.OutOrStdout(), Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Fork: fork, Export: viz.ExportPlots, Cluster: sweepexec.Commands{}}, nil
+	return &screen.Screens{Out: cmd.OutOrStdout(), Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Fork: fork, Export: viz.ExportPlotsTo, Cluster: sweepexec.Commands{}}, nil
 }
 
 // screenExit gives a screen that a signal ended the exit code of a run
