@@ -158,7 +158,7 @@ func (m *Model) helpDialog() dialog.Dialog {
 			{B: k.Pause, Desc: "pause / resume"}, {B: k.Step, Desc: "step to the next refresh"},
 			{B: k.SUp, Desc: "s × 1.25"}, {B: k.SDown, Desc: "s ÷ 1.25"}, {B: k.Objective, Desc: "pick the objective"},
 			{B: k.Policy, Desc: "pick the policy"}, {B: k.Edit, Desc: "edit hyperparameters"},
-			{B: k.Fork, Desc: "fork the run here"}, {B: k.Export, Desc: "export plots"}, {B: k.Quit, Desc: "quit (asks: stop or detach)"},
+			{B: k.Fork, Desc: "fork the run here"}, {B: k.Export, Desc: "export plots"}, {B: k.Quit, Desc: "quit: stop or detach"},
 		}},
 		{Name: "view", Items: []item{
 			{B: k.Help, Desc: "this help"}, {B: k.Next, Desc: "next pane"}, {B: k.Prev, Desc: "previous pane"},
