@@ -75,7 +75,7 @@ func (m *Model) askPreview(delay time.Duration) tea.Cmd {
 		return nil
 	}
 	m.flashing = false
-	return m.preview.Ask(whatif.Question{Basis: m.basis(), Cur: m.run.Latest.Hyper, Next: next}, delay)
+	return m.preview.Ask(whatif.Question{Basis: m.basis(), Cur: m.run.Latest.Hyper, Next: next, At: m.run.Latest.Step}, delay)
 }
 
 // askFlash asks for the forecast of s = next, for the footer.
@@ -84,7 +84,7 @@ func (m *Model) askFlash(next float64) tea.Cmd {
 	h := cur
 	h.S = next
 	m.flashing = true
-	return m.preview.Ask(whatif.Question{Basis: m.basis(), Cur: cur, Next: h}, 0)
+	return m.preview.Ask(whatif.Question{Basis: m.basis(), Cur: cur, Next: h, At: m.run.Latest.Step}, 0)
 }
 
 // previewUpdate takes the preview's messages; handled is false for

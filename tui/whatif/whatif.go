@@ -31,6 +31,10 @@ const Window = 40
 type Question struct {
 	Basis     *train.Basis
 	Cur, Next train.Hyper
+	// At is the step the run stands at: past the refresh (Basis.Step),
+	// a change made now applies to the rest of the interval only, and
+	// the forecast (of the whole interval) is approximate.
+	At int
 }
 
 // Preview holds the newest question and its answer. One forecast is
@@ -102,7 +106,7 @@ func (p *Preview) compute(seq int) tea.Cmd {
 			return answerMsg{seq: seq, err: errNoBasis}
 		}
 		f, err := forecast(q.Basis, q.Cur, q.Next)
-		return answerMsg{seq: seq, f: f, err: err, text: Line(f, q.Cur, q.Next)}
+		return answerMsg{seq: seq, f: f, err: err, text: Line(f, q.Cur, q.Next) + Midway(q)}
 	}
 }
 
@@ -163,6 +167,17 @@ func Line(f train.Forecast, cur, next train.Hyper) string {
 		with += fmt.Sprintf(" over %d steps", f.Steps)
 	}
 	return "next interval Δψ: " + now + " · " + with
+}
+
+// Midway is what the forecast of q leaves out when the run stands past
+// the refresh that opened the interval: "" at the refresh. (Issue 46: s
+// = 5 at step 64 was forecast +0.2551 for the interval from step 60,
+// and the change took effect at step 64.)
+func Midway(q Question) string {
+	if q.Basis == nil || q.At <= q.Basis.Step || Change(q.Cur, q.Next) == "" {
+		return ""
+	}
+	return fmt.Sprintf(" · approximate: forecast as if made at the refresh (step %d); made now, it applies from step %d", q.Basis.Step, q.At)
 }
 
 // decimals is how many decimals tell a and b apart: 4, or more (up to

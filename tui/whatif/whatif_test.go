@@ -147,3 +147,26 @@ func TestDebounce(t *testing.T) {
 		t.Errorf("without a basis: %q", p.Text())
 	}
 }
+
+// A change made past the refresh is said to be forecast approximately;
+// at the refresh, or with nothing changed, nothing is added (issue 46).
+func TestMidway(t *testing.T) {
+	b := &train.Basis{Step: 60}
+	var cur train.Hyper
+	cur.S = 1
+	next := cur
+	next.S = 5
+	for _, c := range []struct {
+		q    Question
+		want string
+	}{
+		{Question{Basis: b, Cur: cur, Next: next, At: 64}, " · approximate: forecast as if made at the refresh (step 60); made now, it applies from step 64"},
+		{Question{Basis: b, Cur: cur, Next: next, At: 60}, ""},
+		{Question{Basis: b, Cur: cur, Next: cur, At: 64}, ""},
+		{Question{Cur: cur, Next: next, At: 64}, ""},
+	} {
+		if got := Midway(c.q); got != c.want {
+			t.Errorf("Midway(at %d) = %q, want %q", c.q.At, got, c.want)
+		}
+	}
+}
