@@ -85,6 +85,8 @@ func TestView(t *testing.T) {
 		{"by-best-desc", []tea.Msg{StatusMsg{status()}, fixture.Key("h"), fixture.Key("r")}, 120, 30},
 		{"help", []tea.Msg{StatusMsg{status()}, fixture.Key("?")}, 120, 30},
 		{"gpus", []tea.Msg{StatusMsg{withGPUs(status())}}, 120, 30},
+		// Room for the sparkline: it is drawn; without (gpus, above) none is.
+		{"wide", []tea.Msg{StatusMsg{status()}}, 160, 12},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,6 +25,10 @@ type column struct {
 	mean   bool                              // a group sorts by its members' mean
 }
 
+// minSpark is the narrowest sparkline drawn (at 80 columns one of 2
+// characters was).
+const minSpark = 8
+
 // columns are "#", the sweep's columns, state, (slurm,) (gpus, where a
 // member has some,) step, ψ now and best ψ.
 func (m *Model) columns() []column {
@@ -257,6 +261,9 @@ func (m *Model) table(w, h int) string {
 	}
 	fixed := 2 + style.Width(line(names)) + 2
 	spark := max(0, w-fixed)
+	if spark < minSpark {
+		spark = 0 // a sparkline of a few characters says nothing: none
+	}
 	out := []string{"  " + th.Render(th.Bold, line(names)) + "  " + th.Render(th.Bold, style.PadRight("ψ over refreshes", spark))}
 	n := max(1, h-1)
 	m.scrollTo(rows, n)
