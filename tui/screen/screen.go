@@ -24,6 +24,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/core/train"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/record"
@@ -95,7 +96,11 @@ func (s *Screens) forkAction(root, id string) func(at string, sets []string) (st
 		if err != nil {
 			return "", fmt.Errorf("fork: %v", err)
 		}
-		return fmt.Sprintf("forked as run %s, running in the background: selmix attach %s", nid, nid), nil
+		name := nid
+		if r, err := runs.Open(root, nid); err == nil && r.Meta.Name != "" {
+			name = safetext.Line(r.Meta.Name) + " (" + nid + ")"
+		}
+		return fmt.Sprintf("forked as run %s, running in the background: selmix attach %s", name, nid), nil
 	}
 }
 

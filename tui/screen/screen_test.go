@@ -19,8 +19,11 @@ func TestWorkbenchActions(t *testing.T) {
 	var got [][]string
 	s := &Screens{Fork: func(root, id, at string, sets []string) (string, error) {
 		got = append(got, append([]string{root, id, at}, sets...))
-		if at == "bad" {
+		switch at {
+		case "bad":
 			return "", errors.New("no checkpoint at bad")
+		case "named":
+			return "20261123-1200-819c", nil // a run of the root: its name is said
 		}
 		return "new-run", nil
 	}}
@@ -32,7 +35,11 @@ func TestWorkbenchActions(t *testing.T) {
 	if _, err := o.Fork("bad", nil); err == nil || !strings.HasPrefix(err.Error(), "fork: no checkpoint") {
 		t.Errorf("failed fork: %v", err)
 	}
-	want := [][]string{{filepath.Dir(dir), "viz-selmix", "best", "finetune.s=2"}, {filepath.Dir(dir), "viz-selmix", "bad"}}
+	// The new run is named, not only numbered (issue 46).
+	if line, err := o.Fork("named", nil); err != nil || !strings.Contains(line, "forked as run viz-selmix (20261123-1200-819c)") {
+		t.Errorf("fork: %q, %v; want the new run's name", line, err)
+	}
+	want := [][]string{{filepath.Dir(dir), "viz-selmix", "best", "finetune.s=2"}, {filepath.Dir(dir), "viz-selmix", "bad"}, {filepath.Dir(dir), "viz-selmix", "named"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("forks asked for %q, want %q", got, want)
 	}
