@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"selmix/core/metric"
+	"selmix/core/train"
 	"selmix/runs/record"
 )
 
@@ -19,7 +20,7 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 	type panel struct {
 		m          Metric
 		emphasised bool
-		psi        bool             // a ψ panel: its CSV rows are psi and psi:<objective>
+		psi        bool             // a ψ panel: its CSV rows are psi (psi_aimed, psiName) and psi:<objective>
 		objective  metric.Objective // of a ψ panel after a change of objective: drawn thick where optimized
 	}
 	var panels []panel
@@ -34,8 +35,9 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 		panels = append(panels, panel{m, opt, false, ""})
 	}
 	t := newTable("metric", "step", "value")
+	psiKey, _ := psiName(r)
 	for _, rf := range r.Hist.Refreshes {
-		t.add(rf.Stats.Psi, "psi", itoa(rf.Step))
+		t.add(rf.Stats.Psi, psiKey, itoa(rf.Step))
 	}
 	cols := 3
 	rows := (len(panels) + cols - 1) / cols
@@ -138,7 +140,8 @@ func psiPanels(r *RunData) []psiPanel {
 		}
 	}
 	if len(objs) <= 1 {
-		return []psiPanel{{m: Metric{Name: "psi", Title: "ψ " + optimizedNames(r) + " (optimized)", Unit: "ψ", obj: -1,
+		name, label := psiName(r)
+		return []psiPanel{{m: Metric{Name: name, Title: label + " " + optimizedNames(r) + " (optimized)", Unit: label, obj: -1,
 			get: func(rf *record.RefreshEvent) float64 { return rf.Stats.Psi }}}}
 	}
 	out := make([]psiPanel, 0, len(objs))
@@ -153,4 +156,18 @@ func psiPanels(r *RunData) []psiPanel {
 			}}})
 	}
 	return out
+}
+
+// psiName is the CSV name and the label of the ψ the run optimized
+// (Refresh.Psi): "psi" and "ψ", or "psi_aimed" and "ψ aimed" where some
+// refresh aimed it at α/K + δ (train.Aimed, a coverage margin in force).
+// That ψ is not the objective's reported ψ, which the psi:<objective>
+// rows and panels hold.
+func psiName(r *RunData) (name, label string) {
+	for _, rf := range r.Hist.Refreshes {
+		if rf.Hyper.Aimed() {
+			return "psi_aimed", train.PsiLabel(true)
+		}
+	}
+	return "psi", train.PsiLabel(false)
 }

@@ -20,6 +20,9 @@ type Best struct {
 	Val       metric.Report // validation at Step
 	Test      metric.Report // test at Step
 	TestObj   []float64     // ψ of every objective on test at Step, metric.Objectives() order
+	// Aimed says Psi is aimed at α/K + δ (Aimed of Objective and the
+	// margin at Step), not Objective's reported ψ as TestObj is.
+	Aimed bool
 }
 
 // NewBest reports whether a refresh whose optimized objective obj has
@@ -61,10 +64,11 @@ func (b *Best) clone() *Best {
 }
 
 // judgeBest takes a new best if the refresh that measured psi of obj on
-// val makes one: it measures the test split and hands the keeper a
-// checkpoint. Evaluating leaves every state alone, so a run that keeps its
-// best computes what one that does not computes.
-func (e *Engine) judgeBest(obj metric.Objective, psi float64, val metric.Report) error {
+// val (aimed at α/K + δ where aimed, Aimed) makes one: it measures the
+// test split and hands the keeper a checkpoint. Evaluating leaves every
+// state alone, so a run that keeps its best computes what one that does
+// not computes.
+func (e *Engine) judgeBest(obj metric.Objective, psi float64, aimed bool, val metric.Report) error {
 	if e.noBest {
 		return nil
 	}
@@ -80,7 +84,7 @@ func (e *Engine) judgeBest(obj metric.Objective, psi float64, val metric.Report)
 	if err != nil {
 		return fmt.Errorf("evaluating the best model (step %d) on test: %w", e.step, err)
 	}
-	e.best = &Best{Step: e.step, Objective: obj, Psi: psi, Val: val, Test: test, TestObj: testObj}
+	e.best = &Best{Step: e.step, Objective: obj, Psi: psi, Aimed: aimed, Val: val, Test: test, TestObj: testObj}
 	if e.keep == nil {
 		return nil
 	}

@@ -319,3 +319,41 @@ func TestBestCheckpointLeavesScheduledControlsOut(t *testing.T) {
 		t.Fatal("no best checkpoint before step 25: the test says nothing")
 	}
 }
+
+// A best judged on ψ aimed at α/K + δ (a coverage objective with a
+// margin) says so, and a run resumed from the best checkpoint knows it
+// (issue 46); without a margin its ψ is the objective's reported ψ.
+func TestBestAimed(t *testing.T) {
+	sp := toySplit(4, 6, 90, 1)
+	for _, m := range []train.Margin{0, train.MarginAuto, 0.002} {
+		cfg := toyConfig()
+		cfg.Objective, cfg.CovMargin = metric.MeanRecallCov, m
+		sum, _, ks := keepToy(t, cfg, sp, nil)
+		want := m != 0
+		if sum.Best == nil || sum.Best.Aimed != want {
+			t.Fatalf("margin %v: summary best %+v, want Aimed %v", m, sum.Best, want)
+		}
+		e, err := resumeToy(cfg, sp, ks[len(ks)-1].state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Best(); got == nil || got.Aimed != want {
+			t.Errorf("margin %v: resumed from the best, best %+v, want Aimed %v", m, got, want)
+		}
+	}
+	for _, c := range []struct {
+		obj    metric.Objective
+		margin train.Margin
+		want   bool
+	}{
+		{metric.MeanRecallCov, 0, false}, {metric.MeanRecallCov, train.MarginAuto, true}, {metric.HMeanHTCov, 0.01, true},
+		{metric.MinRecall, train.MarginAuto, false}, {"no-such-objective", train.MarginAuto, false},
+	} {
+		if got := train.Aimed(c.obj, c.margin); got != c.want {
+			t.Errorf("Aimed(%s, %v) = %v, want %v", c.obj, c.margin, got, c.want)
+		}
+	}
+	if train.PsiLabel(true) != "ψ aimed" || train.PsiLabel(false) != "ψ" {
+		t.Errorf("PsiLabel: %q, %q", train.PsiLabel(true), train.PsiLabel(false))
+	}
+}

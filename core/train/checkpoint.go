@@ -589,6 +589,11 @@ func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 	}
 	e.iv.restore(st.Interval)
 	e.best = st.Best.best().clone()
+	if e.best != nil {
+		// A checkpoint does not record whether the best's ψ was aimed:
+		// the margin in force now was, unless a control changed it since.
+		e.best.Aimed = Aimed(e.best.Objective, e.hyper.CovMargin)
+	}
 	if st.Version >= 2 {
 		e.ad = st.Adapter
 	}

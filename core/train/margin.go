@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"selmix/core/metric"
 )
 
 // Margin is finetune.cov_margin: how far above the coverage bound α/K the
@@ -54,4 +56,27 @@ func (m *Margin) UnmarshalText(b []byte) error {
 		*m = v
 	}
 	return err
+}
+
+// Aimed reports whether the ψ the engine optimizes for obj with margin m
+// in force (Refresh.Psi, the ψ the best checkpoint is judged on) is aimed
+// at α/K + δ rather than at the bound α/K: obj has a coverage constraint
+// and m is not 0. That ψ is then not obj's reported ψ (Refresh.Objectives,
+// a summary's test columns; metric.Values) but a stricter one, and every
+// view names it PsiLabel(true) (docs/method.md, "The coverage margin").
+func Aimed(obj metric.Objective, m Margin) bool {
+	s, ok := obj.Spec()
+	return ok && s.Constraint != metric.NoConstraint && m != 0
+}
+
+// Aimed is Aimed of h's objective and margin.
+func (h Hyper) Aimed() bool { return Aimed(h.Objective, h.CovMargin) }
+
+// PsiLabel names the optimized ψ: "ψ aimed" where it is aimed at α/K + δ
+// (Aimed), else "ψ", since it is then the reported ψ.
+func PsiLabel(aimed bool) string {
+	if aimed {
+		return "ψ aimed"
+	}
+	return "ψ"
 }

@@ -98,7 +98,7 @@ func (e *Engine) refresh() error {
 		return err
 	}
 	e.last.Predicted, e.last.Realised = e.closeInterval(e.last.Psi)
-	obj, psi, val := e.hyper.Objective, e.last.Psi, e.last.Report
+	obj, psi, aimed, val := e.hyper.Objective, e.last.Psi, e.hyper.Aimed(), e.last.Report
 	auto := e.adapt()
 	e.openInterval()
 	s := e.snapshot(KindRefresh)
@@ -116,7 +116,7 @@ func (e *Engine) refresh() error {
 	}
 	// Judged on what this refresh published; kept after its automatic
 	// changes, so the best checkpoint continues as the run did.
-	return e.judgeBest(obj, psi, val)
+	return e.judgeBest(obj, psi, aimed, val)
 }
 
 // recompute derives the multipliers, D, G and P from the last evaluation

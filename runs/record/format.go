@@ -282,6 +282,10 @@ type BestData struct {
 	Val            ReportData `json:"val"`
 	Test           ReportData `json:"test"`
 	TestObjectives Objectives `json:"test_objectives"`
+	// Aimed says psi is aimed at α/K + δ (train.Aimed), not the
+	// objective's reported ψ; absent (false) in runs written before it
+	// was recorded, whose reader takes it from the refresh at step.
+	Aimed bool `json:"aimed,omitempty"`
 }
 
 func bestData(b *train.Best, vectors bool) *BestData {
@@ -289,7 +293,7 @@ func bestData(b *train.Best, vectors bool) *BestData {
 		return nil
 	}
 	return &BestData{
-		Step: b.Step, Objective: string(b.Objective), Psi: Num(b.Psi),
+		Step: b.Step, Objective: string(b.Objective), Psi: Num(b.Psi), Aimed: b.Aimed,
 		Val: reportData(b.Val, vectors), Test: reportData(b.Test, vectors),
 		TestObjectives: objectivesOf(b.TestObj),
 	}
@@ -300,7 +304,7 @@ func (d *BestData) best() *train.Best {
 		return nil
 	}
 	return &train.Best{
-		Step: d.Step, Objective: metric.Objective(d.Objective), Psi: float64(d.Psi),
+		Step: d.Step, Objective: metric.Objective(d.Objective), Psi: float64(d.Psi), Aimed: d.Aimed,
 		Val: d.Val.report(), Test: d.Test.report(), TestObj: d.TestObjectives.values(),
 	}
 }

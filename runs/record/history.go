@@ -78,11 +78,24 @@ func (h *History) SessionStart() int {
 
 // Best is the best validation ψ of one objective over the refreshes
 // during which it was the optimized one without a break (From to To).
+// Aimed says that refresh's ψ was aimed at α/K + δ (train.Aimed), not
+// the objective's reported ψ.
 type Best struct {
 	Objective string
 	Psi       float64
+	Aimed     bool
 	Step      int // the refresh that reached it
 	From, To  int // steps of the segment's first and last refresh
+}
+
+// refreshAt is the last refresh logged at step, nil if none.
+func (h *History) refreshAt(step int) *RefreshEvent {
+	for i := len(h.Refreshes) - 1; i >= 0; i-- {
+		if h.Refreshes[i].Step == step {
+			return &h.Refreshes[i]
+		}
+	}
+	return nil
 }
 
 // Bests judges every refresh's ψ with the objective optimized at it: one
@@ -97,11 +110,11 @@ func (h *History) Bests() []Best {
 			b := &out[n-1]
 			b.To = rf.Step
 			if psi > b.Psi || math.IsNaN(b.Psi) {
-				b.Psi, b.Step = psi, rf.Step
+				b.Psi, b.Step, b.Aimed = psi, rf.Step, rf.Hyper.Aimed()
 			}
 			continue
 		}
-		out = append(out, Best{Objective: obj, Psi: psi, Step: rf.Step, From: rf.Step, To: rf.Step})
+		out = append(out, Best{Objective: obj, Psi: psi, Aimed: rf.Hyper.Aimed(), Step: rf.Step, From: rf.Step, To: rf.Step})
 	}
 	return out
 }
@@ -326,6 +339,14 @@ func (h *History) add(ev runs.Event, read func(runs.Ref) ([]runs.Array, error)) 
 			// reports it (its default for 0).
 			rf := &h.Refreshes[n-1]
 			s.Alpha = metric.Params{Alpha: rf.Hyper.Alpha}.WithDefaults(max(rf.Stats.K, 2)).Alpha
+		}
+		if b := s.Best; b != nil {
+			// Whether the best's ψ was aimed at α/K + δ is what the
+			// refresh that reached it ran under (recorded in the summary
+			// only since it was; a run before says nothing of it).
+			if rf := h.refreshAt(b.Step); rf != nil {
+				b.Aimed = rf.Hyper.Aimed()
+			}
 		}
 		if ev.Kind == KindFinal {
 			h.Final, h.FinalTime = &s, eventTime(ev)

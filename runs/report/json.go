@@ -26,6 +26,7 @@ type Record struct {
 	Best       *record.Num `json:"best"`      // null before the first refresh
 	BestStep   *int        `json:"best_step"` // likewise
 	BestObj    string      `json:"best_objective,omitempty"`
+	BestAimed  bool        `json:"best_aimed,omitempty"` // best is ψ aimed at α/K + δ (record.BestAimed)
 	Parent     string      `json:"parent"`
 	ParentStep int         `json:"parent_step"`
 	Format     int         `json:"format"`
@@ -49,7 +50,7 @@ func RecordOf(r *runs.Run) Record {
 	}
 	if !r.Broken() && m.BestStep >= 0 {
 		best, step := record.Num(m.Best), m.BestStep
-		j.Best, j.BestStep, j.BestObj = &best, &step, m.BestObjective
+		j.Best, j.BestStep, j.BestObj, j.BestAimed = &best, &step, m.BestObjective, record.BestAimed(r)
 	}
 	return j
 }

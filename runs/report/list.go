@@ -16,7 +16,9 @@ import (
 )
 
 // List writes the table of runs ls: every run of root carrying every one
-// of tags, one row each, or a line saying there is none.
+// of tags, one row each, or a line saying there is none. A best
+// validation ψ aimed at α/K + δ (record.BestAimed) reads "aimed 0.0372
+// (1970)", ψ aimed, and a line under the table says what that is.
 func List(w io.Writer, root string, tags []string) error {
 	all, err := runs.List(root)
 	if err != nil {
@@ -32,6 +34,7 @@ func List(w io.Writer, root string, tags []string) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tOBJECTIVE\tPOLICY\tSTATUS\tSTEPS\tBEST VAL ψ (STEP)\tTEST ψ END\tTEST ψ AT BEST\tSTARTED\tTAGS")
+	aimed := false
 	for _, r := range all {
 		m := r.Meta
 		best := "-"
@@ -40,12 +43,22 @@ func List(w io.Writer, root string, tags []string) error {
 			if m.BestObjective != "" && m.BestObjective != m.Objective {
 				best = m.BestObjective + " " + best
 			}
+			// ψ aimed at α/K + δ is not the test columns' ψ: labelled.
+			if record.BestAimed(&r) {
+				best, aimed = "aimed "+best, true
+			}
 		}
 		end, atBest := TestPsi(&r)
 		safetext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", filepath.Base(r.Dir), m.Name, m.Objective, m.Policy,
 			r.EffectiveStatus(), m.Steps, best, end, atBest, strings.Replace(m.Created, "T", " ", 1), TagsColumn(m))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if aimed {
+		fmt.Fprintln(w, AimedNote)
+	}
+	return nil
 }
 
 // Live writes the table of ps: every live run of root and every crashed

@@ -27,8 +27,8 @@ func Progress(ctx context.Context, w io.Writer, src train.Source, quiet bool) {
 		switch s.Kind {
 		case train.KindRefresh:
 			r := s.Refresh
-			fmt.Fprintf(w, "step %5d/%d  ψ %s %.4f  mean-rec %.4f  worst-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f%s\n",
-				s.Step, s.Total, s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
+			fmt.Fprintf(w, "step %5d/%d  %s %s %.4f  mean-rec %.4f  worst-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f%s\n",
+				s.Step, s.Total, train.PsiLabel(s.Hyper.Aimed()), s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
 				r.Report.MinCoverage, r.Report.Accuracy, pairsNote(r.P, r.K))
 			if first {
 				if why := train.CannotLearn(r.Report, r.G); why != "" {

@@ -59,6 +59,30 @@ func TestProgressLineNamesBothNumbers(t *testing.T) {
 	}
 }
 
+// With a coverage margin in force the headless line's ψ is aimed at
+// α/K + δ, not the objective's reported ψ: named "ψ aimed" (issue 46).
+func TestProgressLineNamesAimedPsi(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		margin train.Margin
+		want   string
+	}{
+		{0, "step   300/2000  ψ mean-recall@cov 0.0372  mean-rec 0.8016"},
+		{train.MarginAuto, "step   300/2000  ψ aimed mean-recall@cov 0.0372  mean-rec 0.8016"},
+		{0.002, "step   300/2000  ψ aimed mean-recall@cov 0.0372  mean-rec 0.8016"},
+	} {
+		h := train.DefaultHyper()
+		h.Objective, h.CovMargin = metric.MeanRecallCov, c.margin
+		rs := &train.Refresh{Step: 300, K: 2, Psi: 0.0372, Report: metric.Report{K: 2, MeanRecall: 0.8016}}
+		src := sliceSource{{Kind: train.KindRefresh, Step: 300, Total: 2000, Hyper: h, Refresh: rs}}
+		var b bytes.Buffer
+		Progress(context.Background(), &b, &src, false)
+		if !strings.HasPrefix(b.String(), c.want) {
+			t.Errorf("margin %v: progress line %q, want it to begin %q", c.margin, b.String(), c.want)
+		}
+	}
+}
+
 // When the linear step keeps failing, the headless output says so once,
 // in one line, with what to try.
 func TestProgressWarnsLinearFailing(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/record"
+	"selmix/runs/runstest"
 )
 
 // root holds two finished runs of 200 steps, viz-selmix and viz-uniform,
@@ -388,5 +389,80 @@ func TestSummaryCoverageNearBound(t *testing.T) {
 	Summary(&b, s, 0)
 	if want := "constraint: coverage ≥ α/K = 0.00095 (every class) UNMET on validation at the end: validation 999 of 1000 met, min coverage 0.0009; test 1000 of 1000 met, min coverage 0.00095\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+}
+
+// oldCov is a run optimizing mean-recall@cov recorded before
+// finetune.cov_margin existed (app/testdata/oldcov): no margin, so its ψ
+// is the objective's reported ψ.
+var oldCov = filepath.Join("..", "..", "app", "testdata", "oldcov", "20261126-0905-0b2b")
+
+// With a coverage margin in force the ψ a run optimizes, and judges its
+// best checkpoint on, is aimed at α/K + δ: 0.0372 where the objective's
+// reported ψ, the test columns', is 0.8363 (issue 46). runs ls, runs
+// show and the summary's best line name it "ψ aimed" and say what that
+// is, from what the run's refreshes recorded; a run without a margin
+// reads as before.
+func TestAimedBest(t *testing.T) {
+	id := filepath.Base(oldCov)
+	plain, aimed := t.TempDir(), t.TempDir()
+	runstest.Copy(t, oldCov, filepath.Join(plain, id), nil)
+	runstest.Copy(t, oldCov, filepath.Join(aimed, id), func(name string, b []byte) []byte {
+		if name == "events.jsonl" {
+			// The built-in experiment's margin, in every refresh.
+			b = bytes.ReplaceAll(b, []byte(`"hyper":{"objective":"mean-recall@cov",`), []byte(`"hyper":{"objective":"mean-recall@cov","cov_margin":"auto","cov_conf":0.95,`))
+		}
+		return b
+	})
+	for _, c := range []struct {
+		root            string
+		ls, show, best  string
+		note, bestAimed bool
+	}{
+		{plain, " -0.0189 (60) ", "best      ψ mean-recall@cov -0.0189 at step 60 (validation)\n",
+			"best: ψ mean-recall@cov -0.0189 on validation at step 60 (", false, false},
+		{aimed, " aimed -0.0189 (60) ", "best      ψ aimed mean-recall@cov -0.0189 at step 60 (validation)\n",
+			"best: ψ aimed mean-recall@cov -0.0189 on validation at step 60 (", true, true},
+	} {
+		var b bytes.Buffer
+		if err := List(&b, c.root, nil); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+		if !strings.Contains(lines[1], c.ls) || strings.Contains(b.String(), AimedNote) != c.note {
+			t.Errorf("runs ls (margin %v) wants %q in its row, a note %v:\n%s", c.bestAimed, c.ls, c.note, b.String())
+		}
+		b.Reset()
+		if err := ListJSON(&b, c.root, nil); err != nil {
+			t.Fatal(err)
+		}
+		var recs []Record
+		if err := json.Unmarshal(b.Bytes(), &recs); err != nil || len(recs) != 1 || recs[0].BestAimed != c.bestAimed {
+			t.Errorf("runs ls --json (margin %v): %v, %+v", c.bestAimed, err, recs)
+		}
+
+		r, err := runs.Open(c.root, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := record.Load(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Reset()
+		Show(&b, r, h)
+		Summary(&b, h.Final, h.SessionStart())
+		out := b.String()
+		for _, want := range []string{c.show, c.best} {
+			if !strings.Contains(out, want) {
+				t.Errorf("runs show (margin %v) lacks %q:\n%s", c.bestAimed, want, out)
+			}
+		}
+		if n := strings.Count(out, AimedNote); n != map[bool]int{false: 0, true: 1}[c.note] {
+			t.Errorf("runs show (margin %v) says what ψ aimed is %d times:\n%s", c.bestAimed, n, out)
+		}
+		if want := "ψ mean-recall@cov *"; !strings.Contains(out, want) {
+			t.Errorf("runs show (margin %v): the test rows are the reported ψ, want %q:\n%s", c.bestAimed, want, out)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"selmix/core/train"
 	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -55,13 +56,24 @@ func Show(w io.Writer, r *runs.Run, h *record.History) {
 			safetext.Fprintf(w, "%s%s\n", head, l)
 		}
 	}
-	Bests(w, h.Bests())
+	bs := h.Bests()
+	Bests(w, bs)
+	// What "ψ aimed" is, once: the final summary's best line, which the
+	// caller prints, says it where that best was aimed.
+	if slices.ContainsFunc(bs, func(b record.Best) bool { return b.Aimed }) && (h.Final == nil || h.Final.Best == nil || !h.Final.Best.Aimed) {
+		fmt.Fprintln(w, AimedNote)
+	}
 	ck, err := r.Checkpoints()
 	if err == nil {
 		fmt.Fprintf(w, "checkpoints %v\n", ck)
 	}
 	if step, _, err := r.BestCheckpoint(); err == nil {
-		fmt.Fprintf(w, "best ckpt step %d (the model at the best validation ψ: export-head --best, fork --at best)\n", step)
+		// The best checkpoint is the latest objective's best.
+		psi := "ψ"
+		if n := len(bs); n > 0 {
+			psi = train.PsiLabel(bs[n-1].Aimed)
+		}
+		fmt.Fprintf(w, "best ckpt step %d (the model at the best validation %s: export-head --best, fork --at best)\n", step, psi)
 	}
 	events(w, h)
 }
@@ -118,8 +130,8 @@ func events(w io.Writer, h *record.History) {
 }
 
 // Bests writes the best validation ψ of every objective the run
-// optimized, each judged on its own objective and labelled with it; the
-// latest first.
+// optimized, each judged on its own objective and labelled with it
+// ("ψ aimed" where it was aimed at α/K + δ); the latest first.
 func Bests(w io.Writer, bs []record.Best) {
 	for i := len(bs) - 1; i >= 0; i-- {
 		b := bs[i]
@@ -131,6 +143,6 @@ func Bests(w io.Writer, bs []record.Best) {
 		if len(bs) > 1 {
 			span = fmt.Sprintf(", optimized from step %d to %d", b.From, b.To)
 		}
-		fmt.Fprintf(w, "%sψ %s %.4f at step %d (validation%s)\n", head, b.Objective, b.Psi, b.Step, span)
+		fmt.Fprintf(w, "%s%s %s %.4f at step %d (validation%s)\n", head, train.PsiLabel(b.Aimed), b.Objective, b.Psi, b.Step, span)
 	}
 }

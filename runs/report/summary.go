@@ -12,6 +12,12 @@ import (
 // metRow heads the row of the classes at coverage ≥ α/K.
 const metRow = "coverage ≥ α/K met"
 
+// AimedNote says what "ψ aimed" is where a best or a value is labelled so
+// (train.PsiLabel): with a coverage margin the ψ fine-tuning optimizes,
+// and judges its best checkpoint on, aims at α/K + δ, while every other ψ
+// shown (the test columns, ψ of each objective) keeps α/K.
+const AimedNote = "ψ aimed: ψ with the coverage bound α/K raised by the margin δ (finetune.cov_margin), what fine-tuning optimizes and the best checkpoint is judged on; every other ψ keeps α/K"
+
 // tableCell is metric m of r in the summary table: 4 decimals, and for a
 // coverage, which the constraint line below compares with α/K, more where
 // 4 would put it on the other side of the bound (metric.CoverageText).
@@ -69,7 +75,10 @@ func Summary(w io.Writer, s *train.Summary, from int) {
 	tw.Flush()
 	Constraint(w, s)
 	if b != nil {
-		fmt.Fprintf(w, "best: ψ %s %.4f on validation at step %d (the best checkpoint: export-head --best, fork --at best)\n", b.Objective, b.Psi, b.Step)
+		fmt.Fprintf(w, "best: %s %s %.4f on validation at step %d (the best checkpoint: export-head --best, fork --at best)\n", train.PsiLabel(b.Aimed), b.Objective, b.Psi, b.Step)
+		if b.Aimed {
+			fmt.Fprintln(w, AimedNote)
+		}
 		if b.Objective != s.Objective {
 			fmt.Fprintf(w, "† the objective optimized when the best was taken (the objective changed; a new best is judged on the new one)\n")
 		}

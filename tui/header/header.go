@@ -94,7 +94,8 @@ func (m *Model) View() string {
 	}
 	psi := ""
 	if r.Cur != nil {
-		psi = fmt.Sprintf("  ψ %.4f  s %s", r.Cur.Psi, compact(s.Hyper.S))
+		// ψ aimed at α/K + δ is not the objective's reported ψ: named so.
+		psi = fmt.Sprintf("  %s %.4f  s %s", train.PsiLabel(s.Hyper.Aimed()), r.Cur.Psi, compact(s.Hyper.S))
 	}
 	fields := fmt.Sprintf(" %3.0f%%  %s  %s%s", 100*frac, rate, eta, psi)
 	head := fmt.Sprintf("step %d/%d ", s.Step, s.Total)

@@ -3,6 +3,7 @@ package header
 import (
 	"testing"
 
+	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/runstate"
@@ -41,6 +42,15 @@ func TestView(t *testing.T) {
 		r.System = &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
 		return r
 	}
+	// A coverage objective with a margin optimizes ψ aimed at α/K + δ,
+	// not the objective's reported ψ: the header names it so.
+	aimed := func() *runstate.State {
+		var snaps []train.Snapshot
+		for i := range 4 {
+			snaps = append(snaps, fixture.Aimed(fixture.Refresh(10, i, 2000, metric.MeanRecallCov)))
+		}
+		return fixture.Apply(fixture.Info(10), snaps)
+	}
 	huge := func() *runstate.State {
 		r := local()
 		r.Latest.Hyper.S = 1e30
@@ -66,6 +76,7 @@ func TestView(t *testing.T) {
 		{"fed-120", fed(), 120, "running"},
 		{"fed-200", fed(), 200, "running"},
 		{"huge-s-120", huge(), 120, "running"},
+		{"cov-aimed-120", aimed(), 120, "running"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

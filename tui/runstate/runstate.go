@@ -157,7 +157,8 @@ func push(log []Entry, dropped *int, e Entry) []Entry {
 
 func (r *State) log(e Entry) { r.Log = push(r.Log, &r.LogDropped, e) }
 
-// refreshPrefix opens a refresh's line in the event log.
+// refreshPrefix opens a refresh's line in the event log ("refresh ψ
+// min-recall 0.5643 …", "refresh ψ aimed mean-recall@cov 0.0372 …").
 const refreshPrefix = "refresh ψ "
 
 // foldAdapt puts a change finetune.adapt made at a refresh on that
@@ -273,8 +274,14 @@ func (r *State) Apply(s train.Snapshot) {
 				s.State, sm.Steps, sm.Objective, sm.TestObjBefore[i], sm.TestObjAfter[i])})
 			if b := sm.Best; b != nil && len(b.TestObj) == len(sm.TestObjAfter) {
 				j := b.Objective.Index()
-				r.log(Entry{s.Step, Note, fmt.Sprintf("best checkpoint at step %d (validation %s %.4f): test %s %.4f, worst recall %.4f (at the end %.4f)",
-					b.Step, b.Objective, b.Psi, b.Objective, b.TestObj[j], b.Test.MinRecall, sm.TestAfter.MinRecall)})
+				// Judged on ψ aimed at α/K + δ where a margin was in force:
+				// the line names it so, beside the reported test ψ.
+				judged := ""
+				if b.Aimed {
+					judged = train.PsiLabel(true) + " "
+				}
+				r.log(Entry{s.Step, Note, fmt.Sprintf("best checkpoint at step %d (validation %s%s %.4f): test %s %.4f, worst recall %.4f (at the end %.4f)",
+					b.Step, judged, b.Objective, b.Psi, b.Objective, b.TestObj[j], b.Test.MinRecall, sm.TestAfter.MinRecall)})
 			}
 		} else {
 			r.log(Entry{s.Step, Note, string(s.State)})
@@ -320,8 +327,13 @@ func (r *State) addRefresh(s train.Snapshot) {
 		worst = fmt.Sprintf("  worst recall %.3f (%s)", rep.MinRecall, r.ClassName(rep.Worst))
 	}
 	// ψ of the objective (a smoothed minimum for min-recall) and the true
-	// worst-class recall carry different names (README, "Two numbers").
-	r.log(Entry{rs.Step, Routine, fmt.Sprintf(refreshPrefix+"%s %.4f%s", s.Hyper.Objective, rs.Psi, worst)})
+	// worst-class recall carry different names (README, "Two numbers"),
+	// and so do ψ aimed at α/K + δ and the objective's reported ψ.
+	aimed := ""
+	if s.Hyper.Aimed() {
+		aimed = "aimed "
+	}
+	r.log(Entry{rs.Step, Routine, fmt.Sprintf(refreshPrefix+"%s%s %.4f%s", aimed, s.Hyper.Objective, rs.Psi, worst)})
 	if len(r.Steps) == 1 {
 		if why := train.CannotLearn(rs.Report, rs.G); why != "" {
 			r.log(Entry{rs.Step, Warn, why})

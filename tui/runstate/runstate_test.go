@@ -95,6 +95,44 @@ func TestErrorAndFinal(t *testing.T) {
 	}
 }
 
+// With a coverage margin in force the ψ a refresh optimizes, and the best
+// checkpoint is judged on, is aimed at α/K + δ, not the objective's
+// reported ψ (0.0372 against 0.8363, issue 46): the event log names it
+// "ψ aimed"; without a margin the line is as before.
+func TestAimedPsiNamed(t *testing.T) {
+	plain := fixture.Refresh(10, 1, 2000, metric.MeanRecallCov)
+	aimed := fixture.Aimed(plain)
+	for _, c := range []struct {
+		name string
+		s    train.Snapshot
+		want string
+	}{
+		{"no margin", plain, fmt.Sprintf("refresh ψ mean-recall@cov %.4f  worst recall", plain.Refresh.Psi)},
+		{"margin", aimed, fmt.Sprintf("refresh ψ aimed mean-recall@cov %.4f  worst recall", aimed.Refresh.Psi)},
+	} {
+		r := runstate.New(fixture.Info(10))
+		r.Apply(c.s)
+		if got := r.Log[0].Text; !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: refresh line %q, want it to begin %q", c.name, got, c.want)
+		}
+	}
+
+	r := runstate.New(fixture.Info(10))
+	r.Apply(aimed)
+	fin := fixture.Final(aimed)
+	sm := *fin.Summary
+	i := metric.MeanRecallCov.Index()
+	sm.Best = &train.Best{Step: 50, Objective: metric.MeanRecallCov, Psi: 0.0372, Aimed: true, TestObj: slices.Clone(sm.TestObjAfter),
+		Test: metric.Report{MinRecall: 0.52}}
+	sm.Best.TestObj[i] = 0.8363
+	fin.Summary = &sm
+	r.Apply(fin)
+	want := "best checkpoint at step 50 (validation ψ aimed mean-recall@cov 0.0372): test mean-recall@cov 0.8363, worst recall 0.5200 (at the end 0.0000)"
+	if got := r.Log[len(r.Log)-1].Text; got != want {
+		t.Errorf("best line of a run with a margin:\n got %q\nwant %q", got, want)
+	}
+}
+
 // A control acknowledged with recomputed G and P replaces what the heatmap
 // shows, but adds no point to the histories.
 func TestControlUpdatesCurrentGain(t *testing.T) {
