@@ -77,7 +77,7 @@ func TestCompareWithGroups(t *testing.T) {
 		extra  []string
 	}{
 		{"no groups", nil, nil},
-		{"by policy", gs, []string{"compare-psi_min-recall-by-finetune.policy.svg"}},
+		{"by policy", gs, []string{"compare-psi_min-recall-by-finetune.policy.svg", "compare-final-by-finetune.policy.svg"}},
 	} {
 		res, err := CompareWithGroups(rs, c.groups, key, m, t.TempDir(), o)
 		if err != nil {

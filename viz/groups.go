@@ -102,7 +102,9 @@ func meanStd(v []float64) (float64, float64) {
 // of runs, the mean of m over its members, in a ± one standard deviation
 // band, and the pre-trained baseline (the mean of every run's first
 // refresh, taken before fine-tuning) as a dashed line. Its CSV has the
-// group, step, mean, std and how many members each mean is over.
+// group, step, mean, std and how many members each mean is over. Then
+// compare-final-by-<key>: compare-final with one bar per group, the mean
+// over its runs with ± one sample std whiskers (compareFinalGroups).
 func CompareGroups(groups []Group, key string, m Metric, dir string, o Options) (*Result, error) {
 	if len(groups) == 0 {
 		return nil, errors.New("compare: no runs")
@@ -112,12 +114,18 @@ func CompareGroups(groups []Group, key string, m Metric, dir string, o Options) 
 		return nil, err
 	}
 	res := &Result{}
+	var errs []error
 	f := newFigure(o, colWidth, 2.8*vg.Inch)
 	name := "compare-" + safetext.FileName(m.Name) + "-by-" + safetext.FileName(key)
 	if err := write(res, dir, name, f, func() (*drawing, error) { return groupCurves(f, groups, key, m) }); err != nil {
-		return res, fmt.Errorf("%s: %w", name, err)
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
 	}
-	return res, nil
+	f = newFigure(o, fullWidth, 3*vg.Inch)
+	name = "compare-final-by-" + safetext.FileName(key)
+	if err := write(res, dir, name, f, func() (*drawing, error) { return compareFinalGroups(f, groups, key) }); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	}
+	return res, errors.Join(errs...)
 }
 
 func groupCurves(f *figure, groups []Group, key string, m Metric) (*drawing, error) {

@@ -15,6 +15,9 @@ type SweepOptions struct {
 	FigDir string // folder for the comparison figures ("" for none)
 	FigRel string // FigDir as the Markdown links it (relative to the report)
 	Format string // png, svg, pdf or tex; "" = png
+	// Vs, when set, adds to each table the seed-paired difference of
+	// every group against its reference group (sweep report --vs).
+	Vs *sweep.Reference
 }
 
 // SweepReport is a sweep's results as Markdown: members grouped by every
@@ -25,7 +28,8 @@ type SweepOptions struct {
 // step, which the report says; the spread of each group's validation curve
 // over its seeds (SweepCurves), and the comparison figures `selmix export
 // --compare` draws (one run per group: its first finished member). Notes
-// say what was left out.
+// say what was left out. With o.Vs, each table is followed by the
+// seed-paired differences against the reference (PairedTable).
 func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 	notes = slices.Clone(r.Notes)
 	var b strings.Builder
@@ -57,6 +61,9 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 			}
 			pf("| %s |\n", strings.Join(row, " | "))
 		}
+		if o.Vs != nil {
+			pf("\n%s", PairedTable(r, groups, *o.Vs, value))
+		}
 	}
 	table("Test at the best step (the model each run keeps)", func(c sweep.ResultColumn) func(*train.Summary) float64 { return c.Best })
 	table("Test at the last step", func(c sweep.ResultColumn) func(*train.Summary) float64 { return c.After })
@@ -72,9 +79,7 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 		if err != nil {
 			continue
 		}
-		if len(g.Key) > 0 {
-			vr.Meta.Name = g.Label
-		}
+		vr.Meta.Name = firstLabel(g, vr.Meta.Name)
 		rs = append(rs, vr)
 	}
 	if len(rs) == 0 {
@@ -92,11 +97,7 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 		if len(seeds) == 0 {
 			continue
 		}
-		label := seeds[0].Meta.Name
-		if len(g.Key) > 0 {
-			label = g.Label
-		}
-		sg = append(sg, SeedGroup{Label: label, Runs: seeds})
+		sg = append(sg, SeedGroup{Label: seedsLabel(g, seeds[0].Meta.Name), Runs: seeds})
 	}
 	if len(sg) > 0 {
 		sres, serr := SweepCurves(sg, DefaultCompareMetric(rs), o.FigDir, Options{Format: o.Format})
@@ -123,4 +124,75 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 		notes = append(notes, "figures: "+err.Error())
 	}
 	return b.String(), notes
+}
+
+// firstLabel names a group's first finished member in the comparison
+// figures: by the group's values (policy=selmix), or where seed is all
+// that varies by its seed (seed=1); name where neither says anything.
+func firstLabel(g *sweep.Group, name string) string {
+	if g.Label != "" {
+		return g.Label
+	}
+	if k := slices.Index(g.Runs, g.First); k >= 0 && k < len(g.Seeds) && g.Seeds[k] != "" {
+		return sweep.SeedKey + "=" + g.Seeds[k]
+	}
+	return name
+}
+
+// seedsLabel names a group's spread over its seeds: by the group's
+// values, or where seed is all that varies by its seeds (seed=1,2,3);
+// name where neither says anything.
+func seedsLabel(g *sweep.Group, name string) string {
+	if g.Label != "" {
+		return g.Label
+	}
+	if seeds := slices.DeleteFunc(slices.Clone(g.Seeds), func(s string) bool { return s == "" }); len(seeds) > 0 {
+		return sweep.SeedKey + "=" + strings.Join(seeds, ",")
+	}
+	return name
+}
+
+// PairedTable is the Markdown table of the seed-paired differences of
+// groups against ref (in the order given): for each group and each
+// column of sweep.ReportColumns (read by value), the mean ± sample std
+// over the seeds that it and its reference group both finished of its
+// member's value minus the reference's member's of the same seed
+// (sweep.Paired). The reference group's own row says so; a group without
+// one, or without a common seed, has none.
+func PairedTable(r *sweep.Results, groups []*sweep.Group, ref sweep.Reference, value func(c sweep.ResultColumn) func(*train.Summary) float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Paired by seed against %s: each member's value minus that of the member of %s with the same seed and the same other values, mean ± sample std over the seeds both finished (pairs: how many).\n\n", ref, ref)
+	head := slices.Clone(r.Keys)
+	head = append(head, "pairs")
+	for _, c := range sweep.ReportColumns {
+		head = append(head, "Δ "+c.Name)
+	}
+	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+	count := func(*train.Summary) float64 { return 0 }
+	for _, g := range groups {
+		row := slices.Clone(g.Key)
+		rg := r.RefGroup(g, ref)
+		switch {
+		case rg == g:
+			row = append(row, "reference")
+			for range sweep.ReportColumns {
+				row = append(row, "–")
+			}
+		case rg == nil:
+			row = append(row, "0")
+			for range sweep.ReportColumns {
+				row = append(row, "–")
+			}
+		default:
+			row = append(row, fmt.Sprint(len(sweep.Paired(g, rg, count))))
+			for _, c := range sweep.ReportColumns {
+				row = append(row, sweep.MeanStdSigned(sweep.Paired(g, rg, value(c))))
+			}
+		}
+		for k := range row {
+			row[k] = strings.ReplaceAll(row[k], "|", `\|`)
+		}
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+	}
+	return b.String()
 }

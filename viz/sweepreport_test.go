@@ -134,7 +134,7 @@ func TestWriteSweepReport(t *testing.T) {
 			Runs: []*runs.Run{run}, Histories: []*record.History{h}},
 	}}
 	out := filepath.Join(t.TempDir(), "sub", "paper.md")
-	md, notes, err := WriteSweepReport(res, out, "svg")
+	md, notes, err := WriteSweepReport(res, out, SweepOptions{Format: "svg"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,5 +147,83 @@ func TestWriteSweepReport(t *testing.T) {
 	}
 	if !strings.Contains(md, "| selmix | 1/1 | 0.6000 | 0.3000 |") {
 		t.Errorf("report lacks the row of selmix:\n%s", md)
+	}
+}
+
+// With a reference (--vs), each table is followed by the seed-paired
+// differences of every group against it: the reference's own row says
+// so, and a group with no finished seed has no difference.
+func TestSweepReportVs(t *testing.T) {
+	sums := func(xs ...float64) []*train.Summary {
+		var out []*train.Summary
+		for _, x := range xs {
+			out = append(out, sweepSummary(x))
+		}
+		return out
+	}
+	res := &sweep.Results{ID: "abl", Members: 9, Keys: []string{"policy"}, Columns: []string{"finetune.policy"}, Seeded: true, Groups: []*sweep.Group{
+		{Key: []string{"selmix"}, Label: "policy=selmix", Members: 3, Seeds: []string{"2", "1", "3"}, Summaries: sums(0.5, 0.3, 0.6)},
+		{Key: []string{"resample"}, Label: "policy=resample", Members: 3, Seeds: []string{"1", "2", "3"}, Summaries: sums(0.2, 0.3, 0.4)},
+		{Key: []string{"greedy"}, Label: "policy=greedy", Members: 3},
+	}}
+	ref, err := res.ParseReference("finetune.policy=resample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := SweepReport(res, SweepOptions{Vs: &ref})
+	// Last step, metrics x: seed 2 0.5 − 0.3, seed 1 0.3 − 0.2, seed 3
+	// 0.6 − 0.4 = 0.2, 0.1, 0.2: mean 1/6, sample std √(1/300) = 0.0577;
+	// ψ is 2x: twice both. At the best step the metrics are 1 − x: the
+	// opposite sign. Rows in the tables' order: resample ranks first.
+	head := "| policy | pairs | Δ ψ (optimized) | Δ mean recall | Δ min recall | Δ H-mean | Δ G-mean | Δ min coverage |\n|---|---|---|---|---|---|---|---|\n"
+	rest := "| resample | reference | – | – | – | – | – | – |\n"
+	for _, want := range []string{
+		"### Test at the best step (the model each run keeps)\n\n",
+		"Paired by seed against policy=resample: each member's value minus that of the member of policy=resample with the same seed and the same other values, mean ± sample std over the seeds both finished (pairs: how many).\n\n" +
+			head + rest +
+			"| selmix | 3 | -0.3333 ± 0.1155 | -0.1667 ± 0.0577 | -0.1667 ± 0.0577 | -0.1667 ± 0.0577 | -0.1667 ± 0.0577 | -0.1667 ± 0.0577 |\n" +
+			"| greedy | 0 | – | – | – | – | – | – |\n\n### Test at the last step",
+		head + rest +
+			"| selmix | 3 | +0.3333 ± 0.1155 | +0.1667 ± 0.0577 | +0.1667 ± 0.0577 | +0.1667 ± 0.0577 | +0.1667 ± 0.0577 | +0.1667 ± 0.0577 |\n" +
+			"| greedy | 0 | – | – | – | – | – | – |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if plain, _ := SweepReport(res, SweepOptions{}); strings.Contains(plain, "Paired by seed") || strings.Contains(plain, "Δ ") {
+		t.Errorf("paired differences without --vs:\n%s", plain)
+	}
+}
+
+// A sweep whose only column is seed names its member in the comparison
+// figures by its seed and its spread by its seeds, not by run names.
+func TestSweepReportSeedOnly(t *testing.T) {
+	run, err := runs.Open(filepath.Join("testdata", "run"), "viz-selmix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := record.Load(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &sweep.Results{ID: "seeds", Members: 2, Seeded: true, Groups: []*sweep.Group{
+		{Key: []string{}, Members: 2, Seeds: []string{"1", "2"}, Summaries: []*train.Summary{sweepSummary(0.3), sweepSummary(0.4)}, First: run, History: h,
+			Runs: []*runs.Run{run, run}, Histories: []*record.History{h, h}},
+	}}
+	dir := t.TempDir()
+	SweepReport(res, SweepOptions{FigDir: dir, Format: "svg"})
+	for _, c := range []struct{ glob, want string }{
+		{"compare-final.csv", "\nseed=1,"},
+		{"sweep-*.csv", "\n\"seed=1,2\","},
+	} {
+		files, _ := filepath.Glob(filepath.Join(dir, c.glob))
+		if len(files) != 1 {
+			t.Fatalf("%s: %v", c.glob, files)
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil || !strings.Contains(string(b), c.want) || strings.Contains(string(b), "viz-selmix") {
+			t.Errorf("%s names the member by %q? (%v)\n%s", c.glob, c.want, err, b)
+		}
 	}
 }

@@ -14,11 +14,12 @@ import (
 // file out as every output a person names is written (atomicfile.Out:
 // atomically, and through a symbolic link or a named pipe rather than
 // replacing it), with its figures in the folder beside it named
-// for out: report.md → report-figures/. It returns the Markdown and the
-// notes.
-func WriteSweepReport(r *sweep.Results, out, format string) (md string, notes []string, err error) {
+// for out: report.md → report-figures/ (o's FigDir and FigRel are set
+// so). It returns the Markdown and the notes.
+func WriteSweepReport(r *sweep.Results, out string, o SweepOptions) (md string, notes []string, err error) {
 	stem := strings.TrimSuffix(filepath.Base(out), ".md") + "-figures"
-	md, notes = SweepReport(r, SweepOptions{FigDir: filepath.Join(filepath.Dir(out), stem), FigRel: stem, Format: format})
+	o.FigDir, o.FigRel = filepath.Join(filepath.Dir(out), stem), stem
+	md, notes = SweepReport(r, o)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", nil, err
 	}

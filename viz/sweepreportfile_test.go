@@ -21,7 +21,7 @@ func TestWriteSweepReportThroughLink(t *testing.T) {
 	if err := os.Symlink("kept.md", link); err != nil {
 		t.Fatal(err)
 	}
-	md, _, err := WriteSweepReport(res, link, "svg")
+	md, _, err := WriteSweepReport(res, link, SweepOptions{Format: "svg"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -278,8 +278,10 @@ func TestGoldenCompareGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Files) != 1 || res.Files[0].Name != "compare-psi_min-recall-by-finetune.policy.png" {
-		t.Fatalf("wrote %v, want compare-psi_min-recall-by-finetune.policy.png", res.Files)
+	if len(res.Files) != 2 || res.Files[0].Name != "compare-psi_min-recall-by-finetune.policy.png" || res.Files[1].Name != "compare-final-by-finetune.policy.png" {
+		t.Fatalf("wrote %v, want compare-psi_min-recall-by-finetune.policy.png and compare-final-by-finetune.policy.png", res.Files)
 	}
-	checkGolden(t, dir, "TestGoldenCompareGroups", res.Files[0])
+	for _, f := range res.Files {
+		checkGolden(t, dir, "TestGoldenCompareGroups", f)
+	}
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"selmix/runs/record"
 	"selmix/runs/runstest"
 	"selmix/runs/sweep"
+	"selmix/runs/sweep/sweeptest"
 )
 
 // sweepBase is a small run of the built-in experiment that checkpoints
@@ -334,4 +337,175 @@ func TestSweepLocalInterrupt(t *testing.T) {
 	if code != 0 || !strings.Contains(res, "2 finished, 0 stopped, 0 failed") {
 		t.Errorf("resume: exit %d\n%s", code, res)
 	}
+}
+
+// ablationSweep is a finished sweep of two policies by two seeds (20
+// steps each, run locally), made once for the tests that only read it:
+// its runs root and id.
+func ablationSweep(t *testing.T) (root, id string) {
+	t.Helper()
+	dir := selmixtest.Shared(t, "ablation-sweep", func(dir string) error {
+		spec := filepath.Join(dir, "abl.toml")
+		text := "name = \"abl\"\n[base]\n\"finetune.steps\" = 20\n\"finetune.refresh\" = 10\n\"record.plots\" = false\n" +
+			"[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\"]\nseed = [1, 2]\n"
+		if err := os.WriteFile(spec, []byte(text), 0o644); err != nil {
+			return err
+		}
+		out, code := selmixtest.Code(t, os.Environ(), "sweep", spec, "--runs", filepath.Join(dir, "runs"), "--executor", "local", "--gpus", "none", "--parallel", "2")
+		m := sweepIDRe.FindStringSubmatch(out)
+		if code != 0 || m == nil {
+			return fmt.Errorf("sweep: exit %d\n%s", code, out)
+		}
+		return os.WriteFile(filepath.Join(dir, "id"), []byte(m[1]), 0o644)
+	})
+	b, err := os.ReadFile(filepath.Join(dir, "id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "runs"), string(b)
+}
+
+// sweep report --vs adds the seed-paired difference against a reference
+// (each member's metric minus its reference's of the same seed, mean ±
+// sample std over the seeds), worked out here from the members' own
+// summary.json; a --vs it cannot take exits 2 with one line naming the
+// flag and why.
+func TestSweepReportVs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	root, id := ablationSweep(t)
+	// ψ of the optimized objective (min recall) on test at the last step
+	// of members 0-3: selmix seeds 1, 2, uniform seeds 1, 2.
+	var psi [4]float64
+	for i := range psi {
+		b, err := os.ReadFile(filepath.Join(memberRun(t, root, id, i).Dir, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum record.SummaryData
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatal(err)
+		}
+		psi[i] = float64(sum.TestObjectivesAfter["min-recall"])
+	}
+	d1, d2 := psi[0]-psi[2], psi[1]-psi[3]
+	mean := (d1 + d2) / 2
+	std := math.Abs(d1-d2) / math.Sqrt2 // the sample std of two values
+	rep := filepath.Join(dir, "rep.md")
+	for _, vs := range []string{"policy=uniform", "finetune.policy=\"uniform\""} {
+		selmixtest.Run(t, "sweep", "report", id, "--runs", root, "--out", rep, "--vs", vs)
+		b, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("| selmix | 2 | %+.4f ± %.4f |", mean, std)
+		at := strings.Index(string(b), "### Test at the last step")
+		if at < 0 {
+			t.Fatalf("--vs %s: no table at the last step:\n%s", vs, b)
+		}
+		last := string(b)[at:]
+		if !strings.Contains(last, "Paired by seed against policy=uniform") || !strings.Contains(last, want) || !strings.Contains(last, "| uniform | reference | – |") {
+			t.Errorf("--vs %s: the last step's differences lack %q or the reference's row:\n%s", vs, want, b)
+		}
+	}
+
+	seedless := sweeptest.New(t, "name = \"noseed\"\n[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\"]\n", sweep.ExecLocal)
+	for _, c := range []struct {
+		name, root, sweep, vs, want string
+	}{
+		{"unknown key", root, id, "polcy=uniform", `selmix: --vs "polcy=uniform": no column polcy: the sweep varies finetune.policy, seed`},
+		{"value no member has", root, id, "policy=resample", `selmix: --vs "policy=resample": no member has policy=resample (its values: selmix, uniform)`},
+		{"seed", root, id, "seed=1", `selmix: --vs "seed=1": seed is what members are paired over; name another column`},
+		{"not KEY=VALUE", root, id, "uniform", `selmix: --vs "uniform": want KEY=VALUE, such as finetune.policy=resample`},
+		{"empty", root, id, "", `selmix: --vs "": want KEY=VALUE, such as finetune.policy=resample`},
+		{"no seeds", seedless.Root, seedless.ID, "policy=uniform", `selmix: --vs "policy=uniform": the sweep has no seed axis: there is nothing to pair members over`},
+	} {
+		out, code := selmixtest.Code(t, os.Environ(), "sweep", "report", c.sweep, "--runs", c.root, "--out", filepath.Join(dir, "bad.md"), "--vs", c.vs)
+		if code != 2 || strings.TrimSpace(out) != c.want {
+			t.Errorf("%s: exit %d\n%s\nwant exit 2 and the one line %q", c.name, code, out, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad.md")); !os.IsNotExist(err) {
+		t.Errorf("a bad --vs wrote a report (%v)", err)
+	}
+}
+
+// export --compare of a sweep's members names each by its values of the
+// sweep's columns, not by its run name, and with --group-by draws the
+// final metrics with a bar per group: the mean over its runs, with the
+// std (whiskers) and how many runs in its CSV.
+func TestSweepExportCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	t.Parallel()
+	root, id := ablationSweep(t)
+	var ids []string
+	var mr [4]float64 // mean recall on test at the last step, of members 0-3
+	for i := range mr {
+		r := memberRun(t, root, id, i)
+		ids = append(ids, r.Meta.ID)
+		b, err := os.ReadFile(filepath.Join(r.Dir, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum record.SummaryData
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatal(err)
+		}
+		mr[i] = float64(sum.TestAfter.MeanRecall)
+	}
+	out := filepath.Join(t.TempDir(), "cmp")
+	selmixtest.Run(t, append([]string{"export", "--compare", "--runs", root, "--out", out, "--format", "svg", "--group-by", "policy"}, ids...)...)
+	b, err := os.ReadFile(filepath.Join(out, "compare-final.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"policy=selmix seed=1", "policy=selmix seed=2", "policy=uniform seed=1", "policy=uniform seed=2"} {
+		if !strings.Contains(string(b), "\n"+l) {
+			t.Errorf("compare-final.csv does not name a member %q:\n%s", l, b)
+		}
+	}
+	if strings.Contains(string(b), id+"-") {
+		t.Errorf("compare-final.csv names members by their run names:\n%s", b)
+	}
+	b, err = os.ReadFile(filepath.Join(out, "compare-final-by-finetune.policy.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Split(l, ",")
+		if len(f) == 6 && f[1] == "mean_recall" {
+			rows[f[0]] = f[2:5]
+		}
+	}
+	for _, c := range []struct {
+		group string
+		a, b  float64
+	}{
+		{"finetune.policy=selmix (2)", mr[0], mr[1]},
+		{"finetune.policy=uniform (2)", mr[2], mr[3]},
+	} {
+		// A run kept a model: the end and the best step each have a bar.
+		r, ok := rows[c.group+" at the end"]
+		if !ok {
+			r, ok = rows[c.group]
+		}
+		if !ok || r[0] != "2" || !near(r[1], math.Abs(c.a-c.b)/math.Sqrt2) || !near(r[2], (c.a+c.b)/2) {
+			t.Errorf("%s: mean recall n, std, mean %q, want 2, %v, %v:\n%s", c.group, r, math.Abs(c.a-c.b)/math.Sqrt2, (c.a+c.b)/2, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "compare-final-by-finetune.policy.svg")); err != nil {
+		t.Error(err)
+	}
+}
+
+// near reports whether the CSV field s is x to 1e-9.
+func near(s string, x float64) bool {
+	v, err := strconv.ParseFloat(s, 64)
+	return err == nil && math.Abs(v-x) < 1e-9
 }

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"selmix/core/metric"
 	"selmix/core/train"
+	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -85,6 +87,8 @@ type Results struct {
 	ID      string
 	Members int      // how many the sweep has
 	Keys    []string // the grouping columns, by their short names
+	Columns []string // the grouping columns, by their whole keys (as Keys)
+	Seeded  bool     // the sweep has a seed column: members pair by seed
 	Groups  []*Group
 	Notes   []string // what was left out, and why
 }
@@ -95,6 +99,9 @@ type Group struct {
 	Label     string   // the group in figure legends: "objective=min-recall policy=greedy"
 	Members   int
 	Summaries []*train.Summary // of its finished members, in member order
+	// Seeds are the seeds of those members, as Summaries ("" where the
+	// sweep has no seed column).
+	Seeds []string
 	// First is its first finished member with a refresh in its log, and
 	// History that log, for the figures; nil if none.
 	First   *runs.Run
@@ -124,10 +131,13 @@ func (s *Sweep) Results() (*Results, error) {
 	res := &Results{ID: s.ID, Members: len(s.Members)}
 	var keyCols []int
 	names := ShortNames(s.Columns)
+	seedCol := slices.Index(s.Columns, SeedKey)
+	res.Seeded = seedCol >= 0
 	for c, k := range s.Columns {
 		if k != SeedKey {
 			keyCols = append(keyCols, c)
 			res.Keys = append(res.Keys, names[c])
+			res.Columns = append(res.Columns, k)
 		}
 	}
 	find := func(key []string) *Group {
@@ -164,6 +174,11 @@ func (s *Sweep) Results() (*Results, error) {
 			continue
 		}
 		g.Summaries = append(g.Summaries, h.Final)
+		seed := ""
+		if seedCol >= 0 {
+			seed = Display(m.Vary[seedCol])
+		}
+		g.Seeds = append(g.Seeds, seed)
 		g.Runs, g.Histories = append(g.Runs, run), append(g.Histories, h)
 		if g.First == nil && len(h.Refreshes) > 0 {
 			g.First, g.History = run, h
@@ -204,6 +219,108 @@ func label(s *Sweep, keyCols []int, key []string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// Reference is what a seed-paired difference is taken against (`sweep
+// report --vs KEY=VALUE`): for each group, the group with its values but
+// Value in grouping column Col.
+type Reference struct {
+	Col   int    // index in Results.Keys
+	Key   string // the column as the report heads it
+	Value string // its value, as the report shows it
+}
+
+// String is the reference as a report names it: "policy=resample".
+func (ref Reference) String() string { return ref.Key + "=" + ref.Value }
+
+// ParseReference reads a reference "KEY=VALUE": KEY a grouping column, by
+// its whole key or as the report heads it (finetune.policy or policy),
+// VALUE a value of it some member has (TOML text or as shown: resample or
+// "resample"). The sweep must have a seed column to pair over.
+func (r *Results) ParseReference(spec string) (Reference, error) {
+	k, v, ok := strings.Cut(spec, "=")
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	if !ok || k == "" || v == "" {
+		return Reference{}, errors.New("want KEY=VALUE, such as finetune.policy=resample")
+	}
+	if !r.Seeded {
+		return Reference{}, errors.New("the sweep has no seed axis: there is nothing to pair members over")
+	}
+	if k == SeedKey {
+		return Reference{}, errors.New("seed is what members are paired over; name another column")
+	}
+	col := slices.IndexFunc(r.Keys, func(name string) bool { return name == k })
+	if col < 0 {
+		col = slices.Index(r.Columns, k)
+	}
+	if col < 0 {
+		if len(r.Columns) == 0 {
+			return Reference{}, fmt.Errorf("no column %s: seed is the only column the sweep varies", safetext.Middle(k, 40))
+		}
+		return Reference{}, fmt.Errorf("no column %s: the sweep varies %s", safetext.Middle(k, 40), strings.Join(append(slices.Clone(r.Columns), SeedKey), ", "))
+	}
+	v = Display(v)
+	var have []string
+	for _, g := range r.Groups {
+		if g.Key[col] == v {
+			return Reference{Col: col, Key: r.Keys[col], Value: v}, nil
+		}
+		if !slices.Contains(have, g.Key[col]) {
+			have = append(have, g.Key[col])
+		}
+	}
+	if len(have) > 8 {
+		have = append(have[:8], "…")
+	}
+	return Reference{}, fmt.Errorf("no member has %s=%s (its values: %s)", r.Keys[col], safetext.Middle(v, 40), safetext.Middle(strings.Join(have, ", "), 120))
+}
+
+// RefGroup is g's reference group: the one with g's values but ref's in
+// its column; nil if the sweep has none.
+func (r *Results) RefGroup(g *Group, ref Reference) *Group {
+	want := slices.Clone(g.Key)
+	want[ref.Col] = ref.Value
+	for _, h := range r.Groups {
+		if slices.Equal(h.Key, want) {
+			return h
+		}
+	}
+	return nil
+}
+
+// Paired is the differences value(g's member) − value(ref's member of the
+// same seed) over the seeds both have a finished member of with a known
+// value, in g's member order. A seed that appears twice in a group pairs
+// by its first member.
+func Paired(g, ref *Group, value func(*train.Summary) float64) []float64 {
+	var out []float64
+	for k, seed := range g.Seeds {
+		if slices.Index(g.Seeds, seed) != k {
+			continue
+		}
+		j := slices.Index(ref.Seeds, seed)
+		if j < 0 {
+			continue
+		}
+		d := value(g.Summaries[k]) - value(ref.Summaries[j])
+		if !math.IsNaN(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// MeanStdSigned is MeanStd with the mean's sign always written: a
+// difference, "+0.0123 ± 0.0040".
+func MeanStdSigned(xs []float64) string {
+	switch len(xs) {
+	case 0:
+		return "–"
+	case 1:
+		return fmt.Sprintf("%+.4f", xs[0])
+	}
+	m, sd := stat.MeanStdDev(xs, nil)
+	return fmt.Sprintf("%+.4f ± %.4f", m, sd)
 }
 
 // Known drops the NaN of xs: the members that have no value (at best:

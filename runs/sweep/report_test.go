@@ -88,3 +88,114 @@ func TestRanked(t *testing.T) {
 		t.Errorf("Ranked reordered the results' own groups")
 	}
 }
+
+// pairSummary is a finished member whose optimized ψ (min recall) on test
+// at the last step is psi; at best it kept no model unless best ≥ 0, its
+// ψ there.
+func pairSummary(psi, best float64) *train.Summary {
+	objs := make([]float64, len(metric.Objectives()))
+	objs[metric.MinRecall.Index()] = psi
+	s := &train.Summary{Objective: metric.MinRecall, TestObjAfter: objs, TestAfter: metric.Report{MeanRecall: psi / 2}}
+	if best >= 0 {
+		bo := make([]float64, len(objs))
+		bo[metric.MinRecall.Index()] = best
+		s.Best = &train.Best{Objective: metric.MinRecall, TestObj: bo}
+	}
+	return s
+}
+
+// Paired pairs a group's members with its reference's of the same seed,
+// whatever their order, leaves out seeds only one of them finished and
+// values one lacks; the numbers are worked out by hand below.
+func TestPaired(t *testing.T) {
+	ref := &Group{Key: []string{"resample"}, Seeds: []string{"1", "2", "3"},
+		Summaries: []*train.Summary{pairSummary(0.50, 0.40), pairSummary(0.60, -1), pairSummary(0.70, 0.30)}}
+	sel := &Group{Key: []string{"selmix"}, Seeds: []string{"3", "1", "4", "2"},
+		Summaries: []*train.Summary{pairSummary(0.80, 0.45), pairSummary(0.55, 0.50), pairSummary(0.90, 0.90), pairSummary(0.70, 0.20)}}
+	last := func(s *train.Summary) float64 { return OptimizedColumn.After(s) }
+	best := func(s *train.Summary) float64 { return OptimizedColumn.Best(s) }
+	mean := func(s *train.Summary) float64 { return MetricColumns[0].After(s) }
+	for _, c := range []struct {
+		name  string
+		value func(*train.Summary) float64
+		// seed 3: 0.80 − 0.70, seed 1: 0.55 − 0.50, seed 2: 0.70 − 0.60;
+		// seed 4 has no partner.
+		want []float64
+		text string
+	}{
+		// mean 0.25/3 = 0.08333; deviations 1/60, −1/30, 1/60: sample
+		// variance (1/3600 + 4/3600 + 1/3600)/2 = 1/1200, std 0.02887.
+		{"last step", last, []float64{0.10, 0.05, 0.10}, "+0.0833 ± 0.0289"},
+		// at best seed 2 of the reference kept no model: 0.45 − 0.30 and
+		// 0.50 − 0.40, mean 0.125, std √(2·0.025²) = 0.03536.
+		{"best step", best, []float64{0.15, 0.10}, "+0.1250 ± 0.0354"},
+		// mean recall is ψ/2: half of the last step's.
+		{"mean recall", mean, []float64{0.05, 0.025, 0.05}, "+0.0417 ± 0.0144"},
+	} {
+		got := Paired(sel, ref, c.value)
+		ok := len(got) == len(c.want)
+		for k := range got {
+			ok = ok && math.Abs(got[k]-c.want[k]) < 1e-12
+		}
+		if !ok {
+			t.Errorf("%s: Paired = %v, want %v", c.name, got, c.want)
+		}
+		if s := MeanStdSigned(got); s != c.text {
+			t.Errorf("%s: %q, want %q", c.name, s, c.text)
+		}
+	}
+	if got := Paired(ref, ref, last); !slices.Equal(got, []float64{0, 0, 0}) {
+		t.Errorf("a group against itself: %v, want zeros", got)
+	}
+	worse := &Group{Seeds: []string{"2"}, Summaries: []*train.Summary{pairSummary(0.5, -1)}}
+	if s := MeanStdSigned(Paired(worse, ref, last)); s != "-0.1000" {
+		t.Errorf("one pair below the reference: %q, want -0.1000", s)
+	}
+	if s := MeanStdSigned(Paired(&Group{Seeds: []string{"9"}, Summaries: []*train.Summary{pairSummary(1, -1)}}, ref, last)); s != "–" {
+		t.Errorf("no common seed: %q, want –", s)
+	}
+}
+
+// ParseReference takes a grouping column by its whole key or its heading
+// and a value some member has, as shown or as TOML text; RefGroup finds
+// the group with a group's other values and the reference's.
+func TestParseReference(t *testing.T) {
+	r := &Results{Keys: []string{"objective", "policy"}, Columns: []string{"finetune.objective", "finetune.policy"}, Seeded: true, Groups: []*Group{
+		{Key: []string{"hmean", "selmix"}}, {Key: []string{"hmean", "resample"}},
+		{Key: []string{"min-recall", "selmix"}}, {Key: []string{"min-recall", "resample"}},
+	}}
+	for _, spec := range []string{"finetune.policy=resample", "policy=resample", ` policy = "resample"`} {
+		ref, err := r.ParseReference(spec)
+		if err != nil || ref != (Reference{Col: 1, Key: "policy", Value: "resample"}) {
+			t.Errorf("ParseReference(%q) = %+v, %v; want policy=resample", spec, ref, err)
+			continue
+		}
+		if g := r.RefGroup(r.Groups[2], ref); g != r.Groups[3] {
+			t.Errorf("reference of min-recall selmix: %v, want min-recall resample", g.Key)
+		}
+		if g := r.RefGroup(r.Groups[1], ref); g != r.Groups[1] {
+			t.Errorf("reference of a reference group: %v, want itself", g.Key)
+		}
+	}
+	if ref, _ := r.ParseReference("objective=hmean"); r.RefGroup(r.Groups[2], ref) != r.Groups[0] || ref.String() != "objective=hmean" {
+		t.Errorf("objective=hmean: %+v", ref)
+	}
+	if g := r.RefGroup(&Group{Key: []string{"gmean", "selmix"}}, Reference{Col: 1, Key: "policy", Value: "resample"}); g != nil {
+		t.Errorf("reference of a group whose other values no reference has: %v, want none", g.Key)
+	}
+	for _, c := range []struct{ spec, want string }{
+		{"policy", "want KEY=VALUE, such as finetune.policy=resample"},
+		{"policy=", "want KEY=VALUE, such as finetune.policy=resample"},
+		{"polcy=resample", "no column polcy: the sweep varies finetune.objective, finetune.policy, seed"},
+		{"policy=greedy", "no member has policy=greedy (its values: selmix, resample)"},
+		{"seed=1", "seed is what members are paired over; name another column"},
+	} {
+		if _, err := r.ParseReference(c.spec); err == nil || err.Error() != c.want {
+			t.Errorf("ParseReference(%q): %v, want %q", c.spec, err, c.want)
+		}
+	}
+	r.Seeded = false
+	if _, err := r.ParseReference("policy=resample"); err == nil || err.Error() != "the sweep has no seed axis: there is nothing to pair members over" {
+		t.Errorf("without seeds: %v", err)
+	}
+}

@@ -350,6 +350,9 @@ func (m MemberStatus) ValueTexts() []string {
 	return out
 }
 
+// Label names the member in a narrow legend by its values: "uniform · 3".
+func (m MemberStatus) Label() string { return Label(m.Values) }
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"

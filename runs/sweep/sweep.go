@@ -333,6 +333,91 @@ func (s *Sweep) Describe(i int) string {
 	return strings.Join(parts, " ")
 }
 
+// Label names a member in a narrow legend by its values of the columns
+// (display values, as MemberStatus.Values): "resample · 2"; values it
+// lacks ("" or "-") are left out.
+func Label(values []string) string {
+	var parts []string
+	for _, v := range values {
+		if v != "" && v != "-" {
+			parts = append(parts, v)
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// MembersOf finds the sweep in runs root root whose member runs names
+// all are (each named <sweep id>-<index>), with their indices in order;
+// nil where they are not all members of one sweep.
+func MembersOf(root string, names []string) (*Sweep, []int) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	id, _, ok := memberName(names[0])
+	if !ok {
+		return nil, nil
+	}
+	s, err := Load(filepath.Join(Root(root), id))
+	if err != nil {
+		return nil, nil
+	}
+	idx := make([]int, len(names))
+	for k, n := range names {
+		nid, i, ok := memberName(n)
+		if !ok || nid != id || i >= len(s.Members) || s.Members[i].Run != n {
+			return nil, nil
+		}
+		idx[k] = i
+	}
+	return s, idx
+}
+
+// MemberLabels names runs by their values of a sweep's columns (label:
+// Sweep.Describe, "policy=resample seed=2", or Sweep.Label, "resample ·
+// 2") where names all are member runs of one sweep in runs root root
+// (MembersOf), so figures and views of them say what varies rather than
+// generated names. It is nil where they are not, or where no column has
+// a value.
+func MemberLabels(root string, names []string, label func(s *Sweep, i int) string) []string {
+	s, idx := MembersOf(root, names)
+	if s == nil {
+		return nil
+	}
+	out := make([]string, len(idx))
+	named := false
+	for k, i := range idx {
+		out[k] = label(s, i)
+		named = named || out[k] != ""
+	}
+	if !named {
+		return nil
+	}
+	return out
+}
+
+// Label is member i's values, narrow: "resample · 2" (Label).
+func (s *Sweep) Label(i int) string {
+	vs := make([]string, len(s.Members[i].Vary))
+	for c, v := range s.Members[i].Vary {
+		vs[c] = Display(v)
+	}
+	return Label(vs)
+}
+
+// memberName splits a member's run name "<sweep id>-<index>".
+func memberName(name string) (id string, index int, ok bool) {
+	cut := strings.LastIndexByte(name, '-')
+	if cut <= 0 {
+		return "", 0, false
+	}
+	i, err := strconv.Atoi(name[cut+1:])
+	if err != nil || i < 0 || name[cut+1:] != strconv.Itoa(i) {
+		return "", 0, false
+	}
+	id = name[:cut]
+	return id, i, !strings.ContainsAny(id, `/\`) && id != "." && id != ".."
+}
+
 // ShortNames are the columns as tables head them: each key without its
 // section ("policy" for finetune.policy), unless two columns would then
 // read the same.

@@ -63,6 +63,56 @@ func TestCreateOpenList(t *testing.T) {
 	}
 }
 
+// Members of one sweep are labelled by the values of its columns (the
+// keys that vary), not by their generated run names; runs that are not
+// all members of one sweep get no labels.
+func TestMemberLabels(t *testing.T) {
+	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	name := func(i int) string { return s.Members[i].Run }
+	names := []string{name(5), name(0), name(2)}
+	got := sweep.MemberLabels(s.Root, names, (*sweep.Sweep).Describe)
+	if want := []string{"policy=uniform seed=3", "policy=selmix seed=1", "policy=selmix seed=3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("MemberLabels = %q, want %q", got, want)
+	}
+	got = sweep.MemberLabels(s.Root, names, (*sweep.Sweep).Label)
+	if want := []string{"uniform · 3", "selmix · 1", "selmix · 3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("MemberLabels narrow = %q, want %q", got, want)
+	}
+	for _, c := range []struct {
+		what  string
+		names []string
+	}{
+		{"a run of no sweep", []string{name(0), "min-recall-selmix"}},
+		{"an index the sweep lacks", []string{name(0), s.ID + "-6"}},
+		{"a sweep that does not exist", []string{"other-a1b2-0"}},
+		{"an index written oddly", []string{s.ID + "-01"}},
+		{"no runs", nil},
+	} {
+		if got := sweep.MemberLabels(s.Root, c.names, (*sweep.Sweep).Describe); got != nil {
+			t.Errorf("%s: labels %q, want none", c.what, got)
+		}
+	}
+	if got := sweep.MemberLabels(t.TempDir(), []string{name(0)}, (*sweep.Sweep).Describe); got != nil {
+		t.Errorf("another runs root: labels %q, want none", got)
+	}
+	// The narrow form, for the terminal, is the values alone.
+	for _, c := range []struct {
+		values []string
+		want   string
+	}{
+		{[]string{"resample", "2"}, "resample · 2"},
+		{[]string{"min-recall", "-", "1"}, "min-recall · 1"},
+		{nil, ""},
+	} {
+		if got := sweep.Label(c.values); got != c.want {
+			t.Errorf("Label(%q) = %q, want %q", c.values, got, c.want)
+		}
+	}
+	if got := (sweep.MemberStatus{Values: []string{"uniform", "3"}}).Label(); got != "uniform · 3" {
+		t.Errorf("MemberStatus.Label = %q", got)
+	}
+}
+
 func TestShortNames(t *testing.T) {
 	got := sweep.ShortNames([]string{"finetune.policy", "finetune.tau", "pretrain.tau", "seed"})
 	want := []string{"policy", "finetune.tau", "pretrain.tau", "seed"}
@@ -209,6 +259,10 @@ func TestStatusAndReport(t *testing.T) {
 	}
 	if res.ID != s.ID || res.Members != 6 || res.Finished() != 3 || !reflect.DeepEqual(res.Keys, []string{"policy"}) || len(res.Groups) != 2 {
 		t.Fatalf("results %+v, want 6 members, 3 finished, grouped by policy into 2", res)
+	}
+	// Each finished member's seed, for the pairing of --vs.
+	if !res.Seeded || !reflect.DeepEqual(res.Columns, []string{"finetune.policy"}) || !reflect.DeepEqual(res.Groups[0].Seeds, []string{"1", "2", "3"}) || len(res.Groups[1].Seeds) != 0 {
+		t.Errorf("seeded %v, columns %q, seeds %q and %q; want seeded, finetune.policy, 1 2 3 and none", res.Seeded, res.Columns, res.Groups[0].Seeds, res.Groups[1].Seeds)
 	}
 	// selmix: members 0-2, all finished, min recall 0.2, 0.4, 0.6 and ψ
 	// (min recall is optimized) twice that; uniform: none finished.

@@ -310,9 +310,45 @@ func (s *Screens) paneContext() *pane.Context {
 	return &pane.Context{Theme: style.NewTheme(s.Color), Keys: s.Keys}
 }
 
-// compareModel compares runs ids of root.
+// compareModel compares runs ids of root. Runs that all are members of
+// one sweep are named by their values of its columns ("resample · 2"),
+// not by their generated run names.
 func compareModel(pc *pane.Context, root string, ids []string) *compare.Model {
-	return compare.New(pc, ids, func(ids []string) ([]*compare.Series, error) { return compare.Load(root, ids) })
+	var once sync.Once
+	var labels map[string]string // run id → its label; the first read (all the runs) decides
+	return compare.New(pc, ids, func(ids []string) ([]*compare.Series, error) {
+		rs, err := compare.Load(root, ids)
+		if err != nil {
+			return nil, err
+		}
+		once.Do(func() { labels = memberLabels(root, rs) })
+		for _, r := range rs {
+			if l, ok := labels[r.ID]; ok {
+				r.Name = l
+			}
+		}
+		return rs, nil
+	})
+}
+
+// memberLabels are the narrow labels (sweep.Sweep.Label) of rs by run
+// id where they all are members of one sweep in root; nil where not.
+func memberLabels(root string, rs []*compare.Series) map[string]string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.Name
+	}
+	ls := sweep.MemberLabels(root, names, (*sweep.Sweep).Label)
+	if ls == nil {
+		return nil
+	}
+	out := make(map[string]string, len(rs))
+	for i, r := range rs {
+		if ls[i] != "" {
+			out[r.ID] = safetext.Line(ls[i])
+		}
+	}
+	return out
 }
 
 // run runs one full-screen program over m; a signal that ended it is

@@ -6,9 +6,15 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
+	"selmix/runs/runstest"
+	"selmix/runs/sweep"
+	"selmix/runs/sweep/sweeptest"
+	"selmix/tui/compare"
+	"selmix/tui/keys"
 	"selmix/tui/runstate"
 )
 
@@ -89,6 +95,53 @@ func TestBrowseAfterPassesThrough(t *testing.T) {
 	for _, err := range []error{nil, other} {
 		if got := s.BrowseAfter(t.Context(), t.TempDir(), err); got != err {
 			t.Errorf("BrowseAfter(%v) = %v", err, got)
+		}
+	}
+}
+
+// The comparison of a sweep's members names each by its values of the
+// sweep's columns, not by its generated run name (issue 46); runs that
+// are not all members of one sweep keep their names.
+func TestCompareNamesSweepMembers(t *testing.T) {
+	t.Parallel()
+	sw := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	other := t.TempDir()
+	fixtures := filepath.Join("..", "..", "viz", "testdata", "run")
+	// The fixture runs become members 0 (selmix, seed 1) and 5 (uniform,
+	// seed 3) of the sweep, and stay themselves in another root.
+	ids := []string{"20261123-1200-819c", "20261123-1201-c986"}
+	for k, id := range ids {
+		member := sw.Members[[]int{0, 5}[k]].Run
+		runstest.Copy(t, filepath.Join(fixtures, id), filepath.Join(sw.Root, id), func(name string, b []byte) []byte {
+			if name == "run.json" || name == "config.toml" {
+				return regexp.MustCompile(`viz-(selmix|uniform)`).ReplaceAll(b, []byte(member))
+			}
+			return b
+		})
+		runstest.Copy(t, filepath.Join(fixtures, id), filepath.Join(other, id), nil)
+	}
+	for _, c := range []struct {
+		root string
+		want []string
+	}{
+		{sw.Root, []string{"selmix · 1", "uniform · 3"}},
+		{other, []string{"viz-selmix", "viz-uniform"}},
+	} {
+		cm := compareModel((&Screens{Keys: keys.Default()}).paneContext(), c.root, ids)
+		msg, ok := cm.Init()().(compare.DataMsg)
+		if !ok || msg.Err != nil || len(msg.Runs) != 2 {
+			t.Fatalf("%s: read %+v", c.root, msg)
+		}
+		var got []string
+		for _, r := range msg.Runs {
+			got = append(got, r.Label())
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("labels %q, want %q", got, c.want)
+		}
+		cm.Update(msg)
+		if view := cm.Render(); !strings.Contains(view, c.want[1]) {
+			t.Errorf("the comparison does not show %q:\n%s", c.want[1], view)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
+	"selmix/runs/sweep"
 	"selmix/viz"
 )
 
@@ -38,7 +39,10 @@ With --compare it draws one curve per run of --metric over steps and the
 final metrics of every run as grouped bars; --group-by KEY adds one line
 per value of the config key KEY (e.g. finetune.policy, or policy): the mean
 of --metric over the runs with that value in a ± one standard deviation
-band, with the pre-trained baseline.
+band, with the pre-trained baseline, and the final metrics with a bar per
+value (compare-final-by-KEY): the mean over its runs with ± one sample
+standard deviation whiskers. Runs that all are members of one sweep are
+named by their values of its columns (policy=resample seed=2).
 
 RUN is a run id, a unique id prefix or a run name in the runs root, or a
 run directory. Figures go to --out (default <run dir>/plots, or ./compare
@@ -68,7 +72,7 @@ them with: tensorboard --logdir DIR.`,
 	cmd.Flags().StringVar(&f.size, "size", "", "size `WxH` of every figure, unit in (default)|cm|mm|pt|px, e.g. 3.5x2.5in (smaller than a figure's own: laid out larger and scaled down, text with it; a size that would need text under 5 pt is refused); default: each figure's own (7 in or 3.5 in wide)")
 	cmd.Flags().BoolVar(&f.compare, "compare", false, "compare the given runs")
 	cmd.Flags().StringVar(&f.metric, "metric", "", "with --compare: metric to plot over steps: "+strings.Join(viz.MetricNames(), ", ")+" (default psi:<the runs' shared objective>, else mean_recall; the old names mean-recall, worst-recall, min-recall, min-coverage still work)")
-	cmd.Flags().StringVar(&f.groupBy, "group-by", "", "with --compare: also draw the mean ± std of the runs grouped by config `KEY`")
+	cmd.Flags().StringVar(&f.groupBy, "group-by", "", "with --compare: also draw the mean ± std of the runs grouped by config `KEY` (curves, and final metrics as bars with whiskers)")
 	addRunsFlag(cmd, &f.runs)
 	return cmd
 }
@@ -101,6 +105,7 @@ func runExport(w io.Writer, f exportFlags, args []string) error {
 	var res *viz.Result
 	out := f.out
 	if f.compare {
+		labelMembers(rs)
 		m, groups, key, serr := compareSetup(rs, f)
 		if serr != nil {
 			return serr
@@ -186,6 +191,25 @@ func openPlotRun(root, arg string) (*viz.RunData, error) {
 		return nil, app.UsageError{Err: err}
 	}
 	return r, nil
+}
+
+// labelMembers names runs that all are members of one sweep by their
+// values of its columns in the figures ("policy=resample seed=2"), not by
+// their generated run names.
+func labelMembers(rs []*viz.RunData) {
+	root := filepath.Dir(rs[0].Dir)
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		if filepath.Dir(r.Dir) != root {
+			return
+		}
+		names[i] = r.Meta.Name
+	}
+	for i, l := range sweep.MemberLabels(root, names, (*sweep.Sweep).Describe) {
+		if l != "" {
+			rs[i].Meta.Name = l
+		}
+	}
 }
 
 // errNoGroupBy says --group-by was given without --compare.

@@ -72,8 +72,9 @@ func TestExportCompare(t *testing.T) {
 	}
 }
 
-// --group-by adds the grouped figure: one group per policy here, each of
-// one run, named by the whole key though a short one was given.
+// --group-by adds the grouped figures (curves, and the final metrics as
+// bars per group): one group per policy here, each of one run, named by
+// the whole key though a short one was given.
 func TestExportCompareGroupBy(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
@@ -91,7 +92,7 @@ func TestExportCompareGroupBy(t *testing.T) {
 			t.Errorf("grouped CSV lacks %q:\n%.300s", want, csv)
 		}
 	}
-	for _, name := range []string{"compare-psi_min-recall-by-finetune.policy.png", "compare-final.png"} {
+	for _, name := range []string{"compare-psi_min-recall-by-finetune.policy.png", "compare-final.png", "compare-final-by-finetune.policy.png"} {
 		if !strings.Contains(stdout, name) {
 			t.Errorf("output does not list %s:\n%s", name, stdout)
 		}

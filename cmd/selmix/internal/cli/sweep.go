@@ -17,6 +17,7 @@ import (
 	"selmix/app"
 	"selmix/app/sweepexec"
 	"selmix/core/gpu"
+	"selmix/internal/safetext"
 	"selmix/runs/sweep"
 	"selmix/viz"
 )
@@ -196,9 +197,9 @@ func newSweepLsCmd() *cobra.Command {
 }
 
 func newSweepReportCmd() *cobra.Command {
-	var out, format string
+	var out, format, vs string
 	cmd := sweepCmd(&cobra.Command{
-		Use:   "report SWEEP [--out FILE.md]",
+		Use:   "report SWEEP [--out FILE.md] [--vs KEY=VALUE]",
 		Short: "Markdown table of the sweep: mean ± std over seeds of the test metrics, and comparison figures",
 		Long: `report groups the members by every axis but seed and writes, for each group,
 the mean ± sample standard deviation over its finished members of the test
@@ -206,16 +207,27 @@ metrics of their final summaries (the optimized objective ψ, mean and min
 recall, H-mean, G-mean, min coverage), then the comparison figures of
 selmix export --compare (one run per group) into FILE-figures/ beside it.
 The default --out is report.md in the sweep folder, and the table is then
-printed too; with --out only where it was written.`,
+printed too; with --out only where it was written.
+
+--vs KEY=VALUE (e.g. --vs finetune.policy=resample) adds to each table the
+seed-paired difference against that reference: for each group, each
+member's metrics minus those of the member with KEY=VALUE, the same seed
+and the same other values, as mean ± sample std over the seeds both
+finished.`,
 	}, func(cmd *cobra.Command, s *sweep.Sweep) error {
-		return sweepReport(cmd.OutOrStdout(), s, out, format)
+		var ref *string // nil without --vs
+		if cmd.Flags().Changed("vs") {
+			ref = &vs
+		}
+		return sweepReport(cmd.OutOrStdout(), s, out, format, ref)
 	})
 	cmd.Flags().StringVar(&out, "out", "", "Markdown `FILE` to write (default <sweep folder>/report.md)")
+	cmd.Flags().StringVar(&vs, "vs", "", "add the seed-paired difference against the members with `KEY=VALUE` (a column but seed, e.g. finetune.policy=resample)")
 	cmd.Flags().StringVar(&format, "format", "png", "figure format: png|svg|pdf|tex")
 	return cmd
 }
 
-func sweepReport(w io.Writer, s *sweep.Sweep, out, format string) error {
+func sweepReport(w io.Writer, s *sweep.Sweep, out, format string, vs *string) error {
 	// The table is printed where no file was asked for; with --out the
 	// file is what was asked for, and the terminal says where it went.
 	show := out == ""
@@ -229,7 +241,15 @@ func sweepReport(w io.Writer, s *sweep.Sweep, out, format string) error {
 	if err != nil {
 		return err
 	}
-	md, notes, err := viz.WriteSweepReport(res, out, format)
+	o := viz.SweepOptions{Format: format}
+	if vs != nil {
+		ref, err := res.ParseReference(*vs)
+		if err != nil {
+			return app.BadInput("--vs %q: %v", safetext.Middle(*vs, 64), err)
+		}
+		o.Vs = &ref
+	}
+	md, notes, err := viz.WriteSweepReport(res, out, o)
 	if err != nil {
 		return err
 	}
