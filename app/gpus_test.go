@@ -78,24 +78,7 @@ seed = [1, 2, 3]
 func TestSweepGPUOptions(t *testing.T) {
 	standIn(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	root := filepath.Join(dir, "runs")
-	path := filepath.Join(dir, "g.toml")
-	if err := os.WriteFile(path, []byte(gpuSweepSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	spec, text, err := sweep.ReadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sweep.Plan(runs.Root(root), spec, sweep.ExecLocal, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.GPUs, s.GPUsPerMember = "2,3", 1
-	if err := s.Create(spec, text); err != nil {
-		t.Fatal(err)
-	}
+	root, path, s := gpuSweep(t, "2,3", 1)
 	var b bytes.Buffer
 	if err := ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true}); err != nil {
 		t.Fatal(err)
@@ -110,7 +93,7 @@ func TestSweepGPUOptions(t *testing.T) {
 	if want := "\nGPUs: GPUs 0, 1, 2, 3 (nvidia-smi), 2 per member: 2 at a time, each with its own\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("resume with options given again lacks %q:\n%s", want, b.String())
 	}
-	err = ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true, GPUs: "9"})
+	err := ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true, GPUs: "9"})
 	if !errors.As(err, new(UsageError)) || err.Error() != "--gpus 9: no GPU 9 on this box; it has 0, 1, 2, 3 (nvidia-smi)" {
 		t.Errorf("resume --gpus 9: %v", err)
 	}
@@ -134,26 +117,9 @@ func TestSweepGPUOptions(t *testing.T) {
 func TestSweepResumeNamesSweepJSON(t *testing.T) {
 	standIn(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	root := filepath.Join(dir, "runs")
-	path := filepath.Join(dir, "g.toml")
-	if err := os.WriteFile(path, []byte(gpuSweepSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	spec, text, err := sweep.ReadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sweep.Plan(runs.Root(root), spec, sweep.ExecLocal, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.GPUs, s.GPUsPerMember = "7", 1
-	if err := s.Create(spec, text); err != nil {
-		t.Fatal(err)
-	}
+	root, _, s := gpuSweep(t, "7", 1)
 	var b bytes.Buffer
-	err = ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true})
+	err := ResumeSweep(ctx, &b, root, s.ID, SweepOptions{DryRun: true})
 	want := "sweep.json's gpus 7: no GPU 7 on this box; it has 0, 1, 2, 3 (nvidia-smi) (give --gpus or --gpus-per-member to place the members otherwise)"
 	if !errors.As(err, new(UsageError)) || err.Error() != want {
 		t.Errorf("resume with gpus 7 in sweep.json: %v, want %q", err, want)
@@ -179,19 +145,7 @@ func TestSweepNoGPUsSaysSo(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no nvidia-smi
 	t.Setenv("CUDA_VISIBLE_DEVICES", "")
 	os.Unsetenv("CUDA_VISIBLE_DEVICES")
-	dir := t.TempDir()
-	root := filepath.Join(dir, "runs")
-	spec, text, err := sweep.ReadSpec(writeSpec(t, dir, gpuSweepSpec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sweep.Plan(runs.Root(root), spec, sweep.ExecLocal, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Create(spec, text); err != nil {
-		t.Fatal(err)
-	}
+	root, _, s := gpuSweep(t, "", 0)
 	var b bytes.Buffer
 	if err := ResumeSweep(context.Background(), &b, root, s.ID, SweepOptions{DryRun: true, GPUs: "auto"}); err != nil {
 		t.Fatal(err)
@@ -204,11 +158,25 @@ func TestSweepNoGPUsSaysSo(t *testing.T) {
 	}
 }
 
-func writeSpec(t *testing.T, dir, text string) string {
+// gpuSweep creates a local sweep of gpuSweepSpec that records gpus and
+// per, and returns its runs root, its spec's path and the sweep.
+func gpuSweep(t *testing.T, gpus string, per int) (root, path string, s *sweep.Sweep) {
 	t.Helper()
-	path := filepath.Join(dir, "spec.toml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	dir := t.TempDir()
+	root, path = filepath.Join(dir, "runs"), filepath.Join(dir, "g.toml")
+	if err := os.WriteFile(path, []byte(gpuSweepSpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	spec, text, err := sweep.ReadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = sweep.Plan(runs.Root(root), spec, sweep.ExecLocal, dir); err != nil {
+		t.Fatal(err)
+	}
+	s.GPUs, s.GPUsPerMember = gpus, per
+	if err := s.Create(spec, text); err != nil {
+		t.Fatal(err)
+	}
+	return root, path, s
 }
