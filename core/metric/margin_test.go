@@ -176,7 +176,14 @@ func TestMultipliersMargin(t *testing.T) {
 			if want := lam(c, tc.aim(j)); math.Abs(got[j]-want) > 1e-9 {
 				t.Errorf("%s: λ[%d] = %v, want %v (coverage %v, aim %v)", tc.name, j, got[j], want, c, tc.aim(j))
 			}
+			// The aims are reported as they were aimed at.
+			if len(ev.Aims) != len(r.Coverage) || math.Abs(ev.Aims[j]-tc.aim(j)) > 1e-15 {
+				t.Errorf("%s: aims %v, want aim[%d] = %v", tc.name, ev.Aims, j, tc.aim(j))
+			}
 		}
+	}
+	if ev, err := Evaluate(MinRecall, C, nil, Params{Conf: 0.9, N: 4000}); err != nil || ev.Aims != nil {
+		t.Errorf("min-recall reports aims %v (%v), want none", ev.Aims, err)
 	}
 	if a := min(bound+z*math.Sqrt(sp[3]/40), 0.25); a != 0.25 {
 		t.Fatalf("the capped case does not cap: %v", a)
@@ -194,6 +201,9 @@ func TestMultipliersMargin(t *testing.T) {
 	got := evHT.Lambda
 	if want := []float64{lam(r.HeadCoverage, aimH), lam(r.TailCoverage, aimT)}; math.Abs(got[0]-want[0]) > 1e-9 || math.Abs(got[1]-want[1]) > 1e-9 {
 		t.Errorf("head/tail multipliers %v, want %v (aims %v, %v)", got, want, aimH, aimT)
+	}
+	if a := evHT.Aims; len(a) != 2 || math.Abs(a[0]-aimH) > 1e-15 || math.Abs(a[1]-aimT) > 1e-15 {
+		t.Errorf("head/tail aims %v, want %v, %v", a, aimH, aimT)
 	}
 	// ψ aims where the multipliers do: Evaluate's ψ is the paper's with
 	// each class's bound replaced by its aim.

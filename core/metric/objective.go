@@ -38,6 +38,14 @@ func Multipliers(obj Objective, r Report, tail []bool, p Params) []float64 {
 // lagrange is Multipliers with the Spread of every class, then of the
 // head and of the tail (nil without a confidence margin).
 func lagrange(obj Objective, r Report, tail []bool, p Params, spread []float64) []float64 {
+	l, _ := lagrangeAims(obj, r, tail, p, spread)
+	return l
+}
+
+// lagrangeAims is lagrange with the coverage each coverage multiplier aims
+// at (α/K + δ; a class's, or the head's and the tail's group), nil for an
+// objective without a coverage constraint.
+func lagrangeAims(obj Objective, r Report, tail []bool, p Params, spread []float64) ([]float64, []float64) {
 	p = p.WithDefaults(r.K)
 	s, _ := obj.Spec()
 	if tail == nil {
@@ -54,17 +62,20 @@ func lagrange(obj Objective, r Report, tail []bool, p Params, spread []float64) 
 	if spread == nil {
 		spread = make([]float64, r.K+2)
 	}
+	var aims []float64
 	switch s.Constraint {
 	case ClassCoverage:
 		for j, c := range r.Coverage {
-			l = append(l, covLambda(c, p.aim(r.K, 1, spread[j]), p))
+			a := p.aim(r.K, 1, spread[j])
+			l, aims = append(l, covLambda(c, a, p)), append(aims, a)
 		}
 	case GroupCoverage:
 		h, t := groupMeans(r.Coverage, tail)
 		nh, nt := groupSizes(tail)
-		l = append(l, covLambda(h, p.aim(r.K, nh, spread[r.K]), p), covLambda(t, p.aim(r.K, nt, spread[r.K+1]), p))
+		ah, at := p.aim(r.K, nh, spread[r.K]), p.aim(r.K, nt, spread[r.K+1])
+		l, aims = append(l, covLambda(h, ah, p), covLambda(t, at, p)), []float64{ah, at}
 	}
-	return l
+	return l, aims
 }
 
 // softmin returns softmax(−ω·x), shifted by min x so no exp overflows.
@@ -139,11 +150,14 @@ func Grad(dst *mat.Dense, obj Objective, C mat.Matrix, tail []bool, lambda []flo
 	return nil
 }
 
-// Eval is ψ, D and the multipliers at one confusion matrix.
+// Eval is ψ, D and the multipliers at one confusion matrix, with the
+// coverage each coverage multiplier aims at (Aims: K for a per-class
+// constraint, head and tail for a group one; nil without one).
 type Eval struct {
 	Psi    float64
 	D      *mat.Dense
 	Lambda []float64
+	Aims   []float64
 	Report Report
 }
 
@@ -179,7 +193,7 @@ func EvaluateTo(dst *Eval, obj Objective, C mat.Matrix, tail []bool, p Params) e
 	if err != nil {
 		return err
 	}
-	lambda := lagrange(obj, r, tail, p, st.marginSpreads(tail, p))
+	lambda, aims := lagrangeAims(obj, r, tail, p, st.marginSpreads(tail, p))
 	t, err := st.terms(obj, tail, lambda, p)
 	if err != nil {
 		return err
@@ -188,7 +202,7 @@ func EvaluateTo(dst *Eval, obj Objective, C mat.Matrix, tail []bool, p Params) e
 		dst.D = mat.NewDense(st.k, st.k, nil)
 	}
 	st.grad(dst.D, t)
-	dst.Psi, dst.Lambda, dst.Report = t.psi, lambda, r
+	dst.Psi, dst.Lambda, dst.Aims, dst.Report = t.psi, lambda, aims, r
 	return nil
 }
 

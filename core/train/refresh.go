@@ -136,10 +136,10 @@ func (e *Engine) recompute() error {
 	old := e.last
 	e.last = &Refresh{
 		Step: e.lastRefresh, Report: d.Eval.Report, Objectives: d.Objectives, Psi: d.Eval.Psi,
-		Lambda: d.Eval.Lambda,
-		G:      d.G.RawMatrix().Data,
-		P:      d.P.RawMatrix().Data,
-		K:      e.K, S: e.hyper.S,
+		Lambda: d.Eval.Lambda, Aims: d.Eval.Aims,
+		G: d.G.RawMatrix().Data,
+		P: d.P.RawMatrix().Data,
+		K: e.K, S: e.hyper.S,
 		Basis: b,
 	}
 	if old != nil && old.Step == e.lastRefresh {

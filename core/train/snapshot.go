@@ -72,9 +72,12 @@ type Refresh struct {
 	Objectives []float64     // ψ of each objective in metric.Objectives() order
 	Psi        float64       // ψ of the optimized objective
 	Lambda     []float64     // its multipliers (nil if none)
-	G, P       []float64     // K×K row-major
-	K          int
-	S          float64
+	// Aims is the coverage each coverage multiplier aims at, α/K + δ
+	// (per class, or head and tail; nil without a coverage constraint).
+	Aims []float64
+	G, P []float64 // K×K row-major
+	K    int
+	S    float64
 	// The change of ψ over the interval this refresh closes: predicted by
 	// the previous refresh's G and P for the steps taken, and realised
 	// (with the previous refresh's multipliers). Nil where there is no

@@ -170,6 +170,7 @@ type RefreshData struct {
 	// G and P, sent to a client that asked for them, are base64 of their
 	// little-endian float32 values, row-major.
 	Lambda []Num  `json:"lambda,omitempty"`
+	Aims   []Num  `json:"aims,omitempty"`
 	G      string `json:"g,omitempty"`
 	P      string `json:"p,omitempty"`
 }
@@ -183,6 +184,7 @@ const (
 	ArrayRecall   = "recall"
 	ArrayCoverage = "coverage"
 	ArrayLambda   = "lambda" // absent when the objective has no multipliers
+	ArrayAims     = "aims"   // the coverage aims (α/K + δ); absent without a coverage constraint and before they were recorded
 	ArrayG        = "G"
 	ArrayP        = "P"
 )
@@ -212,6 +214,9 @@ func vectorArrays(rs *train.Refresh) []runs.Array {
 	out := []runs.Array{vec(ArrayPrior, rs.Report.Prior), vec(ArrayRecall, rs.Report.Recall), vec(ArrayCoverage, rs.Report.Coverage)}
 	if len(rs.Lambda) > 0 {
 		out = append(out, vec(ArrayLambda, rs.Lambda))
+	}
+	if len(rs.Aims) > 0 {
+		out = append(out, vec(ArrayAims, rs.Aims))
 	}
 	return out
 }

@@ -434,6 +434,8 @@ func (rf *RefreshEvent) setVectors(arrs []runs.Array, require bool) error {
 			rf.Stats.Report.Coverage = a.Data
 		case ArrayLambda:
 			rf.Stats.Lambda = a.Data
+		case ArrayAims:
+			rf.Stats.Aims = a.Data
 		}
 	}
 	if require && (rf.Stats.Report.Recall == nil || rf.Stats.Report.Coverage == nil || rf.Stats.Report.Prior == nil) {

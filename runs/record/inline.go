@@ -20,7 +20,7 @@ func InlineRefresh(s train.Snapshot, matrices bool) *RefreshData {
 	rs := s.Refresh
 	d := refreshData(rs.Step, s.Total, s.State, s.Hyper, s.Loss, rs)
 	d.Report = reportData(rs.Report, true)
-	d.Lambda = nums(rs.Lambda)
+	d.Lambda, d.Aims = nums(rs.Lambda), nums(rs.Aims)
 	if matrices && rs.G != nil && rs.P != nil {
 		d.G, d.P = packF32(rs.G), packF32(rs.P)
 	}
@@ -36,7 +36,7 @@ func (d *RefreshData) Inline() (*train.Refresh, error) {
 	}
 	rs := ev.Stats
 	rs.Report.Prior, rs.Report.Recall, rs.Report.Coverage = floats(d.Report.Prior), floats(d.Report.Recall), floats(d.Report.Coverage)
-	rs.Lambda = floats(d.Lambda)
+	rs.Lambda, rs.Aims = floats(d.Lambda), floats(d.Aims)
 	for _, v := range []struct {
 		name string
 		v    []float64

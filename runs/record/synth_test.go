@@ -74,7 +74,8 @@ func synth(K, n, every int, seed uint64) []train.Snapshot {
 			P[j] /= sum
 		}
 		rs := &train.Refresh{Step: step, Report: report(), Objectives: objs(), K: K, S: h.S, G: G, P: P,
-			Lambda: vec(func(int) float64 { return rng.Float64() / float64(K) })}
+			Lambda: vec(func(int) float64 { return rng.Float64() / float64(K) }),
+			Aims:   vec(func(int) float64 { return (0.95 + 0.05*rng.Float64()) / float64(K) })}
 		rs.Psi = rs.Objectives[1]
 		if i == 0 {
 			first = rs.Report

@@ -466,3 +466,39 @@ func TestAimedBest(t *testing.T) {
 		}
 	}
 }
+
+// runs show says what the coverage multipliers aimed at where a margin was
+// in force: each class's α/K + δ_j by name at K ≤ 20, their range past it,
+// the head's and the tail's for a group constraint, and nothing without a
+// margin or a record of the aims (issue 46: "the coverage aim α/K + δ_j is
+// never shown").
+func TestAimsLine(t *testing.T) {
+	ev := func(obj metric.Objective, margin train.Margin, k int, aims []float64) record.RefreshEvent {
+		var h train.Hyper
+		h.Objective, h.CovMargin = obj, margin
+		return record.RefreshEvent{Step: 40, Hyper: h, Stats: train.Refresh{K: k, Aims: aims}}
+	}
+	names := []record.Start{{ClassNames: []string{"cat", "dog", "owl"}}}
+	many := make([]float64, 30)
+	for i := range many {
+		many[i] = 0.95/30 + float64(i)*1e-5
+	}
+	for _, c := range []struct {
+		name string
+		h    record.History
+		want string
+	}{
+		{"per class", record.History{Starts: names, Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, train.MarginAuto, 3, []float64{0.3212, 0.3333, 0.33})}},
+			"aims      α/K + δ at step 40: cat 0.3212, dog 0.3333, owl 0.3300"},
+		{"head and tail", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallHTCov, train.MarginAuto, 10, []float64{0.0961, 0.0987})}},
+			"aims      α/K + δ at step 40: head 0.0961, tail 0.0987"},
+		{"many classes", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, train.MarginAuto, 30, many)}},
+			"aims      α/K + δ at step 40: 0.0317–0.0320 over 30 classes"},
+		{"no margin", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, 0, 3, []float64{0.3167, 0.3167, 0.3167})}}, ""},
+		{"not recorded", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, train.MarginAuto, 3, nil)}}, ""},
+	} {
+		if got := aimsLine(&c.h); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -108,6 +108,9 @@ func events(w io.Writer, h *record.History) {
 		byAdapt = fmt.Sprintf(" (%d by finetune.adapt)", nAdapt)
 	}
 	fmt.Fprintf(w, "events    %d refreshes, %d controls%s, %d starts\n", len(h.Refreshes), len(h.Controls), byAdapt, len(h.Starts))
+	if line := aimsLine(h); line != "" {
+		safetext.Fprintf(w, "%s\n", line)
+	}
 	for _, a := range h.Controls {
 		if a.Control.Auto() {
 			continue
@@ -145,4 +148,46 @@ func Bests(w io.Writer, bs []record.Best) {
 		}
 		fmt.Fprintf(w, "%s%s %s %.4f at step %d (validation%s)\n", head, train.PsiLabel(b.Aimed), b.Objective, b.Psi, b.Step, span)
 	}
+}
+
+// maxAimsNamed bounds the classes whose aims runs show names one by one;
+// past it, their range.
+const maxAimsNamed = 20
+
+// aimsLine says what the coverage multipliers aimed at, at the last
+// refresh that recorded it: "" where they aimed at α/K itself (no
+// margin), or nothing was recorded (no coverage constraint, or a run
+// from before aims were).
+func aimsLine(h *record.History) string {
+	for i := len(h.Refreshes) - 1; i >= 0; i-- {
+		rf := h.Refreshes[i]
+		aims := rf.Stats.Aims
+		if len(aims) == 0 {
+			continue
+		}
+		if !rf.Hyper.Aimed() {
+			return ""
+		}
+		head := fmt.Sprintf("aims      α/K + δ at step %d: ", rf.Step)
+		var names []string
+		if n := len(h.Starts); n > 0 {
+			names = h.Starts[n-1].ClassNames
+		}
+		switch {
+		case len(aims) == 2 && rf.Stats.K != 2:
+			return head + fmt.Sprintf("head %.4f, tail %.4f", aims[0], aims[1])
+		case len(aims) > maxAimsNamed:
+			return head + fmt.Sprintf("%.4f–%.4f over %d classes", slices.Min(aims), slices.Max(aims), len(aims))
+		}
+		parts := make([]string, len(aims))
+		for k, a := range aims {
+			name := fmt.Sprint(k)
+			if k < len(names) && names[k] != "" {
+				name = names[k]
+			}
+			parts[k] = fmt.Sprintf("%s %.4f", name, a)
+		}
+		return head + strings.Join(parts, ", ")
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ package classes
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -181,6 +182,17 @@ func (m *Model) topLine() string {
 		th.Render(th.Worst, "▶"), "worst: "+r.ClassName(m.RS.Report.Worst),
 		th.Render(th.Dim, "│ = α/K ="), style.Trimmed(alpha)+"/"+fmt.Sprint(K), alpha/float64(K),
 		fmt.Sprintf("%d of %d met", m.RS.Report.CoverageMet(bound), K))
+	if aims := m.RS.Aims; len(aims) == K && r.Latest.Hyper.Aimed() {
+		// What the multipliers aim at, α/K + δ_j per class: the margin
+		// that makes the bound hold on new data.
+		aim := fmt.Sprintf("%.4f", aims[0])
+		if lo, hi := slices.Min(aims), slices.Max(aims); lo != hi {
+			aim = fmt.Sprintf("%.4f–%.4f", lo, hi)
+		}
+		if a := "  " + th.Render(th.Dim, "aims α/K+δ") + " " + aim; style.Width(head+a) <= m.W {
+			head += a
+		}
+	}
 	if key := "  " + th.Render(th.Dim, "! = below α/K"); style.Width(head+key) <= m.W {
 		head += key // the key goes before a cut would
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/metric"
+	"selmix/core/train"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
@@ -19,7 +21,25 @@ func TestView(t *testing.T) {
 		{Name: "k10-first-refresh", Run: fixture.Run(10, 1), W: 78, H: 14},
 		{Name: "k100-scrolled", Run: fixture.Run(100, 3), W: 78, H: 12, Keys: []string{"j", "j", "j"}},
 		{Name: "k10-near-bound", Run: nearBound(), W: 78, H: 14},
+		// With a margin the top line says what the multipliers aim at
+		// (issue 46: the aims α/K + δ_j were shown nowhere).
+		{Name: "k10-aims", Run: aimed(), W: 110, H: 6},
 	})
+}
+
+// aimed is fixture.Running(10, 6) optimizing mean-recall@cov with the
+// margin auto, its last refresh aiming at 0.0962–0.0998.
+func aimed() *runstate.State {
+	snaps := fixture.Running(10, 6)
+	for i := range snaps {
+		snaps[i].Hyper.Objective, snaps[i].Hyper.CovMargin = metric.MeanRecallCov, train.MarginAuto
+	}
+	rs := snaps[len(snaps)-1].Refresh
+	rs.Aims = make([]float64, 10)
+	for j := range rs.Aims {
+		rs.Aims[j] = 0.0962 + 0.0004*float64(j)
+	}
+	return fixture.Apply(fixture.Info(10), snaps)
 }
 
 // nearBound is fixture.Run(10, 6) with coverages just below α/K = 0.095
