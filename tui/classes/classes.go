@@ -189,8 +189,11 @@ func (m *Model) topLine() string {
 		if lo, hi := slices.Min(aims), slices.Max(aims); lo != hi {
 			aim = fmt.Sprintf("%.4f–%.4f", lo, hi)
 		}
-		if a := "  " + th.Render(th.Dim, "aims α/K+δ") + " " + aim; style.Width(head+a) <= m.W {
-			head += a
+		for _, label := range []string{"aims α/K+δ", "aims"} {
+			if a := "  " + th.Render(th.Dim, label) + " " + aim; style.Width(head+a) <= m.W {
+				head += a
+				break
+			}
 		}
 	}
 	if key := "  " + th.Render(th.Dim, "! = below α/K"); style.Width(head+key) <= m.W {

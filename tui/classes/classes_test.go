@@ -24,6 +24,7 @@ func TestView(t *testing.T) {
 		// With a margin the top line says what the multipliers aim at
 		// (issue 46: the aims α/K + δ_j were shown nowhere).
 		{Name: "k10-aims", Run: aimed(), W: 110, H: 6},
+		{Name: "k10-aims-70", Run: aimed(), W: 70, H: 4},
 	})
 }
 
