@@ -78,8 +78,8 @@ func fieldsOf(s *train.System) systemFields {
 // Line is what the trainer reports of its device and process in at
 // most w columns, e.g. "cuda:0 NVIDIA A100 · 2470 img/s · mem 3.1/4.0 GiB
 // · peak 5.2 GiB · util 87% · rss 2.3 GiB · cpu 1.2": the longest of ever
-// shorter forms that fits (the device's first word only, then without the
-// device, without the peak, without rss, without cpu, img/s and
+// shorter forms that fits (without cpu, without rss, the device's first
+// word only, without the device, without the peak, then img/s, memory and
 // utilisation, utilisation alone), "" if none does or s is nil.
 //
 // A run on GPUs shows its own GPUs in place of memory and utilisation:
@@ -111,21 +111,38 @@ func Line(s *train.System, w int) string {
 		devRanks = ""
 	}
 	for _, v := range variants {
+		// On a GPU the process's cpu and rss go before the device and the
+		// peak memory, which say what the run runs on and what it needs
+		// (issue 46: at 140 columns img/s pushed out device and peak); on
+		// the CPU the process's figures are the ones to keep.
 		forms := [][]string{
 			{f.device, f.imgs, devRanks, v.mem, f.peak, v.util, f.rss, f.cpu},
-			{f.short, f.imgs, ranks, v.mem, f.peak, v.util, f.rss, f.cpu},
-			{f.imgs, ranks, v.mem, f.peak, v.util, f.rss, f.cpu},
+			{f.device, f.imgs, devRanks, v.mem, f.peak, v.util, f.rss},
+			{f.device, f.imgs, devRanks, v.mem, f.peak, v.util},
+			{f.short, f.imgs, ranks, v.mem, f.peak, v.util},
+			{f.imgs, ranks, v.mem, f.peak, v.util},
 			{f.imgs, ranks, v.mem, v.util, f.rss, f.cpu},
 			{f.imgs, ranks, v.mem, v.util, f.cpu},
+			{f.imgs, ranks, v.mem, v.util},
 			{f.imgs, v.mem, v.util},
 			{f.imgs, v.util},
 			{v.util},
 		}
+		if v.mem == "" && f.peak == "" {
+			forms = [][]string{
+				{f.device, f.imgs, devRanks, v.util, f.rss, f.cpu},
+				{f.short, f.imgs, ranks, v.util, f.rss, f.cpu},
+				{f.imgs, ranks, v.util, f.rss, f.cpu},
+				{f.imgs, ranks, v.util, f.cpu},
+				{f.imgs, v.util},
+				{v.util},
+			}
+		}
 		switch {
 		case !v.least:
-			forms = append(forms[:5], []string{f.imgs, ranks, v.mem})
+			forms = append(forms[:8], []string{f.imgs, ranks, v.mem})
 		case len(s.GPUs) > 0:
-			forms = append(forms[:5], []string{f.imgs, ranks, v.mem}, []string{v.mem})
+			forms = append(forms[:8], []string{f.imgs, ranks, v.mem}, []string{v.mem})
 		}
 		for _, form := range forms {
 			var parts []string
