@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU figures of README's worker table, in one go: `selmix bench worker`
+# The GPU figures of docs/performance.md's worker table, in one go: `selmix bench worker`
 # for ResNet-50 at 224 px with AMP on an ImageFolder tree of JPEGs, and for
 # WRN-28-2 on CIFAR-format data held on the GPU, each against the plain
 # PyTorch loop on the same GPU, then a short selmix run of each through

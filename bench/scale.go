@@ -46,7 +46,7 @@ var (
 	ScaleK1000 = ScaleCase{K: 1000, D: 512, N1: 500, ValPer: 20, TestPer: 50, Steps: 600}
 )
 
-// Targets of issue "the paper's scales" (README's performance section).
+// Targets of issue "the paper's scales" (docs/performance.md).
 const (
 	targetEventsPerRefresh = 100 << 10 // bytes of JSON
 	targetArraysPerRefresh = 8.1e6     // bytes

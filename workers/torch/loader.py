@@ -255,7 +255,7 @@ class Loader:
     while the model trains on the same cores, are each read whole by one
     process, as a DataLoader reads its batches: processes that read one
     batch together take the cores from the training step all at once, and
-    a run took 1.15× a DataLoader loop's time that way (1.03× now; README).
+    a run took 1.15× a DataLoader loop's time that way (docs/performance.md has the figure now).
     What a task reads is seeded per sample, so the batch does not depend on
     how it was cut. One stream at a time uses the processes: a new stream
     abandons the last one, and whatever it had read ahead."""
