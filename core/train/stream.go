@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -23,7 +24,21 @@ type Stream struct {
 	latest *Snapshot  // newest step snapshot not yet read
 	events int        // events (non-step snapshots) published
 	closed bool
+	lossy  bool          // KeepLatestRefresh
 	wake   chan struct{} // capacity 1: "something changed"
+}
+
+// KeepLatestRefresh makes st hold, for a reader that falls behind, only
+// the newest refresh's evaluation: a refresh published while older ones
+// wait drops them, and the controls waiting with them lose their copy of
+// it. A viewer in another process (the control socket) wants the newest
+// refresh, not the old ones, and each refresh holds K×K matrices (16 MB
+// at K = 1000) for as long as any reader has not read it. Never for the
+// run's record, which must see every event.
+func (st *Stream) KeepLatestRefresh() {
+	st.mu.Lock()
+	st.lossy = true
+	st.mu.Unlock()
 }
 
 // NewStream returns an empty open stream.
@@ -44,6 +59,12 @@ func (st *Stream) Publish(s Snapshot) {
 		// sees the event, which is newer.
 		if st.latest != nil && st.latest.Step <= s.Step {
 			st.latest = nil
+		}
+		if st.lossy && s.Kind == KindRefresh {
+			st.queue = slices.DeleteFunc(st.queue, func(q Snapshot) bool { return q.Kind == KindRefresh })
+			for i := range st.queue {
+				st.queue[i].Refresh = nil
+			}
 		}
 		st.queue = append(st.queue, s)
 		st.events++

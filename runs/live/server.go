@@ -28,7 +28,16 @@ type Server struct {
 	// all clients that ask for the same of it: at K = 1000 one line with
 	// matrices is about 21.5 MB.
 	lines lineCache
+	// large holds a slot for each line with matrices or statistics being
+	// written: at most cap(large) such lines are held by writers at once,
+	// whatever the clients (each attaching client's first snapshot is a
+	// line of its own).
+	large chan struct{}
 }
+
+// largeSlots bounds the lines with matrices or statistics being written
+// at once.
+const largeSlots = 4
 
 // lineKey is what makes two clients' lines of one snapshot the same.
 type lineKey struct {
@@ -48,8 +57,8 @@ type lineKey struct {
 // lineCache keeps the encoded lines of the last few snapshots.
 type lineCache struct {
 	mu    sync.Mutex
-	keys  [8]lineKey
-	lines [8][]byte
+	keys  [4]lineKey
+	lines [4][]byte
 	next  int
 }
 
@@ -92,7 +101,7 @@ func Serve(dir string, eng Engine) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	s := &Server{ln: ln, path: path, eng: eng, subs: map[*train.Stream]net.Conn{}, done: make(chan struct{})}
+	s := &Server{ln: ln, path: path, eng: eng, subs: map[*train.Stream]net.Conn{}, done: make(chan struct{}), large: make(chan struct{}, largeSlots)}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -113,6 +122,9 @@ func (s *Server) accept() {
 		// Subscribe at once so nothing published meanwhile is missed; the
 		// sender waits for the client's hello.
 		st := s.eng.Subscribe()
+		// A client that falls behind needs the newest refresh, not the
+		// ones it missed: those would stay in memory for it.
+		st.KeepLatestRefresh()
 		s.mu.Lock()
 		s.subs[st] = c
 		s.mu.Unlock()
@@ -209,6 +221,18 @@ func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 		matrices := cs.matrices.Load()
 		rs := snap.Refresh
 		withBasis := rs != nil && rs.Basis != nil && rs.Basis != basis && cs.stats.Load()
+		held := false
+		if rs != nil && (matrices || withBasis) {
+			select {
+			case s.large <- struct{}{}:
+				held = true
+			default:
+				// Every slot for a large line is held (by clients that
+				// read slowly): this snapshot goes without its matrices
+				// and statistics; a later one brings them.
+				matrices, withBasis = false, false
+			}
+		}
 		enc := func() []byte {
 			w := Wire(snap, matrices)
 			if withBasis {
@@ -230,7 +254,11 @@ func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 		c.SetWriteDeadline(time.Now().Add(writeTimeout))
 		bw.Write(line)
 		bw.WriteByte('\n')
-		if err := bw.Flush(); err != nil {
+		err := bw.Flush()
+		if held {
+			<-s.large
+		}
+		if err != nil {
 			return
 		}
 		if step {
