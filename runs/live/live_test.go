@@ -381,36 +381,12 @@ func TestSlowClientsBounded(t *testing.T) {
 	dir, eng, srv := serveFake(t)
 	defer srv.Close()
 	const K, clients = 1000, 30
-	var conns []net.Conn
-	for range clients {
-		c, err := net.Dial("unix", filepath.Join(dir, SocketName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if _, err := c.Write([]byte(`{"hello":{"version":2,"matrices":true}}` + "\n")); err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-	}
+	defer muteClients(t, dir, clients)()
 	eng.waitSubs(t, clients)
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	before := heap()
-	refresh := func(step int) *train.Refresh {
-		G, P := make([]float64, K*K), make([]float64, K*K)
-		for i := range G {
-			G[i], P[i] = float64(i%97)/97-0.5, 1/float64(K*K)
-		}
-		return &train.Refresh{Step: step, K: K, Psi: 0.5, G: G, P: P}
-	}
-	eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 10, Refresh: refresh(10)})
+	before := liveHeap()
+	eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 10, Refresh: bigRefresh(K, 10)})
 	time.Sleep(writeTimeout / 2) // every sender encodes and blocks writing
-	grown := heap() - before
+	grown := liveHeap() - before
 	t.Logf("%d clients that never read, K = %d: heap %d MB more", clients, K, grown>>20)
 	// One line (about 21.5 MB) and its refresh (16 MB), not one per client.
 	if grown > 120<<20 {
@@ -447,7 +423,6 @@ func TestSlowClientsBounded(t *testing.T) {
 	if !strings.Contains(last, "more than 16 events behind") {
 		t.Errorf("a client %d events behind: last line %.200q, want the disconnection", 4*maxBacklog, last)
 	}
-	_ = conns
 }
 
 // noteEngine is a fakeEngine that also takes notes, as train.Engine does.
@@ -537,34 +512,17 @@ func TestAttachingClientsBounded(t *testing.T) {
 	dir, eng, srv := serveFake(t)
 	defer srv.Close()
 	const K, clients = 1000, 30
-	G, P := make([]float64, K*K), make([]float64, K*K)
-	for i := range G {
-		G[i], P[i] = float64(i%97)/97-0.5, 1/float64(K*K)
-	}
-	rs := &train.Refresh{Step: 100, K: K, Psi: 0.5, G: G, P: P}
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	before := heap()
+	rs := bigRefresh(K, 100)
+	before := liveHeap()
 	for i := range clients {
-		c, err := net.Dial("unix", filepath.Join(dir, SocketName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if _, err := c.Write([]byte(`{"hello":{"version":2,"matrices":true}}` + "\n")); err != nil {
-			t.Fatal(err)
-		}
+		defer muteClients(t, dir, 1)()
 		eng.waitSubs(t, i+1)
 		// Where the run stands as this client attaches: a step of its own.
 		eng.publish(train.Snapshot{Kind: train.KindStep, Step: 101 + i, Refresh: rs})
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(200 * time.Millisecond) // every sender has encoded and blocks
-	grown := heap() - before
+	grown := liveHeap() - before
 	t.Logf("%d clients attaching one by one, K = %d: heap %d MB more", clients, K, grown>>20)
 	if limit := uint64(2*largeSlots+4) * 22 << 20; grown > limit {
 		t.Errorf("heap grew by %d MB, more than %d MB: the first snapshots' lines are not bounded", grown>>20, limit>>20)
@@ -583,30 +541,17 @@ func TestSlowClientsKeepTheNewestRefresh(t *testing.T) {
 	dir, eng, srv := serveFake(t)
 	defer srv.Close()
 	const K, clients = 1000, 80
-	for range clients {
-		c, err := net.Dial("unix", filepath.Join(dir, SocketName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if _, err := c.Write([]byte(`{"hello":{"version":2,"matrices":true}}` + "\n")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	defer muteClients(t, dir, clients)()
 	eng.waitSubs(t, clients)
 	var peak uint64
 	for i := range 30 { // 3 refreshes a second, as a K = 1000 run at refresh 10
-		G, P := make([]float64, K*K), make([]float64, K*K)
-		rs := &train.Refresh{Step: 10 * i, K: K, Psi: 0.5, G: G, P: P}
+		rs := bigRefresh(K, 10*i)
 		eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 10 * i, Refresh: rs})
 		for j := range 10 {
 			eng.publish(train.Snapshot{Kind: train.KindStep, Step: 10*i + j, Refresh: rs})
 		}
 		time.Sleep(300 * time.Millisecond)
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		peak = max(peak, m.HeapAlloc)
+		peak = max(peak, liveHeap())
 	}
 	t.Logf("%d clients that never read, 30 refreshes at K = %d: live heap at most %d MB", clients, K, peak>>20)
 	if peak > 160<<20 {
@@ -641,4 +586,47 @@ func TestKeepLatestRefresh(t *testing.T) {
 			t.Errorf("lossy %v: %q, want %q", lossy, got, want)
 		}
 	}
+}
+
+// muteClients connects n clients to dir's socket that say hello (asking
+// for matrices) and never read, and returns what closes them: before the
+// server closes, which otherwise waits for its stuck writers.
+func muteClients(t *testing.T, dir string, n int) (closeAll func()) {
+	t.Helper()
+	var cs []net.Conn
+	closeAll = func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	}
+	for range n {
+		c, err := net.Dial("unix", filepath.Join(dir, SocketName))
+		if err != nil {
+			closeAll()
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+		if _, err := c.Write([]byte(`{"hello":{"version":2,"matrices":true}}` + "\n")); err != nil {
+			closeAll()
+			t.Fatal(err)
+		}
+	}
+	return closeAll
+}
+
+// liveHeap is the heap still in use after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// bigRefresh is a refresh at step of K classes with K×K matrices.
+func bigRefresh(K, step int) *train.Refresh {
+	G, P := make([]float64, K*K), make([]float64, K*K)
+	for i := range G {
+		G[i], P[i] = float64(i%97)/97-0.5, 1/float64(K*K)
+	}
+	return &train.Refresh{Step: step, K: K, Psi: 0.5, G: G, P: P}
 }
