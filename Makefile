@@ -6,6 +6,8 @@ GO      ?= go
 BLAS_TAG := $(if $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so),openblas,)
 TAGS    ?= $(BLAS_TAG)
 GOFLAGS_TAGS := $(if $(TAGS),-tags $(TAGS),)
+# The PyTorch worker's interpreter (Debian's, with python3-torch), for mypy.
+PYTHON  ?= /usr/bin/python3
 FUZZTIME ?= 20s
 # Minimizing each new input costs up to 60 s by default, which in a short
 # run (and in packages whose instrumented binary is large, such as core/model)
@@ -49,13 +51,24 @@ fuzz: ## run every fuzz target for FUZZTIME (default 20s), one at a time on one 
 	if [ -n "$$failed" ]; then echo "fuzz failures:"; for f in $$failed; do echo "  $$f"; done; exit 1; fi; \
 	echo "every fuzz target passed"
 
-lint: ## gofmt, go mod tidy and go vet
+# The worker's Python: its settings are workers/torch/pyproject.toml (black,
+# mypy) and workers/torch/.flake8; not part of make test.
+lint: ## gofmt, go mod tidy and go vet; black, flake8 and mypy over workers/torch, each when installed
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	@$(GO) mod tidy -diff || (echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1)
 	$(GO) vet $(GOFLAGS_TAGS) ./...
+	@if command -v black >/dev/null 2>&1; then echo "black --check workers/torch"; \
+	  cd workers/torch && black --check -q . || { black --diff -q . | head -60; echo "run make fmt"; exit 1; }; \
+	else echo "lint: black not installed (apt install black): skipped"; fi
+	@if command -v flake8 >/dev/null 2>&1; then echo "flake8 workers/torch"; cd workers/torch && flake8 .; \
+	else echo "lint: flake8 not installed (apt install flake8): skipped"; fi
+	@if $(PYTHON) -c 'import mypy' >/dev/null 2>&1; then echo "mypy workers/torch"; cd workers/torch && $(PYTHON) -m mypy; \
+	else echo "lint: $(PYTHON) has no mypy (apt install python3-mypy): skipped"; fi
 
-fmt: ## gofmt the tree
+fmt: ## gofmt the tree, and black workers/torch when installed
 	gofmt -w $$(git ls-files '*.go')
+	@if command -v black >/dev/null 2>&1; then cd workers/torch && black -q .; \
+	else echo "fmt: black not installed (apt install black): workers/torch left as it is"; fi
 
 assets: ## regenerate assets/default (split + checkpoint) from dataset-fashion-mnist and check them against SHA256SUMS (UPDATE=1 records new sums)
 	@mkdir -p bin/assets

@@ -48,7 +48,7 @@ def parse():
         sys.exit("torch_plain.py: give the worker's options after --")
     cut = argv.index("--")
     p = argparse.ArgumentParser(prog="torch_plain.py")
-    p.add_argument("--worker-dir", required=True, help="folder of selmix_worker.py and its recipes")
+    p.add_argument("--worker-dir", required=True, help="folder of selmix_worker.py and its package, selmix_torch")
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--refresh", type=int, default=50)
@@ -58,8 +58,8 @@ def parse():
     if min(own.steps, own.batch, own.refresh) < 1 or own.num_workers < 0:
         p.error("want --steps, --batch, --refresh ≥ 1 and --num-workers ≥ 0")
     sys.path.insert(0, os.path.abspath(own.worker_dir))
-    import selmix_worker
-    args, recipe = selmix_worker.parse_args(argv[cut + 1:])
+    from selmix_torch.options import parse_args
+    args, recipe = parse_args(argv[cut + 1:])
     return own, args, recipe
 
 
@@ -118,10 +118,10 @@ def main():
     import torch.nn.functional as F
     from torch import nn
 
-    import selmix_worker
-    from recipes import sgd_groups
+    from selmix_torch.options import configure
+    from selmix_torch.recipes import sgd_groups
 
-    selmix_worker.configure(args)  # threads, cuDNN's autotuner: as the worker
+    configure(args)  # threads, cuDNN's autotuner: as the worker
     dev = args.device
     built = recipe.build(args)
     backbone, head = built["backbone"].to(dev), built["head"].to(dev)

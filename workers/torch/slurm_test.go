@@ -24,8 +24,7 @@ func TestSrun(t *testing.T) {
 	c := slurmtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "-m", "unittest", "test_dist.Srun")
-	cmd.Dir = "tests"
+	cmd := exec.CommandContext(ctx, python, "-m", "unittest", "tests.test_dist.Srun")
 	cmd.Env = append(c.Env(), "SELMIX_TEST_SRUN=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.Contains(string(out), "skipped") {

@@ -31,8 +31,10 @@ func TestSuite(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(m), ".py")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(python, "-m", "unittest", name)
-			cmd.Dir = "tests"
+			// From workers/torch, so that the tests import the package
+			// selmix_torch beside them (python -m puts the current folder
+			// on sys.path) and tests is a package of its own.
+			cmd := exec.Command(python, "-m", "unittest", "tests."+name)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", name, err, out)

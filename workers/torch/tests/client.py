@@ -14,9 +14,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER_DIR = os.path.dirname(HERE)
+# The checkout's entry point, which runs the package beside it (selmix_torch).
 WORKER = os.path.join(WORKER_DIR, "selmix_worker.py")
-# The in-process tests import the worker's modules.
-sys.path.insert(0, WORKER_DIR)
 CODES = {"f4": "<f4", "f8": "<f8", "i8": "<i8", "u1": "u1"}
 
 
@@ -40,7 +39,7 @@ def decode(stream):
     for a in header.get("arrays", []):
         dt = np.dtype(CODES[a["dtype"]])
         size = int(np.prod(a["shape"], dtype=np.int64)) * dt.itemsize
-        arrays[a["name"]] = np.frombuffer(payload[off:off + size], dt).reshape(a["shape"])
+        arrays[a["name"]] = np.frombuffer(payload[off : off + size], dt).reshape(a["shape"])
         off += size
     assert off == n, f"payload {n} bytes, arrays {off}"
     return header, arrays
@@ -48,12 +47,16 @@ def decode(stream):
 
 class Worker:
     """The worker as a subprocess on one CPU thread (a thread per rank),
-    started by launcher (a command line before the worker's) if given."""
+    started by launcher (a command line before the worker's) if given;
+    command is the worker's own (by default this checkout's entry point)."""
 
-    def __init__(self, *args, launcher=()):
+    def __init__(self, *args, launcher=(), command=(sys.executable, WORKER), cwd=None):
         self.p = subprocess.Popen(
-            [*launcher, sys.executable, WORKER, "--device", "cpu", "--threads", "1", *args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [*launcher, *command, "--device", "cpu", "--threads", "1", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
         )
 
     def send(self, raw):

@@ -54,8 +54,14 @@ def images(n, seed):
 
 def net():
     torch.manual_seed(0)
-    backbone = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.Dropout(0.2),
-                             nn.AdaptiveAvgPool2d(1), nn.Flatten())
+    backbone = nn.Sequential(
+        nn.Conv2d(3, 4, 3, padding=1),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.Dropout(0.2),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+    )
     return backbone, nn.Linear(4, K)
 
 
@@ -67,8 +73,14 @@ def built():
     xu, yu = images(12, 2)
     xv, yv = images(9, 3)
     backbone, head = net()
-    return dict(backbone=backbone, head=head, train=(Noisy(xl), yl), unlabeled=(Noisy(xu), yu),
-                val=(NoView(xv), yv), test=(Noisy(xv[:6]), yv[:6]))
+    return dict(
+        backbone=backbone,
+        head=head,
+        train=(Noisy(xl), yl),
+        unlabeled=(Noisy(xu), yu),
+        val=(NoView(xv), yv),
+        test=(Noisy(xv[:6]), yv[:6]),
+    )
 
 
 P = np.array([[0.3, 0.1, 0.1], [0.1, 0.2, 0.0], [0.1, 0.0, 0.1]])

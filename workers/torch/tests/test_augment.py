@@ -5,8 +5,7 @@ import unittest
 import numpy as np
 import torch
 
-import client  # noqa: F401 (puts the worker's folder on sys.path)
-from recipes.augment import DeviceImages, crop_flip_params, mix64
+from selmix_torch.recipes.augment import DeviceImages, crop_flip_params, mix64
 
 torch.set_num_threads(1)
 CPU = torch.device("cpu")
@@ -24,7 +23,7 @@ def oracle(x, rows, seeds, pad, flip, train):
         if train:
             (dy,), (dx,), (fl,) = crop_flip_params(np.array([s]), pad, flip)
             padded = np.pad(img, ((0, 0), (pad, pad), (pad, pad)))
-            img = padded[:, dy:dy + H, dx:dx + W]
+            img = padded[:, dy : dy + H, dx : dx + W]
             if fl:
                 img = img[:, :, ::-1]
         f = img.astype(np.float32) / np.float32(255)
@@ -37,11 +36,13 @@ class DeviceImagesTest(unittest.TestCase):
         g = torch.Generator().manual_seed(0)
         self.x = torch.randint(0, 256, (40, 3, 9, 7), dtype=torch.uint8, generator=g)  # H ≠ W catches a swapped axis
         self.rows = torch.tensor([3, 0, 39, 3, 17, 8, 8, 25, 1, 12])
-        self.seeds = torch.tensor([5, -1, 2**62, 6, -2**63, 123456789, 42, 7, 0, 99], dtype=torch.int64)
+        self.seeds = torch.tensor([5, -1, 2**62, 6, -(2**63), 123456789, 42, 7, 0, 99], dtype=torch.int64)
 
     def test_mix64_is_splitmix64(self):
         # splitmix64 seeded with 0: its first two outputs (Vigna's reference).
-        self.assertEqual([int(v) for v in mix64([0, 0x9E3779B97F4A7C15 - 2**64])], [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4])
+        self.assertEqual(
+            [int(v) for v in mix64([0, 0x9E3779B97F4A7C15 - 2**64])], [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4]
+        )
 
     def test_crop_flip_params_cover_every_offset(self):
         dy, dx, fl = crop_flip_params(np.arange(4000), 4, True)
@@ -56,7 +57,11 @@ class DeviceImagesTest(unittest.TestCase):
             d = DeviceImages(self.x, MEAN, STD, pad=pad, flip=flip)
             got = d.batch(self.rows, self.seeds, CPU)
             self.assertEqual((got.dtype, tuple(got.shape)), (torch.float32, (10, 3, 9, 7)))
-            np.testing.assert_array_equal(got.numpy(), oracle(self.x, self.rows.tolist(), self.seeds.tolist(), pad, flip, True), err_msg=f"pad={pad} flip={flip}")
+            np.testing.assert_array_equal(
+                got.numpy(),
+                oracle(self.x, self.rows.tolist(), self.seeds.tolist(), pad, flip, True),
+                err_msg=f"pad={pad} flip={flip}",
+            )
 
     def test_augmentation_happens(self):
         d = DeviceImages(self.x, MEAN, STD)
@@ -82,7 +87,9 @@ class DeviceImagesTest(unittest.TestCase):
         got = ev.batch(self.rows, self.seeds, CPU)
         np.testing.assert_array_equal(got.numpy(), oracle(self.x, self.rows.tolist(), [0] * 10, 4, True, False))
         # Normalisation: a white pixel of channel c is (1 − mean_c)/std_c.
-        white = DeviceImages(torch.full((1, 3, 2, 2), 255, dtype=torch.uint8), MEAN, STD, train=False).batch(torch.tensor([0]), None, CPU)
+        white = DeviceImages(torch.full((1, 3, 2, 2), 255, dtype=torch.uint8), MEAN, STD, train=False).batch(
+            torch.tensor([0]), None, CPU
+        )
         for c in range(3):
             self.assertAlmostEqual(white[0, c, 1, 1].item(), (1 - MEAN[c]) / STD[c], places=5)
         self.assertEqual(len(ev), 40)

@@ -20,12 +20,10 @@ from unittest import mock
 import numpy as np
 import torch
 
-from client import HERE, WORKER, Worker, encode
-import dist
-import options
-import selmix_worker as sw
-import trainer_state
-import test_image_recipes as images
+from selmix_torch import dist, options, trainer_state
+
+from . import test_image_recipes as images
+from .client import HERE, WORKER, Worker, encode
 
 HELLO = {"op": "hello", "protocol": 1, "seed": 5}
 LAUNCHER = (sys.executable, os.path.join(HERE, "torchrun_env.py"), "2", "--")
@@ -42,20 +40,40 @@ def how_args(how):
     "torchrun" (2 ranks by torchrun_env.py), "agent" (the same, its store
     served by the launcher as torchrun's agent of torch ≥ 2 does) or "srun"
     (torchrun_env.py as a Slurm task)."""
-    return {"one": ((), ()), "nproc": (("--nproc", "2"), ()), "torchrun": ((), LAUNCHER),
-            "agent": ((), LAUNCHER[:3] + ("--agent-store", "--")),
-            "srun": ((), ("srun", "--unbuffered", "-N1", "-n1", "--quiet") + LAUNCHER)}[how]
+    return {
+        "one": ((), ()),
+        "nproc": (("--nproc", "2"), ()),
+        "torchrun": ((), LAUNCHER),
+        "agent": ((), LAUNCHER[:3] + ("--agent-store", "--")),
+        "srun": ((), ("srun", "--unbuffered", "-N1", "-n1", "--quiet") + LAUNCHER),
+    }[how]
 
 
 def mixup(steps, batch=7):
-    return {"op": "train", "mode": "mixup", "steps": steps, "batch": batch, "beta_min": 0.6, "weight_decay": 5e-4,
-            "momentum": 0.9, "backbone_lr_scale": 0.1}
+    return {
+        "op": "train",
+        "mode": "mixup",
+        "steps": steps,
+        "batch": batch,
+        "beta_min": 0.6,
+        "weight_decay": 5e-4,
+        "momentum": 0.9,
+        "backbone_lr_scale": 0.1,
+    }
 
 
 def soft(steps, batch=5):
     """Class-balanced soft targets with a frozen backbone (backbone_lr_scale 0)."""
-    return {"op": "train", "mode": "soft", "sampling": "class", "steps": steps, "batch": batch, "weight_decay": 5e-4,
-            "momentum": 0.9, "backbone_lr_scale": 0.0}
+    return {
+        "op": "train",
+        "mode": "soft",
+        "sampling": "class",
+        "steps": steps,
+        "batch": batch,
+        "weight_decay": 5e-4,
+        "momentum": 0.9,
+        "backbone_lr_scale": 0.0,
+    }
 
 
 def session(case, args, how, load=None, lr=1.0):
@@ -74,12 +92,17 @@ def session(case, args, how, load=None, lr=1.0):
         got["t0"] = w.ok({"op": "evaluate", "split": "test"})[1]
         got["pseudo"] = w.ok({"op": "pseudo", "oracle": False})[0]["counts"]
         P = np.arange(1, K * K + 1, dtype=np.float64).reshape(K, K)
-        got["loss_a"] = w.ok(mixup(3), [("lr", "f8", np.array([0.1, 0.08, 0.06]) * lr), ("P", "f8", P / P.sum())])[0]["loss"]
+        got["loss_a"] = w.ok(mixup(3), [("lr", "f8", np.array([0.1, 0.08, 0.06]) * lr), ("P", "f8", P / P.sum())])[0][
+            "loss"
+        ]
         got["state"] = w.ok({"op": "save"})[1]["state"]
     else:
         w.ok({"op": "load", "format": "selmix-torch/2"}, [("state", "u1", load)])
     T = np.eye(K) * 0.8 + 0.2 / K
-    got["loss_s"] = w.ok(soft(2), [("lr", "f8", np.array([0.05, 0.04]) * lr), ("targets", "f8", T), ("adjust", "f8", np.linspace(-0.5, 0.5, K))])[0]["loss"]
+    got["loss_s"] = w.ok(
+        soft(2),
+        [("lr", "f8", np.array([0.05, 0.04]) * lr), ("targets", "f8", T), ("adjust", "f8", np.linspace(-0.5, 0.5, K))],
+    )[0]["loss"]
     got["loss_c"] = w.ok(mixup(2), [("lr", "f8", np.array([0.05, 0.04]) * lr)])[0]["loss"]
     r, got["e1"] = w.ok({"op": "evaluate", "split": "val", "centroids": True})
     got["system"] = r["system"]
@@ -122,7 +145,9 @@ class Runs:
         np.testing.assert_allclose(a["e1"]["Z"], b["e1"]["Z"], rtol=self.ZTOL, atol=self.ZTOL, err_msg="Z")
         for name, v in a["final"]["backbone"].items():
             if v.is_floating_point():
-                np.testing.assert_allclose(v.numpy(), b["final"]["backbone"][name].numpy(), rtol=tol, atol=tol, err_msg=name)
+                np.testing.assert_allclose(
+                    v.numpy(), b["final"]["backbone"][name].numpy(), rtol=tol, atol=tol, err_msg=name
+                )
         self.assertAlmostEqual(a["loss_c"], b["loss_c"], delta=tol * max(1, abs(a["loss_c"])))
 
     def test_two_ranks_match_one_process(self):
@@ -170,7 +195,12 @@ class Features(Runs, unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         rng = np.random.default_rng(0)
-        for name, counts in (("train", [40, 20, 10, 5]), ("val", [6, 6, 6, 5]), ("test", [5, 5, 5, 4]), ("unl", [10, 8, 6, 3])):
+        for name, counts in (
+            ("train", [40, 20, 10, 5]),
+            ("val", [6, 6, 6, 5]),
+            ("test", [5, 5, 5, 4]),
+            ("unl", [10, 8, 6, 3]),
+        ):
             y = np.repeat(np.arange(cls.K), counts)
             np.savez(cls.path(name), x=(rng.normal(size=(len(y), cls.D)) + y[:, None]).astype(np.float32), y=y)
         np.savez(cls.path("head"), W=rng.normal(size=(cls.D, cls.K)), b=rng.normal(size=cls.K))
@@ -184,8 +214,22 @@ class Features(Runs, unittest.TestCase):
         return os.path.join(cls.tmp.name, name + ".npz")
 
     def args(self):
-        return ["--recipe", "features", "--train", self.path("train"), "--val", self.path("val"), "--test", self.path("test"),
-                "--unlabeled", self.path("unl"), "--head", self.path("head"), "--eval-batch", "4"]
+        return [
+            "--recipe",
+            "features",
+            "--train",
+            self.path("train"),
+            "--val",
+            self.path("val"),
+            "--test",
+            self.path("test"),
+            "--unlabeled",
+            self.path("unl"),
+            "--head",
+            self.path("head"),
+            "--eval-batch",
+            "4",
+        ]
 
 
 class ResampleRanks(unittest.TestCase):
@@ -222,9 +266,7 @@ RECIPE = '''
 """The tests' map-style data with random transforms, batch normalisation and
 dropout (fixtures.built), in a file; it prints, which must not reach the
 frames from any rank."""
-import sys
-sys.path.insert(0, {tests!r})
-from fixtures import built
+from tests.fixtures import built
 
 def build(args):
     print("a recipe's print")
@@ -235,9 +277,7 @@ def build(args):
 FAILING = '''
 """fixtures.built with a row that cannot be read in the labeled set (5) and
 in validation (6, in rank 1's shard of 9 rows)."""
-import sys
-sys.path.insert(0, {tests!r})
-from fixtures import Noisy, NoView, built
+from tests.fixtures import Noisy, NoView, built
 
 def build(args):
     b = built()
@@ -255,14 +295,26 @@ class RankErrors(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             recipe = os.path.join(tmp, "failing.py")
             with open(recipe, "w") as f:
-                f.write(textwrap.dedent(FAILING.format(tests=HERE)))
+                f.write(textwrap.dedent(FAILING))
             w = Worker("--recipe", recipe, "--loader-workers", "0", "--nproc", "2")
             self.addCleanup(w.kill)
             w.ok(HELLO)
             r, _ = w.request({"op": "evaluate", "split": "val"})
-            self.assertEqual(r, {"ok": False, "error": "rank 1: val: row 6: cannot identify image file '/data/img6.jpg'"})
-            r, _ = w.request({"op": "train", "mode": "ce", "steps": 5, "batch": 16, "weight_decay": 0.0, "momentum": 0.9,
-                              "backbone_lr_scale": 0.1}, [("lr", "f8", [0.01] * 5)])
+            self.assertEqual(
+                r, {"ok": False, "error": "rank 1: val: row 6: cannot identify image file '/data/img6.jpg'"}
+            )
+            r, _ = w.request(
+                {
+                    "op": "train",
+                    "mode": "ce",
+                    "steps": 5,
+                    "batch": 16,
+                    "weight_decay": 0.0,
+                    "momentum": 0.9,
+                    "backbone_lr_scale": 0.1,
+                },
+                [("lr", "f8", [0.01] * 5)],
+            )
             self.assertRegex(r["error"], r"^(rank 1: )?train: row 5: cannot identify image file '/data/img5\.jpg'$")
             self.assertEqual(w.ok({"op": "evaluate", "split": "test"})[0]["rows"], 6)
             w.ok({"op": "bye"})
@@ -283,7 +335,7 @@ class MapStyleDropout(Runs, unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.recipe = os.path.join(cls.tmp.name, "noisy.py")
         with open(cls.recipe, "w") as f:
-            f.write(textwrap.dedent(RECIPE.format(tests=HERE)))
+            f.write(textwrap.dedent(RECIPE))
 
     @classmethod
     def tearDownClass(cls):
@@ -322,8 +374,28 @@ class TinyCifar(Runs, unittest.TestCase):
         cls.tmp.cleanup()
 
     def args(self):
-        return ["--recipe", "cifar", "--root", self.root, "--net", "resnet32", "--n1", "10", "--rho", "5", "--m1", "4",
-                "--rho-u", "1", "--val-per-class", "2", "--pretrain-epochs", "0", "--eval-batch", "8"]
+        return [
+            "--recipe",
+            "cifar",
+            "--root",
+            self.root,
+            "--net",
+            "resnet32",
+            "--n1",
+            "10",
+            "--rho",
+            "5",
+            "--m1",
+            "4",
+            "--rho-u",
+            "1",
+            "--val-per-class",
+            "2",
+            "--pretrain-epochs",
+            "0",
+            "--eval-batch",
+            "8",
+        ]
 
     def test_resume_with_other_ranks_is_close(self):
         self.skipTest("the features recipe's tests resume across 1 and 2 ranks")
@@ -404,7 +476,11 @@ class Failures(unittest.TestCase):
         self.addCleanup(w.kill)
         w.ok(HELLO)
         w.ok({"op": "load", "format": "selmix-torch/2"}, [("state", "u1", state)])
-        self.assertTrue(np.isfinite(w.ok(mixup(2, batch=4), [("lr", "f8", [0.01, 0.01]), ("P", "f8", np.full((3, 3), 1 / 9))])[0]["loss"]))
+        self.assertTrue(
+            np.isfinite(
+                w.ok(mixup(2, batch=4), [("lr", "f8", [0.01, 0.01]), ("P", "f8", np.full((3, 3), 1 / 9))])[0]["loss"]
+            )
+        )
 
     def test_nonfinite_loss_leaves_every_rank_as_it_was(self):
         hot = os.path.join(self.tmp.name, "hot.npz")
@@ -414,8 +490,18 @@ class Failures(unittest.TestCase):
         w = Worker("--recipe", "features", *self.files, "--head", hot, "--nproc", "2")
         self.addCleanup(w.kill)
         w.ok(HELLO)
-        r, _ = w.request({"op": "train", "mode": "ce", "steps": 3, "batch": 5, "weight_decay": 0.0, "momentum": 0.9,
-                          "backbone_lr_scale": 0.1}, [("lr", "f8", [0.1] * 3)])
+        r, _ = w.request(
+            {
+                "op": "train",
+                "mode": "ce",
+                "steps": 3,
+                "batch": 5,
+                "weight_decay": 0.0,
+                "momentum": 0.9,
+                "backbone_lr_scale": 0.1,
+            },
+            [("lr", "f8", [0.1] * 3)],
+        )
         self.assertRegex(r["error"], r"^train step 1 of 3: loss is (nan|inf); the model is left as before this step$")
         state = torch.load(io.BytesIO(w.ok({"op": "save"})[1]["state"].tobytes()))
         np.testing.assert_array_equal(state["head"]["weight"].numpy(), W.T.astype(np.float32))
@@ -425,7 +511,9 @@ class Failures(unittest.TestCase):
         self.killed_mid_run("nproc", "selmix-torch: rank 1 died (signal SIGKILL)", resume=True)
 
     def test_killed_rank_torchrun(self):
-        self.killed_mid_run("torchrun", "torchrun_env: rank 1 failed (signal SIGKILL); the other ranks were killed", resume=False)
+        self.killed_mid_run(
+            "torchrun", "torchrun_env: rank 1 failed (signal SIGKILL); the other ranks were killed", resume=False
+        )
 
     def test_rank_that_never_joins(self):
         """Rank 0 under torchrun's environment, rank 1 never started: the
@@ -437,10 +525,16 @@ class Failures(unittest.TestCase):
         code, err = w.finish(timeout=30)
         self.assertEqual(code, 1)
         lines = err.strip().split("\n")
-        self.assertEqual(lines[-2], "selmix-torch: rank 1 of 2 did not join the process group within 1 s (--join-timeout; started by torchrun: "
-                                    "check that torchrun started every node (--nnodes, --nproc_per_node) and that MASTER_ADDR:MASTER_PORT reaches rank 0)")
+        self.assertEqual(
+            lines[-2],
+            "selmix-torch: rank 1 of 2 did not join the process group within 1 s (--join-timeout; started by torchrun: "
+            "check that torchrun started every node (--nnodes, --nproc_per_node) and that MASTER_ADDR:MASTER_PORT "
+            "reaches rank 0)",
+        )
         self.assertEqual(lines[-1], "torchrun_env: rank 0 failed (exit code 1); the other ranks were killed")
-        w = Worker("--recipe", "features", *self.files, "--join-timeout", "1", launcher=LAUNCHER[:3] + ("--only", "1", "--"))
+        w = Worker(
+            "--recipe", "features", *self.files, "--join-timeout", "1", launcher=LAUNCHER[:3] + ("--only", "1", "--")
+        )
         self.addCleanup(w.kill)
         code, err = w.finish(timeout=30)
         self.assertEqual(code, 1)
@@ -450,8 +544,13 @@ class Failures(unittest.TestCase):
         """SIGINT ends rank 0 while it waits for a rank that does not come
         (SIGTERM's default action ends it at any moment)."""
         env = dict(os.environ, RANK="0", WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT="0")
-        p = subprocess.Popen([sys.executable, WORKER, "--device", "cpu", "--recipe", "features", *self.files, "--join-timeout", "600"],
-                             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p = subprocess.Popen(
+            [sys.executable, WORKER, "--device", "cpu", "--recipe", "features", *self.files, "--join-timeout", "600"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.addCleanup(lambda: p.poll() is None and p.kill())
         time.sleep(1.5)  # torch imported, waiting for rank 1
         p.send_signal(signal.SIGINT)
@@ -461,24 +560,42 @@ class Failures(unittest.TestCase):
 
     def test_bad_environment_exits_2(self):
         files = ["--train", "T", "--val", "V", "--test", "X"]
-        cases = [({"RANK": "0"}, [], "environment: WORLD_SIZE is not set, but RANK is (torchrun sets both)"),
-                 ({"RANK": "2", "WORLD_SIZE": "2"}, [], "environment: RANK=2, WORLD_SIZE=2: want 0 ≤ RANK < WORLD_SIZE"),
-                 ({"RANK": "x", "WORLD_SIZE": "2"}, [], "environment: RANK='x', want an integer"),
-                 ({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, [], "environment: MASTER_PORT is not set"),
-                 ({"RANK": "0", "WORLD_SIZE": "1"}, ["--nproc", "2"], "--nproc: this worker was started with torchrun's environment"),
-                 ({}, ["--nproc", "0"], "--nproc 0: want ≥ 1"),
-                 ({}, ["--join-timeout", "0"], "--join-timeout 0: want a number of seconds > 0"),
-                 ({}, ["--nproc", "2", "--device", "cuda:1"], "--device cuda:1: with 2 ranks, give cuda (each rank uses cuda:LOCAL_RANK) or cpu")]
-        clean = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", dist.SPAWNED)}
+        cases = [
+            ({"RANK": "0"}, [], "environment: WORLD_SIZE is not set, but RANK is (torchrun sets both)"),
+            ({"RANK": "2", "WORLD_SIZE": "2"}, [], "environment: RANK=2, WORLD_SIZE=2: want 0 ≤ RANK < WORLD_SIZE"),
+            ({"RANK": "x", "WORLD_SIZE": "2"}, [], "environment: RANK='x', want an integer"),
+            ({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, [], "environment: MASTER_PORT is not set"),
+            (
+                {"RANK": "0", "WORLD_SIZE": "1"},
+                ["--nproc", "2"],
+                "--nproc: this worker was started with torchrun's environment",
+            ),
+            ({}, ["--nproc", "0"], "--nproc 0: want ≥ 1"),
+            ({}, ["--join-timeout", "0"], "--join-timeout 0: want a number of seconds > 0"),
+            (
+                {},
+                ["--nproc", "2", "--device", "cuda:1"],
+                "--device cuda:1: with 2 ranks, give cuda (each rank uses cuda:LOCAL_RANK) or cpu",
+            ),
+        ]
+        clean = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", dist.SPAWNED)
+        }
         for env, args, want in cases:
-            with mock.patch.dict(os.environ, dict(clean, **env), clear=True), self.assertRaises(SystemExit) as cm, \
-                    contextlib.redirect_stderr(io.StringIO()) as err:
-                sw.parse_args(["--recipe", "features", *files, *args])
+            with mock.patch.dict(os.environ, dict(clean, **env), clear=True), self.assertRaises(
+                SystemExit
+            ) as cm, contextlib.redirect_stderr(io.StringIO()) as err:
+                options.parse_args(["--recipe", "features", *files, *args])
             self.assertEqual(cm.exception.code, 2, env)
             self.assertIn(want, err.getvalue())
         with mock.patch.dict(os.environ, clean, clear=True):
-            a, _ = sw.parse_args(["--recipe", "features", *files, "--nproc", "2", "--device", "cpu"])
-        self.assertEqual((a.place.rank, a.place.world, a.place.launcher, a.threads), (0, 2, "--nproc", max(1, (os.cpu_count() or 1) // 2)))
+            a, _ = options.parse_args(["--recipe", "features", *files, "--nproc", "2", "--device", "cpu"])
+        self.assertEqual(
+            (a.place.rank, a.place.world, a.place.launcher, a.threads),
+            (0, 2, "--nproc", max(1, (os.cpu_count() or 1) // 2)),
+        )
 
 
 def listening(pids):
@@ -502,7 +619,7 @@ def listening(pids):
                     addr, port = col[1].split(":")
                     raw = bytes.fromhex(addr)
                     # /proc prints each 32-bit word in host (little-endian) order.
-                    raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+                    raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
                     out.append((ipaddress.ip_address(raw), int(port, 16)))
     return out
 
@@ -534,8 +651,10 @@ class NprocLoopback(unittest.TestCase):
         ranks = children(w.p.pid)
         self.assertEqual(len(ranks), 1)
         for ip, port in listening([w.p.pid, *ranks]):
-            self.assertTrue(ip.is_loopback or getattr(ip, "ipv4_mapped", None) and ip.ipv4_mapped.is_loopback,
-                            f"a rank listens on {ip} port {port}")
+            self.assertTrue(
+                ip.is_loopback or getattr(ip, "ipv4_mapped", None) and ip.ipv4_mapped.is_loopback,
+                f"a rank listens on {ip} port {port}",
+            )
         with open(f"/proc/{ranks[0]}/environ", "rb") as f:
             env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
         store = env[dist.STORE.encode()].decode()
@@ -552,10 +671,12 @@ class RanksNote(unittest.TestCase):
     generators go unused (2 → 1; never "ranks 2..0")."""
 
     def test_names_real_ranks(self):
-        for saved, n, want in ((1, 3, "torch's generators (dropout) of ranks 1..2 start from seeds of (run seed, step), if any,"),
-                               (1, 2, "torch's generators (dropout) of rank 1 start from seeds"),
-                               (2, 1, "the torch generators (dropout) saved by rank 1 go unused,"),
-                               (4, 2, "the torch generators (dropout) saved by ranks 2..3 go unused,")):
+        for saved, n, want in (
+            (1, 3, "torch's generators (dropout) of ranks 1..2 start from seeds of (run seed, step), if any,"),
+            (1, 2, "torch's generators (dropout) of rank 1 start from seeds"),
+            (2, 1, "the torch generators (dropout) saved by rank 1 go unused,"),
+            (4, 2, "the torch generators (dropout) saved by ranks 2..3 go unused,"),
+        ):
             note = trainer_state.ranks_note(saved, n)
             self.assertIn(f"the state was saved by {saved} rank(s) and this run has {n}", note)
             self.assertIn(want, note)
@@ -567,23 +688,35 @@ class NprocBound(unittest.TestCase):
     --nproc, before any rank starts."""
 
     def parse(self, *args):
-        clean = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", dist.SPAWNED)}
-        with mock.patch.dict(os.environ, clean, clear=True), self.assertRaises(SystemExit) as cm, \
-                contextlib.redirect_stderr(io.StringIO()) as err:
-            sw.parse_args(["--recipe", "features", "--train", "T", "--val", "V", "--test", "X", *args])
+        clean = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", dist.SPAWNED)
+        }
+        with mock.patch.dict(os.environ, clean, clear=True), self.assertRaises(
+            SystemExit
+        ) as cm, contextlib.redirect_stderr(io.StringIO()) as err:
+            options.parse_args(["--recipe", "features", "--train", "T", "--val", "V", "--test", "X", *args])
         self.assertEqual(cm.exception.code, 2)
         return err.getvalue().strip().split("\n")[-1]
 
     def test_cpu(self):
         n = options.usable_cpus()
-        self.assertEqual(self.parse("--nproc", str(n + 1), "--device", "cpu"),
-                         f"selmix_worker.py: error: --nproc {n + 1}: more ranks than the {n} CPUs this machine gives the worker")
+        self.assertEqual(
+            self.parse("--nproc", str(n + 1), "--device", "cpu"),
+            f"selmix_worker.py: error: --nproc {n + 1}: more ranks than the {n} CPUs this machine gives the worker",
+        )
         self.assertIn(f"--nproc 1000: more ranks than the {n} CPUs", self.parse("--nproc", "1000", "--device", "cpu"))
 
     def test_cuda(self):
-        with mock.patch.object(torch.cuda, "is_available", return_value=True), mock.patch.object(torch.cuda, "device_count", return_value=2):
-            self.assertEqual(self.parse("--nproc", "3", "--device", "cuda"),
-                             "selmix_worker.py: error: --nproc 3: more ranks than the 2 CUDA device(s) this machine shows (a rank per GPU)")
+        with mock.patch.object(torch.cuda, "is_available", return_value=True), mock.patch.object(
+            torch.cuda, "device_count", return_value=2
+        ):
+            self.assertEqual(
+                self.parse("--nproc", "3", "--device", "cuda"),
+                "selmix_worker.py: error: --nproc 3: more ranks than the 2 CUDA device(s) this machine shows (a rank "
+                "per GPU)",
+            )
 
 
 class Shards(unittest.TestCase):
@@ -610,10 +743,20 @@ class Shards(unittest.TestCase):
         order = torch.empty(10, dtype=torch.int64)
         order[torch.tensor(slot_of_concat)] = torch.arange(10)
         seeds = torch.arange(100, 110)
-        job = dist.Job([(lab, torch.tensor(concat_rows[:8]), seeds[torch.tensor(slot_of_concat[:8])]),
-                        (unl, torch.tensor(concat_rows[8:]), seeds[torch.tensor(slot_of_concat[8:])])],
-                       order, (torch.arange(B), torch.arange(B) / 10))
-        rows_by_slot = {slot: (src, row) for (src, row), slot in zip([(lab, r) for r in concat_rows[:8]] + [(unl, r) for r in concat_rows[8:]], slot_of_concat)}
+        job = dist.Job(
+            [
+                (lab, torch.tensor(concat_rows[:8]), seeds[torch.tensor(slot_of_concat[:8])]),
+                (unl, torch.tensor(concat_rows[8:]), seeds[torch.tensor(slot_of_concat[8:])]),
+            ],
+            order,
+            (torch.arange(B), torch.arange(B) / 10),
+        )
+        rows_by_slot = {
+            slot: (src, row)
+            for (src, row), slot in zip(
+                [(lab, r) for r in concat_rows[:8]] + [(unl, r) for r in concat_rows[8:]], slot_of_concat
+            )
+        }
         for r, (lo, hi) in enumerate(((0, 2), (2, 5))):
             part = dist.Dist(dist.Placement(r, r, 2, 2)).batch_job(job, B, pairs=True)
             flat = [(src, row, seed) for src, rows, sd in part.parts for row, seed in zip(rows.tolist(), sd.tolist())]
@@ -625,20 +768,64 @@ class Shards(unittest.TestCase):
     def test_system_sums_the_ranks(self):
         """evaluate's system from three ranks' figures: two ranks on GPU
         "3", one on "GPU-ab" without a utilisation."""
+
         def rank(gpu, used, util=None, images=0, secs=0.0):
-            r = {"device": f"cuda:{gpu} H100", "_images": images, "_train_s": secs, "_host": "n1", "_gpu": gpu, "_gpu_name": "H100",
-                 "_mem_total": 80, "mem_used": used, "mem_reserved": 2 * used, "mem_peak": 3 * used, "rss": 100, "cpu": 0.5}
+            r = {
+                "device": f"cuda:{gpu} H100",
+                "_images": images,
+                "_train_s": secs,
+                "_host": "n1",
+                "_gpu": gpu,
+                "_gpu_name": "H100",
+                "_mem_total": 80,
+                "mem_used": used,
+                "mem_reserved": 2 * used,
+                "mem_peak": 3 * used,
+                "rss": 100,
+                "cpu": 0.5,
+            }
             if util is not None:
                 r["util"] = util
             return r
+
         ranks = [rank("3", 1, 0.9, 64, 2.0), rank("3", 2, 0.9, 64, 4.0), rank("GPU-ab", 5, None, 72, 3.0)]
         d = dist.Dist(dist.Placement(0, 0, 3, 3))
         d.objects = lambda obj: ranks
-        self.assertEqual(d.system(ranks[0]), {
-            "device": "cuda:3 H100 ×3 ranks", "world_size": 3, "img_s": 200 / 4.0,
-            "mem_used": 8, "mem_reserved": 16, "mem_peak": 24, "rss": 300, "cpu": 1.5, "util": 0.9,
-            "gpus": [{"id": "3", "name": "H100", "ranks": 2, "mem_used": 3, "mem_reserved": 6, "mem_peak": 9, "mem_total": 80, "util": 0.9},
-                     {"id": "GPU-ab", "name": "H100", "ranks": 1, "mem_used": 5, "mem_reserved": 10, "mem_peak": 15, "mem_total": 80}]})
+        self.assertEqual(
+            d.system(ranks[0]),
+            {
+                "device": "cuda:3 H100 ×3 ranks",
+                "world_size": 3,
+                "img_s": 200 / 4.0,
+                "mem_used": 8,
+                "mem_reserved": 16,
+                "mem_peak": 24,
+                "rss": 300,
+                "cpu": 1.5,
+                "util": 0.9,
+                "gpus": [
+                    {
+                        "id": "3",
+                        "name": "H100",
+                        "ranks": 2,
+                        "mem_used": 3,
+                        "mem_reserved": 6,
+                        "mem_peak": 9,
+                        "mem_total": 80,
+                        "util": 0.9,
+                    },
+                    {
+                        "id": "GPU-ab",
+                        "name": "H100",
+                        "ranks": 1,
+                        "mem_used": 5,
+                        "mem_reserved": 10,
+                        "mem_peak": 15,
+                        "mem_total": 80,
+                    },
+                ],
+            },
+        )
         with mock.patch.dict(os.environ, {"CUDA_VISIBLE_DEVICES": "5, GPU-x"}):
             self.assertEqual(dist.gpu_id(torch.device("cuda:1")), "GPU-x")
         with mock.patch.dict(os.environ, {"CUDA_VISIBLE_DEVICES": ""}):
@@ -648,8 +835,9 @@ class Shards(unittest.TestCase):
         """A rank's evaluation reads its contiguous shard in batches of
         --eval-batch, channels_last, through the backbone the training
         steps use (the compiled one with --compile)."""
-        import fixtures
-        from test_steps import start
+        from . import fixtures
+        from .test_steps import start
+
         seen = []
 
         class Spy(torch.nn.Module):

@@ -8,9 +8,9 @@ import unittest
 
 import numpy as np
 
-import client  # noqa: F401 (puts the worker's folder on sys.path)
-from client import decode, encode
-from frames import FrameError, read_frame, write_frame
+from selmix_torch.frames import FrameError, read_frame, write_frame
+
+from .client import decode, encode
 
 
 def frame(header_bytes, payload=b"", n=None):
@@ -20,9 +20,13 @@ def frame(header_bytes, payload=b"", n=None):
 
 class ReadFrame(unittest.TestCase):
     def test_round_trip_with_the_client(self):
-        arrays = [("lr", "f8", np.array([0.5, 0.25])), ("C", "i8", np.arange(6).reshape(2, 3)),
-                  ("x", "f4", np.array([[1.5], [-2.0]])), ("state", "u1", np.arange(5, dtype=np.uint8)),
-                  ("empty", "f8", np.zeros((0, 3)))]
+        arrays = [
+            ("lr", "f8", np.array([0.5, 0.25])),
+            ("C", "i8", np.arange(6).reshape(2, 3)),
+            ("x", "f4", np.array([[1.5], [-2.0]])),
+            ("state", "u1", np.arange(5, dtype=np.uint8)),
+            ("empty", "f8", np.zeros((0, 3))),
+        ]
         stream = io.BytesIO(encode({"op": "train", "name": "ünïcode"}, arrays) + encode({"op": "bye"}))
         header, got = read_frame(stream)
         self.assertEqual((header["op"], header["name"]), ("train", "ünïcode"))
@@ -60,12 +64,22 @@ class ReadFrame(unittest.TestCase):
             "header is a JSON list, not an object": frame(b"[1]"),
             'header "arrays" is not a list': frame(b'{"arrays": 3}'),
             "arrays[0] is not an object": frame(b'{"arrays": [3]}'),
-            "dtype 'f2', want f4, f8, i8 or u1": frame(json.dumps({"arrays": [{"name": "a", "dtype": "f2", "shape": [1]}]}).encode()),
-            "shape [-1] is not a list of non-negative integers": frame(json.dumps({"arrays": [{"name": "a", "dtype": "f8", "shape": [-1]}]}).encode()),
-            "shape [1.0] is not": frame(json.dumps({"arrays": [{"name": "a", "dtype": "f8", "shape": [1.0]}]}).encode()),
-            "shape [True] is not": frame(json.dumps({"arrays": [{"name": "a", "dtype": "f8", "shape": [True]}]}).encode()),
+            "dtype 'f2', want f4, f8, i8 or u1": frame(
+                json.dumps({"arrays": [{"name": "a", "dtype": "f2", "shape": [1]}]}).encode()
+            ),
+            "shape [-1] is not a list of non-negative integers": frame(
+                json.dumps({"arrays": [{"name": "a", "dtype": "f8", "shape": [-1]}]}).encode()
+            ),
+            "shape [1.0] is not": frame(
+                json.dumps({"arrays": [{"name": "a", "dtype": "f8", "shape": [1.0]}]}).encode()
+            ),
+            "shape [True] is not": frame(
+                json.dumps({"arrays": [{"name": "a", "dtype": "f8", "shape": [True]}]}).encode()
+            ),
             "name 'lr' is not a new string": frame(json.dumps({"arrays": lr + lr}).encode(), bytes(32)),
-            "payload length 8, but the arrays listed in the header take 16 bytes": frame(json.dumps({"arrays": lr}).encode(), bytes(8)),
+            "payload length 8, but the arrays listed in the header take 16 bytes": frame(
+                json.dumps({"arrays": lr}).encode(), bytes(8)
+            ),
             "input ended inside the payload (8 of 16": frame(json.dumps({"arrays": lr}).encode(), bytes(8), n=16),
             "input ended inside the payload length": struct.pack("<I", 2) + b"{}" + b"\x00",
         }
@@ -94,7 +108,7 @@ class ReadFrame(unittest.TestCase):
                 if how < 0.5:
                     raw[i] = rng.randrange(256)
                 elif how < 0.75:
-                    del raw[i:i + rng.randint(1, 8)]
+                    del raw[i : i + rng.randint(1, 8)]
                 else:
                     raw[i:i] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
             try:

@@ -13,16 +13,17 @@ from argparse import Namespace
 import numpy as np
 import torch
 
-import client
-from client import Worker
-import selmix_worker as sw
-from recipes import cifar, nets
-from recipes.augment import DeviceImages
-from recipes.common import lt_counts
+from selmix_torch import trainer_state
+from selmix_torch.recipes import cifar, nets
+from selmix_torch.recipes.augment import DeviceImages
+from selmix_torch.recipes.common import lt_counts
+
+from .client import Worker
 
 try:
     import torchvision  # noqa: F401
     from PIL import Image
+
     HAVE_TV = True
 except ImportError:
     HAVE_TV = False
@@ -33,8 +34,16 @@ HELLO = {"op": "hello", "protocol": 1, "seed": 7}
 
 
 def train_req(steps, batch, mode="mixup"):
-    return {"op": "train", "mode": mode, "steps": steps, "batch": batch, "beta_min": 0.6,
-            "weight_decay": 5e-4, "momentum": 0.9, "backbone_lr_scale": 0.1}
+    return {
+        "op": "train",
+        "mode": mode,
+        "steps": steps,
+        "batch": batch,
+        "beta_min": 0.6,
+        "weight_decay": 5e-4,
+        "momentum": 0.9,
+        "backbone_lr_scale": 0.1,
+    }
 
 
 def class_images(rng, labels, size):
@@ -65,7 +74,15 @@ def write_cifar(root, K, per_class_train, per_class_test, seed=0):
         dump("batches.meta", {"label_names": names, "num_cases_per_batch": 10000})
         for i in range(1, 6):
             x, y = batch(per_class_train // 5)
-            dump(f"data_batch_{i}", {"batch_label": f"training batch {i} of 5", "data": x, "labels": y, "filenames": [f"{j}.png" for j in range(len(y))]})
+            dump(
+                f"data_batch_{i}",
+                {
+                    "batch_label": f"training batch {i} of 5",
+                    "data": x,
+                    "labels": y,
+                    "filenames": [f"{j}.png" for j in range(len(y))],
+                },
+            )
         x, y = batch(per_class_test)
         dump("test_batch", {"data": x, "labels": y})
     else:
@@ -76,8 +93,21 @@ def write_cifar(root, K, per_class_train, per_class_test, seed=0):
 
 
 def cifar_args(root, **over):
-    a = dict(root=root, net="resnet32", weights=None, save_weights=None, pretrain_epochs=0, n1=20, rho=10.0, m1=0,
-             rho_u=None, rho_u_inverted=False, val_per_class=3, build_seed=0, device=CPU)
+    a = dict(
+        root=root,
+        net="resnet32",
+        weights=None,
+        save_weights=None,
+        pretrain_epochs=0,
+        n1=20,
+        rho=10.0,
+        m1=0,
+        rho_u=None,
+        rho_u_inverted=False,
+        val_per_class=3,
+        build_seed=0,
+        device=CPU,
+    )
     a.update(over)
     return Namespace(**a)
 
@@ -104,7 +134,10 @@ class CifarRecipe(unittest.TestCase):
 
     def test_read_both_layouts(self):
         K, names, (x, y), (xt, yt) = cifar.read(self.c10)
-        self.assertEqual((K, names[3], x.shape, x.dtype, np.bincount(y).tolist(), len(yt)), (10, "c3", (400, 3, 32, 32), np.uint8, [40] * 10, 40))
+        self.assertEqual(
+            (K, names[3], x.shape, x.dtype, np.bincount(y).tolist(), len(yt)),
+            (10, "c3", (400, 3, 32, 32), np.uint8, [40] * 10, 40),
+        )
         K, names, (x, y), (xt, yt) = cifar.read(self.c100)
         self.assertEqual((K, len(names), x.shape, np.bincount(yt).tolist()), (100, 100, (600, 3, 32, 32), [2] * 100))
         # The first image of the first batch file, as written.
@@ -156,7 +189,9 @@ class CifarRecipe(unittest.TestCase):
         path = os.path.join(self.tmp.name, "w", "r32.pt")
         a, _ = quiet(cifar.build, cifar_args(self.c10, pretrain_epochs=1, save_weights=path))
         fresh, _ = quiet(cifar.build, cifar_args(self.c10))
-        self.assertFalse(torch.equal(a["head"].weight, fresh["head"].weight), "pre-training left the head as initialised")
+        self.assertFalse(
+            torch.equal(a["head"].weight, fresh["head"].weight), "pre-training left the head as initialised"
+        )
         b, err = quiet(cifar.build, cifar_args(self.c10, weights=path, pretrain_epochs=5))
         self.assertIn(f"{path}: loaded resnet32", err)
         self.assertNotIn("pre-training epoch", err)
@@ -184,8 +219,13 @@ class CifarRecipe(unittest.TestCase):
 
         evil = release("evil", {"batches.meta": b"cos\nsystem\n(S'echo pwned'\ntR."})
         big = release("big", {"batches.meta": b"\x80\x02" + bytes(1 << 20)})
-        label = release("label", {"test_batch": pickle.dumps({"data": np.zeros((2, 3072), np.uint8), "labels": [0, 10]}, protocol=2)})
-        shape = release("shape", {"test_batch": pickle.dumps({"data": np.zeros((2, 3000), np.uint8), "labels": [0, 1]}, protocol=2)})
+        label = release(
+            "label",
+            {"test_batch": pickle.dumps({"data": np.zeros((2, 3072), np.uint8), "labels": [0, 10]}, protocol=2)},
+        )
+        shape = release(
+            "shape", {"test_batch": pickle.dumps({"data": np.zeros((2, 3000), np.uint8), "labels": [0, 1]}, protocol=2)}
+        )
         with open(os.path.join(self.c10, "data_batch_3"), "rb") as f:
             trunc = release("trunc", {"data_batch_3": f.read(5000)})
         os.remove(os.path.join(release("missing", {}), "data_batch_5"))
@@ -217,14 +257,18 @@ class Nets(unittest.TestCase):
             self.assertFalse(trained)
             self.assertEqual(tuple(backbone(torch.zeros(2, 3, 32, 32)).shape), (2, d))
             # The published parameter counts of WRN-28-2 (1.47M) and ResNet-32 (0.46M), 10 classes.
-            self.assertEqual(sum(p.numel() for p in list(backbone.parameters()) + list(head.parameters())), params, fn.__name__)
+            self.assertEqual(
+                sum(p.numel() for p in list(backbone.parameters()) + list(head.parameters())), params, fn.__name__
+            )
         # Depth: ResNet-32 has 31 convolutions and the head; WRN-28 has 25 3×3
         # convolutions, the head and (as its name counts them) 2 more, plus 1×1 shortcuts
         # where a group changes width or stride.
         convs = [m for m in nets.resnet32(10)[0].modules() if isinstance(m, torch.nn.Conv2d)]
         self.assertEqual(len(convs), 31)
         convs = [m for m in nets.wrn28_2(10)[0].modules() if isinstance(m, torch.nn.Conv2d)]
-        self.assertEqual((sum(m.kernel_size == (3, 3) for m in convs), sum(m.kernel_size == (1, 1) for m in convs)), (25, 3))
+        self.assertEqual(
+            (sum(m.kernel_size == (3, 3) for m in convs), sum(m.kernel_size == (1, 1) for m in convs)), (25, 3)
+        )
 
 
 @unittest.skipUnless(HAVE_TV, "torchvision or PIL is not installed")
@@ -243,7 +287,9 @@ class TorchvisionModels(unittest.TestCase):
         imagenet = torchvision.models.resnet18(num_classes=1000)
         path = self.save("r18.pt", imagenet)
         (backbone, head, trained), err = quiet(nets.torchvision_model, "resnet18", 10, path)
-        self.assertIn(f"{path}: its final layer fc is [1000, 512] (1000 classes); replaced by a fresh nn.Linear(512, 10)", err)
+        self.assertIn(
+            f"{path}: its final layer fc is [1000, 512] (1000 classes); replaced by a fresh nn.Linear(512, 10)", err
+        )
         self.assertFalse(trained)
         self.assertEqual((head.in_features, head.out_features), (512, 10))
         self.assertTrue(torch.equal(backbone.conv1.weight, imagenet.conv1.weight))
@@ -263,7 +309,10 @@ class TorchvisionModels(unittest.TestCase):
         self.assertEqual((head.in_features, head.out_features), (1024, 7))
         self.assertEqual(tuple(backbone.eval()(torch.zeros(1, 3, 32, 32)).shape), (1, 1024))
         r34 = self.save("r34.pt", torchvision.models.resnet34(num_classes=1000))
-        with self.assertRaisesRegex(ValueError, f"^{r34}: not a state dict of torchvision resnet18: .*tensors torchvision resnet18 does not have"):
+        with self.assertRaisesRegex(
+            ValueError,
+            f"^{r34}: not a state dict of torchvision resnet18: .*tensors torchvision resnet18 does not have",
+        ):
             nets.torchvision_model("resnet18", 10, r34)
         mb = self.save("mb.pt", torchvision.models.mobilenet_v2(num_classes=10))
         with self.assertRaisesRegex(ValueError, f"^{mb}: not a state dict of torchvision resnet18: "):
@@ -291,8 +340,19 @@ def write_tree(root, splits, classes=("ant", "bee", "cat"), size=20, seed=0):
 
 
 def folder_args(root, **over):
-    a = dict(root=root, net="resnet18", weights=None, save_weights=None, pretrain_epochs=0, pretrain="linear",
-             image_size=32, verify=64, build_seed=0, device=CPU, loader_workers=0)
+    a = dict(
+        root=root,
+        net="resnet18",
+        weights=None,
+        save_weights=None,
+        pretrain_epochs=0,
+        pretrain="linear",
+        image_size=32,
+        verify=64,
+        build_seed=0,
+        device=CPU,
+        loader_workers=0,
+    )
     a.update(over)
     return Namespace(**a)
 
@@ -301,7 +361,8 @@ def folder_args(root, **over):
 class ImageFolderRecipe(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        from recipes import imagefolder
+        from selmix_torch.recipes import imagefolder
+
         cls.mod = imagefolder
         cls.tmp = tempfile.TemporaryDirectory()
         cls.root = os.path.join(cls.tmp.name, "tree")
@@ -329,12 +390,16 @@ class ImageFolderRecipe(unittest.TestCase):
         c = ev[0][0]
         torch.manual_seed(2)
         self.assertTrue(torch.equal(c, ev[0][0]), "evaluation view is deterministic")
-        self.assertTrue(torch.equal(built["val"][0][1][0], built["val"][0].eval_view()[1][0]), "val reads with evaluation transforms")
+        self.assertTrue(
+            torch.equal(built["val"][0][1][0], built["val"][0].eval_view()[1][0]),
+            "val reads with evaluation transforms",
+        )
         # Loader processes started with spawn get the dataset pickled.
         again = pickle.loads(pickle.dumps(ev))
         self.assertTrue(torch.equal(again[0][0], c))
         # Resize(32·8/7 = 37) + CenterCrop(32) of a 20-pixel image, normalised with ImageNet's statistics.
         from torchvision import transforms as T
+
         img = self.mod.load_image(x.samples[0][0])
         want = T.Normalize(self.mod.MEAN, self.mod.STD)(T.ToTensor()(T.CenterCrop(32)(T.Resize(37)(img))))
         self.assertTrue(torch.equal(c, want))
@@ -382,7 +447,10 @@ class ImageFolderRecipe(unittest.TestCase):
         cases = [
             (folder_args(os.path.join(d, "nope")), f"--root {os.path.join(d, 'nope')}: no such folder"),
             (folder_args(nov), f"{nov}/val: no such folder (want train, val, test under --root)"),
-            (folder_args(diff), f"{diff}/val: class folders differ from {diff}/train (only in train: ['cat']; only in val: ['dog'])"),
+            (
+                folder_args(diff),
+                f"{diff}/val: class folders differ from {diff}/train (only in train: ['cat']; only in val: ['dog'])",
+            ),
             (folder_args(corrupt), f"{bad}: unreadable image"),
             (folder_args(empty), f"{empty}/test: "),
             (folder_args(self.root, image_size=4), "--image-size 4: want ≥ 8"),
@@ -412,15 +480,31 @@ class ImageFolderWorker(unittest.TestCase):
             imagenet = os.path.join(tmp, "in.pt")
             torch.manual_seed(0)
             torch.save(torchvision.models.resnet18(num_classes=1000).state_dict(), imagenet)
-            args = ["--recipe", "imagefolder", "--root", root, "--net", "resnet18", "--weights", imagenet,
-                    "--image-size", "32", "--pretrain-epochs", "1", "--eval-batch", "4"]
+            args = [
+                "--recipe",
+                "imagefolder",
+                "--root",
+                root,
+                "--net",
+                "resnet18",
+                "--weights",
+                imagenet,
+                "--image-size",
+                "32",
+                "--pretrain-epochs",
+                "1",
+                "--eval-batch",
+                "4",
+            ]
             lr = [("lr", "f8", [0.01, 0.01])]
             P = [("P", "f8", np.full((3, 3), 1 / 9))]
 
             w = Worker(*args)
             self.addCleanup(w.kill)
             r, _ = w.ok(HELLO)
-            self.assertEqual((r["k"], r["d"], r["class_names"], r["train_counts"]), (3, 512, ["ant", "bee", "cat"], [4, 4, 4]))
+            self.assertEqual(
+                (r["k"], r["d"], r["class_names"], r["train_counts"]), (3, 512, ["ant", "bee", "cat"], [4, 4, 4])
+            )
             self.assertEqual(r["sizes"], {"labeled": 12, "unlabeled": 0, "val": 6, "test": 6})
             r, out = w.ok({"op": "evaluate", "split": "val", "centroids": True})
             self.assertEqual((r["rows"], out["C"].sum(), out["Z"].shape), (6, 6, (3, 512)))
@@ -431,13 +515,16 @@ class ImageFolderWorker(unittest.TestCase):
             w.ok({"op": "bye"})
             code, err = w.finish()
             self.assertEqual(code, 0, err)
-            self.assertIn(f"{imagenet}: its final layer fc is [1000, 512] (1000 classes); replaced by a fresh nn.Linear(512, 3)", err)
+            self.assertIn(
+                f"{imagenet}: its final layer fc is [1000, 512] (1000 classes); replaced by a fresh nn.Linear(512, 3)",
+                err,
+            )
             self.assertIn("pre-training epoch 1/1", err)
 
             w = Worker(*args)
             self.addCleanup(w.kill)
             w.ok(dict(HELLO, seed=99))
-            w.ok({"op": "load", "format": sw.FORMAT}, [("state", "u1", saved["state"])])
+            w.ok({"op": "load", "format": trainer_state.FORMAT}, [("state", "u1", saved["state"])])
             w.ok(train_req(2, 3), lr)
             _, got = w.ok({"op": "evaluate", "split": "val", "centroids": True})
             for k in "CZWb":
@@ -458,15 +545,38 @@ class CifarWorker(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             root = os.path.join(tmp, "cifar-10-batches-py")
             write_cifar(root, 10, 20, 2)
-            args = ["--recipe", "cifar", "--root", root, "--net", "resnet32", "--n1", "10", "--rho", "5",
-                    "--m1", "4", "--rho-u", "1", "--val-per-class", "2", "--pretrain-epochs", "1", "--eval-batch", "16"]
+            args = [
+                "--recipe",
+                "cifar",
+                "--root",
+                root,
+                "--net",
+                "resnet32",
+                "--n1",
+                "10",
+                "--rho",
+                "5",
+                "--m1",
+                "4",
+                "--rho-u",
+                "1",
+                "--val-per-class",
+                "2",
+                "--pretrain-epochs",
+                "1",
+                "--eval-batch",
+                "16",
+            ]
             P = [("P", "f8", np.full((10, 10), 0.01))]
 
             def session(seed, chunks, save_at=None):
                 w = Worker(*args)
                 self.addCleanup(w.kill)
                 r, _ = w.ok(dict(HELLO, seed=seed))
-                self.assertEqual((r["k"], r["d"], r["sizes"]["unlabeled"], r["sizes"]["val"], r["sizes"]["test"]), (10, 64, 40, 20, 20))
+                self.assertEqual(
+                    (r["k"], r["d"], r["sizes"]["unlabeled"], r["sizes"]["val"], r["sizes"]["test"]),
+                    (10, 64, 40, 20, 20),
+                )
                 self.assertEqual(r["train_counts"], lt_counts(10, 5, 10))
                 w.ok({"op": "pseudo", "oracle": False})
                 state, first = None, True
@@ -486,7 +596,7 @@ class CifarWorker(unittest.TestCase):
             w = Worker(*args)
             self.addCleanup(w.kill)
             w.ok(dict(HELLO, seed=99))
-            w.ok({"op": "load", "format": sw.FORMAT}, [("state", "u1", state)])
+            w.ok({"op": "load", "format": trainer_state.FORMAT}, [("state", "u1", state)])
             w.ok(train_req(2, 4), [("lr", "f8", [0.01] * 2)])
             _, got = w.ok({"op": "evaluate", "split": "val", "centroids": True})
             for k in "CZWb":

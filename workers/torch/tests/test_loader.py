@@ -15,13 +15,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from client import Worker, decode, encode
-from fixtures import K, P, Noisy, built, images, net
-from test_steps import params, start, train
-import loader
-import recipes
-import sampling
-import selmix_worker as sw
+from selmix_torch import loader, options, protocol, recipes, sampling
+
+from .client import Worker, decode, encode
+from .fixtures import K, P, Noisy, built, images, net
+from .test_steps import params, start, train
 
 torch.set_num_threads(1)
 
@@ -69,9 +67,11 @@ class LoaderProcesses(unittest.TestCase):
         w = start(built(), seed=5, loader_workers=workers, eval_batch=4)
         self.addCleanup(w.close)
         w.pseudo({"op": "pseudo", "oracle": False}, {})
-        losses = [train(w, "mixup", [0.1] * 4, P=P, batch=8, momentum=0.9),
-                  train(w, "mixup", [0.05] * 3, batch=8, momentum=0.9),
-                  train(w, "ce", [0.05] * 2, batch=8)]
+        losses = [
+            train(w, "mixup", [0.1] * 4, P=P, batch=8, momentum=0.9),
+            train(w, "mixup", [0.05] * 3, batch=8, momentum=0.9),
+            train(w, "ce", [0.05] * 2, batch=8),
+        ]
         _, out = w.evaluate({"op": "evaluate", "split": "val", "centroids": True}, {})
         self.assertEqual(w.step, 9)
         if workers:
@@ -91,7 +91,9 @@ class LoaderProcesses(unittest.TestCase):
         got = []
         for n in (0, 2):
             backbone, head = net()
-            recipes.pretrain(backbone, head, Noisy(x), y, epochs=2, seed=3, device=torch.device("cpu"), batch=16, loader_workers=n)
+            recipes.pretrain(
+                backbone, head, Noisy(x), y, epochs=2, seed=3, device=torch.device("cpu"), batch=16, loader_workers=n
+            )
             got.append(params(backbone) + params(head))
         for a, b in zip(*got):
             np.testing.assert_array_equal(a, b)
@@ -161,7 +163,10 @@ class Prefetch(unittest.TestCase):
     def test_new_P_discards_what_was_prefetched(self):
         y = torch.arange(30) % K
         rec = Recorder()
-        w = start(dict(backbone=rec, head=nn.Linear(2, K), train=(Rows(), y), val=(Rows(), y), test=(Rows(), y)), loader_workers=2)
+        w = start(
+            dict(backbone=rec, head=nn.Linear(2, K), train=(Rows(), y), val=(Rows(), y), test=(Rows(), y)),
+            loader_workers=2,
+        )
         self.addCleanup(w.close)
         P1 = np.zeros((K, K))
         P1[0, 0] = 1
@@ -178,7 +183,9 @@ class Prefetch(unittest.TestCase):
         for got in rec.seen:
             u = torch.rand((4, 4), generator=gen, dtype=torch.float64)
             pair = sampling.draw_pairs(cum, u[0])
-            want = torch.cat([sampling.pick(w.lab_pool, pair // K, u[1]), sampling.pick(w.partner_pool, pair % K, u[2])])
+            want = torch.cat(
+                [sampling.pick(w.lab_pool, pair // K, u[1]), sampling.pick(w.partner_pool, pair % K, u[2])]
+            )
             self.assertEqual(got.tolist(), want.tolist())
         self.assertEqual(len(rec.seen), 3)
 
@@ -262,7 +269,9 @@ class Ahead(unittest.TestCase):
         w = start(built(), seed=5)
         self.addCleanup(w.close)
         for v in (-1, 1.5, "2", True):
-            with self.assertRaisesRegex(sw.RequestError, r"^train: ahead = .*, want an integer in \[0, 2147483648\]$"):
+            with self.assertRaisesRegex(
+                protocol.RequestError, r"^train: ahead = .*, want an integer in \[0, 2147483648\]$"
+            ):
                 train(w, "mixup", [0.1], P=P, batch=8, ahead=v)
 
 
@@ -298,7 +307,11 @@ class BatchDataset(unittest.TestCase):
         xv, yv = images(9, 3)
         lab, val = Batches(xl), Batches(xv)
         backbone, head = net()
-        w = start(dict(backbone=backbone, head=head, train=(lab, yl), val=(val, yv), test=(Batches(xv), yv)), seed=9, loader_workers=2)
+        w = start(
+            dict(backbone=backbone, head=head, train=(lab, yl), val=(val, yv), test=(Batches(xv), yv)),
+            seed=9,
+            loader_workers=2,
+        )
         self.assertEqual((lab.moved, val.moved), ([torch.device("cpu")], [torch.device("cpu")]))
         val.log.clear()
         gen = torch.Generator().set_state(w.gen.get_state())
@@ -310,15 +323,21 @@ class BatchDataset(unittest.TestCase):
         for step, (is_train, idx, seeds) in enumerate(lab.log[:2]):
             u = torch.rand((4, 4), generator=gen, dtype=torch.float64)
             pair = sampling.draw_pairs(cum, u[0])
-            want = torch.cat([sampling.pick(w.lab_pool, pair // K, u[1]), sampling.pick(w.partner_pool, pair % K, u[2])])
+            want = torch.cat(
+                [sampling.pick(w.lab_pool, pair // K, u[1]), sampling.pick(w.partner_pool, pair % K, u[2])]
+            )
             self.assertTrue(is_train)
             self.assertEqual(idx.tolist(), want.tolist())
             self.assertEqual(seeds.tolist(), loader.sample_seeds(9, step, torch.arange(8)).tolist())
         self.assertEqual(lab.log[2][2].tolist(), loader.sample_seeds(9, 2, torch.arange(5)).tolist())
         w.evaluate({"op": "evaluate", "split": "val"}, {})
-        self.assertEqual([(t, i.tolist(), s.tolist()) for t, i, s in val.log],
-                         [(False, list(range(7)), loader.sample_seeds(9, -1, torch.arange(7)).tolist()),
-                          (False, [7, 8], loader.sample_seeds(9, -1, torch.arange(7, 9)).tolist())])
+        self.assertEqual(
+            [(t, i.tolist(), s.tolist()) for t, i, s in val.log],
+            [
+                (False, list(range(7)), loader.sample_seeds(9, -1, torch.arange(7)).tolist()),
+                (False, [7, 8], loader.sample_seeds(9, -1, torch.arange(7, 9)).tolist()),
+            ],
+        )
 
 
 class Failures(unittest.TestCase):
@@ -330,8 +349,10 @@ class Failures(unittest.TestCase):
         self.addCleanup(w.close)
         with self.assertRaises(loader.LoaderDied) as cm:
             w.evaluate({"op": "evaluate", "split": "val"}, {})
-        reply = sw.error_reply("evaluate", cm.exception)
-        self.assertRegex(reply["error"], r"^evaluate: loader process died: DataLoader worker \(pid\(s\) \d+\) exited unexpectedly$")
+        reply = protocol.error_reply("evaluate", cm.exception)
+        self.assertRegex(
+            reply["error"], r"^evaluate: loader process died: DataLoader worker \(pid\(s\) \d+\) exited unexpectedly$"
+        )
         self.assertNotIn("reason", reply)
         val.die_at = None  # the next request starts new loader processes
         r, _ = w.evaluate({"op": "evaluate", "split": "val"}, {})
@@ -347,7 +368,10 @@ class Failures(unittest.TestCase):
         victim = w.loader._dl._iterator._workers[0]
         os.kill(victim.pid, signal.SIGKILL)
         time.sleep(0.5)  # time for SIGCHLD to arrive (not reaped: torch's handler looks for unreaped loaders)
-        with self.assertRaisesRegex(loader.LoaderDied, rf"^loader process died: DataLoader worker \(pid\(s\) {victim.pid}\) exited unexpectedly$"):
+        with self.assertRaisesRegex(
+            loader.LoaderDied,
+            rf"^loader process died: DataLoader worker \(pid\(s\) {victim.pid}\) exited unexpectedly$",
+        ):
             w.evaluate({"op": "evaluate", "split": "val"}, {})
         r, _ = w.evaluate({"op": "evaluate", "split": "val"}, {})
         self.assertEqual(r["rows"], 9)
@@ -360,43 +384,80 @@ class Failures(unittest.TestCase):
             self.addCleanup(w.close)
             with self.assertRaises(ValueError) as cm:
                 w.evaluate({"op": "evaluate", "split": "val"}, {})
-            self.assertEqual(sw.error_reply("evaluate", cm.exception),
-                             {"ok": False, "error": "val: row 6: cannot identify image file '/data/img6.jpg'"}, n)
+            self.assertEqual(
+                protocol.error_reply("evaluate", cm.exception),
+                {"ok": False, "error": "val: row 6: cannot identify image file '/data/img6.jpg'"},
+                n,
+            )
 
     def test_out_of_memory_reply(self):
         oom = torch.cuda.OutOfMemoryError(
-            "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; 75.01 GiB already allocated). "
-            "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.")
+            "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; 75.01 GiB already "
+            "allocated). "
+            "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation."
+        )
         for e in (oom, RuntimeError(str(oom)), MemoryError()):
-            r = sw.error_reply("train", e)
+            r = protocol.error_reply("train", e)
             self.assertEqual(r["reason"], "out_of_memory")
             self.assertNotIn("\n", r["error"])
             self.assertTrue(r["error"].startswith("train: out of memory ("), r["error"])
-            self.assertTrue(r["error"].endswith("the likely cause is the training batch (mixup puts 2 × batch images through the backbone at once): "
-                                                "lower finetune.batch, --eval-batch or --image-size"), r["error"])
-        self.assertIn("(CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; 75.01 GiB already allocated).)", sw.error_reply("evaluate", oom)["error"])
-        self.assertIn("likely cause is the evaluation batch", sw.error_reply("evaluate", oom)["error"])
-        self.assertEqual(sw.error_reply("train", RuntimeError("shape mismatch")), {"ok": False, "error": "RuntimeError: shape mismatch"})
+            self.assertTrue(
+                r["error"].endswith(
+                    "the likely cause is the training batch (mixup puts 2 × batch images through the backbone at "
+                    "once): "
+                    "lower finetune.batch, --eval-batch or --image-size"
+                ),
+                r["error"],
+            )
+        self.assertIn(
+            "(CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; 75.01 GiB already "
+            "allocated).)",
+            protocol.error_reply("evaluate", oom)["error"],
+        )
+        self.assertIn("likely cause is the evaluation batch", protocol.error_reply("evaluate", oom)["error"])
+        self.assertEqual(
+            protocol.error_reply("train", RuntimeError("shape mismatch")),
+            {"ok": False, "error": "RuntimeError: shape mismatch"},
+        )
 
     def test_out_of_memory_in_a_request(self):
         """A model that runs out of memory: the reply says so, and the
         worker serves the next request."""
+
         class Hungry(nn.Linear):
             def forward(self, x):
                 if self.training:
                     raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.00 GiB.")
                 return super().forward(x)
+
         x, y = torch.randn(12, 2), torch.arange(12) % K
         w = start(dict(backbone=Hungry(2, 2), head=nn.Linear(2, K), train=(x, y), val=(x, y), test=(x, y)))
-        reqs = encode({"op": "train", "mode": "ce", "steps": 1, "batch": 4, "weight_decay": 0, "momentum": 0, "backbone_lr_scale": 1},
-                      [("lr", "f8", [0.1])]) + encode({"op": "evaluate", "split": "val"})
+        reqs = encode(
+            {
+                "op": "train",
+                "mode": "ce",
+                "steps": 1,
+                "batch": 4,
+                "weight_decay": 0,
+                "momentum": 0,
+                "backbone_lr_scale": 1,
+            },
+            [("lr", "f8", [0.1])],
+        ) + encode({"op": "evaluate", "split": "val"})
         out = io.BytesIO()
-        self.assertEqual(sw.serve(w, io.BytesIO(reqs), out), 0)
+        self.assertEqual(protocol.serve(w, io.BytesIO(reqs), out), 0)
         out.seek(0)
         r, _ = decode(out)
-        self.assertEqual(r, {"ok": False, "reason": "out_of_memory",
-                             "error": "train: out of memory (CUDA out of memory. Tried to allocate 1.00 GiB.); the likely cause is the training batch "
-                                      "(mixup puts 2 × batch images through the backbone at once): lower finetune.batch, --eval-batch or --image-size"})
+        self.assertEqual(
+            r,
+            {
+                "ok": False,
+                "reason": "out_of_memory",
+                "error": "train: out of memory (CUDA out of memory. Tried to allocate 1.00 GiB.); "
+                "the likely cause is the training batch (mixup puts 2 × batch images through the backbone at once): "
+                "lower finetune.batch, --eval-batch or --image-size",
+            },
+        )
         r, _ = decode(out)
         self.assertTrue(r["ok"])
 
@@ -423,7 +484,10 @@ class NonFinite(unittest.TestCase):
         x, y = torch.randn(12, 2), torch.arange(12) % K
         w = start(dict(backbone=_Blows(2, 2), head=nn.Linear(2, K), train=(x, y), val=(x, y), test=(x, y)))
         before = params(w.backbone) + params(w.head)
-        with self.assertRaisesRegex(sw.RequestError, r"^train step 1 of 2: a gradient is not finite; the model is left as before this step$"):
+        with self.assertRaisesRegex(
+            protocol.RequestError,
+            r"^train step 1 of 2: a gradient is not finite; the model is left as before this step$",
+        ):
             train(w, "ce", [0.1] * 2, batch=4, momentum=0.9)
         for a, b in zip(params(w.backbone) + params(w.head), before):
             np.testing.assert_array_equal(a, b)
@@ -454,10 +518,14 @@ class Throughput(unittest.TestCase):
             def forward(self, x):
                 seen.append(x.is_contiguous(memory_format=torch.channels_last))
                 return self.conv(x).mean((2, 3))
+
         xl, _ = images(30, 1)
         y = torch.arange(30) % K
         probe = Probe()
-        w = start(dict(backbone=probe, head=nn.Linear(2, K), train=(Noisy(xl), y), val=(xl, y), test=(xl, y)), channels_last=True)
+        w = start(
+            dict(backbone=probe, head=nn.Linear(2, K), train=(Noisy(xl), y), val=(xl, y), test=(xl, y)),
+            channels_last=True,
+        )
         self.assertTrue(probe.conv.weight.is_contiguous(memory_format=torch.channels_last))
         train(w, "ce", [0.1], batch=4)
         w.evaluate({"op": "evaluate", "split": "val"}, {})
@@ -468,7 +536,10 @@ class Throughput(unittest.TestCase):
 class Checkpoints(unittest.TestCase):
     def test_step_counter_and_format_1(self):
         x, y = torch.randn(12, 2), torch.arange(12) % K
-        mk = lambda: dict(backbone=nn.Linear(2, 2), head=nn.Linear(2, K), train=(x, y), val=(x, y), test=(x, y))  # noqa: E731
+
+        def mk():
+            return dict(backbone=nn.Linear(2, 2), head=nn.Linear(2, K), train=(x, y), val=(x, y), test=(x, y))
+
         w = start(mk())
         train(w, "ce", [0.1] * 5, batch=4)
         r, out = w.save({"op": "save"}, {})
@@ -486,15 +557,13 @@ class Checkpoints(unittest.TestCase):
         old.load({"op": "load", "format": "selmix-torch/1"}, {"state": np.frombuffer(buf.getbuffer(), np.uint8)})
         self.assertEqual(old.step, 0)
         self.assertTrue(torch.equal(old.head.weight, w.head.weight))
-        with self.assertRaisesRegex(sw.RequestError, "the state is not a selmix-torch/2 checkpoint"):
+        with self.assertRaisesRegex(protocol.RequestError, "the state is not a selmix-torch/2 checkpoint"):
             old.load({"op": "load", "format": "selmix-torch/2"}, {"state": np.frombuffer(buf.getbuffer(), np.uint8)})
 
 
 RECIPE = '''
 """Map-style data with random transforms (the tests' fixtures), in a file."""
-import sys
-sys.path.insert(0, {tests!r})
-from fixtures import built
+from tests.fixtures import built
 
 def build(args):
     return built()
@@ -508,9 +577,18 @@ class FreshProcess(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "noisy.py")
             with open(path, "w") as f:
-                f.write(textwrap.dedent(RECIPE.format(tests=os.path.dirname(os.path.abspath(__file__)))))
+                f.write(textwrap.dedent(RECIPE))
             hello = {"op": "hello", "protocol": 1, "seed": 3}
-            req = {"op": "train", "mode": "mixup", "steps": 3, "batch": 8, "beta_min": 0.6, "weight_decay": 5e-4, "momentum": 0.9, "backbone_lr_scale": 0.1}
+            req = {
+                "op": "train",
+                "mode": "mixup",
+                "steps": 3,
+                "batch": 8,
+                "beta_min": 0.6,
+                "weight_decay": 5e-4,
+                "momentum": 0.9,
+                "backbone_lr_scale": 0.1,
+            }
             lr = [("lr", "f8", [0.1, 0.08, 0.06])]
             a = Worker("--recipe", path, "--loader-workers", "2")
             self.addCleanup(a.kill)
@@ -538,18 +616,26 @@ class FreshProcess(unittest.TestCase):
 
 class Options(unittest.TestCase):
     def test_bad_options_exit_2(self):
-        cases = [(["--loader-workers", "x"], "argument --loader-workers: 'x': want a non-negative integer"),
-                 (["--loader-workers", "-1"], "argument --loader-workers: '-1': want a non-negative integer")]
+        cases = [
+            (["--loader-workers", "x"], "argument --loader-workers: 'x': want a non-negative integer"),
+            (["--loader-workers", "-1"], "argument --loader-workers: '-1': want a non-negative integer"),
+        ]
         if not hasattr(torch, "compile"):
-            cases.append((["--compile"], f"--compile: torch.compile needs torch ≥ 2.0, and this is torch {torch.__version__}"))
+            cases.append(
+                (["--compile"], f"--compile: torch.compile needs torch ≥ 2.0, and this is torch {torch.__version__}")
+            )
         for args, want in cases:
             with self.assertRaises(SystemExit) as cm, contextlib.redirect_stderr(io.StringIO()) as err:
-                sw.parse_args(["--recipe", "features", "--train", "T", "--val", "V", "--test", "X", *args])
+                options.parse_args(["--recipe", "features", "--train", "T", "--val", "V", "--test", "X", *args])
             self.assertEqual(cm.exception.code, 2)
             self.assertIn(want, err.getvalue())
         files = ["--train", "T", "--val", "V", "--test", "X"]
-        self.assertEqual(sw.parse_args(["--recipe", "features", *files, "--loader-workers", "3"])[0].loader_workers, 3)
-        self.assertEqual(sw.parse_args(["--recipe", "features", *files])[0].loader_workers, loader.default_workers())
+        self.assertEqual(
+            options.parse_args(["--recipe", "features", *files, "--loader-workers", "3"])[0].loader_workers, 3
+        )
+        self.assertEqual(
+            options.parse_args(["--recipe", "features", *files])[0].loader_workers, loader.default_workers()
+        )
 
 
 if __name__ == "__main__":

@@ -9,8 +9,7 @@ from argparse import Namespace
 import numpy as np
 import torch
 
-import client  # noqa: F401 (puts the worker's folder on sys.path)
-from recipes import Built, features, fmnist, sgd_step
+from selmix_torch.recipes import Built, features, fmnist, sgd_step
 
 torch.set_num_threads(1)
 CPU = torch.device("cpu")
@@ -34,8 +33,16 @@ class Features(unittest.TestCase):
         return os.path.join(self.tmp.name, name + ".npz")
 
     def args(self, **over):
-        a = dict(train=self.path("train"), val=self.path("val"), test=self.path("test"), unlabeled=None,
-                 head=self.path("head"), pretrain_epochs=None, build_seed=0, device=CPU)
+        a = dict(
+            train=self.path("train"),
+            val=self.path("val"),
+            test=self.path("test"),
+            unlabeled=None,
+            head=self.path("head"),
+            pretrain_epochs=None,
+            build_seed=0,
+            device=CPU,
+        )
         a.update(over)
         return Namespace(**a)
 
@@ -124,7 +131,9 @@ class IDX(unittest.TestCase):
 DATA = "/usr/share/datasets/fashion-mnist"
 
 
-@unittest.skipUnless(os.path.exists(os.path.join(DATA, "t10k-labels-idx1-ubyte.gz")), "Debian's dataset-fashion-mnist is not installed")
+@unittest.skipUnless(
+    os.path.exists(os.path.join(DATA, "t10k-labels-idx1-ubyte.gz")), "Debian's dataset-fashion-mnist is not installed"
+)
 class FashionMNISTSplit(unittest.TestCase):
     def test_split(self):
         args = Namespace(data_dir=DATA, n1=60, rho=10.0, val_per_class=4, test_per_class=3, build_seed=0)
@@ -147,7 +156,10 @@ class Contract(unittest.TestCase):
     def test_built_of(self):
         parts = dict(backbone="B", head="H", train=(1, 2), val=(3, 4), test=(5, 6))
         b = Built.of(dict(parts, class_names=["a"], extra=1))
-        self.assertEqual((b.backbone, b.head, b.train, b.val, b.test, b.unlabeled, b.class_names), ("B", "H", (1, 2), (3, 4), (5, 6), None, ["a"]))
+        self.assertEqual(
+            (b.backbone, b.head, b.train, b.val, b.test, b.unlabeled, b.class_names),
+            ("B", "H", (1, 2), (3, 4), (5, 6), None, ["a"]),
+        )
         self.assertIs(Built.of(b), b)
         with self.assertRaisesRegex(ValueError, r"^recipe: build's dict has no 'val'$"):
             Built.of({k: v for k, v in parts.items() if k != "val"})
@@ -164,26 +176,35 @@ class SGDStep(unittest.TestCase):
         self.opt = torch.optim.SGD([self.w], lr=0.5, momentum=0.9, weight_decay=0.1)
 
     def test_step(self):
-        loss = sgd_step(self.opt, (self.w ** 2).sum(), "x")
+        loss = sgd_step(self.opt, (self.w**2).sum(), "x")
         self.assertEqual(loss.item(), 17.0)
-        np.testing.assert_allclose(self.w.detach().numpy(), [1.0 - 0.5 * (2.0 + 0.1), 4.0 - 0.5 * (8.0 + 0.4)], rtol=1e-15)
+        np.testing.assert_allclose(
+            self.w.detach().numpy(), [1.0 - 0.5 * (2.0 + 0.1), 4.0 - 0.5 * (8.0 + 0.4)], rtol=1e-15
+        )
         buf = self.opt.state[self.w]["momentum_buffer"].clone()
         w = self.w.detach().clone()
-        sgd_step(self.opt, (self.w ** 2).sum(), "x")
+        sgd_step(self.opt, (self.w**2).sum(), "x")
         g = 2 * w + 0.1 * w
         np.testing.assert_allclose(self.w.detach().numpy(), (w - 0.5 * (0.9 * buf + g)).numpy(), rtol=1e-14)
 
     def test_non_finite(self):
-        sgd_step(self.opt, (self.w ** 2).sum(), "x")
+        sgd_step(self.opt, (self.w**2).sum(), "x")
         w, buf = self.w.detach().clone(), self.opt.state[self.w]["momentum_buffer"].clone()
         # w[0] is −0.05 after the first step: the loss is −inf.
         with self.assertRaisesRegex(RuntimeError, r"^step 3: loss is -inf; the model is left as before this step$"):
-            sgd_step(self.opt, (self.w * torch.tensor([float("inf"), 1.0], dtype=torch.float64)).sum(), "step 3", RuntimeError)
+            sgd_step(
+                self.opt,
+                (self.w * torch.tensor([float("inf"), 1.0], dtype=torch.float64)).sum(),
+                "step 3",
+                RuntimeError,
+            )
         with torch.no_grad():
             self.w[0] = 0.0
         w[0] = 0.0
         # sqrt at 0: the loss is finite, its gradient is not.
-        with self.assertRaisesRegex(ValueError, r"^y: a gradient is not finite; the model is left as before this step$"):
+        with self.assertRaisesRegex(
+            ValueError, r"^y: a gradient is not finite; the model is left as before this step$"
+        ):
             sgd_step(self.opt, torch.sqrt(self.w[0]) + self.w[1], "y")
         self.assertTrue(torch.equal(self.w.detach(), w))
         self.assertTrue(torch.equal(self.opt.state[self.w]["momentum_buffer"], buf))

@@ -7,16 +7,17 @@ import numpy as np
 import torch
 from torch import nn
 
-import client  # noqa: F401 (puts the worker's folder on sys.path)
-import sampling
-import selmix_worker as sw
+from selmix_torch import protocol, sampling
+from selmix_torch import worker as sw
 
 torch.set_num_threads(1)
 
 
 def options(**over):
     """The worker's options as parse_args gives them, on the CPU."""
-    opts = dict(device=torch.device("cpu"), amp=False, eval_batch=7, loader_workers=0, channels_last=False, compile=False)
+    opts = dict(
+        device=torch.device("cpu"), amp=False, eval_batch=7, loader_workers=0, channels_last=False, compile=False
+    )
     opts.update(over)
     return Namespace(**opts)
 
@@ -29,14 +30,36 @@ def start(built, seed=11, **over):
     return w
 
 
-def train(w, mode, lr, P=None, batch=64, beta_min=0.6, wd=0.0, momentum=0.0, scale=1.0, T=None, A=None, sampling="instance", ahead=None):
+def train(
+    w,
+    mode,
+    lr,
+    P=None,
+    batch=64,
+    beta_min=0.6,
+    wd=0.0,
+    momentum=0.0,
+    scale=1.0,
+    T=None,
+    A=None,
+    sampling="instance",
+    ahead=None,
+):
     arrays = {"lr": np.asarray(lr, np.float64)}
     if P is not None:
         arrays["P"] = np.asarray(P, np.float64)
     if T is not None:
         arrays["targets"], arrays["adjust"] = np.asarray(T, np.float64), np.asarray(A, np.float64)
-    req = {"op": "train", "mode": mode, "steps": len(lr), "batch": batch, "beta_min": beta_min,
-           "weight_decay": wd, "momentum": momentum, "backbone_lr_scale": scale}
+    req = {
+        "op": "train",
+        "mode": mode,
+        "steps": len(lr),
+        "batch": batch,
+        "beta_min": beta_min,
+        "weight_decay": wd,
+        "momentum": momentum,
+        "backbone_lr_scale": scale,
+    }
     if mode == "soft":
         req["sampling"] = sampling
     if ahead is not None:
@@ -56,9 +79,16 @@ class Evaluate(unittest.TestCase):
         with torch.no_grad():
             head.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]))
             head.bias.copy_(torch.tensor([0.0, 0.0, 0.5]))
-        x = torch.tensor([[2.0, 0.0], [0.0, 0.0],  # class 0: predicted 0, then 2
-                          [0.0, 3.0], [1.0, 1.0],  # class 1: 1, then a tie of 0 and 1 → 0
-                          [0.0, 0.0], [0.5, 0.5]])  # class 2: 2, then a three-way tie → 0
+        x = torch.tensor(
+            [
+                [2.0, 0.0],
+                [0.0, 0.0],  # class 0: predicted 0, then 2
+                [0.0, 3.0],
+                [1.0, 1.0],  # class 1: 1, then a tie of 0 and 1 → 0
+                [0.0, 0.0],
+                [0.5, 0.5],
+            ]
+        )  # class 2: 2, then a three-way tie → 0
         y = torch.tensor([0, 0, 1, 1, 2, 2])
         w = start(dict(backbone=nn.Identity(), head=head, train=(x, y), val=(x, y), test=(x[:3], y[:3])))
         w.args.eval_batch = 4  # two batches, the second one short
@@ -91,7 +121,9 @@ class Draws(unittest.TestCase):
         self.assertTrue((np.abs(freq - P.ravel()) <= 5 * sigma + 1e-12).all(), (freq, P.ravel()))
         # The ends of [0, 1): u = 0 skips leading pairs of zero mass.
         P0 = torch.tensor([0.0, 0.0, 0.5, 0.5, 0.0])
-        ends = sampling.draw_pairs(torch.cumsum(P0, 0), torch.tensor([0.0, 0.5 - 1e-16, 0.5, 1 - 2**-53], dtype=torch.float64))
+        ends = sampling.draw_pairs(
+            torch.cumsum(P0, 0), torch.tensor([0.0, 0.5 - 1e-16, 0.5, 1 - 2**-53], dtype=torch.float64)
+        )
         self.assertEqual(ends.tolist(), [2, 2, 3, 3])
 
     def test_pick_is_uniform_within_the_class(self):
@@ -100,11 +132,18 @@ class Draws(unittest.TestCase):
         self.assertEqual(p[0].tolist(), [1, 6, 4, 0, 2, 5, 7])
         self.assertEqual(p[2].tolist(), [2, 1, 4, 0])
         n = 40_000
-        rows = sampling.pick(p, torch.full((n,), 2), torch.rand(n, generator=torch.Generator().manual_seed(1), dtype=torch.float64))
+        rows = sampling.pick(
+            p, torch.full((n,), 2), torch.rand(n, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+        )
         freq = np.bincount(rows.numpy(), minlength=8) / n
         np.testing.assert_allclose(freq[[0, 2, 5, 7]], 0.25, atol=5 * np.sqrt(0.25 * 0.75 / n))
         self.assertEqual(freq[[1, 3, 4, 6]].sum(), 0)
-        self.assertEqual(sampling.pick(p, torch.tensor([0, 0, 1]), torch.tensor([0.0, 1 - 2**-53, 0.99], dtype=torch.float64)).tolist(), [1, 6, 4])
+        self.assertEqual(
+            sampling.pick(
+                p, torch.tensor([0, 0, 1]), torch.tensor([0.0, 1 - 2**-53, 0.99], dtype=torch.float64)
+            ).tolist(),
+            [1, 6, 4],
+        )
 
 
 def oracle_mixup_loss(u, P, beta_min, xl, yl, xu, yu, A, c, W, b):
@@ -146,7 +185,9 @@ class MixupStep(unittest.TestCase):
         A, c = params(backbone[0])
         W, b = params(head)
         got = train(w, "mixup", [0.0], P=P, beta_min=0.3)
-        want = oracle_mixup_loss(u, P, 0.3, xl.double().numpy(), yl.numpy(), xu.double().numpy(), yu.numpy(), A, c, W, b)
+        want = oracle_mixup_loss(
+            u, P, 0.3, xl.double().numpy(), yl.numpy(), xu.double().numpy(), yu.numpy(), A, c, W, b
+        )
         self.assertAlmostEqual(got, want, delta=1e-5 * abs(want))
         # lr = 0 leaves the parameters as they were.
         for p, q in zip(params(backbone) + params(head), [A, c, W, b]):
@@ -201,9 +242,18 @@ class ResampleStep(unittest.TestCase):
         torch.manual_seed(0)
         backbone, head = nn.Linear(3, 3), nn.Linear(3, 2)
         A, c, W, b = params(backbone) + params(head)
-        w = start(dict(backbone=backbone, head=head, train=(torch.stack([x, x, x2]), torch.tensor([0, 0, 1])),
-                       val=(torch.stack([x, x2]), torch.tensor([0, 1])), test=(x[None], torch.tensor([0]))))
-        train(w, "resample", [0.1, 0.05], P=np.array([[0.0, 1.0], [0.0, 0.0]]), batch=4, wd=0.01, momentum=0.9, scale=0.5)
+        w = start(
+            dict(
+                backbone=backbone,
+                head=head,
+                train=(torch.stack([x, x, x2]), torch.tensor([0, 0, 1])),
+                val=(torch.stack([x, x2]), torch.tensor([0, 1])),
+                test=(x[None], torch.tensor([0])),
+            )
+        )
+        train(
+            w, "resample", [0.1, 0.05], P=np.array([[0.0, 1.0], [0.0, 0.0]]), batch=4, wd=0.01, momentum=0.9, scale=0.5
+        )
         v = None
         for lr in (0.1, 0.05):
             g = [0, 0, 0, 0]
@@ -230,8 +280,12 @@ class ResampleStep(unittest.TestCase):
         w = start(dict(backbone=nn.Linear(3, 3), head=nn.Linear(3, 3), train=(xl, yl), val=(xl, yl), test=(xl, yl)))
         w._set_P({}, {"P": np.array([[0.1, 0.3, 0.0], [0.2, 0.0, 0.1], [0.0, 0.1, 0.2]])})
         state = w.gen.get_state()
+
         def job(resample):
-            return sampling.mixup_job(w.gen, w.cum, w.lab_pool, w.partner_pool, w.lab, w.unl, w.run_seed, 16, 0.6, 0, resample)
+            return sampling.mixup_job(
+                w.gen, w.cum, w.lab_pool, w.partner_pool, w.lab, w.unl, w.run_seed, 16, 0.6, 0, resample
+            )
+
         mix = job(False)
         w.gen.set_state(state)
         res = job(True)
@@ -253,8 +307,15 @@ class SGDStep(unittest.TestCase):
         torch.manual_seed(0)
         backbone, head = nn.Linear(3, 3), nn.Linear(3, 2)
         start_params = params(backbone) + params(head)
-        w = start(dict(backbone=backbone, head=head, train=(x.repeat(5, 1), torch.zeros(5, dtype=torch.int64)),
-                       val=(torch.stack([x, -x]), torch.tensor([0, 1])), test=(x[None], torch.tensor([0]))))
+        w = start(
+            dict(
+                backbone=backbone,
+                head=head,
+                train=(x.repeat(5, 1), torch.zeros(5, dtype=torch.int64)),
+                val=(torch.stack([x, -x]), torch.tensor([0, 1])),
+                test=(x[None], torch.tensor([0])),
+            )
+        )
         P = np.array([[1.0, 0.0], [0.0, 0.0]])
         train(w, mode, [0.1, 0.05], P=P if mode == "mixup" else None, batch=4, wd=0.01, momentum=0.9, scale=0.5)
         return start_params, params(backbone) + params(head), x.double().numpy()
@@ -313,23 +374,32 @@ class SoftStep(unittest.TestCase):
         self.xl = torch.randn(28, 4, generator=g) + self.yl[:, None]
         torch.manual_seed(1)
         self.backbone, self.head = nn.Sequential(nn.Linear(4, 6), nn.Tanh()), nn.Linear(6, 3)
-        self.w = start(dict(backbone=self.backbone, head=self.head, train=(self.xl, self.yl), val=(self.xl, self.yl), test=(self.xl, self.yl)))
+        self.w = start(
+            dict(
+                backbone=self.backbone,
+                head=self.head,
+                train=(self.xl, self.yl),
+                val=(self.xl, self.yl),
+                test=(self.xl, self.yl),
+            )
+        )
         # Rows that do not sum to 1 (as CSST's M = L·D⁻¹), and an adjustment.
         self.T = np.array([[1.0, 0.3, 0.0], [0.0, 1.0, 0.5], [0.2, 0.2, 0.9]])
         self.A = np.array([0.5, -0.2, 1.3])
 
     def test_loss_matches_the_oracle(self):
-        for sampling, n in (("instance", 1), ("class", 2)):
-            u = torch.rand((n, 256), generator=torch.Generator().set_state(self.w.gen.get_state()), dtype=torch.float64).numpy()
+        for how, n in (("instance", 1), ("class", 2)):
+            gen = torch.Generator().set_state(self.w.gen.get_state())
+            u = torch.rand((n, 256), generator=gen, dtype=torch.float64).numpy()
             if n == 1:
                 u = u[0]
             Aw, c = params(self.backbone[0])
             W, b = params(self.head)
-            got = train(self.w, "soft", [0.0], batch=256, T=self.T, A=self.A, sampling=sampling)
-            want, y = oracle_soft_loss(u, sampling, self.T, self.A, self.xl.double().numpy(), self.yl.numpy(), Aw, c, W, b)
-            self.assertAlmostEqual(got, want, delta=1e-5 * abs(want), msg=sampling)
+            got = train(self.w, "soft", [0.0], batch=256, T=self.T, A=self.A, sampling=how)
+            want, y = oracle_soft_loss(u, how, self.T, self.A, self.xl.double().numpy(), self.yl.numpy(), Aw, c, W, b)
+            self.assertAlmostEqual(got, want, delta=1e-5 * abs(want), msg=how)
             freq = np.bincount(y, minlength=3) / len(y)
-            if sampling == "class":
+            if how == "class":
                 # Class-balanced: the rarest class (2 of 28 samples) is drawn about a third of the time.
                 self.assertTrue(np.all(np.abs(freq - 1 / 3) < 5 * np.sqrt(2 / 9 / 256)), freq)
             else:
@@ -346,7 +416,9 @@ class SoftStep(unittest.TestCase):
         """backbone_lr_scale 0: the backbone and its momentum stay as they
         were; the head steps."""
         before = params(self.backbone) + params(self.head)
-        train(self.w, "soft", [0.5, 0.5], batch=16, momentum=0.9, wd=0.01, scale=0.0, T=self.T, A=self.A, sampling="class")
+        train(
+            self.w, "soft", [0.5, 0.5], batch=16, momentum=0.9, wd=0.01, scale=0.0, T=self.T, A=self.A, sampling="class"
+        )
         after = params(self.backbone) + params(self.head)
         for i, (p, q) in enumerate(zip(before, after)):
             if i < 2:
@@ -357,11 +429,11 @@ class SoftStep(unittest.TestCase):
             self.assertIsNone(self.w.opt.state[p].get("momentum_buffer"))
 
     def test_errors(self):
-        with self.assertRaisesRegex(sw.RequestError, "soft mode needs targets"):
+        with self.assertRaisesRegex(protocol.RequestError, "soft mode needs targets"):
             train(self.w, "soft", [0.1])
-        with self.assertRaisesRegex(sw.RequestError, "sampling"):
+        with self.assertRaisesRegex(protocol.RequestError, "sampling"):
             train(self.w, "soft", [0.1], T=self.T, A=self.A, sampling="both")
-        with self.assertRaisesRegex(sw.RequestError, "targets hold a negative"):
+        with self.assertRaisesRegex(protocol.RequestError, "targets hold a negative"):
             train(self.w, "soft", [0.1], T=-self.T, A=self.A)
 
 
@@ -388,7 +460,16 @@ class DatasetSplits(unittest.TestCase):
         for wrap in (lambda t: t, Pairs):
             torch.manual_seed(0)
             backbone, head = nn.Sequential(nn.Linear(3, 5), nn.ReLU()), nn.Linear(5, 4)
-            w = start(dict(backbone=backbone, head=head, train=(wrap(x), y), val=(wrap(x), y), test=(wrap(x), y), unlabeled=(wrap(xu), None)))
+            w = start(
+                dict(
+                    backbone=backbone,
+                    head=head,
+                    train=(wrap(x), y),
+                    val=(wrap(x), y),
+                    test=(wrap(x), y),
+                    unlabeled=(wrap(xu), None),
+                )
+            )
             w.pseudo({"op": "pseudo", "oracle": False}, {})
             loss = train(w, "mixup", [0.1] * 4, P=np.full((4, 4), 1 / 16), batch=16, momentum=0.9)
             _, out = w.evaluate({"op": "evaluate", "split": "val", "centroids": True}, {})

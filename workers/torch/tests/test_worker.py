@@ -9,7 +9,7 @@ import unittest
 import numpy as np
 import torch
 
-from client import Worker, encode
+from .client import Worker, encode
 
 K, D = 4, 5
 TRAIN_COUNTS = [40, 20, 10, 5]
@@ -17,8 +17,19 @@ HELLO = {"op": "hello", "protocol": 1, "seed": 7}
 
 
 def train_req(mode="mixup", steps=1, batch=8, **kw):
-    return dict({"op": "train", "mode": mode, "steps": steps, "batch": batch, "beta_min": 0.6,
-                 "weight_decay": 5e-4, "momentum": 0.9, "backbone_lr_scale": 0.1}, **kw)
+    return dict(
+        {
+            "op": "train",
+            "mode": mode,
+            "steps": steps,
+            "batch": batch,
+            "beta_min": 0.6,
+            "weight_decay": 5e-4,
+            "momentum": 0.9,
+            "backbone_lr_scale": 0.1,
+        },
+        **kw,
+    )
 
 
 def uniform_P():
@@ -50,8 +61,10 @@ class Features(unittest.TestCase):
         # One worker for the tests that leave its model as it is (each
         # process costs an import of torch).
         cls.shared = Worker(*cls.args())
-        cls.before_hello = [cls.shared.request({"op": "evaluate", "split": "val"})[0],
-                            cls.shared.request(dict(HELLO, protocol=2))[0]]
+        cls.before_hello = [
+            cls.shared.request({"op": "evaluate", "split": "val"})[0],
+            cls.shared.request(dict(HELLO, protocol=2))[0],
+        ]
         cls.hello = cls.shared.request(HELLO)[0]
 
     @classmethod
@@ -65,7 +78,16 @@ class Features(unittest.TestCase):
 
     @classmethod
     def args(cls, unlabeled=True, head="head"):
-        args = ["--recipe", "features", "--train", cls.path("train"), "--val", cls.path("val"), "--test", cls.path("test")]
+        args = [
+            "--recipe",
+            "features",
+            "--train",
+            cls.path("train"),
+            "--val",
+            cls.path("val"),
+            "--test",
+            cls.path("test"),
+        ]
         if unlabeled:
             args += ["--unlabeled", cls.path("unl")]
         if head:
@@ -78,10 +100,13 @@ class Features(unittest.TestCase):
         return w
 
     def test_hello(self):
-        self.assertEqual(self.before_hello, [
-            {"ok": False, "error": "evaluate: send hello first"},
-            {"ok": False, "error": "hello: protocol 2 not spoken; this worker speaks protocol 1"},
-        ])
+        self.assertEqual(
+            self.before_hello,
+            [
+                {"ok": False, "error": "evaluate: send hello first"},
+                {"ok": False, "error": "hello: protocol 2 not spoken; this worker speaks protocol 1"},
+            ],
+        )
         r = self.hello
         self.assertEqual(r["protocol"], 1)
         self.assertEqual((r["k"], r["d"]), (K, D))
@@ -91,8 +116,16 @@ class Features(unittest.TestCase):
         self.assertEqual(r["device"], "cpu")
         self.assertTrue(r["worker"].startswith("selmix-torch 1 (torch "))
         import torch
-        self.assertEqual(r["env"], {"torch": torch.__version__, "device": "cpu", "threads": torch.get_num_threads(),
-                                    "deterministic": torch.are_deterministic_algorithms_enabled()})
+
+        self.assertEqual(
+            r["env"],
+            {
+                "torch": torch.__version__,
+                "device": "cpu",
+                "threads": torch.get_num_threads(),
+                "deterministic": torch.are_deterministic_algorithms_enabled(),
+            },
+        )
         self.assertGreaterEqual(r["seconds"], 0)
         r, _ = self.shared.request(HELLO)
         self.assertEqual(r, {"ok": False, "error": "hello: already received"})
@@ -101,7 +134,10 @@ class Features(unittest.TestCase):
         """C, Z, W, b of the imported head on both splits, and the
         pseudo-label counts, against numpy."""
         w = self.shared
-        predict = lambda x: np.argmax(x.astype(np.float64) @ self.W.astype(np.float32) + self.b.astype(np.float32), 1)  # noqa: E731
+
+        def predict(x):
+            return np.argmax(x.astype(np.float64) @ self.W.astype(np.float32) + self.b.astype(np.float32), 1)
+
         for name, (x, y) in (("val", self.val), ("test", self.test)):
             r, a = w.ok({"op": "evaluate", "split": name, "centroids": True})
             self.assertEqual(r["rows"], len(y))
@@ -125,7 +161,7 @@ class Features(unittest.TestCase):
         self.assertEqual(r["counts"], np.bincount(predict(self.unl[0]), minlength=K).tolist())
         self.assertNotEqual(r["counts"], [10, 8, 6, 4])  # so the two cases are told apart
 
-    _sessions = {}
+    _sessions: dict = {}
 
     def session(self, seed, chunks, save_at=None):
         """hello, pseudo, then mixup steps split into chunks and two ce
@@ -140,7 +176,7 @@ class Features(unittest.TestCase):
             lr = np.linspace(0.05, 0.01, sum(chunks))
             done, state = 0, None
             for i, n in enumerate(chunks):
-                arrays = [("lr", "f8", lr[done:done + n])]
+                arrays = [("lr", "f8", lr[done : done + n])]
                 if i == 0:
                     arrays.append(("P", "f8", np.arange(1, K * K + 1).reshape(K, K) / (K * K * (K * K + 1) / 2)))
                 w.ok(train_req(steps=n), arrays)
@@ -152,7 +188,11 @@ class Features(unittest.TestCase):
             w.ok({"op": "bye"})
             code, err = w.finish()  # bye ends the process with status 0, and it said what it loaded
             self.assertEqual(code, 0)
-            self.assertRegex(err, r"^selmix-torch 1 \(torch [^)]+\): recipe features on cpu: K=4, d=5, 75 labeled, 28 unlabeled, 24 validation, 20 test\n$")
+            self.assertRegex(
+                err,
+                r"^selmix-torch 1 \(torch [^)]+\): recipe features on cpu: K=4, d=5, 75 labeled, 28 unlabeled, 24 "
+                r"validation, 20 test\n$",
+            )
             self._sessions[key] = r["loss"], a, state
         return self._sessions[key]
 
@@ -195,8 +235,16 @@ class Features(unittest.TestCase):
             (train_req(), [("lr", "f8", [-0.1]), ("P", "f8", uniform_P())], "lr holds a negative or non-finite value"),
             (train_req(batch=0), [("lr", "f8", [0.1])], "batch = 0"),
             (train_req(mode="cutmix"), [("lr", "f8", [0.1])], "mode = 'cutmix'"),
-            ({"op": "load", "format": "selmix-torch/1"}, [("state", "u1", np.arange(100, dtype=np.uint8))], "not a readable selmix-torch/1 checkpoint"),
-            ({"op": "load", "format": "selmix-jax/1"}, [("state", "u1", np.zeros(1, np.uint8))], "this worker reads 'selmix-torch/1' and 'selmix-torch/2'"),
+            (
+                {"op": "load", "format": "selmix-torch/1"},
+                [("state", "u1", np.arange(100, dtype=np.uint8))],
+                "not a readable selmix-torch/1 checkpoint",
+            ),
+            (
+                {"op": "load", "format": "selmix-jax/1"},
+                [("state", "u1", np.zeros(1, np.uint8))],
+                "this worker reads 'selmix-torch/1' and 'selmix-torch/2'",
+            ),
         ]
         for req, arrays, want in cases:
             r, _ = w.request(req, arrays)
@@ -210,7 +258,18 @@ class Features(unittest.TestCase):
         # as x1 (row of P) or as a partner x2 (column).
         rng = np.random.default_rng(1)
         np.savez(self.path("train3"), x=rng.normal(size=(6, D)).astype(np.float32), y=np.array([0, 0, 1, 1, 2, 2]))
-        w = Worker("--recipe", "features", "--train", self.path("train3"), "--val", self.path("val"), "--test", self.path("test"), "--head", self.path("head"))
+        w = Worker(
+            "--recipe",
+            "features",
+            "--train",
+            self.path("train3"),
+            "--val",
+            self.path("val"),
+            "--test",
+            self.path("test"),
+            "--head",
+            self.path("head"),
+        )
         self.addCleanup(w.kill)
         r, _ = w.ok(HELLO)
         self.assertEqual((r["train_counts"], r["sizes"]["unlabeled"]), ([2, 2, 2, 0], 0))
@@ -242,7 +301,16 @@ class Features(unittest.TestCase):
         np.testing.assert_array_equal(a["W"], W.astype(np.float32))
 
     def test_build_errors_are_the_hello_error(self):
-        w = Worker("--recipe", "features", "--train", self.path("train"), "--val", self.path("missing"), "--test", self.path("test"))
+        w = Worker(
+            "--recipe",
+            "features",
+            "--train",
+            self.path("train"),
+            "--val",
+            self.path("missing"),
+            "--test",
+            self.path("test"),
+        )
         self.addCleanup(w.kill)
         r, _ = w.request(HELLO)
         # reason bad_input: selmix says it as a configuration error (exit 2).
@@ -283,7 +351,10 @@ class Process(unittest.TestCase):
     def test_command_line_errors_exit_2(self):
         cases = [
             (["--recipe", "features", "--amp", *self.files], "--amp: mixed precision needs a CUDA device"),
-            (["--recipe", "resnet", *self.files], "not a built-in (features, fmnist, cifar, imagefolder) and not a .py file"),
+            (
+                ["--recipe", "resnet", *self.files],
+                "not a built-in (features, fmnist, cifar, imagefolder) and not a .py file",
+            ),
         ]
         for args, want in cases:
             w = Worker(*args)
@@ -311,7 +382,8 @@ def build(args):
         backbone[1].running_mean.fill_(0.5)
         backbone[1].running_var.fill_(2.0)
     print("this print must not break the framing")
-    return dict(backbone=backbone, head=nn.Linear(args.width, 3), train=(x, y), val=(x[:30], y[:30]), test=(x[30:], y[30:]))
+    train, val, test = (x, y), (x[:30], y[:30]), (x[30:], y[30:])
+    return dict(backbone=backbone, head=nn.Linear(args.width, 3), train=train, val=val, test=test)
 '''
 
 
@@ -352,13 +424,27 @@ class UserRecipe(unittest.TestCase):
 FMNIST = "/usr/share/datasets/fashion-mnist"
 
 
-@unittest.skipUnless(os.path.exists(os.path.join(FMNIST, "t10k-labels-idx1-ubyte.gz")), "Debian's dataset-fashion-mnist is not installed")
+@unittest.skipUnless(
+    os.path.exists(os.path.join(FMNIST, "t10k-labels-idx1-ubyte.gz")), "Debian's dataset-fashion-mnist is not installed"
+)
 class FashionMNIST(unittest.TestCase):
     def test_tiny_split_pretrains_caches_and_trains(self):
         with tempfile.TemporaryDirectory() as tmp:
             cache = os.path.join(tmp, "sub", "fm.pt")
-            args = ["--recipe", "fmnist", "--n1", "50", "--val-per-class", "5", "--test-per-class", "5",
-                    "--pretrain-epochs", "1", "--pretrained", cache]
+            args = [
+                "--recipe",
+                "fmnist",
+                "--n1",
+                "50",
+                "--val-per-class",
+                "5",
+                "--test-per-class",
+                "5",
+                "--pretrain-epochs",
+                "1",
+                "--pretrained",
+                cache,
+            ]
             w = Worker(*args)
             self.addCleanup(w.kill)
             r, _ = w.ok(HELLO)

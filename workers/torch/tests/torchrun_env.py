@@ -32,7 +32,7 @@ def main(argv):
         print("usage: torchrun_env.py N [--only R,...] [--agent-store] -- CMD ARGS...", file=sys.stderr)
         return 2
     cut = argv.index("--")
-    opts, cmd = argv[:cut], argv[cut + 1:]
+    opts, cmd = argv[:cut], argv[cut + 1 :]
     n = int(opts[0])
     only = [int(r) for r in opts[opts.index("--only") + 1].split(",")] if "--only" in opts else range(n)
     with socket.socket() as s:
@@ -43,12 +43,24 @@ def main(argv):
         import datetime
 
         import torch.distributed as td
-        store = td.TCPStore("127.0.0.1", port, n, True, datetime.timedelta(seconds=60), wait_for_workers=False)  # noqa: F841 (serves while we run)
+
+        timeout = datetime.timedelta(seconds=60)
+        # Held in a variable: it serves while we run.
+        store = td.TCPStore("127.0.0.1", port, n, True, timeout, wait_for_workers=False)  # noqa: F841
         agent = {"TORCHELASTIC_USE_AGENT_STORE": "True", "TORCHELASTIC_RESTART_COUNT": "0"}
     procs = {}
     for r in only:
-        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(n), LOCAL_WORLD_SIZE=str(n),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), TORCHELASTIC_RUN_ID="tests", **agent)
+        env = dict(
+            os.environ,
+            RANK=str(r),
+            LOCAL_RANK=str(r),
+            WORLD_SIZE=str(n),
+            LOCAL_WORLD_SIZE=str(n),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            TORCHELASTIC_RUN_ID="tests",
+            **agent,
+        )
         procs[r] = subprocess.Popen(cmd, env=env, preexec_fn=_die_with_parent)
 
     def stop(signum, frame):
@@ -72,7 +84,11 @@ def main(argv):
                 if p.pid in left:
                     p.kill()
             why = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
-            print(f"torchrun_env: rank {by_pid[pid]} failed ({why}); the other ranks were killed", file=sys.stderr, flush=True)
+            print(
+                f"torchrun_env: rank {by_pid[pid]} failed ({why}); the other ranks were killed",
+                file=sys.stderr,
+                flush=True,
+            )
             return 1
     return 0
 

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from recipes import log
+from . import log
 
 
 def _init(module):
@@ -40,6 +40,7 @@ def _init(module):
 
 
 # ---- WRN-28-2 --------------------------------------------------------------
+
 
 class _PreActBlock(nn.Module):
     def __init__(self, cin, cout, stride):
@@ -68,7 +69,11 @@ class WideResNet(nn.Module):
         layers = [nn.Conv2d(3, widths[0], 3, 1, 1, bias=False)]
         for g in range(3):
             for i in range(n):
-                layers.append(_PreActBlock(widths[g] if i == 0 else widths[g + 1], widths[g + 1], (1 if g == 0 else 2) if i == 0 else 1))
+                layers.append(
+                    _PreActBlock(
+                        widths[g] if i == 0 else widths[g + 1], widths[g + 1], (1 if g == 0 else 2) if i == 0 else 1
+                    )
+                )
         layers += [nn.BatchNorm2d(widths[3]), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten()]
         self.net = nn.Sequential(*layers)
         self.out_features = widths[3]
@@ -85,6 +90,7 @@ def wrn28_2(K):
 
 # ---- ResNet-32 -------------------------------------------------------------
 
+
 class _BasicBlock(nn.Module):
     def __init__(self, cin, cout, stride):
         super().__init__()
@@ -97,7 +103,7 @@ class _BasicBlock(nn.Module):
         o = self.bn2(self.conv2(o))
         skip = x
         if self.stride != 1 or self.extra:  # option A: subsample, pad channels with zeros
-            skip = x[:, :, ::self.stride, ::self.stride]
+            skip = x[:, :, :: self.stride, :: self.stride]
             skip = F.pad(skip, (0, 0, 0, 0, self.extra // 2, self.extra - self.extra // 2))
         return F.relu(o + skip)
 
@@ -132,11 +138,14 @@ def resnet32(K):
 
 # ---- torchvision -----------------------------------------------------------
 
+
 def _torchvision():
     try:
         import torchvision
     except ImportError:
-        raise ValueError("torchvision is not installed (Debian: apt install python3-torchvision; pip: torchvision)") from None
+        raise ValueError(
+            "torchvision is not installed (Debian: apt install python3-torchvision; pip: torchvision)"
+        ) from None
     return torchvision
 
 
@@ -178,7 +187,7 @@ def read_state_dict(path, what):
     if not isinstance(sd, dict) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
         raise ValueError(f"{path}: not a state dict of {what} (want a dict of tensors)")
     if sd and all(k.startswith("module.") for k in sd):
-        sd = {k[len("module."):]: v for k, v in sd.items()}
+        sd = {k[len("module.") :]: v for k, v in sd.items()}
     return sd
 
 
@@ -210,12 +219,22 @@ def torchvision_model(name, K, weights_path=None):
     tv = _torchvision()
     names = torchvision_names()
     if name not in names:
-        raise ValueError(f"--net {name}: not a torchvision classification model (torchvision {tv.__version__} has {', '.join(names[:12])}, …)")
+        raise ValueError(
+            f"--net {name}: not a torchvision classification model (torchvision {tv.__version__} has "
+            f"{', '.join(names[:12])}, …)"
+        )
     fn = getattr(tv.models, name)
-    model = fn(num_classes=K, aux_logits=False, init_weights=True) if name in ("inception_v3", "googlenet") else fn(num_classes=K)
+    model = (
+        fn(num_classes=K, aux_logits=False, init_weights=True)
+        if name in ("inception_v3", "googlenet")
+        else fn(num_classes=K)
+    )
     last = _last_linear(model)
     if last is None:
-        raise ValueError(f"--net {name}: torchvision's {name} ends in no nn.Linear layer, so it has no linear head to fine-tune; write a recipe for it")
+        raise ValueError(
+            f"--net {name}: torchvision's {name} ends in no nn.Linear layer, so it has no linear head to fine-tune; "
+            "write a recipe for it"
+        )
     head_name, head = last
     head_trained = False
     if weights_path:
@@ -224,8 +243,10 @@ def torchvision_model(name, K, weights_path=None):
         skip = ()
         if hw is not None and hw.dim() == 2 and hw.shape[1] == head.in_features and hw.shape[0] != K:
             skip = (f"{head_name}.weight", f"{head_name}.bias")
-            log(f"{weights_path}: its final layer {head_name} is {list(hw.shape)} ({hw.shape[0]} classes); "
-                f"replaced by a fresh nn.Linear({head.in_features}, {K}) for this dataset's {K} classes")
+            log(
+                f"{weights_path}: its final layer {head_name} is {list(hw.shape)} ({hw.shape[0]} classes); "
+                f"replaced by a fresh nn.Linear({head.in_features}, {K}) for this dataset's {K} classes"
+            )
         load_into(model, sd, weights_path, f"torchvision {name}", skip)
         head_trained = not skip and hb is not None
         if not skip:

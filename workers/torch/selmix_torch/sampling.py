@@ -8,7 +8,7 @@ import collections
 
 import torch
 
-from loader import Job, sample_seeds
+from .loader import Job, sample_seeds
 
 
 def pool(labels, K):
@@ -63,7 +63,9 @@ def mixup_job(gen, cum, lab_pool, partner_pool, lab, unl, run_seed, B, beta_min,
     order = torch.empty_like(pos)
     order[pos] = torch.arange(2 * B)
     m = B + int(own.sum())
-    return Job([(lab.train, torch.cat([r1, r2[own]]), seeds[pos[:m]]), (unl.train, r2[~own] - n, seeds[pos[m:]])], order, meta)
+    return Job(
+        [(lab.train, torch.cat([r1, r2[own]]), seeds[pos[:m]]), (unl.train, r2[~own] - n, seeds[pos[m:]])], order, meta
+    )
 
 
 def uniform_job(gen, lab, run_seed, B, step):
@@ -85,7 +87,7 @@ def class_job(gen, lab, lab_pool, run_seed, B, step):
     return Job([(lab.train, idx, sample_seeds(run_seed, step, torch.arange(B)))], meta=lab.y[idx])
 
 
-class _TrainStream:
+class TrainStream:
     """The jobs of consecutive training steps drawn with one setting (mode,
     batch, P, partners), kept across train requests so that loader
     processes read on over a request's end, up to horizon (the request's

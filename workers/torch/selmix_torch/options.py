@@ -6,10 +6,10 @@ import os
 
 import torch
 
-import dist
-import recipes
-from loader import default_workers
-from protocol import one_line
+from . import dist
+from . import recipes
+from .loader import default_workers
+from .protocol import one_line
 
 
 def count(text):
@@ -36,19 +36,59 @@ def parse_args(argv):
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--recipe")
     known, _ = pre.parse_known_args(argv)
-    p = argparse.ArgumentParser(prog="selmix_worker.py", description="The selmix PyTorch worker (docs/worker-protocol.md).")
-    p.add_argument("--recipe", required=True, metavar="NAME|PATH.py", help=f"built-in recipe ({', '.join(recipes.BUILTIN)}) or a recipe file")
+    p = argparse.ArgumentParser(
+        prog="selmix_worker.py", description="The selmix PyTorch worker (docs/worker-protocol.md)."
+    )
+    p.add_argument(
+        "--recipe",
+        required=True,
+        metavar="NAME|PATH.py",
+        help=f"built-in recipe ({', '.join(recipes.BUILTIN)}) or a recipe file",
+    )
     p.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda or cuda:N")
-    p.add_argument("--amp", action="store_true", help="mixed precision: bf16 autocast where the GPU has bf16, else fp16 with GradScaler; CUDA only")
+    p.add_argument(
+        "--amp",
+        action="store_true",
+        help="mixed precision: bf16 autocast where the GPU has bf16, else fp16 with GradScaler; CUDA only",
+    )
     p.add_argument("--channels-last", action="store_true", help="model and 4-D inputs in channels_last memory format")
     p.add_argument("--compile", action="store_true", help="torch.compile the backbone (torch ≥ 2.0)")
-    p.add_argument("--deterministic", action="store_true", help="deterministic algorithms where torch has them, no cudnn.benchmark (CUDA)")
-    p.add_argument("--eval-batch", type=int, default=1024, metavar="N", help="batch size of evaluate and pseudo (default 1024)")
-    p.add_argument("--loader-workers", type=count, metavar="N",
-                   help=f"loader processes reading map-style datasets; 0 reads them in the worker itself (default {default_workers()}, shared by a machine's ranks)")
-    p.add_argument("--threads", type=int, metavar="N", help="CPU threads of torch (default: torch's; on the CPU with several ranks, the CPUs shared by a machine's ranks)")
-    p.add_argument("--nproc", type=int, metavar="N", help="serve the run with N ranks on this machine, started by this process (rank 0); at most its GPUs (CUDA) or CPUs")
-    p.add_argument("--join-timeout", type=float, default=120.0, metavar="S", help="seconds the ranks have to join the process group (default 120)")
+    p.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="deterministic algorithms where torch has them, no cudnn.benchmark (CUDA)",
+    )
+    p.add_argument(
+        "--eval-batch", type=int, default=1024, metavar="N", help="batch size of evaluate and pseudo (default 1024)"
+    )
+    p.add_argument(
+        "--loader-workers",
+        type=count,
+        metavar="N",
+        help="loader processes reading map-style datasets; 0 reads them in the worker itself (default "
+        f"{default_workers()}, shared by a machine's ranks)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="CPU threads of torch (default: torch's; on the CPU with several ranks, the CPUs shared by a machine's "
+        "ranks)",
+    )
+    p.add_argument(
+        "--nproc",
+        type=int,
+        metavar="N",
+        help="serve the run with N ranks on this machine, started by this process (rank 0); at most its GPUs (CUDA) or "
+        "CPUs",
+    )
+    p.add_argument(
+        "--join-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="seconds the ranks have to join the process group (default 120)",
+    )
     recipe = None
     if known.recipe is not None:
         try:
@@ -79,13 +119,20 @@ def parse_args(argv):
     if place.launcher == "--nproc":
         # --nproc starts the ranks on this machine: a GPU each, or a CPU each at least.
         if args.device == "cuda" and torch.cuda.is_available() and place.local_world > torch.cuda.device_count():
-            p.error(f"--nproc {place.local_world}: more ranks than the {torch.cuda.device_count()} CUDA device(s) this machine shows (a rank per GPU)")
+            p.error(
+                f"--nproc {place.local_world}: more ranks than the {torch.cuda.device_count()} CUDA device(s) this "
+                "machine shows (a rank per GPU)"
+            )
         if args.device == "cpu" and place.local_world > usable_cpus():
-            p.error(f"--nproc {place.local_world}: more ranks than the {usable_cpus()} CPUs this machine gives the worker")
+            p.error(
+                f"--nproc {place.local_world}: more ranks than the {usable_cpus()} CPUs this machine gives the worker"
+            )
     if place.world > 1 and args.device == "cuda":
         if torch.cuda.is_available() and place.local_rank >= torch.cuda.device_count():
-            p.error(f"--device cuda: rank {place.rank} is local rank {place.local_rank} and takes cuda:{place.local_rank}, "
-                    f"but this machine shows {torch.cuda.device_count()} CUDA device(s)")
+            p.error(
+                f"--device cuda: rank {place.rank} is local rank {place.local_rank} and takes cuda:{place.local_rank}, "
+                f"but this machine shows {torch.cuda.device_count()} CUDA device(s)"
+            )
         args.device = f"cuda:{place.local_rank}"
     if place.world > 1 and args.device == "cpu" and args.threads is None:
         args.threads = max(1, (os.cpu_count() or 1) // place.local_world)

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from recipes import log, pretrain
+from . import log, pretrain
 
 
 def add_arguments(p):
@@ -27,8 +27,19 @@ def add_arguments(p):
     g.add_argument("--test", required=True, metavar="X.npz", help="test features (x, y)")
     g.add_argument("--unlabeled", metavar="U.npz", help="unlabeled features (x[, y with -1 = unknown])")
     g.add_argument("--head", metavar="H.npz", help="the pre-trained head: W (d×K), b (K)")
-    g.add_argument("--pretrain-epochs", type=int, metavar="N", help="epochs of CE on the labeled set before fine-tuning (default 0 with --head, else 30)")
-    g.add_argument("--build-seed", type=int, default=0, metavar="S", help="seed of the head's initialisation and pre-training (default 0)")
+    g.add_argument(
+        "--pretrain-epochs",
+        type=int,
+        metavar="N",
+        help="epochs of CE on the labeled set before fine-tuning (default 0 with --head, else 30)",
+    )
+    g.add_argument(
+        "--build-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the head's initialisation and pre-training (default 0)",
+    )
 
 
 def _open(path):
@@ -67,7 +78,9 @@ def _split(path, labels_optional=False):
     with np.errstate(over="ignore"):  # reported just below
         x = _floats(x, path, "x", "row, column").astype(np.float32)
     if not np.isfinite(x).all():
-        raise ValueError(f"{path}: x: value at index {tuple(int(i) for i in np.argwhere(~np.isfinite(x))[0])} overflows float32")
+        raise ValueError(
+            f"{path}: x: value at index {tuple(int(i) for i in np.argwhere(~np.isfinite(x))[0])} overflows float32"
+        )
     if "y" not in z.files and labels_optional:
         return x, None, z
     y = _get(z, path, "y")
@@ -98,7 +111,12 @@ def _head(path, d, K):
 
 def build(args):
     parts = {}
-    for name, path, optional in (("train", args.train, False), ("val", args.val, False), ("test", args.test, False), ("unlabeled", args.unlabeled, True)):
+    for name, path, optional in (
+        ("train", args.train, False),
+        ("val", args.val, False),
+        ("test", args.test, False),
+        ("unlabeled", args.unlabeled, True),
+    ):
         if path is None:
             continue
         x, y, z = _split(path, labels_optional=optional)
@@ -110,7 +128,10 @@ def build(args):
     d = parts["train"][0].shape[1]
     K = int(max(parts["train"][1].max(), parts["val"][1].max(initial=-1))) + 1
     if K < 2:
-        raise ValueError(f"{args.train}, {args.val}: labels span K={K} class(es) (K = max label + 1 over train ∪ val); need at least 2")
+        raise ValueError(
+            f"{args.train}, {args.val}: labels span K={K} class(es) (K = max label + 1 over train ∪ val); need at "
+            "least 2"
+        )
     for name, path in (("test", args.test), ("unlabeled", args.unlabeled)):
         y = parts.get(name, (None, None))[1]
         if y is not None and len(y) and y.max() >= K:
@@ -119,7 +140,10 @@ def build(args):
     for name, path in (("val", args.val), ("test", args.test)):
         counts = np.bincount(parts[name][1], minlength=K)
         if (counts == 0).any():
-            raise ValueError(f"{path}: class {int(np.argmin(counts))} has no {name} samples (K={K} from train ∪ val; every class needs some)")
+            raise ValueError(
+                f"{path}: class {int(np.argmin(counts))} has no {name} samples (K={K} from train ∪ val; every class "
+                "needs some)"
+            )
 
     names = [f"class {k}" for k in range(K)]
     z = parts["train"][2]
@@ -141,8 +165,18 @@ def build(args):
     elif epochs is None:
         epochs = 30
     backbone = nn.Identity()
-    split = {name: (torch.from_numpy(x), None if y is None else torch.from_numpy(y)) for name, (x, y, _) in parts.items()}
+    split = {
+        name: (torch.from_numpy(x), None if y is None else torch.from_numpy(y)) for name, (x, y, _) in parts.items()
+    }
     if epochs > 0:
         log(f"features: pre-training the head on {len(split['train'][1])} labeled samples for {epochs} epochs")
-        pretrain(backbone, head.to(args.device), *split["train"], epochs=epochs, seed=args.build_seed, device=args.device, name="features")
+        pretrain(
+            backbone,
+            head.to(args.device),
+            *split["train"],
+            epochs=epochs,
+            seed=args.build_seed,
+            device=args.device,
+            name="features",
+        )
     return dict(backbone=backbone, head=head, class_names=names, **split)

@@ -2,24 +2,27 @@
 scaler and the step counter, one SGD step on them, and the state's save
 and load (the protocol's save and load requests).
 
-selmix_worker.Worker inherits TrainerState; it sets what these methods
-read: args, dev, dist (dist.Dist), backbone, head, K, d, frozen, step,
-run_seed, gen (the sampling generator), _ts (the training stream),
-pseudo_labels, P, T, A, unl, and the methods _drop_stream, _partners and
-_soft_on_device that load calls to put the sampling back as saved.
+worker.Worker inherits TrainerState; it sets what these methods
+read (the class's annotations) and has the methods _drop_stream,
+_partners and _soft_on_device that load calls to put the sampling back as
+saved.
 """
 
+import argparse
 import contextlib
 import gc
 import io
+from typing import Optional
 
 import numpy as np
 import torch
 from torch import nn
 
-import dist
-from protocol import RequestError, one_line
-from recipes import log, sgd_groups, sgd_step
+from . import dist
+from .frames import Arrays
+from .protocol import Reply, Request, RequestError, one_line
+from .recipes import Split, log, sgd_groups, sgd_step
+from .sampling import TrainStream
 
 FORMAT = "selmix-torch/2"  # /2 added the global step counter
 READS = ("selmix-torch/1", FORMAT)
@@ -36,14 +39,47 @@ def ranks_note(saved, n):
         rngs = f"torch's generators (dropout) of {_ranks(saved, n - 1)} start from seeds of (run seed, step), if any"
     else:
         rngs = f"the torch generators (dropout) saved by {_ranks(n, saved - 1)} go unused"
-    return (f"selmix-torch: the state was saved by {saved} rank(s) and this run has {n}: the model, optimizer and sampling go on "
-            f"as saved; {rngs}, and the sums over ranks round differently, so results match the saved run's within float tolerance, "
-            "not bit for bit")
+    return (
+        f"selmix-torch: the state was saved by {saved} rank(s) and this run has {n}: "
+        f"the model, optimizer and sampling go on as saved; {rngs}, and the sums over ranks round differently, "
+        "so results match the saved run's within float tolerance, not bit for bit"
+    )
 
 
 class TrainerState:
     """The model, optimizer, scaler and step of a Worker, what trains them
     one step and what saves and loads them."""
+
+    # Set by the worker (hello) before these methods run.
+    args: argparse.Namespace
+    dev: torch.device
+    dist: dist.Dist
+    ready: bool
+    backbone: nn.Module
+    head: nn.Linear
+    K: int
+    d: int
+    unl: Optional[Split]
+    step: int
+    run_seed: int
+    gen: torch.Generator  # the sampling generator
+    _ts: Optional[TrainStream]
+    _P_version: int
+    pseudo_labels: Optional[torch.Tensor]
+    P: Optional[torch.Tensor]
+    cum: Optional[torch.Tensor]
+    T: Optional[torch.Tensor]
+    A: Optional[torch.Tensor]
+
+    # The worker's, to put the sampling back as load restored it.
+    def _drop_stream(self) -> None:
+        raise NotImplementedError
+
+    def _partners(self) -> None:
+        raise NotImplementedError
+
+    def _soft_on_device(self) -> None:
+        raise NotImplementedError
 
     def _setup_optimizer(self):
         """SGD over sgd_groups (its hyperparameters come with each train
@@ -56,7 +92,9 @@ class TrainerState:
             self.amp_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         self.scaler = None
         if self.amp_dtype == torch.float16:
-            self.scaler = torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler") else torch.cuda.amp.GradScaler()
+            self.scaler = (
+                torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler") else torch.cuda.amp.GradScaler()
+            )
 
     def _autocast(self):
         return torch.autocast("cuda", dtype=self.amp_dtype) if self.amp_dtype is not None else contextlib.nullcontext()
@@ -71,7 +109,10 @@ class TrainerState:
                 m.eval()
 
     def _head_arrays(self):
-        return [("W", "f8", self.head.weight.detach().double().T.cpu().numpy()), ("b", "f8", self.head.bias.detach().double().cpu().numpy())]
+        return [
+            ("W", "f8", self.head.weight.detach().double().T.cpu().numpy()),
+            ("b", "f8", self.head.bias.detach().double().cpu().numpy()),
+        ]
 
     def _params(self):
         return [p for g in self.opt.param_groups for p in g["params"]]
@@ -140,28 +181,42 @@ class TrainerState:
     # weights_only loader (no code runs from a checkpoint) reads no floats.
     # The optimizer's hyperparameters come with every train request, so its
     # state is the momentum buffers alone.
-    def save(self, req, arrays):
+    def save(self, req: Request, arrays: Arrays) -> Reply:
         # The model, momentum and sampling generator are the same on every
         # rank; torch's generators (dropout) are each rank's own.
-        rngs = self.dist.objects((torch.get_rng_state(), torch.cuda.get_rng_state(self.dev) if self.dev.type == "cuda" else None))
+        rngs = self.dist.objects(
+            (torch.get_rng_state(), torch.cuda.get_rng_state(self.dev) if self.dev.type == "cuda" else None)
+        )
         if self.dist.rank != 0:
             return {"format": FORMAT}, ()  # rank 0's reply is the one written
         state = {
-            "format": FORMAT, "k": self.K, "d": self.d,
-            "backbone": self.backbone.state_dict(), "head": self.head.state_dict(),
+            "format": FORMAT,
+            "k": self.K,
+            "d": self.d,
+            "backbone": self.backbone.state_dict(),
+            "head": self.head.state_dict(),
             "momentum": [self.opt.state[p].get("momentum_buffer") for p in self._params()],
-            "generator": self._ts.state() if self._ts is not None else self.gen.get_state(), "torch_rng": torch.get_rng_state(),
+            "generator": self._ts.state() if self._ts is not None else self.gen.get_state(),
+            "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if self.dev.type == "cuda" else None,
-            "scaler": {k: torch.tensor(v) for k, v in self.scaler.state_dict().items()} if self.scaler is not None else None,
-            "pseudo": self.pseudo_labels, "P": self.P, "T": self.T, "A": self.A,
-            "step": self.step, "run_seed": self.run_seed,
-            "world_size": self.dist.world, "torch_rngs": [r[0] for r in rngs], "cuda_rngs": [r[1] for r in rngs],
+            "scaler": {k: torch.tensor(v) for k, v in self.scaler.state_dict().items()}
+            if self.scaler is not None
+            else None,
+            "pseudo": self.pseudo_labels,
+            "P": self.P,
+            "T": self.T,
+            "A": self.A,
+            "step": self.step,
+            "run_seed": self.run_seed,
+            "world_size": self.dist.world,
+            "torch_rngs": [r[0] for r in rngs],
+            "cuda_rngs": [r[1] for r in rngs],
         }
         buf = io.BytesIO()
         torch.save(state, buf)
         return {"format": FORMAT}, [("state", "u1", np.frombuffer(buf.getbuffer(), np.uint8))] + self._head_arrays()
 
-    def load(self, req, arrays):
+    def load(self, req: Request, arrays: Arrays) -> Reply:
         fmt = req.get("format")
         if fmt not in READS:
             raise RequestError(f"load: format {fmt!r}, this worker reads {' and '.join(map(repr, READS))}")
@@ -178,7 +233,9 @@ class TrainerState:
         if not isinstance(step, int) or step < 0:
             raise RequestError(f"load: the state's step = {step!r}, want a count")
         if (s["k"], s["d"]) != (self.K, self.d):
-            raise RequestError(f"load: the state is of a model with K={s['k']}, d={s['d']}; this one has K={self.K}, d={self.d}")
+            raise RequestError(
+                f"load: the state is of a model with K={s['k']}, d={s['d']}; this one has K={self.K}, d={self.d}"
+            )
         pseudo, P, momentum, params = s["pseudo"], s["P"], s["momentum"], self._params()
         if pseudo is not None and (self.unl is None or pseudo.shape != (self.unl.n,)):
             raise RequestError("load: the state's pseudo-labels do not fit this worker's unlabeled set")
@@ -223,7 +280,7 @@ class TrainerState:
         if len(rngs) != n and r == 0:
             log(ranks_note(len(rngs), n))
 
-    def free_memory(self):
+    def free_memory(self) -> None:
         """Give back what a failed request left allocated: gradients, and
         the device allocator's cache."""
         if self.ready:

@@ -31,9 +31,9 @@ import os
 import torch
 from torch import nn
 
-from recipes import log, pretrain
-from recipes.common import save_atomic
-from recipes.nets import full_state_dict, torchvision_model
+from . import log, pretrain
+from .common import save_atomic
+from .nets import full_state_dict, torchvision_model
 
 try:
     from torchvision import transforms as T
@@ -47,20 +47,56 @@ SPLITS = ("train", "val", "test")
 
 def add_arguments(p):
     g = p.add_argument_group("recipe imagefolder")
-    g.add_argument("--root", required=True, metavar="DIR", help="folder with train/, val/, test/ and optionally unlabeled/ (ImageFolder layout)")
+    g.add_argument(
+        "--root",
+        required=True,
+        metavar="DIR",
+        help="folder with train/, val/, test/ and optionally unlabeled/ (ImageFolder layout)",
+    )
     g.add_argument("--net", default="resnet18", metavar="NAME", help="a torchvision model by name (default resnet18)")
-    g.add_argument("--weights", metavar="PATH", help="state dict of the model (a final layer of another size is replaced)")
-    g.add_argument("--save-weights", metavar="PATH", help="write the model's state dict here after pre-training (temp file + rename)")
-    g.add_argument("--pretrain-epochs", type=int, metavar="N", help="epochs of cross-entropy for a fresh head (default 5, or 0 with a trained head)")
-    g.add_argument("--pretrain", choices=("linear", "full"), default="linear", help="linear: the head alone on a frozen backbone (default); full: everything")
-    g.add_argument("--image-size", type=int, default=224, metavar="PX", help="side of the images the net sees (default 224)")
-    g.add_argument("--verify", type=int, default=64, metavar="N", help="images per split decoded up front to catch unreadable files (default 64)")
-    g.add_argument("--build-seed", type=int, default=0, metavar="S", help="seed of the head's initialisation and pre-training (default 0)")
+    g.add_argument(
+        "--weights", metavar="PATH", help="state dict of the model (a final layer of another size is replaced)"
+    )
+    g.add_argument(
+        "--save-weights",
+        metavar="PATH",
+        help="write the model's state dict here after pre-training (temp file + rename)",
+    )
+    g.add_argument(
+        "--pretrain-epochs",
+        type=int,
+        metavar="N",
+        help="epochs of cross-entropy for a fresh head (default 5, or 0 with a trained head)",
+    )
+    g.add_argument(
+        "--pretrain",
+        choices=("linear", "full"),
+        default="linear",
+        help="linear: the head alone on a frozen backbone (default); full: everything",
+    )
+    g.add_argument(
+        "--image-size", type=int, default=224, metavar="PX", help="side of the images the net sees (default 224)"
+    )
+    g.add_argument(
+        "--verify",
+        type=int,
+        default=64,
+        metavar="N",
+        help="images per split decoded up front to catch unreadable files (default 64)",
+    )
+    g.add_argument(
+        "--build-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the head's initialisation and pre-training (default 0)",
+    )
 
 
 def load_image(path):
     """The RGB PIL image at path; a failure names the path."""
     from PIL import Image
+
     try:
         with open(path, "rb") as f:
             img = Image.open(f)
@@ -76,7 +112,7 @@ def _transforms(size):
     return train, ev
 
 
-class Folder(ImageFolder or object):
+class Folder(ImageFolder or object):  # type: ignore[misc]
     """An ImageFolder whose eval_view() reads the same files with the
     evaluation transforms (module level, so loader processes can unpickle
     it)."""
@@ -134,7 +170,10 @@ class _Frozen(nn.Module):
 def build(args):
     root = args.root
     if ImageFolder is None:
-        raise ValueError("recipe imagefolder: torchvision is not installed (Debian: apt install python3-torchvision; pip: torchvision)")
+        raise ValueError(
+            "recipe imagefolder: torchvision is not installed (Debian: apt install python3-torchvision; pip: "
+            "torchvision)"
+        )
     if not os.path.isdir(root):
         raise ValueError(f"--root {root}: no such folder")
     if args.image_size < 8:
@@ -147,8 +186,10 @@ def build(args):
         if classes[name] != classes["train"]:
             a, b = set(classes["train"]), set(classes[name])
             diff = sorted(a - b)[:3], sorted(b - a)[:3]
-            raise ValueError(f"{os.path.join(root, name)}: class folders differ from {os.path.join(root, 'train')} "
-                             f"(only in train: {diff[0] or 'none'}; only in {name}: {diff[1] or 'none'})")
+            raise ValueError(
+                f"{os.path.join(root, name)}: class folders differ from {os.path.join(root, 'train')} "
+                f"(only in train: {diff[0] or 'none'}; only in {name}: {diff[1] or 'none'})"
+            )
     if len(classes["train"]) < 2:
         raise ValueError(f"{os.path.join(root, 'train')}: {len(classes['train'])} class folder(s), need at least 2")
     train_tf, eval_tf = _transforms(args.image_size)
@@ -164,8 +205,11 @@ def build(args):
         _verify(ds, args.verify)
         known = ds.classes == classes["train"]
         parts["unlabeled"] = (ds, torch.tensor(ds.targets, dtype=torch.int64) if known else None)
-    log(f"imagefolder: {K} classes from {root}: " + ", ".join(f"{len(v[0])} {k}" for k, v in parts.items())
-        + f"; {args.net} at {args.image_size} px")
+    log(
+        f"imagefolder: {K} classes from {root}: "
+        + ", ".join(f"{len(v[0])} {k}" for k, v in parts.items())
+        + f"; {args.net} at {args.image_size} px"
+    )
 
     torch.manual_seed(args.build_seed)
     backbone, head, trained = torchvision_model(args.net, K, args.weights)
@@ -180,9 +224,20 @@ def build(args):
         net = _Frozen(backbone) if linear else backbone
         net.to(args.device)
         head.to(args.device)
-        log(f"imagefolder: pre-training the {'head on the frozen backbone' if linear else 'whole net'} for {epochs} epochs")
-        pretrain(net, head, *parts["train"], epochs=epochs, seed=args.build_seed, device=args.device, name="imagefolder",
-                 loader_workers=args.loader_workers)
+        log(
+            f"imagefolder: pre-training the {'head on the frozen backbone' if linear else 'whole net'} for {epochs} "
+            "epochs"
+        )
+        pretrain(
+            net,
+            head,
+            *parts["train"],
+            epochs=epochs,
+            seed=args.build_seed,
+            device=args.device,
+            name="imagefolder",
+            loader_workers=args.loader_workers,
+        )
         for p in backbone.parameters():
             p.requires_grad_(True)
         if args.save_weights:
@@ -191,4 +246,3 @@ def build(args):
     elif not trained:
         log(f"imagefolder: the {args.net} head is untrained and --pretrain-epochs is 0")
     return dict(backbone=backbone, head=head, class_names=classes["train"], **parts)
-

@@ -37,10 +37,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from recipes import log, pretrain
-from recipes.augment import DeviceImages
-from recipes.common import lt_counts, save_atomic
-from recipes.nets import build_net
+from . import log, pretrain
+from .augment import DeviceImages
+from .common import lt_counts, save_atomic
+from .nets import build_net
 
 # Per-channel statistics of the training images (the usual constants).
 STATS = {
@@ -49,8 +49,14 @@ STATS = {
 }
 # (file, what it holds, rows, label key); sizes of the official release.
 LAYOUTS = {
-    10: dict(train=[f"data_batch_{i}" for i in range(1, 6)], test=["test_batch"], meta="batches.meta",
-             names="label_names", labels="labels", rows=10000),
+    10: dict(
+        train=[f"data_batch_{i}" for i in range(1, 6)],
+        test=["test_batch"],
+        meta="batches.meta",
+        names="label_names",
+        labels="labels",
+        rows=10000,
+    ),
     100: dict(train=["train"], test=["test"], meta="meta", names="fine_label_names", labels="fine_labels", rows=50000),
 }
 IMAGE = 3 * 32 * 32
@@ -59,18 +65,52 @@ META_MAX = 1 << 20
 
 def add_arguments(p):
     g = p.add_argument_group("recipe cifar")
-    g.add_argument("--root", required=True, metavar="DIR", help="cifar-10-batches-py or cifar-100-python (the python-pickle release)")
-    g.add_argument("--net", default="resnet32", metavar="NAME", help="wrn28-2, resnet32 (default) or a torchvision model name")
+    g.add_argument(
+        "--root",
+        required=True,
+        metavar="DIR",
+        help="cifar-10-batches-py or cifar-100-python (the python-pickle release)",
+    )
+    g.add_argument(
+        "--net", default="resnet32", metavar="NAME", help="wrn28-2, resnet32 (default) or a torchvision model name"
+    )
     g.add_argument("--weights", metavar="PATH", help="state dict of the trained net (else it is pre-trained)")
-    g.add_argument("--save-weights", metavar="PATH", help="write the net's state dict here after pre-training (temp file + rename)")
-    g.add_argument("--pretrain-epochs", type=int, default=30, metavar="N", help="epochs of logit-adjusted CE without --weights (default 30)")
+    g.add_argument(
+        "--save-weights", metavar="PATH", help="write the net's state dict here after pre-training (temp file + rename)"
+    )
+    g.add_argument(
+        "--pretrain-epochs",
+        type=int,
+        default=30,
+        metavar="N",
+        help="epochs of logit-adjusted CE without --weights (default 30)",
+    )
     g.add_argument("--n1", type=int, default=5000, metavar="N", help="labeled images of class 0 (default 5000)")
-    g.add_argument("--rho", type=float, default=100.0, metavar="RHO", help="labeled imbalance ρ_l = N_1/N_K (default 100)")
-    g.add_argument("--m1", type=int, default=0, metavar="M", help="unlabeled images of the first class (default 0: no unlabeled set)")
+    g.add_argument(
+        "--rho", type=float, default=100.0, metavar="RHO", help="labeled imbalance ρ_l = N_1/N_K (default 100)"
+    )
+    g.add_argument(
+        "--m1",
+        type=int,
+        default=0,
+        metavar="M",
+        help="unlabeled images of the first class (default 0: no unlabeled set)",
+    )
     g.add_argument("--rho-u", type=float, metavar="RHO", help="unlabeled imbalance ρ_u (default ρ_l; 1 = uniform)")
     g.add_argument("--rho-u-inverted", action="store_true", help="unlabeled counts in reverse class order")
-    g.add_argument("--val-per-class", type=int, metavar="N", help="validation images per class (default 5000/K: 500 for CIFAR-10, 50 for CIFAR-100)")
-    g.add_argument("--build-seed", type=int, default=0, metavar="S", help="seed of the split, the initialisation and pre-training (default 0)")
+    g.add_argument(
+        "--val-per-class",
+        type=int,
+        metavar="N",
+        help="validation images per class (default 5000/K: 500 for CIFAR-10, 50 for CIFAR-100)",
+    )
+    g.add_argument(
+        "--build-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the split, the initialisation and pre-training (default 0)",
+    )
 
 
 class _Unpickler(pickle.Unpickler):
@@ -78,8 +118,10 @@ class _Unpickler(pickle.Unpickler):
     arrays; any other class a file names is refused."""
 
     ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode")} | {
-        (f"numpy.{core}.{mod}", name) for core in ("core", "_core")
-        for mod, name in (("multiarray", "_reconstruct"), ("multiarray", "scalar"), ("numeric", "_frombuffer"))}
+        (f"numpy.{core}.{mod}", name)
+        for core in ("core", "_core")
+        for mod, name in (("multiarray", "_reconstruct"), ("multiarray", "scalar"), ("numeric", "_frombuffer"))
+    }
 
     def find_class(self, module, name):
         if (module, name) in self.ALLOWED:
@@ -109,7 +151,10 @@ def _images(path, d, K, label_key, limit_rows):
     """(x uint8 [N, 3, 32, 32], y int64 [N]) of one batch file's dict."""
     x, y = d.get("data"), d.get(label_key)
     if not isinstance(x, np.ndarray) or x.dtype != np.uint8 or x.ndim != 2 or x.shape[1] != IMAGE:
-        raise ValueError(f"{path}: data is {getattr(x, 'dtype', type(x).__name__)} {list(getattr(x, 'shape', []))}, want uint8 [N, {IMAGE}]")
+        raise ValueError(
+            f"{path}: data is {getattr(x, 'dtype', type(x).__name__)} {list(getattr(x, 'shape', []))}, want uint8 [N, "
+            f"{IMAGE}]"
+        )
     if len(x) > limit_rows:
         raise ValueError(f"{path}: data has {len(x)} rows, the release's file has {limit_rows}")
     try:
@@ -133,7 +178,10 @@ def read(root):
         if os.path.exists(os.path.join(root, lay["meta"])):
             break
     else:
-        raise ValueError(f"--root {root}: neither cifar-10-batches-py (batches.meta, data_batch_1…5, test_batch) nor cifar-100-python (meta, train, test)")
+        raise ValueError(
+            f"--root {root}: neither cifar-10-batches-py (batches.meta, data_batch_1…5, test_batch) nor "
+            "cifar-100-python (meta, train, test)"
+        )
     meta_path = os.path.join(root, lay["meta"])
     meta = _read(meta_path, META_MAX)
     names = meta.get(lay["names"])
@@ -158,7 +206,10 @@ def read(root):
 def _check(args, K):
     rho_u = args.rho if args.rho_u is None else args.rho_u
     if args.n1 < 1 or not 1 <= args.rho < math.inf or args.m1 < 0 or not 1 <= rho_u < math.inf:
-        raise ValueError(f"cifar: want --n1 ≥ 1, --m1 ≥ 0 and finite --rho, --rho-u ≥ 1 (got {args.n1}, {args.m1}, {args.rho}, {rho_u})")
+        raise ValueError(
+            "cifar: want --n1 ≥ 1, --m1 ≥ 0 and finite --rho, --rho-u ≥ 1 "
+            f"(got {args.n1}, {args.m1}, {args.rho}, {rho_u})"
+        )
     val = args.val_per_class if args.val_per_class is not None else 5000 // K
     if val < 1:
         raise ValueError(f"cifar: --val-per-class {val}: want ≥ 1")
@@ -179,11 +230,14 @@ def split(args, K, train):
         pool = np.flatnonzero(y == k)
         need = val + n[k] + m[k]
         if need > len(pool):
-            raise ValueError(f"cifar: class {k} has {len(pool)} training images in {args.root}; the split needs {val} validation + {n[k]} labeled + {m[k]} unlabeled = {need}")
+            raise ValueError(
+                f"cifar: class {k} has {len(pool)} training images in {args.root}; the split needs {val} validation + "
+                f"{n[k]} labeled + {m[k]} unlabeled = {need}"
+            )
         perm = np.random.default_rng([args.build_seed, 0, k]).permutation(pool)
         vals.append(perm[:val])
-        lab.append(perm[val:val + n[k]])
-        unl.append(perm[val + n[k]:need])
+        lab.append(perm[val : val + n[k]])
+        unl.append(perm[val + n[k] : need])
     return tuple(np.sort(np.concatenate(p)) for p in (lab, vals, unl))
 
 
@@ -198,17 +252,35 @@ def build(args):
         rows = torch.from_numpy(rows)
         return DeviceImages(x[rows].clone(), mean, std, pad=4, flip=True, train=augment), y[rows].clone()
 
-    parts = dict(train=view(lab, True), val=view(val, False), test=(DeviceImages(torch.from_numpy(np.ascontiguousarray(test[0])), mean, std, train=False), torch.from_numpy(test[1])))
+    parts = dict(
+        train=view(lab, True),
+        val=view(val, False),
+        test=(
+            DeviceImages(torch.from_numpy(np.ascontiguousarray(test[0])), mean, std, train=False),
+            torch.from_numpy(test[1]),
+        ),
+    )
     if len(unl):
         parts["unlabeled"] = view(unl, True)
-    log(f"cifar: CIFAR-{K} from {args.root}: {len(lab)} labeled (ρ_l = {args.rho:g}), {len(unl)} unlabeled, "
-        f"{len(val)} validation, {len(test[1])} test images")
+    log(
+        f"cifar: CIFAR-{K} from {args.root}: {len(lab)} labeled (ρ_l = {args.rho:g}), {len(unl)} unlabeled, "
+        f"{len(val)} validation, {len(test[1])} test images"
+    )
     torch.manual_seed(args.build_seed)
     backbone, head, trained = build_net(args.net, K, args.weights)
     if not trained and args.pretrain_epochs > 0:
         backbone.to(args.device)
         head.to(args.device)
-        pretrain(backbone, head, *parts["train"], epochs=args.pretrain_epochs, tau=1.0, seed=args.build_seed, device=args.device, name="cifar")
+        pretrain(
+            backbone,
+            head,
+            *parts["train"],
+            epochs=args.pretrain_epochs,
+            tau=1.0,
+            seed=args.build_seed,
+            device=args.device,
+            name="cifar",
+        )
         if args.save_weights:
             save_atomic(nn.ModuleDict({"backbone": backbone, "head": head}).state_dict(), args.save_weights)
             log(f"cifar: saved the pre-trained net to {args.save_weights}")

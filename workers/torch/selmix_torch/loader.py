@@ -109,7 +109,9 @@ def read_rows(name, x, rows, seeds):
     try:
         return torch.stack(items)
     except Exception as e:
-        raise ValueError(f"{name}: rows {rows[0].item()}..{rows[-1].item()} do not stack into one batch ({_line(e)})") from None
+        raise ValueError(
+            f"{name}: rows {rows[0].item()}..{rows[-1].item()} do not stack into one batch ({_line(e)})"
+        ) from None
 
 
 def _line(e):
@@ -135,7 +137,10 @@ class Source:
         if self.kind == "batch":
             out = self.x.batch(rows, seeds, dev)
             if not isinstance(out, torch.Tensor) or len(out) != len(rows):
-                raise ValueError(f"{self.name}: batch returned {type(out).__name__} of {len(out) if hasattr(out, '__len__') else '?'} rows, want a tensor of {len(rows)}")
+                raise ValueError(
+                    f"{self.name}: batch returned {type(out).__name__} of "
+                    f"{len(out) if hasattr(out, '__len__') else '?'} rows, want a tensor of {len(rows)}"
+                )
             return out.to(dev)
         state = random.getstate(), np.random.get_state()
         with torch.random.fork_rng(devices=[]):
@@ -164,7 +169,7 @@ class Job:
         for src, rows, seeds in self.parts:
             r, s = rows.numpy(), seeds.numpy()
             for lo in range(0, len(r), chunk):
-                out.append((src.name, r[lo:lo + chunk], s[lo:lo + chunk]))
+                out.append((src.name, r[lo : lo + chunk], s[lo : lo + chunk]))
         return out
 
     def rows(self):
@@ -335,9 +340,17 @@ class Loader:
         # Their own generator: the DataLoader's base seed would otherwise
         # come from torch's global one, which dropout uses.
         self._dl = torch.utils.data.DataLoader(
-            _Reader(maps), sampler=self._feed, batch_size=None, collate_fn=_keep, num_workers=self.workers,
-            persistent_workers=True, pin_memory=pin, prefetch_factor=self.PREFETCH, multiprocessing_context=ctx,
-            generator=torch.Generator().manual_seed(0))
+            _Reader(maps),
+            sampler=self._feed,
+            batch_size=None,
+            collate_fn=_keep,
+            num_workers=self.workers,
+            persistent_workers=True,
+            pin_memory=pin,
+            prefetch_factor=self.PREFETCH,
+            multiprocessing_context=ctx,
+            generator=torch.Generator().manual_seed(0),
+        )
 
     def _iter(self):
         # The DataLoader's SIGCHLD handler raises in the main thread when a

@@ -63,7 +63,7 @@ import typing
 import torch
 import torch.nn.functional as F
 
-from loader import Job, Loader, Source, kind, sample_seeds
+from ..loader import Job, Loader, Source, kind, sample_seeds
 
 BUILTIN = ("features", "fmnist", "cifar", "imagefolder")
 
@@ -77,7 +77,7 @@ def load(spec):
     """The recipe module named by spec: a built-in name or a path to a .py
     file."""
     if spec in BUILTIN:
-        return importlib.import_module(f"recipes.{spec}")
+        return importlib.import_module(f"{__name__}.{spec}")
     if not spec.endswith(".py"):
         raise ValueError(f"recipe {spec!r}: not a built-in ({', '.join(BUILTIN)}) and not a .py file")
     if not os.path.isfile(spec):
@@ -212,8 +212,23 @@ def sgd_step(opt, loss, where, error=ValueError, before_step=None):
     return loss
 
 
-def pretrain(backbone, head, x, y, *, epochs, seed, device, tau=0.0, lr=0.05, batch=128, momentum=0.9, weight_decay=5e-4, name="pretrain",
-             loader_workers=0):
+def pretrain(
+    backbone,
+    head,
+    x,
+    y,
+    *,
+    epochs,
+    seed,
+    device,
+    tau=0.0,
+    lr=0.05,
+    batch=128,
+    momentum=0.9,
+    weight_decay=5e-4,
+    name="pretrain",
+    loader_workers=0,
+):
     """Train backbone and head on (x, y) with cross-entropy, logit-adjusted
     by tau·log(class prior) when tau > 0 (Menon et al.): shuffled epochs of
     whole batches, SGD with momentum, lr cosine to 0 over all steps,
@@ -229,7 +244,10 @@ def pretrain(backbone, head, x, y, *, epochs, seed, device, tau=0.0, lr=0.05, ba
     adjust = torch.zeros(K)
     if tau > 0:
         if (counts == 0).any():
-            raise ValueError(f"{name}: class {(counts == 0).nonzero()[0].item()} has no labeled sample, so logit adjustment is undefined")
+            raise ValueError(
+                f"{name}: class {(counts == 0).nonzero()[0].item()} has no labeled sample, so logit adjustment is "
+                "undefined"
+            )
         adjust = tau * torch.log(counts.double() / data.n).float()
     adjust = adjust.to(device)
     groups = sgd_groups(head, backbone)
@@ -246,7 +264,7 @@ def pretrain(backbone, head, x, y, *, epochs, seed, device, tau=0.0, lr=0.05, ba
         for ep in range(epochs):
             perm = torch.randperm(data.n, generator=gen)
             for it in range(per_epoch):
-                idx = perm[it * batch:(it + 1) * batch]
+                idx = perm[it * batch : (it + 1) * batch]
                 step = ep * per_epoch + it
                 yield Job([(data.train, idx, sample_seeds(seed, -2 - step, slots))], meta=(ep, step, data.y[idx]))
 

@@ -26,10 +26,11 @@ import sys
 import tempfile
 import threading
 import time
+from typing import List, Sequence
 
 import torch
 
-from loader import Job, sample_seeds
+from .loader import Job, sample_seeds
 
 SPAWNED = "SELMIX_TORCH_SPAWNED"  # set in the ranks that --nproc starts
 STORE = "SELMIX_TORCH_STORE"  # --nproc's rendezvous: a file store, no listening socket
@@ -68,7 +69,13 @@ class Placement:
     """Which rank this process is, of how many, and who started them."""
 
     def __init__(self, rank=0, local_rank=0, world=1, local_world=1, launcher=None):
-        self.rank, self.local_rank, self.world, self.local_world, self.launcher = rank, local_rank, world, local_world, launcher
+        self.rank, self.local_rank, self.world, self.local_world, self.launcher = (
+            rank,
+            local_rank,
+            world,
+            local_world,
+            launcher,
+        )
 
 
 def placement(nproc):
@@ -78,13 +85,16 @@ def placement(nproc):
     env = os.environ
     if "WORLD_SIZE" in env or "RANK" in env:
         if nproc is not None and not env.get(SPAWNED):
-            raise ValueError("--nproc: this worker was started with torchrun's environment (RANK, WORLD_SIZE); give one or the other")
+            raise ValueError(
+                "--nproc: this worker was started with torchrun's environment (RANK, WORLD_SIZE); give one or the other"
+            )
         vals = {}
         for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
             v = env.get(k)
             if v is None:
                 if k in ("RANK", "WORLD_SIZE"):
-                    raise ValueError(f"environment: {k} is not set, but {'WORLD_SIZE' if k == 'RANK' else 'RANK'} is (torchrun sets both)")
+                    other = "WORLD_SIZE" if k == "RANK" else "RANK"
+                    raise ValueError(f"environment: {k} is not set, but {other} is (torchrun sets both)")
                 continue
             try:
                 vals[k] = int(v, 10)
@@ -107,6 +117,7 @@ def placement(nproc):
 
 
 # ---- --nproc: rank 0 starts the others ---------------------------------------
+
 
 def _store_file():
     """(fd, folder, path) of --nproc's file store: an anonymous file this
@@ -134,6 +145,7 @@ def _loopback():
 def _die_with_parent(parent):
     """In a child before exec: SIGKILL when the parent dies
     (PR_SET_PDEATHSIG), and at once if it already has."""
+
     def setup():
         try:
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -141,6 +153,7 @@ def _die_with_parent(parent):
             pass
         if os.getppid() != parent:
             os._exit(1)
+
     return setup
 
 
@@ -154,12 +167,27 @@ def describe(code):
     return f"exit code {code}"
 
 
+def entry_command() -> List[str]:
+    """The command that starts this worker again as this process was
+    started: ``python -m selmix_torch``, or the script it ran (the
+    workers/torch/selmix_worker.py shim, the selmix-worker console script)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name:
+        return [sys.executable, "-m", spec.name[: -len(".__main__")] if spec.name.endswith(".__main__") else spec.name]
+    path = getattr(main, "__file__", None)
+    if path:
+        return [sys.executable, os.path.abspath(path)]
+    return [sys.executable, "-m", __package__ or "selmix_torch"]
+
+
 class Ranks:
     """The ranks 1..N-1 that --nproc started, watched: when one dies before
     the run ends, the others are killed, one line on stderr names it, and
-    this process (rank 0) exits with status 1."""
+    this process (rank 0) exits with status 1. command is each rank's
+    command line: entry_command() and this process's arguments."""
 
-    def __init__(self, world, argv, script):
+    def __init__(self, world: int, command: Sequence[str]) -> None:
         self.closing = False
         self._lock = threading.Lock()
         # The ranks meet in a file store (torch's TCPStore would listen on
@@ -174,8 +202,13 @@ class Ranks:
         self.procs = {}
         for r in range(1, world):
             # stdin from /dev/null, stdout to our stderr: only rank 0 speaks the protocol.
-            self.procs[r] = subprocess.Popen([sys.executable, script, *argv], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
-                                             stdin=subprocess.DEVNULL, stdout=2, preexec_fn=_die_with_parent(os.getpid()))
+            self.procs[r] = subprocess.Popen(
+                command,
+                env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                stdin=subprocess.DEVNULL,
+                stdout=2,
+                preexec_fn=_die_with_parent(os.getpid()),
+            )
         os.environ[SPAWNED] = "1"  # so that this process reads the same environment as its ranks
         for r, p in self.procs.items():
             threading.Thread(target=self._watch, args=(r, p), daemon=True).start()
@@ -216,6 +249,7 @@ class Ranks:
 
 # ---- the group ---------------------------------------------------------------
 
+
 def gpu_id(dev):
     """The GPU a CUDA device is, as nvidia-smi names it: its entry in
     CUDA_VISIBLE_DEVICES when that is set, else the index."""
@@ -243,6 +277,7 @@ class Dist:
         if self.world == 1:
             return
         import torch.distributed as td
+
         wait = datetime.timedelta(seconds=timeout)
         key = "selmix/joined"
         if self.place.launcher == "--nproc":
@@ -251,7 +286,9 @@ class Dist:
                 store = td.FileStore(path, self.world)
                 store.set_timeout(wait)
             except (RuntimeError, OSError) as e:
-                raise JoinError(f"rank {self.rank}: could not open the ranks' store {path} ({' '.join(str(e).split())})") from None
+                raise JoinError(
+                    f"rank {self.rank}: could not open the ranks' store {path} ({' '.join(str(e).split())})"
+                ) from None
         else:
             addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
             # torchrun's agent may host the store itself (torch ≥ 2): then rank 0
@@ -261,10 +298,15 @@ class Dist:
             try:
                 store = td.TCPStore(addr, port, self.world, serve, wait, wait_for_workers=False)
                 if agent:
-                    store = td.PrefixStore(f"/worker/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}", store)
+                    store = td.PrefixStore(
+                        f"/worker/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}", store
+                    )
             except (RuntimeError, OSError) as e:  # a timeout is a TimeoutError
                 who = "listen" if serve else "reach rank 0" if self.rank else "reach torchrun's store"
-                raise JoinError(f"rank {self.rank}: could not {who} at {addr}:{port} within {timeout:g} s ({' '.join(str(e).split())})") from None
+                raise JoinError(
+                    f"rank {self.rank}: could not {who} at {addr}:{port} within {timeout:g} s "
+                    f"({' '.join(str(e).split())})"
+                ) from None
         store.set(f"{key}/{self.rank}", "1")
         if self.rank == 0:
             end = time.monotonic() + timeout
@@ -273,18 +315,24 @@ class Dist:
             missing = [r for r in range(1, self.world) if not self._has(store, f"{key}/{r}")]
             if missing:
                 names = ", ".join(map(str, missing))
-                how = {"torchrun": "started by torchrun: check that torchrun started every node (--nnodes, --nproc_per_node) "
-                                   "and that MASTER_ADDR:MASTER_PORT reaches rank 0",
-                       "--nproc": "started by --nproc"}.get(self.place.launcher, "")
-                raise JoinError(f"rank{'s' if len(missing) > 1 else ''} {names} of {self.world} did not join the process group "
-                                f"within {timeout:g} s (--join-timeout; {how})")
+                how = {
+                    "torchrun": "started by torchrun: check that torchrun started every node "
+                    "(--nnodes, --nproc_per_node) and that MASTER_ADDR:MASTER_PORT reaches rank 0",
+                    "--nproc": "started by --nproc",
+                }.get(self.place.launcher, "")
+                raise JoinError(
+                    f"rank{'s' if len(missing) > 1 else ''} {names} of {self.world} did not join the process group "
+                    f"within {timeout:g} s (--join-timeout; {how})"
+                )
         else:
             store.add(key, 1)
         backend = "nccl" if self.dev.type == "cuda" else "gloo"
         if self.dev.type == "cuda":
             torch.cuda.set_device(self.dev)  # NCCL's communicators and object collectives use the current device
         try:
-            td.init_process_group(backend, store=store, rank=self.rank, world_size=self.world, timeout=COLLECTIVE_TIMEOUT)
+            td.init_process_group(
+                backend, store=store, rank=self.rank, world_size=self.world, timeout=COLLECTIVE_TIMEOUT
+            )
             self.ctl = td.new_group(backend="gloo", timeout=IDLE_TIMEOUT) if backend != "gloo" else None
         except RuntimeError as e:
             raise JoinError(f"rank {self.rank}: the process group did not form ({' '.join(str(e).split())})") from None
@@ -302,6 +350,7 @@ class Dist:
     def close(self):
         if self.world > 1:
             import torch.distributed as td
+
             if td.is_initialized():
                 try:
                     td.destroy_process_group()
@@ -321,6 +370,7 @@ class Dist:
         if self.world == 1:
             return obj
         import torch.distributed as td
+
         box = [obj]
         self._c(td.broadcast_object_list, box, src=0, group=self.ctl)
         return box[0]
@@ -330,6 +380,7 @@ class Dist:
         if self.world == 1:
             return [obj]
         import torch.distributed as td
+
         out = [None] * self.world
         self._c(td.all_gather_object, out, obj, group=self.ctl)
         return out
@@ -338,6 +389,7 @@ class Dist:
         """t summed over the ranks, in place (exact for integers)."""
         if self.world > 1:
             import torch.distributed as td
+
             self._c(td.all_reduce, t)
         return t
 
@@ -362,8 +414,9 @@ class Dist:
         if self.world == 1:
             return reply
         got = self.objects((reply, peer))
-        bad = [(r, rep) for r, (rep, p) in enumerate(got) if not rep["ok"] and not p] or \
-              [(r, rep) for r, (rep, p) in enumerate(got) if not rep["ok"]]
+        bad = [(r, rep) for r, (rep, p) in enumerate(got) if not rep["ok"] and not p] or [
+            (r, rep) for r, (rep, p) in enumerate(got) if not rep["ok"]
+        ]
         if not bad:
             return reply
         r, rep = bad[0]
@@ -412,12 +465,15 @@ class Dist:
         for p in params:
             dtype = torch.promote_types(dtype, p.dtype)
         dev = params[0].device if params else self.dev
-        flat = [p.grad.reshape(-1).to(dtype) if p.grad is not None else torch.zeros(p.numel(), dtype=dtype, device=dev) for p in params]
+        flat = [
+            p.grad.reshape(-1).to(dtype) if p.grad is not None else torch.zeros(p.numel(), dtype=dtype, device=dev)
+            for p in params
+        ]
         tail = torch.zeros(1 + self.world + len(params), dtype=dtype, device=dev)
         if loss is not None:
             tail[0] = loss.detach().to(dtype)
         tail[1 + self.rank] = float(failed)
-        tail[1 + self.world:] = torch.tensor([p.grad is not None for p in params], dtype=dtype)
+        tail[1 + self.world :] = torch.tensor([p.grad is not None for p in params], dtype=dtype)
         buf = torch.cat(flat + [tail])
         self.sum_(buf)
         n = buf.numel() - tail.numel()
@@ -425,8 +481,8 @@ class Dist:
         tail = torch.cat([buf[n:], finite]).tolist()  # the step's one read from the device
         flags = [v > 0 for v in tail[-2:]]
         off = 0
-        for p, have in zip(params, tail[1 + self.world:]):
-            g = buf[off:off + p.numel()].view(p.shape).to(p.dtype)
+        for p, have in zip(params, tail[1 + self.world :]):
+            g = buf[off : off + p.numel()].view(p.shape).to(p.dtype)
             off += p.numel()
             p.grad = g if have > 0 else None
         return buf[n].to(torch.float32), [r for r in range(self.world) if tail[1 + r] > 0], flags[0], flags[1]
@@ -437,6 +493,7 @@ class Dist:
         if self.world == 1:
             return
         import torch.distributed as td
+
         for m in modules:
             for t in list(m.parameters()) + list(m.buffers()):
                 with torch.no_grad():
@@ -455,7 +512,10 @@ class Dist:
         used for device and the order of GPUs): sums over the ranks,
         the run's img_s, one entry per GPU."""
         alls = self.objects(local)
-        s = {"device": alls[0]["device"] + (f" ×{self.world} ranks" if self.world > 1 else ""), "world_size": self.world}
+        s = {
+            "device": alls[0]["device"] + (f" ×{self.world} ranks" if self.world > 1 else ""),
+            "world_size": self.world,
+        }
         secs = max(a.get("_train_s", 0.0) for a in alls)
         if secs > 0:
             s["img_s"] = sum(a.get("_images", 0) for a in alls) / secs
@@ -472,8 +532,15 @@ class Dist:
             g = gpus.get(key)
             if g is None:
                 gid = a["_gpu"] if len(hosts) == 1 else f"{a['_host']}/{a['_gpu']}"
-                g = gpus[key] = {"id": gid, "name": a["_gpu_name"], "ranks": 0, "mem_used": 0, "mem_reserved": 0, "mem_peak": 0,
-                                 "mem_total": a["_mem_total"]}
+                g = gpus[key] = {
+                    "id": gid,
+                    "name": a["_gpu_name"],
+                    "ranks": 0,
+                    "mem_used": 0,
+                    "mem_reserved": 0,
+                    "mem_peak": 0,
+                    "mem_total": a["_mem_total"],
+                }
                 if "util" in a:
                     g["util"] = a["util"]
             g["ranks"] += 1

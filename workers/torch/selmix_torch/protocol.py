@@ -12,19 +12,59 @@ import os
 import sys
 import time
 import traceback
+from typing import Any, BinaryIO, Dict, Literal, Optional, Protocol, Sequence, Tuple, Union, overload
 
+import numpy as np
 import torch
 
-from dist import Dist, PeerFailed
-from frames import DTYPES, FrameError, read_frame, write_frame
-from loader import LoaderDied
-from recipes import log
+from .dist import Dist, PeerFailed
+from .frames import DTYPES, Arrays, FrameError, Header, OutArray, read_frame, write_frame
+from .loader import LoaderDied
+from .recipes import log
+
+# A request's header (its "op" and fields) and a reply's fields ("ok",
+# "error" and "seconds" are added by serve).
+Request = Header
+# What a request's handler returns: the reply's fields and its arrays.
+Reply = Tuple[Dict[str, Any], Sequence[OutArray]]
+
+
+class Server(Protocol):
+    """What serve drives: one handler per op, each (request, arrays) →
+    Reply, raising RequestError (or any exception) for an error reply."""
+
+    ready: bool  # hello has succeeded: other requests may come
+
+    def hello(self, req: Request, arrays: Arrays) -> Reply:
+        ...
+
+    def load(self, req: Request, arrays: Arrays) -> Reply:
+        ...
+
+    def evaluate(self, req: Request, arrays: Arrays) -> Reply:
+        ...
+
+    def pseudo(self, req: Request, arrays: Arrays) -> Reply:
+        ...
+
+    def train(self, req: Request, arrays: Arrays) -> Reply:
+        ...
+
+    def save(self, req: Request, arrays: Arrays) -> Reply:
+        ...
+
+    def bye(self, req: Request, arrays: Arrays) -> Reply:
+        ...
+
+    def free_memory(self) -> None:
+        """Give cached device memory back after a request ran out of it."""
+
 
 class RequestError(Exception):
     """A request that cannot be served; its message is the reply's error."""
 
 
-def one_line(e):
+def one_line(e: BaseException) -> str:
     """The message of e on one line, for a reply's error."""
     msg = " ".join(str(e).split()) or "(no message)"
     if not isinstance(e, (RequestError, ValueError, LoaderDied, BadInput, PeerFailed)):
@@ -32,7 +72,7 @@ def one_line(e):
     return msg[:2000]
 
 
-def is_oom(e):
+def is_oom(e: BaseException) -> bool:
     """Whether e says that memory ran out: CUDA's OutOfMemoryError (a
     RuntimeError "CUDA out of memory" before torch 1.13), the CPU
     allocator's failure, or Python's MemoryError."""
@@ -58,7 +98,7 @@ class BadInput(Exception):
     "bad_input", which selmix reports as a configuration error."""
 
 
-def error_reply(op, e):
+def error_reply(op: str, e: BaseException) -> Dict[str, Any]:
     """The reply to a request that raised e: one line, and for running out
     of memory "reason": "out_of_memory" with the likely cause and the
     knobs that shrink it."""
@@ -70,22 +110,38 @@ def error_reply(op, e):
         return {"ok": False, "error": one_line(e)}
     detail = " ".join(str(e).split())
     cut = detail.find(". ", detail.find("Tried to allocate"))  # torch's first sentences, not its advice
-    detail = (detail[:cut + 1] if cut > 0 else detail)[:200] or type(e).__name__
+    detail = (detail[: cut + 1] if cut > 0 else detail)[:200] or type(e).__name__
     cause = OOM_CAUSE.get(op, "the model and a batch")
-    return {"ok": False, "reason": "out_of_memory",
-            "error": f"{op}: out of memory ({detail}); the likely cause is {cause}: lower finetune.batch, --eval-batch or --image-size"}
+    return {
+        "ok": False,
+        "reason": "out_of_memory",
+        "error": f"{op}: out of memory ({detail}); the likely cause is {cause}: lower finetune.batch, --eval-batch or "
+        "--image-size",
+    }
 
 
-def number(req, key, lo, hi, integer=False):
+@overload
+def number(req: Request, key: str, lo: float, hi: float, integer: Literal[True]) -> int:
+    ...
+
+
+@overload
+def number(req: Request, key: str, lo: float, hi: float, integer: Literal[False] = ...) -> float:
+    ...
+
+
+def number(req: Request, key: str, lo: float, hi: float, integer: bool = False) -> float:
     """req[key], checked to be a number (an integer) in [lo, hi]."""
-    v = req.get(key)
+    v: Any = req.get(key)
     ok = isinstance(v, int) if integer else isinstance(v, (int, float)) and math.isfinite(v)
     if not ok or isinstance(v, bool) or not lo <= v <= hi:
-        raise RequestError(f"{req['op']}: {key} = {v!r}, want {'an integer' if integer else 'a number'} in [{lo}, {hi}]")
+        raise RequestError(
+            f"{req['op']}: {key} = {v!r}, want {'an integer' if integer else 'a number'} in [{lo}, {hi}]"
+        )
     return v
 
 
-def array(req, arrays, name, code, shape):
+def array(req: Request, arrays: Arrays, name: str, code: str, shape: Sequence[int]) -> np.ndarray:
     """The request's array name, checked for dtype and shape."""
     a = arrays.get(name)
     if a is None:
@@ -101,17 +157,18 @@ OPS = ("hello", "load", "evaluate", "pseudo", "train", "save", "bye")
 TRACE = os.environ.get("SELMIX_WORKER_TRACE", "") not in ("", "0")
 
 
-def what(req):
+def what(req: Request) -> str:
     """The parts of a request a trace line names."""
     return " ".join(f"{k}={req[k]}" for k in ("split", "mode", "steps", "ahead") if k in req)
 
 
-def _next(dist, inp):
+def _next(dist: Dist, inp: Optional[BinaryIO]) -> Union[None, FrameError, Tuple[Request, Arrays]]:
     """The next request (header, arrays) on every rank, read by rank 0; None
     at the end of input or after a malformed frame (on rank 0, the
     FrameError instead)."""
-    frame = None
+    frame: Union[None, FrameError, Tuple[Request, Arrays]] = None
     if dist.rank == 0:
+        assert inp is not None, "rank 0 reads the requests"
         try:
             frame = read_frame(inp)
         except FrameError as e:
@@ -122,7 +179,7 @@ def _next(dist, inp):
     return frame if isinstance(frame, FrameError) else got
 
 
-def serve(worker, inp, out):
+def serve(worker: Server, inp: Optional[BinaryIO], out: Optional[BinaryIO]) -> int:
     """Answer requests until bye or the end of input (exit status 0), or a
     malformed frame (2). Rank 0 reads and writes; every rank serves."""
     dist = getattr(worker, "dist", None) or Dist()
@@ -159,6 +216,7 @@ def serve(worker, inp, out):
         if reply.get("reason") == "out_of_memory":  # the exception and its frames are gone by now
             worker.free_memory()
         if dist.rank == 0:
+            assert out is not None, "rank 0 writes the replies"
             try:
                 write_frame(out, reply, arrs)
             except ValueError as e:  # a reply that cannot be framed; nothing was written

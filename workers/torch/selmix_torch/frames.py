@@ -8,12 +8,25 @@ in C order; all integers little-endian.
 import json
 import math
 import struct
+from typing import Any, BinaryIO, Dict, Iterable, List, NoReturn, Optional, Tuple
 
 import numpy as np
 
+# A frame's header: one JSON object.
+Header = Dict[str, Any]
+# A received frame's arrays by name (read-only views of its payload).
+Arrays = Dict[str, np.ndarray]
+# An array to send: (name, dtype code, anything numpy.ascontiguousarray takes).
+OutArray = Tuple[str, str, Any]
+
 MAX_HEADER = 1 << 20
 
-DTYPES = {"f4": np.dtype("<f4"), "f8": np.dtype("<f8"), "i8": np.dtype("<i8"), "u1": np.dtype("u1")}
+DTYPES: Dict[str, np.dtype] = {
+    "f4": np.dtype("<f4"),
+    "f8": np.dtype("<f8"),
+    "i8": np.dtype("<i8"),
+    "u1": np.dtype("u1"),
+}
 
 # Read big payloads in pieces so a header promising terabytes costs only as
 # much memory as the bytes actually sent.
@@ -24,7 +37,7 @@ class FrameError(Exception):
     """A frame that breaks the protocol's framing rules; the session ends."""
 
 
-def _read_exact(stream, n, what):
+def _read_exact(stream: BinaryIO, n: int, what: str) -> bytes:
     """n bytes from stream; FrameError when the stream ends first."""
     buf = bytearray()
     while len(buf) < n:
@@ -35,16 +48,17 @@ def _read_exact(stream, n, what):
     return bytes(buf)
 
 
-def _no_constant(name):
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
-def _array_specs(header):
+def _array_specs(header: Header) -> List[Tuple[str, np.dtype, Tuple[int, ...], int]]:
     """The (name, dtype, shape, nbytes) of each array header lists."""
     specs = header.get("arrays", [])
     if not isinstance(specs, list):
         raise FrameError('header "arrays" is not a list')
-    out, seen = [], set()
+    out: List[Tuple[str, np.dtype, Tuple[int, ...], int]] = []
+    seen = set()
     for i, a in enumerate(specs):
         if not isinstance(a, dict):
             raise FrameError(f"header arrays[{i}] is not an object")
@@ -60,7 +74,7 @@ def _array_specs(header):
     return out
 
 
-def read_frame(stream):
+def read_frame(stream: BinaryIO) -> Optional[Tuple[Header, Arrays]]:
     """The next frame as (header dict, {name: numpy array}), or None at a
     clean end of input (no byte of a new frame). Raises FrameError."""
     first = stream.read(4)
@@ -89,16 +103,16 @@ def read_frame(stream):
     return header, arrays
 
 
-def write_frame(stream, header, arrays=()):
+def write_frame(stream: BinaryIO, header: Header, arrays: Iterable[OutArray] = ()) -> None:
     """Write one frame: header (a dict, JSON-serialisable, no NaN) and arrays,
     a sequence of (name, dtype code, numpy array); then flush."""
-    arrays = [(name, code, np.ascontiguousarray(a, DTYPES[code])) for name, code, a in arrays]
-    if arrays:
-        header = dict(header, arrays=[{"name": n, "dtype": c, "shape": list(a.shape)} for n, c, a in arrays])
+    out = [(name, code, np.ascontiguousarray(a, DTYPES[code])) for name, code, a in arrays]
+    if out:
+        header = dict(header, arrays=[{"name": n, "dtype": c, "shape": list(a.shape)} for n, c, a in out])
     raw = json.dumps(header, ensure_ascii=False, allow_nan=False).encode("utf-8")
     if len(raw) > MAX_HEADER:
         raise ValueError(f"reply header of {len(raw)} bytes exceeds {MAX_HEADER}")
-    stream.write(struct.pack("<I", len(raw)) + raw + struct.pack("<Q", sum(a.nbytes for _, _, a in arrays)))
-    for _, _, a in arrays:
+    stream.write(struct.pack("<I", len(raw)) + raw + struct.pack("<Q", sum(a.nbytes for _, _, a in out)))
+    for _, _, a in out:
         stream.write(a.data)
     stream.flush()

@@ -19,7 +19,8 @@ either moves both.
 import numpy as np
 import torch
 
-from loader import GOLDEN, mix
+from ..loader import GOLDEN, mix
+
 
 def mix64(seeds):
     """splitmix64's finaliser of each int64 seed, as uint64 (numpy array):
@@ -57,7 +58,10 @@ class DeviceImages:
 
     def __init__(self, x, mean, std, pad=4, flip=True, train=True):
         if not isinstance(x, torch.Tensor) or x.dtype != torch.uint8 or x.dim() != 4:
-            raise ValueError(f"DeviceImages: x is {getattr(x, 'dtype', type(x).__name__)} {list(getattr(x, 'shape', []))}, want a uint8 tensor [N, C, H, W]")
+            raise ValueError(
+                f"DeviceImages: x is {getattr(x, 'dtype', type(x).__name__)} {list(getattr(x, 'shape', []))}, want a "
+                "uint8 tensor [N, C, H, W]"
+            )
         C = x.shape[1]
         mean = torch.as_tensor(mean, dtype=torch.float32).flatten()
         std = torch.as_tensor(std, dtype=torch.float32).flatten()
@@ -79,7 +83,8 @@ class DeviceImages:
 
     def __repr__(self):
         x = self.x
-        return f"DeviceImages({list(x.shape)} uint8 on {x.device}, {'train' if self.train else 'eval'}, pad={self.pad}, flip={self.flip})"
+        view = "train" if self.train else "eval"
+        return f"DeviceImages({list(x.shape)} uint8 on {x.device}, {view}, pad={self.pad}, flip={self.flip})"
 
     def to(self, device):
         """Move the images (every view's) to device; returns self."""
