@@ -33,22 +33,28 @@ const (
 	// Official is the authors' public code, whose positive term uses z_i
 	// instead of ζ_ij: G_ij = (Z z_i)ᵀ D e_i − (Z ζ_ij)ᵀ D p_ij.
 	Official
+	// Samples takes the step on mixed samples rather than mixed centroids,
+	// with D = ∂ψ/∂C^soft (Estimate; docs/method.md, "The samples gain").
+	// Computer.Gain does not compute it: it needs the samples.
+	Samples
 )
 
-// ParseForm parses "paper" or "official" (case-insensitive).
+// ParseForm parses "paper", "official" or "samples" (case-insensitive).
 func ParseForm(s string) (Form, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "paper":
 		return Paper, nil
 	case "official":
 		return Official, nil
+	case "samples":
+		return Samples, nil
 	}
-	return 0, fmt.Errorf("gain: unknown gain form %q (want paper or official)", s)
+	return 0, fmt.Errorf("gain: unknown gain form %q (want paper, official or samples)", s)
 }
 
 // MarshalText writes the form's name, so configuration files say "paper".
 func (f Form) MarshalText() ([]byte, error) {
-	if f != Paper && f != Official {
+	if f != Paper && f != Official && f != Samples {
 		return nil, fmt.Errorf("gain: unknown form %d", int(f))
 	}
 	return []byte(f.String()), nil
@@ -63,13 +69,15 @@ func (f *Form) UnmarshalText(b []byte) error {
 	return err
 }
 
-// String returns "paper" or "official".
+// String returns "paper", "official" or "samples".
 func (f Form) String() string {
 	switch f {
 	case Paper:
 		return "paper"
 	case Official:
 		return "official"
+	case Samples:
+		return "samples"
 	}
 	return fmt.Sprintf("Form(%d)", int(f))
 }
@@ -210,7 +218,7 @@ func (c *Computer) Gain(dst *mat.Dense, D, Z, W mat.Matrix, b []float64, betaBar
 		panic(fmt.Sprintf("gain: len(b) = %d, want %d", len(b), k))
 	}
 	if form != Paper && form != Official {
-		panic(fmt.Sprintf("gain: unknown form %v", form))
+		panic(fmt.Sprintf("gain: Computer.Gain computes the centroid forms, not %v", form))
 	}
 	if math.IsNaN(betaBar) || math.IsInf(betaBar, 0) {
 		return fmt.Errorf("%w: betaBar = %v", ErrNotFinite, betaBar)
