@@ -46,6 +46,13 @@ func lagrange(obj Objective, r Report, tail []bool, p Params, spread []float64) 
 // at (α/K + δ; a class's, or the head's and the tail's group), nil for an
 // objective without a coverage constraint.
 func lagrangeAims(obj Objective, r Report, tail []bool, p Params, spread []float64) ([]float64, []float64) {
+	l, aims, _ := lagrangeCov(obj, r, tail, p, spread)
+	return l, aims
+}
+
+// lagrangeCov is lagrangeAims with the coverage each aim is compared with
+// (a class's coverage, or a group's mean).
+func lagrangeCov(obj Objective, r Report, tail []bool, p Params, spread []float64) ([]float64, []float64, []float64) {
 	p = p.WithDefaults(r.K)
 	s, _ := obj.Spec()
 	if tail == nil {
@@ -62,20 +69,43 @@ func lagrangeAims(obj Objective, r Report, tail []bool, p Params, spread []float
 	if spread == nil {
 		spread = make([]float64, r.K+2)
 	}
-	var aims []float64
+	var aims, cov []float64
 	switch s.Constraint {
 	case ClassCoverage:
 		for j, c := range r.Coverage {
 			a := p.aim(r.K, 1, spread[j])
 			l, aims = append(l, covLambda(c, a, p)), append(aims, a)
 		}
+		cov = slices.Clone(r.Coverage)
 	case GroupCoverage:
 		h, t := groupMeans(r.Coverage, tail)
 		nh, nt := groupSizes(tail)
 		ah, at := p.aim(r.K, nh, spread[r.K]), p.aim(r.K, nt, spread[r.K+1])
-		l, aims = append(l, covLambda(h, ah, p), covLambda(t, at, p)), []float64{ah, at}
+		l, aims, cov = append(l, covLambda(h, ah, p), covLambda(t, at, p)), []float64{ah, at}, []float64{h, t}
 	}
-	return l, aims
+	return l, aims, cov
+}
+
+// Integrate is one refresh of the coverage multipliers' memory
+// (docs/method.md, "Multipliers that reach the aim"): each term
+// accumulates its constraint's shortfall, I_g ← clamp(I_g + rate·(a_g −
+// cov_g), 0, λ_max), from the aims and coverages of e. I nil (the first
+// refresh) starts from zeros; an objective without a coverage constraint
+// has none (nil). Zero fields of p take their defaults.
+func Integrate(I []float64, e Eval, rate float64, p Params) []float64 {
+	if len(e.Aims) == 0 {
+		return nil
+	}
+	p = p.WithDefaults(e.Report.K)
+	out := make([]float64, len(e.Aims))
+	for g, a := range e.Aims {
+		var prev float64
+		if g < len(I) {
+			prev = I[g]
+		}
+		out[g] = min(p.LambdaMax, max(0, prev+rate*(a-e.Cov[g])))
+	}
+	return out
 }
 
 // softmin returns softmax(−ω·x), shifted by min x so no exp overflows.
@@ -158,6 +188,7 @@ type Eval struct {
 	D      *mat.Dense
 	Lambda []float64
 	Aims   []float64
+	Cov    []float64 // what each aim is compared with: a class's coverage, or a group's mean
 	Report Report
 }
 
@@ -174,6 +205,14 @@ func Evaluate(obj Objective, C mat.Matrix, tail []bool, p Params) (Eval, error) 
 // EvaluateTo is Evaluate writing into dst, reusing dst.D if it is not nil
 // (it must then be K×K or empty). On error dst is unchanged.
 func EvaluateTo(dst *Eval, obj Objective, C mat.Matrix, tail []bool, p Params) error {
+	return EvaluateMemory(dst, obj, C, tail, p, nil)
+}
+
+// EvaluateMemory is EvaluateTo with coverage multipliers that remember:
+// each is min(λ_max, λ_g + I_g), λ_g the memoryless multiplier and I_g its
+// integral term (Integrate; one per coverage multiplier, nil for none).
+// An I of the wrong length panics.
+func EvaluateMemory(dst *Eval, obj Objective, C mat.Matrix, tail []bool, p Params, I []float64) error {
 	st, err := load(C, nil)
 	if err != nil {
 		return err
@@ -193,7 +232,17 @@ func EvaluateTo(dst *Eval, obj Objective, C mat.Matrix, tail []bool, p Params) e
 	if err != nil {
 		return err
 	}
-	lambda, aims := lagrangeAims(obj, r, tail, p, st.marginSpreads(tail, p))
+	lambda, aims, cov := lagrangeCov(obj, r, tail, p, st.marginSpreads(tail, p))
+	if I != nil {
+		if len(I) != len(aims) {
+			panic(fmt.Sprintf("metric: %s takes %d integral terms, got %d", obj, len(aims), len(I)))
+		}
+		lmax := p.WithDefaults(st.k).LambdaMax
+		lc := lambda[len(lambda)-len(aims):]
+		for g, v := range I {
+			lc[g] = min(lmax, lc[g]+v)
+		}
+	}
 	t, err := st.terms(obj, tail, lambda, p)
 	if err != nil {
 		return err
@@ -202,7 +251,7 @@ func EvaluateTo(dst *Eval, obj Objective, C mat.Matrix, tail []bool, p Params) e
 		dst.D = mat.NewDense(st.k, st.k, nil)
 	}
 	st.grad(dst.D, t)
-	dst.Psi, dst.Lambda, dst.Aims, dst.Report = t.psi, lambda, aims, r
+	dst.Psi, dst.Lambda, dst.Aims, dst.Cov, dst.Report = t.psi, lambda, aims, cov, r
 	return nil
 }
 
