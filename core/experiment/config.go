@@ -451,7 +451,7 @@ const MaxCovMargin train.Margin = 1
 // Train is the engine configuration of c.
 func (c Config) Train() train.Config {
 	f := c.Finetune
-	return train.Config{Hyper: f.Hyper, Steps: f.Steps, WeightDecay: f.WeightDecay, Momentum: f.Momentum, OracleLabels: f.OracleLabels}
+	return train.Config{Hyper: f.Hyper, Steps: f.Steps, WeightDecay: f.WeightDecay, Momentum: f.Momentum, OracleLabels: f.OracleLabels, Seed: uint64(c.Seed)}
 }
 
 // Encode renders c as TOML: the full resolved configuration of a run.

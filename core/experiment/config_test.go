@@ -189,7 +189,9 @@ func TestPaperPreset(t *testing.T) {
 	if got, want := c.Finetune.Hyper, train.DefaultHyper(); got != want {
 		t.Errorf("configs/paper.toml hyperparameters\n got %+v\nwant the paper's %+v", got, want)
 	}
-	if got, want := c.Train(), train.DefaultConfig(); got != want {
+	want := train.DefaultConfig()
+	want.Seed = uint64(c.Seed)
+	if got := c.Train(); got != want {
 		t.Errorf("configs/paper.toml fine-tuning\n got %+v\nwant the paper's %+v", got, want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"selmix/core/gain"
 	"selmix/core/metric"
 )
 
@@ -76,6 +77,30 @@ type engineState struct {
 	// The best so far (absent before the first refresh, and in
 	// checkpoints written before selmix kept one).
 	Best *bestState `json:"best,omitempty"`
+	// Integral is the coverage multipliers' memory (multipliers =
+	// integral); Samples the sizes of the samples form's arrays, which
+	// follow the evaluation's (absent when the last evaluation read none).
+	Integral []float64    `json:"integral,omitempty"`
+	Samples  *sampleSizes `json:"samples,omitempty"`
+}
+
+// sampleSizes declares the samples form's arrays in a checkpoint, after
+// the evaluation's and in 4-byte words (the features are float32 values,
+// as the engine reads them; the labels int32): the N validation samples'
+// features (N×d) and labels (N), then S training samples of each class
+// (K·S×d).
+type sampleSizes struct {
+	N int `json:"n"`
+	S int `json:"s"`
+}
+
+// words is the number of 4-byte words s declares for K classes in d
+// dimensions.
+func (s *sampleSizes) words(K, d int64) int64 {
+	if s == nil {
+		return 0
+	}
+	return int64(s.N)*d + int64(s.N) + K*int64(s.S)*d
 }
 
 // controlState is a pending Control in a checkpoint: its op by name, as
@@ -218,6 +243,12 @@ func (e *Engine) marshalState(pending []Control) ([]byte, error) {
 		ValBefore: reportState(e.valBefore), TestBefore: reportState(e.testBefore), TestObjBefore: e.testObjBef,
 		K: e.K, D: e.d, Eval: e.last != nil, Trainer: sv.Format, TrainerLen: len(sv.State),
 		Interval: e.iv.state(), Adapter: e.ad, Best: newBestState(e.best),
+		Integral: e.integral,
+	}
+	sm := e.es.sm
+	if st.Eval && sm != nil {
+		n, _ := sm.Val.Dims()
+		st.Samples = &sampleSizes{N: n, S: sm.S}
 	}
 	if e.last != nil {
 		st.Predicted, st.Realised = e.last.Predicted, e.last.Realised
@@ -227,11 +258,15 @@ func (e *Engine) marshalState(pending []Control) ([]byte, error) {
 		return nil, err
 	}
 	floats := [][]float64{sv.W, sv.B}
+	var words []byte
 	if st.Eval {
 		floats = append([][]float64{raw(e.es.C), raw(e.es.Z), raw(e.es.W), e.es.b}, floats...)
+		if st.Samples != nil {
+			words = sampleWords(sm)
+		}
 	}
 	// One allocation of the exact size: at K = 1000 this is tens of MB.
-	size := len(ckptMagic) + 4 + len(js) + len(sv.State) + 4
+	size := len(ckptMagic) + 4 + len(js) + len(words) + len(sv.State) + 4
 	for _, a := range floats {
 		size += 8 * len(a)
 	}
@@ -239,9 +274,12 @@ func (e *Engine) marshalState(pending []Control) ([]byte, error) {
 	b = append(b, ckptMagic...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(js)))
 	b = append(b, js...)
-	for _, a := range floats {
+	for i, a := range floats {
 		for _, x := range a {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		}
+		if i == 3 && st.Eval {
+			b = append(b, words...) // after the evaluation's arrays
 		}
 	}
 	b = append(b, sv.State...)
@@ -323,7 +361,7 @@ func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 	if st.Eval {
 		sizes = append([]int{K * K, K * d, d * K, K}, sizes...)
 	}
-	need := st.TrainerLen
+	need := st.TrainerLen + 4*int(st.Samples.words(int64(K), int64(d)))
 	for _, s := range sizes {
 		need += 8 * s
 	}
@@ -331,16 +369,25 @@ func ParseCheckpointWith(b []byte, readV1 V1Trainer) (*Checkpoint, error) {
 		return nil, fmt.Errorf("%w: %d bytes of arrays and trainer state, header says %d", ErrCheckpoint, len(body), need)
 	}
 	arrays := make([][]float64, len(sizes))
+	var sm *gain.SampleSet
 	for i, s := range sizes {
 		arrays[i] = make([]float64, s)
 		binary.Read(bytes.NewReader(body[:8*s]), binary.LittleEndian, arrays[i])
 		body = body[8*s:]
+		if sz := st.Samples; i == 3 && st.Eval && sz != nil {
+			// The samples' words follow the evaluation's arrays.
+			n := 4 * int(sz.words(int64(K), int64(d)))
+			if sm, err = readSampleWords(body[:n], sz, K, d); err != nil {
+				return nil, err
+			}
+			body = body[n:]
+		}
 	}
 	ck := &Checkpoint{Step: st.Step, K: K, D: d, st: st}
 	if st.Eval {
 		ck.es = &evalState{
 			C: mat.NewDense(K, K, arrays[0]), Z: mat.NewDense(K, d, arrays[1]),
-			W: mat.NewDense(d, K, arrays[2]), b: arrays[3],
+			W: mat.NewDense(d, K, arrays[2]), b: arrays[3], sm: sm,
 		}
 		arrays = arrays[4:]
 	}
@@ -403,7 +450,7 @@ func bodySize(st engineState) (int64, error) {
 	}
 	n := int64(st.TrainerLen) + 8*(d*K+K)
 	if st.Eval {
-		n += 8 * (K*K + K*d + d*K + K)
+		n += 8*(K*K+K*d+d*K+K) + 4*st.Samples.words(K, d)
 	}
 	return n, nil
 }
@@ -446,6 +493,14 @@ func (st *engineState) validate() error {
 	}{{"val_before", st.ValBefore}, {"test_before", st.TestBefore}} {
 		if err := r.rep.check(st.K); err != nil {
 			return fmt.Errorf("%s: %v", r.name, err)
+		}
+	}
+	if sz := st.Samples; sz != nil && (!st.Eval || sz.N < 1 || sz.N > 1<<26 || sz.S < 1 || sz.S > maxDraws) {
+		return fmt.Errorf("samples of %d validation rows and %d draws", sz.N, sz.S)
+	}
+	for i, v := range st.Integral {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("integral term %d is %v", i, v)
 		}
 	}
 	return nil
@@ -580,6 +635,7 @@ func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 	e.pending = pending
 	e.valBefore, e.testBefore, e.testObjBef = metric.Report(st.ValBefore), metric.Report(st.TestBefore), st.TestObjBefore
 	e.resumed = true
+	e.integral = slices.Clone(st.Integral)
 	if ck.es != nil {
 		e.es = *ck.es
 		if err := e.recompute(); err != nil {
@@ -591,11 +647,68 @@ func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 	e.best = st.Best.best().clone()
 	if e.best != nil {
 		// A checkpoint does not record whether the best's ψ was aimed:
-		// the margin in force now was, unless a control changed it since.
+		// the margin in force now was, unless a control changed it since
+		// (the best is judged without the multipliers' memory).
 		e.best.Aimed = Aimed(e.best.Objective, e.hyper.CovMargin)
 	}
 	if st.Version >= 2 {
 		e.ad = st.Adapter
 	}
 	return e, nil
+}
+
+// sampleWords encodes the samples form's arrays as a checkpoint holds
+// them: features as float32 (the engine rounds them so when it reads
+// them), labels as int32.
+func sampleWords(sm *gain.SampleSet) []byte {
+	n := len(sm.Y)
+	b := make([]byte, 0, 4*(len(raw(sm.Val))+n+len(raw(sm.Pool))))
+	for _, x := range raw(sm.Val) {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
+	}
+	for _, y := range sm.Y {
+		b = binary.LittleEndian.AppendUint32(b, uint32(int32(y)))
+	}
+	for _, x := range raw(sm.Pool) {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
+	}
+	return b
+}
+
+// readSampleWords decodes what sampleWords wrote for K classes in d
+// dimensions; a label outside [0, K) or a non-finite feature is an error.
+func readSampleWords(b []byte, sz *sampleSizes, K, d int) (*gain.SampleSet, error) {
+	word := func() uint32 {
+		w := binary.LittleEndian.Uint32(b)
+		b = b[4:]
+		return w
+	}
+	floats := func(n int) ([]float64, error) {
+		out := make([]float64, n)
+		for i := range out {
+			f := float64(math.Float32frombits(word()))
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("%w: a sample feature is %v", ErrCheckpoint, f)
+			}
+			out[i] = f
+		}
+		return out, nil
+	}
+	val, err := floats(sz.N * d)
+	if err != nil {
+		return nil, err
+	}
+	y := make([]int, sz.N)
+	for i := range y {
+		v := int32(word())
+		if v < 0 || int(v) >= K {
+			return nil, fmt.Errorf("%w: sample label %d of %d classes", ErrCheckpoint, v, K)
+		}
+		y[i] = int(v)
+	}
+	pool, err := floats(K * sz.S * d)
+	if err != nil {
+		return nil, err
+	}
+	return &gain.SampleSet{Val: mat.NewDense(sz.N, d, val), Y: y, Pool: mat.NewDense(K*sz.S, d, pool), S: sz.S}, nil
 }

@@ -185,18 +185,29 @@ func TestSetRightAfterResume(t *testing.T) {
 // do the summary and the weights.
 func TestStopResumeEqualsUninterrupted(t *testing.T) {
 	for _, adapt := range []train.Adapt{train.AdaptNone, train.AdaptRefresh, train.AdaptLR} {
-		t.Run(string(adapt), func(t *testing.T) { testStopResume(t, adapt, gain.SelMix) })
+		t.Run(string(adapt), func(t *testing.T) { testStopResume(t, adapt, gain.SelMix, nil) })
 	}
 	// The baselines' losses are recomputed from the checkpoint's evaluation.
 	for _, pol := range []gain.Policy{gain.CSST, gain.MiSLAS2} {
-		t.Run(string(pol), func(t *testing.T) { testStopResume(t, train.AdaptNone, pol) })
+		t.Run(string(pol), func(t *testing.T) { testStopResume(t, train.AdaptNone, pol, nil) })
 	}
+	// The samples form's G is recomputed from the samples the checkpoint
+	// keeps (the features have moved since), the memory of the
+	// multipliers restored.
+	t.Run("samples", func(t *testing.T) {
+		testStopResume(t, train.AdaptLR, gain.SelMix, func(c *train.Config) {
+			c.Form, c.Memory, c.Draws, c.Seed, c.Objective = gain.Samples, train.MemoryIntegral, 3, 5, "mean-recall@cov"
+		})
+	})
 }
 
-func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy) {
+func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy, more func(*train.Config)) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
 	cfg.Adapt, cfg.Policy = adapt, policy
+	if more != nil {
+		more(&cfg)
+	}
 	// Scheduled controls: a checkpoint before their step keeps them
 	// pending with their source (the events compare sources too).
 	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "3", At: 25, Source: train.SourceSchedule}, {Op: train.OpSet, Key: "batch", Value: "8", At: 44, Source: train.SourceSchedule}}

@@ -27,6 +27,9 @@ type Config struct {
 	WeightDecay  float64 // on weights, never biases
 	Momentum     float64 // SGD momentum
 	OracleLabels bool    // semi-supervised: draw x2 by the unlabeled set's true labels
+	// Seed chooses the training samples the samples gain form draws at
+	// each refresh (the run's seed).
+	Seed uint64
 }
 
 // DefaultConfig is the paper's supervised fine-tuning (docs/method.md).
@@ -92,9 +95,10 @@ type Engine struct {
 	gc          gain.Computer
 	last        *Refresh
 	es          evalState
-	iv          interval // the current refresh interval's prediction
-	bs          *Basis   // the last evaluation's, shared by its Refreshes
-	ad          adapter  // finetune.adapt's controller
+	integral    []float64 // the coverage multipliers' memory (multipliers = integral)
+	iv          interval  // the current refresh interval's prediction
+	bs          *Basis    // the last evaluation's, shared by its Refreshes
+	ad          adapter   // finetune.adapt's controller
 	pace        pacer
 	soft        *softLoss // the loss of a policy that does not mix; nil otherwise
 	best        *Best     // the best so far; nil before the first refresh
@@ -113,6 +117,9 @@ func New(cfg Config, tr Trainer) (*Engine, error) {
 	}
 	if len(info.TrainCounts) != info.K {
 		return nil, fmt.Errorf("trainer reports %d training counts for K=%d classes", len(info.TrainCounts), info.K)
+	}
+	if _, ok := tr.(Featurer); cfg.Form == gain.Samples && !ok {
+		return nil, fmt.Errorf("form: samples: %w (%s); form paper or official needs only the centroids", ErrNoFeatures, info.Device)
 	}
 	counts := make([]float64, info.K)
 	for k, n := range info.TrainCounts {

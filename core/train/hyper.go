@@ -22,7 +22,8 @@ import (
 type Hyper struct {
 	Objective metric.Objective `toml:"objective" json:"objective" doc:"objective to optimize: {objectives} (docs/method.md)"`
 	Policy    gain.Policy      `toml:"policy" json:"policy" doc:"fine-tuning policy: {policies} (csst and mislas2 are the paper's baselines; docs/method.md)"`
-	Form      gain.Form        `toml:"form" json:"form" doc:"gain form: paper | official (the authors' code)"`
+	Form      gain.Form        `toml:"form" json:"form" doc:"gain form: paper (Theorem 1, at the mixed class centroids) | official (the authors' code) | samples (one head step on mixed samples, D = ∂ψ/∂C^soft; docs/method.md)"`
+	Draws     int              `toml:"sample_draws" json:"sample_draws" doc:"form samples: training samples of each class drawn at each refresh, each pair's gain the mean over that many mixes (1–64)"`
 	S         float64          `toml:"s" json:"s" doc:"inverse temperature of P = softmax(s·G)"`
 	Omega     float64          `toml:"omega" json:"omega" doc:"soft-min sharpness ω; 0 = 40 if K ≤ 10, else 20"`
 	Alpha     float64          `toml:"alpha" json:"alpha" doc:"coverage constraint cov_j ≥ α/K"`
@@ -30,6 +31,8 @@ type Hyper struct {
 	LambdaMax float64          `toml:"lambda_max" json:"lambda_max" doc:"largest coverage multiplier λ_max"`
 	CovMargin Margin           `toml:"cov_margin" json:"cov_margin" doc:"coverage objectives (@cov, @ht-cov): the multipliers aim at α/K + δ on validation so the bound holds on new data: auto = δ_j from cov_conf and the variance of class j's validation coverage (the built-in default) | δ by hand ≥ 0 (0 = the paper: α/K exactly); ψ and 'k of K met' keep α/K (docs/method.md)"`
 	CovConf   float64          `toml:"cov_conf" json:"cov_conf" doc:"confidence in (0, 1) of the one-sided bound on a class's validation coverage (its variance given the validation set's class counts) that sets δ when cov_margin = auto"`
+	Memory    Memory           `toml:"multipliers" json:"multipliers" doc:"coverage multipliers: memoryless (the paper: recomputed from C at each refresh, so they vanish at the aim) | integral (plus a term that accumulates lambda_rate × the shortfall at each refresh, so a class is held at its aim; docs/method.md)"`
+	LamRate   float64          `toml:"lambda_rate" json:"lambda_rate" doc:"multipliers = integral: growth of a coverage multiplier's memory per refresh per unit of coverage short of the aim (it shrinks as fast above it; 0 to λ_max)"`
 	LR        float64          `toml:"lr" json:"lr" doc:"head learning rate η (the backbone takes η/10), cosine to 0"`
 	BetaMin   float64          `toml:"beta_min" json:"beta_min" doc:"β ~ U[beta_min, 1]"`
 	Refresh   int              `toml:"refresh" json:"refresh" doc:"steps between refreshes of G and P"`
@@ -52,6 +55,9 @@ func DefaultHyper() Hyper {
 		LambdaMax: 100,
 		CovMargin: 0, // the paper aims at α/K; the built-in experiment sets auto
 		CovConf:   0.95,
+		Memory:    MemoryNone,
+		LamRate:   1000,
+		Draws:     8,
 		LR:        3e-3,
 		BetaMin:   0.6,
 		Refresh:   50,
@@ -169,6 +175,7 @@ var params = []param{
 	choiceParam("objective", "objective", true, func(h *Hyper) *metric.Objective { return &h.Objective }, metric.ParseObjective, text),
 	choiceParam("policy", "policy", true, func(h *Hyper) *gain.Policy { return &h.Policy }, gain.ParsePolicy, text),
 	choiceParam("form", "form", true, func(h *Hyper) *gain.Form { return &h.Form }, gain.ParseForm, gain.Form.String),
+	intParam("sample_draws", "draws", func(h *Hyper) *int { return &h.Draws }, maxDraws),
 	floatParam("s", "", "s", true, func(h *Hyper) *float64 { return &h.S }, nonNegative, "a number ≥ 0"),
 	floatParam("omega", "", "ω", true, func(h *Hyper) *float64 { return &h.Omega }, nonNegative, "a number ≥ 0"),
 	floatParam("alpha", "", "α", true, func(h *Hyper) *float64 { return &h.Alpha }, unit, "a number in [0, 1]"),
@@ -176,6 +183,8 @@ var params = []param{
 	floatParam("lambda_max", "lambda-max", "λ_max", true, func(h *Hyper) *float64 { return &h.LambdaMax }, nonNegative, "a number ≥ 0"),
 	choiceParam("cov_margin", "δ cov", true, func(h *Hyper) *Margin { return &h.CovMargin }, ParseMargin, Margin.String),
 	floatParam("cov_conf", "", "q cov", true, func(h *Hyper) *float64 { return &h.CovConf }, func(x float64) bool { return x > 0 && x < 1 }, "a confidence in (0, 1)"),
+	choiceParam("multipliers", "λ memory", true, func(h *Hyper) *Memory { return &h.Memory }, ParseMemory, text),
+	floatParam("lambda_rate", "", "λ rate", true, func(h *Hyper) *float64 { return &h.LamRate }, nonNegative, "a number ≥ 0"),
 	floatParam("lr", "", "η", false, func(h *Hyper) *float64 { return &h.LR }, func(x float64) bool { return x > 0 && x < 10 }, "a number in (0, 10)"),
 	floatParam("beta_min", "beta-min", "β_min", true, func(h *Hyper) *float64 { return &h.BetaMin }, unit, "a number in [0, 1]"),
 	intParam("refresh", "refresh", func(h *Hyper) *int { return &h.Refresh }, 1_000_000),
@@ -210,7 +219,7 @@ func canonical(key string) string {
 // (docs/method.md). The engine and the workbench both ask here.
 func ChangesPsi(key string) bool {
 	switch canonical(key) {
-	case "objective", "omega", "alpha", "tau", "lambda_max", "cov_margin", "cov_conf":
+	case "objective", "omega", "alpha", "tau", "lambda_max", "cov_margin", "cov_conf", "multipliers", "lambda_rate":
 		return true
 	}
 	return false

@@ -18,7 +18,7 @@ func TestHyperSetGetRoundTrip(t *testing.T) {
 		"objective": "hmean@cov", "policy": "greedy", "form": "official", "s": "2.5", "omega": "30",
 		"alpha": "0.9", "tau": "0.05", "lambda_max": "50", "lr": "0.01", "beta_min": "0.7",
 		"refresh": "25", "batch": "64", "gain_norm": "max", "adapt": "lr", "las_head": "0.4", "las_tail": "0.1",
-		"cov_margin": "auto", "cov_conf": "0.9",
+		"cov_margin": "auto", "cov_conf": "0.9", "sample_draws": "4", "multipliers": "integral", "lambda_rate": "500",
 	}
 	if len(sets) != len(HyperKeys()) {
 		t.Fatalf("test covers %d keys, Hyper has %d", len(sets), len(HyperKeys()))
@@ -47,6 +47,11 @@ func TestHyperSetErrors(t *testing.T) {
 		{"batch", "x", "batch: want an integer"},
 		{"objective", "best", "objective:"},
 		{"policy", "random", "policy:"},
+		{"form", "sample", "form: gain: unknown gain form"},
+		{"sample_draws", "0", "sample_draws: want an integer in [1, 64]"},
+		{"sample_draws", "65", "sample_draws: want an integer in [1, 64]"},
+		{"multipliers", "pid", "multipliers: unknown multipliers"},
+		{"lambda_rate", "-1", "lambda_rate: want a number ≥ 0"},
 	}
 	for _, c := range cases {
 		h := DefaultHyper()

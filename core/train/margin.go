@@ -69,8 +69,34 @@ func Aimed(obj metric.Objective, m Margin) bool {
 	return ok && s.Constraint != metric.NoConstraint && m != 0
 }
 
-// Aimed is Aimed of h's objective and margin.
+// Aimed is Aimed of h's objective and margin. The multipliers' memory
+// does not make ψ aimed: it steers D and G, ψ stays the memoryless one.
 func (h Hyper) Aimed() bool { return Aimed(h.Objective, h.CovMargin) }
+
+// Memory is finetune.multipliers: whether the coverage multipliers
+// remember past refreshes (docs/method.md, "Multipliers that reach the
+// aim").
+type Memory string
+
+const (
+	// MemoryNone is the paper's: each refresh recomputes them from C.
+	MemoryNone Memory = "memoryless"
+	// MemoryIntegral adds to each an integral term (metric.Integrate).
+	MemoryIntegral Memory = "integral"
+)
+
+// ParseMemory reads memoryless or integral.
+func ParseMemory(s string) (Memory, error) {
+	switch m := Memory(strings.TrimSpace(s)); m {
+	case MemoryNone, MemoryIntegral:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown multipliers %q (want memoryless or integral)", s)
+}
+
+// maxDraws bounds finetune.sample_draws: each draw is three K×K×K
+// products at every refresh.
+const maxDraws = 64
 
 // PsiLabel names the optimized ψ: "ψ aimed" where it is aimed at α/K + δ
 // (Aimed), else "ψ", since it is then the reported ψ.

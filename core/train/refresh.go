@@ -1,8 +1,10 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -17,6 +19,9 @@ type evalState struct {
 	C, Z *mat.Dense
 	W    *mat.Dense
 	b    []float64
+	// sm is the samples the samples form read at this evaluation: nil
+	// until a recompute under that form first needs them.
+	sm *gain.SampleSet
 }
 
 func (e *Engine) testReport() (metric.Report, []float64, error) {
@@ -88,6 +93,9 @@ func (e *Engine) refresh() error {
 	}
 	e.es = evalState{C: ev.C, Z: ev.Z, W: ev.W, b: ev.B}
 	e.lastRefresh = e.step
+	if err := e.integrate(); err != nil {
+		return fmt.Errorf("validation at step %d: %w", e.step, err)
+	}
 	e.refreshes++
 	if e.info.Unlabeled > 0 {
 		if err := e.tr.Pseudo(e.cfg.OracleLabels); err != nil {
@@ -125,6 +133,14 @@ func (e *Engine) refresh() error {
 // G and P (a second "refresh" event would show the old evaluation's
 // metrics at a later step).
 func (e *Engine) recompute() error {
+	if e.hyper.Form == gain.Samples && e.es.sm == nil {
+		sm, err := e.samples()
+		if err != nil {
+			return fmt.Errorf("samples for the gain at step %d: %w", e.step, err)
+		}
+		e.es.sm = sm
+		e.bs = nil
+	}
 	b := e.basis()
 	d, err := Decide(&e.gc, b.Stats, e.hyper)
 	if err != nil {
@@ -159,7 +175,7 @@ func (e *Engine) basis() *Basis {
 		return b
 	}
 	e.bs = &Basis{
-		Stats: Stats{C: es.C, Z: es.Z, W: es.W, B: es.b, Tail: e.tail, N: e.info.Val},
+		Stats: Stats{C: es.C, Z: es.Z, W: es.W, B: es.b, Tail: e.tail, N: e.info.Val, Samples: es.sm, Integral: e.integral},
 		Step:  e.lastRefresh, Steps: e.cfg.Steps, Momentum: e.cfg.Momentum,
 	}
 	return e.bs
@@ -174,6 +190,12 @@ type Stats struct {
 	B       []float64
 	Tail    []bool
 	N       int
+	// Samples is what the samples form reads (nil under the others).
+	Samples *gain.SampleSet
+	// Integral is the coverage multipliers' memory under multipliers =
+	// integral (metric.Integrate; nil before the first refresh and under
+	// memoryless).
+	Integral []float64
 }
 
 // Decision is what a refresh derives from its statistics.
@@ -192,19 +214,160 @@ func Decide(gc *gain.Computer, st Stats, h Hyper) (*Decision, error) {
 	}
 	K, _ := st.C.Dims()
 	p := h.Params(K, st.N)
-	ev, err := metric.Evaluate(h.Objective, st.C, st.Tail, p)
-	if err != nil {
+	var ev metric.Eval
+	var I []float64
+	if h.Memory == MemoryIntegral {
+		I = st.Integral
+	}
+	if err := metric.EvaluateMemory(&ev, h.Objective, st.C, st.Tail, p, fitIntegral(I, h.Objective, K)); err != nil {
 		return nil, err
+	}
+	if I != nil {
+		// ψ itself is the memoryless one: the memory only steers (D, G),
+		// while ψ — what is shown, predicted and judged best — keeps one
+		// scale from refresh to refresh.
+		plain, err := metric.Evaluate(h.Objective, st.C, st.Tail, p)
+		if err != nil {
+			return nil, err
+		}
+		ev.Psi = plain.Psi
 	}
 	objs, err := metric.Values(st.C, st.Tail, p)
 	if err != nil {
 		return nil, err
 	}
 	G := mat.NewDense(K, K, nil)
-	if err := gc.Gain(G, ev.D, st.Z, st.W, st.B, gain.BetaBar(h.BetaMin), h.Form); err != nil {
+	if h.Form == gain.Samples {
+		if err := samplesGain(G, st, h, ev, p); err != nil {
+			return nil, fmt.Errorf("gain: %w", err)
+		}
+	} else if err := gc.Gain(G, ev.D, st.Z, st.W, st.B, gain.BetaBar(h.BetaMin), h.Form); err != nil {
 		return nil, fmt.Errorf("gain: %w", err)
 	}
 	P := mat.NewDense(K, K, nil)
 	gain.Distribution(P, gain.Normalized(G, h.GainNorm), h.S, h.Policy)
 	return &Decision{Eval: ev, Objectives: objs, G: G, P: P}, nil
+}
+
+// samplesGain is the samples form's G: D = ∂ψ/∂C^soft at the validation
+// samples' soft confusion matrix, the multipliers those of the hard one
+// (ev), then one head step on mixed samples (gain.Estimate).
+func samplesGain(G *mat.Dense, st Stats, h Hyper, ev metric.Eval, p metric.Params) error {
+	if st.Samples == nil {
+		return fmt.Errorf("form samples: no samples (the trainer cannot give features)")
+	}
+	est, err := gain.NewEstimate(st.Samples, st.W, st.B)
+	if err != nil {
+		return err
+	}
+	var D mat.Dense
+	if err := metric.Linearize(&D, h.Objective, est.Soft(), st.Tail, ev.Lambda, p); err != nil {
+		return err
+	}
+	return est.Gain(G, &D, gain.SampleOpts{BetaMin: h.BetaMin})
+}
+
+// fitIntegral is I where it has one term per coverage multiplier of obj,
+// else nil: memory kept under another objective does not carry over.
+func fitIntegral(I []float64, obj metric.Objective, K int) []float64 {
+	s, _ := obj.Spec()
+	n := 0
+	switch s.Constraint {
+	case metric.ClassCoverage:
+		n = K
+	case metric.GroupCoverage:
+		n = 2
+	}
+	if n == 0 || len(I) != n {
+		return nil
+	}
+	return I
+}
+
+// integrate is a refresh's step of the coverage multipliers' memory under
+// multipliers = integral, from the evaluation just taken (e.es): each term
+// grows with its constraint's shortfall (metric.Integrate). Under
+// memoryless the memory stays as it is, so switching back and forth keeps it.
+func (e *Engine) integrate() error {
+	h := e.hyper
+	if h.Memory != MemoryIntegral {
+		return nil
+	}
+	p := h.Params(e.K, e.info.Val)
+	var ev metric.Eval
+	if err := metric.EvaluateMemory(&ev, h.Objective, e.es.C, e.tail, p, nil); err != nil {
+		return err
+	}
+	e.integral = metric.Integrate(fitIntegral(e.integral, h.Objective, e.K), ev, h.LamRate, p)
+	return nil
+}
+
+// samples draws the samples form's training samples for the evaluation
+// just taken: Draws samples of each class, chosen by the run's seed and
+// the step (without replacement where the class has that many), and
+// reads their features and the validation set's from the trainer.
+func (e *Engine) samples() (*gain.SampleSet, error) {
+	f, ok := e.tr.(Featurer)
+	if !ok {
+		return nil, ErrNoFeatures
+	}
+	X, _, y, err := f.Features(SplitVal)
+	if err != nil {
+		return nil, err
+	}
+	S := e.hyper.Draws
+	pick := make([][]int, e.K)
+	for k := range e.K {
+		n := 0
+		if k < len(e.info.TrainCounts) {
+			n = e.info.TrainCounts[k]
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("class %d has no training samples to draw", k)
+		}
+		pick[k] = drawSamples(e.cfg.Seed, uint64(e.step), k, n, S)
+	}
+	pool, err := f.TrainFeatures(pick)
+	if err != nil {
+		return nil, err
+	}
+	if r, c := X.Dims(); r != len(y) || c != e.d || r == 0 {
+		return nil, fmt.Errorf("validation features are %d×%d with %d labels, want %d columns", r, c, len(y), e.d)
+	}
+	if r, c := pool.Dims(); r != e.K*S || c != e.d {
+		return nil, fmt.Errorf("training features are %d×%d, want %d×%d", r, c, e.K*S, e.d)
+	}
+	// Rounded to float32, as a checkpoint keeps them, so a resumed run
+	// computes from the same values; the validation logits are computed
+	// here from them and the head, for the same reason.
+	roundFloat32(raw(X))
+	roundFloat32(raw(pool))
+	return &gain.SampleSet{Val: X, Y: y, Pool: pool, S: S}, nil
+}
+
+func roundFloat32(v []float64) {
+	for i, x := range v {
+		v[i] = float64(float32(x))
+	}
+}
+
+// ErrNoFeatures is a trainer that cannot give features (not a Featurer,
+// or a worker whose protocol version has no features request) asked for
+// the samples form.
+var ErrNoFeatures = errors.New("the trainer cannot give features, which finetune.form = samples needs")
+
+// drawSamples is S indices among n, without replacement where n ≥ S, from
+// a generator seeded by (seed, step, class).
+func drawSamples(seed, step uint64, class, n, S int) []int {
+	r := rand.New(rand.NewPCG(seed, step<<20^uint64(class)))
+	out := make([]int, S)
+	if n >= S {
+		perm := r.Perm(n)
+		copy(out, perm[:S])
+		return out
+	}
+	for i := range out {
+		out[i] = r.IntN(n)
+	}
+	return out
 }

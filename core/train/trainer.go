@@ -35,6 +35,20 @@ type Trainer interface {
 	Close() error
 }
 
+// Featurer is a Trainer that can give the head's inputs z(x) of its
+// samples, which the samples gain form reads (docs/method.md, "The
+// samples gain"). The engine asks for them at a refresh, right after
+// Evaluate, so they are the features the evaluation saw.
+type Featurer interface {
+	// Features returns a split's samples: their head inputs (rows×d),
+	// their logits (rows×K) and their labels.
+	Features(split Split) (X, logits *mat.Dense, y []int, err error)
+	// TrainFeatures returns the head inputs of labeled training samples:
+	// pick[k] lists indices among class k's samples (0 ≤ i <
+	// Info().TrainCounts[k]), the rows class-major in that order.
+	TrainFeatures(pick [][]int) (*mat.Dense, error)
+}
+
 // Split names an evaluation split.
 type Split int
 
