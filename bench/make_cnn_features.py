@@ -10,13 +10,18 @@ gives it.
         --set data.train=/tmp/cnnfeat/train.npz --set data.val=/tmp/cnnfeat/val.npz \\
         --set data.test=/tmp/cnnfeat/test.npz --set data.head=/tmp/cnnfeat/head.npz \\
         --set model.arch=identity --set finetune.objective=mean-recall@cov
+    /usr/bin/python3 bench/make_cnn_features.py --out /tmp/cnnfeat --val-draws 5
 
 The split: class k of the permuted order keeps round(5000·100^(−k/9))
 training images, 500 validation images per class drawn before them, and
-the whole official test set. The CNN (two 5×5 convolutions, 32 and 64
-channels, max-pooling, a 64-wide hidden layer, then the linear head) is
-trained for --epochs epochs of SGD (lr 0.05, momentum 0.9, batch 128) with
-seed --seed. Deterministic on one CPU thread.
+the whole official test set. With --val-draws R it also writes R re-drawn
+validation splits val-0.npz … val-{R−1}.npz, each of 500 images per class
+drawn (by a numpy Generator seeded with (seed, r)) from the official
+training images of the class that neither the CNN nor val.npz uses; class
+0 has only 500 of those, so its draws differ in order only. The CNN (two
+5×5 convolutions, 32 and 64 channels, max-pooling, a 64-wide hidden layer,
+then the linear head) is trained for --epochs epochs of SGD (lr 0.05,
+momentum 0.9, batch 128) with seed --seed. Deterministic on one CPU thread.
 """
 
 import argparse
@@ -29,7 +34,7 @@ from torch import nn
 from fmnist_source import CLASSES, load
 
 
-def split(seed):
+def split(seed, draws=0):
     x, y = load("train")
     xt, yt = load("t10k")
     rng = np.random.default_rng(seed)
@@ -38,14 +43,20 @@ def split(seed):
     for c in range(10):
         names[perm[c]] = CLASSES[c]
     y, yt = perm[y], perm[yt]
-    tr, va = [], []
+    tr, va, rest = [], [], []
     for k in range(10):
         idx = rng.permutation(np.flatnonzero(y == k))
         n = max(1, round(5000 * 100 ** (-k / 9)))
         va.append(idx[:500])
         tr.append(idx[500:500 + n])
+        rest.append(idx[500 + n:])  # unused: the pool of the re-drawn validation splits
     tr, va = np.concatenate(tr), np.concatenate(va)
-    return (x[tr], y[tr]), (x[va], y[va]), (xt, yt), names
+    vd = []
+    for r in range(draws):
+        g = np.random.default_rng((seed, r))
+        d = np.concatenate([g.choice(i, 500, replace=False) for i in rest])
+        vd.append((x[d], y[d]))
+    return (x[tr], y[tr]), (x[va], y[va]), (xt, yt), names, vd
 
 
 class CNN(nn.Module):
@@ -65,15 +76,20 @@ def tensor(x):
     return torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1)
 
 
+def features(net, xs):
+    return torch.cat([net.body(tensor(xs[i:i + 1000])) for i in range(0, len(xs), 1000)]).numpy()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
     p.add_argument("--epochs", type=int, default=8)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--val-draws", type=int, default=0, help="also write R re-drawn val-r.npz splits")
     a = p.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(1)
-    (x, y), (xv, yv), (xt, yt), names = split(a.seed)
+    (x, y), (xv, yv), (xt, yt), names, vd = split(a.seed, a.val_draws)
     net = CNN()
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
     X, Y = tensor(x), torch.from_numpy(y)
@@ -92,8 +108,10 @@ def main():
     net.eval()
     os.makedirs(a.out, exist_ok=True)
     with torch.no_grad():
-        for name, xs, ys in (("train", x, y), ("val", xv, yv), ("test", xt, yt)):
-            f = torch.cat([net.body(tensor(xs[i:i + 1000])) for i in range(0, len(xs), 1000)]).numpy()
+        sets = [("train", x, y), ("val", xv, yv), ("test", xt, yt)]
+        sets += [(f"val-{r}", xs, ys) for r, (xs, ys) in enumerate(vd)]
+        for name, xs, ys in sets:
+            f = features(net, xs)
             extra = {"names": np.array(names)} if name == "train" else {}
             np.savez(os.path.join(a.out, name + ".npz"), x=f.astype(np.float32), y=ys.astype(np.int64), **extra)
             pred = net.head(torch.from_numpy(f)).argmax(1).numpy()
