@@ -49,7 +49,7 @@ func (s *Session) Start(ctx context.Context, c experiment.Config, from Origin) e
 		}
 	}
 	rec, err := record.New(s.root(), name, resolved, runs.Meta{
-		Objective: string(c.Finetune.Objective), Policy: string(c.Finetune.Policy),
+		Objective: string(c.Finetune.Objective), Policy: string(c.Finetune.Policy), Method: c.Finetune.Method(),
 		Parent: from.Parent, ParentStep: from.Step, ParentBest: from.Best, BLAS: blas.Name, BLASThreads: blas.Threads(),
 		BLASCore: blas.Core(), CPU: blas.CPU(), WorkerEnv: eng.Info().Env,
 		GPUs: eng.Info().GPUs, WorldSize: eng.Info().WorldSize,

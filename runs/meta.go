@@ -60,6 +60,7 @@ type Meta struct {
 	ParentBest    bool   // forked from the parent's best checkpoint (at ParentStep)
 	Objective     string
 	Policy        string
+	Method        string // train.Hyper.Method: where the method is not the paper's, how ("" for the paper's)
 	Steps         int
 	Best          float64
 	BestStep      int
@@ -104,6 +105,7 @@ type metaJSON struct {
 	ParentCkpt  string            `json:"parent_checkpoint,omitempty"`
 	Objective   string            `json:"objective,omitempty"`
 	Policy      string            `json:"policy,omitempty"`
+	Method      string            `json:"method,omitempty"`
 	Steps       int               `json:"steps"`
 	Best        json.RawMessage   `json:"best,omitempty"`
 	BestStep    int               `json:"best_step"`
@@ -130,7 +132,7 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 	return json.Marshal(metaJSON{
 		Format: m.Format, ID: m.ID, Name: m.Name, Created: m.Created, Status: m.Status,
 		Parent: m.Parent, ParentStep: m.ParentStep, ParentCkpt: parentCkpt(m.ParentBest),
-		Objective: m.Objective, Policy: m.Policy,
+		Objective: m.Objective, Policy: m.Policy, Method: m.Method,
 		Steps: m.Steps, Best: best, BestStep: m.BestStep, BestObj: m.BestObjective,
 		Extra: m.Extra, Pinned: m.Pinned, BLAS: m.BLAS, BLASThreads: m.BLASThreads,
 		BLASCore: m.BLASCore, CPU: m.CPU, WorkerEnv: m.WorkerEnv,
@@ -159,7 +161,7 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 	*m = Meta{
 		Format: j.Format, ID: j.ID, Name: j.Name, Created: j.Created, Status: j.Status,
 		Parent: j.Parent, ParentStep: j.ParentStep, ParentBest: j.ParentCkpt == ParentCheckpointBest,
-		Objective: j.Objective, Policy: j.Policy,
+		Objective: j.Objective, Policy: j.Policy, Method: j.Method,
 		Steps: j.Steps, Best: best, BestStep: j.BestStep, BestObjective: j.BestObj,
 		Extra: j.Extra, Pinned: j.Pinned, BLAS: j.BLAS, BLASThreads: j.BLASThreads,
 		BLASCore: j.BLASCore, CPU: j.CPU, WorkerEnv: j.WorkerEnv,

@@ -313,38 +313,81 @@ func TestSamplesUnderflow(t *testing.T) {
 		if scale > 1 && e.guarded == 0 {
 			t.Fatalf("scale %v: no pair needed the direct softmax", scale)
 		}
-		// The reference: every draw of every pair by directMix.
-		M := mat.NewDense(K, 4, nil)
-		g := mat.NewDense(len(w.y), K, nil)
-		for i, y := range w.y {
-			p := e.p.RawRowView(i)
-			var dot float64
-			for m := range K {
-				dot += p[m] * D.At(y, m)
-			}
-			for l := range K {
-				g.Set(i, l, p[l]*(D.At(y, l)-dot))
-			}
-		}
-		M.Mul(g.T(), w.val)
-		M.Scale(1/float64(len(w.y)), M)
-		mb := make([]float64, K)
-		for l := range K {
-			mb[l] = mat.Sum(g.ColView(l)) / float64(len(w.y))
-		}
-		F, U := logits(w.pool, W, w.b), logits(w.pool, M.T(), mb)
+		ref := newPairRef(e, D, o)
 		for a := range K {
 			for b := range K {
-				var want float64
-				for s := range w.m {
-					x, y, lam := a*w.m+s, b*w.m+s, drawLambda(o.BetaMin, s, w.m)
-					want += lam*U.At(x, a) + (1-lam)*U.At(y, a) - directMix(F.RawRowView(x), F.RawRowView(y), U.RawRowView(x), U.RawRowView(y), lam)
-				}
-				want /= float64(w.m)
+				want := ref.at(a, b)
 				if d := math.Abs(G.At(a, b) - want); d > 1e-9*max(1, math.Abs(want)) {
 					t.Fatalf("scale %v: G[%d,%d] = %.12g, per-pair softmax %.12g", scale, a, b, G.At(a, b), want)
 				}
 			}
+		}
+	}
+}
+
+// pairRef computes Ĝ_ab pair by pair, each draw with its own softmax
+// (directMix), from M and m_b built row by row: the reference for the
+// separable closed form.
+type pairRef struct {
+	e    *Estimate
+	F, U *mat.Dense
+	o    SampleOpts
+}
+
+func newPairRef(e *Estimate, D *mat.Dense, o SampleOpts) pairRef {
+	K, d, n := e.k, e.d, e.n
+	M := mat.NewDense(K, d, nil)
+	mb := make([]float64, K)
+	for i, y := range e.s.Y {
+		p, z := e.p.RawRowView(i), e.s.Val.RawRowView(i)
+		var dot float64
+		for m := range K {
+			dot += p[m] * D.At(y, m)
+		}
+		for l := range K {
+			g := p[l] * (D.At(y, l) - dot) / float64(n)
+			mb[l] += g
+			row := M.RawRowView(l)
+			for f, zf := range z {
+				row[f] += g * zf
+			}
+		}
+	}
+	return pairRef{e: e, F: logits(e.s.Pool, e.W, e.b), U: logits(e.s.Pool, M.T(), mb), o: o}
+}
+
+func (r pairRef) at(a, b int) float64 {
+	S := r.e.s.S
+	var sum float64
+	for s := range S {
+		x, y, lam := a*S+s, b*S+s, drawLambda(r.o.BetaMin, s, S)
+		sum += lam*r.U.At(x, a) + (1-lam)*r.U.At(y, a) - directMix(r.F.RawRowView(x), r.F.RawRowView(y), r.U.RawRowView(x), r.U.RawRowView(y), lam)
+	}
+	return sum / float64(S)
+}
+
+// TestSamplesK1000: at K = 1000 the closed form agrees with the pair by
+// pair reference on pairs spread over the matrix.
+func TestSamplesK1000(t *testing.T) {
+	const K = 1000
+	w := confidentWorld(rand.New(rand.NewPCG(8, 8)), K, 8, 2, 2)
+	e, err := NewEstimate(&SampleSet{Val: w.val, Y: w.y, Pool: w.pool, S: w.m}, w.W, w.b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	D := zeroRowSumD(rand.New(rand.NewPCG(2, 9)), K)
+	o := SampleOpts{BetaMin: 0.6}
+	var G mat.Dense
+	if err := e.Gain(&G, D, o); err != nil {
+		t.Fatal(err)
+	}
+	ref := newPairRef(e, D, o)
+	rnd := rand.New(rand.NewPCG(4, 4))
+	scale := mat.Norm(&G, math.Inf(1))
+	for range 200 {
+		a, b := rnd.IntN(K), rnd.IntN(K)
+		if want := ref.at(a, b); math.Abs(G.At(a, b)-want) > 1e-9*max(1, scale) {
+			t.Fatalf("G[%d,%d] = %.12g, pair by pair %.12g", a, b, G.At(a, b), want)
 		}
 	}
 }

@@ -78,3 +78,22 @@ func mustEval(t *testing.T, o Objective, C mat.Matrix, p Params) Eval {
 	}
 	return e
 }
+
+// TestFamilyMargin: the margin for every one of m constraints at once is
+// the one-class margin at confidence 1 − (1−q)/m, and a test set of NTest
+// samples adds its own variance: δ = z·sqrt(spread·(1/N + 1/NTest)).
+func TestFamilyMargin(t *testing.T) {
+	const spread, n = 0.02, 5000
+	one := Params{Conf: 0.95, N: n}
+	all := Params{Conf: 0.95, N: n, Family: 10, NTest: 10000}
+	// z at 0.995 is 2.5758293035489; at 0.95 1.6448536269514722.
+	if got, want := one.familyMargin(spread), 1.6448536269514722*math.Sqrt(spread/n); math.Abs(got-want) > 1e-12 {
+		t.Fatalf("one class: δ = %v, want %v", got, want)
+	}
+	if got, want := all.familyMargin(spread), 2.5758293035489004*math.Sqrt(spread*(1.0/n+1.0/10000)); math.Abs(got-want) > 1e-9 {
+		t.Fatalf("ten classes with a test set: δ = %v, want %v", got, want)
+	}
+	if err := (Params{Family: -1}).Validate(); err == nil {
+		t.Fatal("a negative family validated")
+	}
+}

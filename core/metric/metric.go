@@ -206,6 +206,14 @@ type Params struct {
 	Conf   float64
 	N      int
 	Margin float64
+	// Family > 1 makes the bound at Conf hold for every one of Family
+	// constraints at once (Bonferroni: each at 1 − (1−Conf)/Family), and
+	// NTest > 0 adds the sampling error of a test set of NTest samples
+	// to the validation set's: δ = z·sqrt(spread·(1/N + 1/NTest))
+	// (docs/method.md, "The coverage guarantee"). Zero: one class alone,
+	// on the validation set's error only.
+	Family int
+	NTest  int
 }
 
 // WithDefaults returns p with every zero field replaced by its default for K classes.
@@ -243,6 +251,9 @@ func (p Params) Validate() error {
 	if p.Conf >= 1 {
 		return fmt.Errorf("metric: Params.Conf = %v, want a confidence in (0, 1)", p.Conf)
 	}
+	if p.Family < 0 || p.NTest < 0 {
+		return fmt.Errorf("metric: Params.Family = %d, NTest = %d, want ≥ 0", p.Family, p.NTest)
+	}
 	if p.Conf > 0 && p.N < 1 {
 		return fmt.Errorf("metric: a coverage margin at confidence %v needs the validation size, got N = %d", p.Conf, p.N)
 	}
@@ -269,7 +280,7 @@ func (p Params) aim(K, size int, spread float64) float64 {
 	bound := p.Alpha / float64(K)
 	var d float64
 	if p.Conf > 0 {
-		d = CoverageMargin(spread, p.N, p.Conf) / float64(size)
+		d = p.familyMargin(spread) / float64(size)
 	} else {
 		d = p.Margin
 	}
@@ -277,6 +288,20 @@ func (p Params) aim(K, size int, spread float64) float64 {
 		return bound
 	}
 	return max(bound, min(bound+d, 1/float64(K)))
+}
+
+// familyMargin is CoverageMargin at the confidence each of p.Family
+// constraints needs for all to hold at p.Conf, with the test set's
+// sampling error added where p.NTest is set.
+func (p Params) familyMargin(spread float64) float64 {
+	conf := p.Conf
+	if p.Family > 1 {
+		conf = 1 - (1-p.Conf)/float64(p.Family)
+	}
+	if p.NTest > 0 {
+		spread *= 1 + float64(p.N)/float64(p.NTest)
+	}
+	return CoverageMargin(spread, p.N, conf)
 }
 
 // CoverageMargin is how far above the bound a validation share must be
@@ -355,7 +380,7 @@ func (st *state) spreads(tail []bool) []float64 {
 // noMargin is p aiming at the bound itself: the paper's ψ, which every
 // reported value uses.
 func (p Params) noMargin() Params {
-	p.Conf, p.N, p.Margin = 0, 0, 0
+	p.Conf, p.N, p.Margin, p.Family, p.NTest = 0, 0, 0, 0, 0
 	return p
 }
 

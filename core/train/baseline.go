@@ -140,7 +140,7 @@ func (e *Engine) softLossFor(h Hyper, ev metric.Eval) (*softLoss, error) {
 			return nil, err
 		}
 		var L mat.Dense
-		if err := metric.Linearize(&L, h.Objective, e.es.C, e.tail, ev.Lambda, h.Params(e.K, e.info.Val)); err != nil {
+		if err := metric.Linearize(&L, h.Objective, e.es.C, e.tail, ev.Lambda, h.ParamsFor(e.K, e.info.Val, e.info.Test)); err != nil {
 			return nil, err
 		}
 		t, a, err := CSSTLoss(&L)

@@ -119,7 +119,7 @@ func New(cfg Config, tr Trainer) (*Engine, error) {
 		return nil, fmt.Errorf("trainer reports %d training counts for K=%d classes", len(info.TrainCounts), info.K)
 	}
 	if _, ok := tr.(Featurer); cfg.Form == gain.Samples && !ok {
-		return nil, fmt.Errorf("form: samples: %w (%s); form paper or official needs only the centroids", ErrNoFeatures, info.Device)
+		return nil, fmt.Errorf("finetune.form = samples: %w (%s); paper and official need only the centroids", ErrNoFeatures, info.Device)
 	}
 	counts := make([]float64, info.K)
 	for k, n := range info.TrainCounts {

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -31,6 +32,7 @@ type Hyper struct {
 	LambdaMax float64          `toml:"lambda_max" json:"lambda_max" doc:"largest coverage multiplier λ_max"`
 	CovMargin Margin           `toml:"cov_margin" json:"cov_margin" doc:"coverage objectives (@cov, @ht-cov): the multipliers aim at α/K + δ on validation so the bound holds on new data: auto = δ_j from cov_conf and the variance of class j's validation coverage (the built-in default) | δ by hand ≥ 0 (0 = the paper: α/K exactly); ψ and 'k of K met' keep α/K (docs/method.md)"`
 	CovConf   float64          `toml:"cov_conf" json:"cov_conf" doc:"confidence in (0, 1) of the one-sided bound on a class's validation coverage (its variance given the validation set's class counts) that sets δ when cov_margin = auto"`
+	CovScope  Scope            `toml:"cov_scope" json:"cov_scope" doc:"what cov_margin = auto guarantees at cov_conf: class (each class alone, on validation's sampling error) | all (every class at once, on a test set of the experiment's test size: Bonferroni over the constraints plus the test set's own sampling error; docs/method.md)"`
 	Memory    Memory           `toml:"multipliers" json:"multipliers" doc:"coverage multipliers: memoryless (the paper: recomputed from C at each refresh, so they vanish at the aim) | integral (plus a term that accumulates lambda_rate × the shortfall at each refresh, so a class is held at its aim; docs/method.md)"`
 	LamRate   float64          `toml:"lambda_rate" json:"lambda_rate" doc:"multipliers = integral: growth of a coverage multiplier's memory per refresh per unit of coverage short of the aim (it shrinks as fast above it; 0 to λ_max)"`
 	LR        float64          `toml:"lr" json:"lr" doc:"head learning rate η (the backbone takes η/10), cosine to 0"`
@@ -55,6 +57,7 @@ func DefaultHyper() Hyper {
 		LambdaMax: 100,
 		CovMargin: 0, // the paper aims at α/K; the built-in experiment sets auto
 		CovConf:   0.95,
+		CovScope:  ScopeClass,
 		Memory:    MemoryNone,
 		LamRate:   1000,
 		Draws:     8,
@@ -71,10 +74,20 @@ func DefaultHyper() Hyper {
 
 // Params are the objective parameters for K classes measured on n
 // validation samples (the coverage margin needs n; docs/method.md).
-func (h Hyper) Params(K, n int) metric.Params {
+func (h Hyper) Params(K, n int) metric.Params { return h.ParamsFor(K, n, 0) }
+
+// ParamsFor is Params where the test set has nTest samples (0: unknown,
+// taken as n), which the margin of cov_scope = all covers.
+func (h Hyper) ParamsFor(K, n, nTest int) metric.Params {
 	p := metric.Params{Omega: h.Omega, Alpha: h.Alpha, Tau: h.Tau, LambdaMax: h.LambdaMax}
 	if h.CovMargin == MarginAuto {
 		p.Conf, p.N = h.CovConf, n
+		if h.CovScope == ScopeAll {
+			p.Family, p.NTest = 2, cmp.Or(nTest, n)
+			if s, _ := h.Objective.Spec(); s.Constraint == metric.ClassCoverage {
+				p.Family = K
+			}
+		}
 	} else {
 		p.Margin = float64(h.CovMargin)
 	}
@@ -183,6 +196,7 @@ var params = []param{
 	floatParam("lambda_max", "lambda-max", "λ_max", true, func(h *Hyper) *float64 { return &h.LambdaMax }, nonNegative, "a number ≥ 0"),
 	choiceParam("cov_margin", "δ cov", true, func(h *Hyper) *Margin { return &h.CovMargin }, ParseMargin, Margin.String),
 	floatParam("cov_conf", "", "q cov", true, func(h *Hyper) *float64 { return &h.CovConf }, func(x float64) bool { return x > 0 && x < 1 }, "a confidence in (0, 1)"),
+	choiceParam("cov_scope", "scope", true, func(h *Hyper) *Scope { return &h.CovScope }, ParseScope, text),
 	choiceParam("multipliers", "λ memory", true, func(h *Hyper) *Memory { return &h.Memory }, ParseMemory, text),
 	floatParam("lambda_rate", "", "λ rate", true, func(h *Hyper) *float64 { return &h.LamRate }, nonNegative, "a number ≥ 0"),
 	floatParam("lr", "", "η", false, func(h *Hyper) *float64 { return &h.LR }, func(x float64) bool { return x > 0 && x < 10 }, "a number in (0, 10)"),
@@ -219,7 +233,7 @@ func canonical(key string) string {
 // (docs/method.md). The engine and the workbench both ask here.
 func ChangesPsi(key string) bool {
 	switch canonical(key) {
-	case "objective", "omega", "alpha", "tau", "lambda_max", "cov_margin", "cov_conf", "multipliers", "lambda_rate":
+	case "objective", "omega", "alpha", "tau", "lambda_max", "cov_margin", "cov_conf", "cov_scope", "multipliers", "lambda_rate":
 		return true
 	}
 	return false

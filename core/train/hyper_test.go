@@ -18,7 +18,7 @@ func TestHyperSetGetRoundTrip(t *testing.T) {
 		"objective": "hmean@cov", "policy": "greedy", "form": "official", "s": "2.5", "omega": "30",
 		"alpha": "0.9", "tau": "0.05", "lambda_max": "50", "lr": "0.01", "beta_min": "0.7",
 		"refresh": "25", "batch": "64", "gain_norm": "max", "adapt": "lr", "las_head": "0.4", "las_tail": "0.1",
-		"cov_margin": "auto", "cov_conf": "0.9", "sample_draws": "4", "multipliers": "integral", "lambda_rate": "500",
+		"cov_margin": "auto", "cov_conf": "0.9", "sample_draws": "4", "multipliers": "integral", "lambda_rate": "500", "cov_scope": "all",
 	}
 	if len(sets) != len(HyperKeys()) {
 		t.Fatalf("test covers %d keys, Hyper has %d", len(sets), len(HyperKeys()))
@@ -186,5 +186,26 @@ func TestCovMarginKeys(t *testing.T) {
 	want.Objective, want.S = metric.MeanRecallCov, 5
 	if old != want {
 		t.Errorf("a record without the new keys reads %+v, want the defaults %+v", old, want)
+	}
+}
+
+// TestMethod: the paper's method says nothing; each departure is named,
+// and only where it acts (memory and scope on a coverage objective).
+func TestMethod(t *testing.T) {
+	h := DefaultHyper()
+	if m := h.Method(); m != "" {
+		t.Fatalf("the paper's method: %q, want nothing", m)
+	}
+	h.Form, h.Memory, h.CovMargin, h.CovScope = gain.Samples, MemoryIntegral, MarginAuto, ScopeAll
+	if m := h.Method(); m != "samples gain" {
+		t.Fatalf("min-recall with the samples form: %q", m)
+	}
+	h.Objective = metric.MeanRecallCov
+	if m := h.Method(); m != "samples gain · λ integral · δ for all classes" {
+		t.Fatalf("mean-recall@cov: %q", m)
+	}
+	h.Policy = gain.CSST
+	if m := h.Method(); m != "λ integral · δ for all classes" {
+		t.Fatalf("csst draws no pairs, so no gain form: %q", m)
 	}
 }

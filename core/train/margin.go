@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"selmix/core/gain"
 	"selmix/core/metric"
 )
 
@@ -105,4 +106,44 @@ func PsiLabel(aimed bool) string {
 		return "ψ aimed"
 	}
 	return "ψ"
+}
+
+// Scope is finetune.cov_scope: what the automatic coverage margin
+// guarantees (docs/method.md, "The coverage guarantee").
+type Scope string
+
+const (
+	// ScopeClass: each class's validation coverage alone, at cov_conf.
+	ScopeClass Scope = "class"
+	// ScopeAll: every constraint at once on a test set, at cov_conf.
+	ScopeAll Scope = "all"
+)
+
+// ParseScope reads class or all.
+func ParseScope(s string) (Scope, error) {
+	switch c := Scope(strings.TrimSpace(s)); c {
+	case ScopeClass, ScopeAll:
+		return c, nil
+	}
+	return "", fmt.Errorf("unknown scope %q (want class or all)", s)
+}
+
+// Method says, in a few words, where h's method is not the paper's: the
+// gain form, the multipliers' memory and the guarantee the margin gives
+// ("samples gain · λ integral · δ for all classes"; "" where all three
+// are the paper's). The header, runs show and run.json show it.
+func (h Hyper) Method() string {
+	var parts []string
+	if h.Policy.DrawsPairs() && h.Form != gain.Paper {
+		parts = append(parts, h.Form.String()+" gain")
+	}
+	if s, _ := h.Objective.Spec(); s.Constraint != metric.NoConstraint {
+		if h.Memory == MemoryIntegral {
+			parts = append(parts, "λ integral")
+		}
+		if h.CovMargin == MarginAuto && h.CovScope == ScopeAll {
+			parts = append(parts, "δ for all classes")
+		}
+	}
+	return strings.Join(parts, " · ")
 }

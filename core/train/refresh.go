@@ -36,7 +36,7 @@ func (e *Engine) testReport() (metric.Report, []float64, error) {
 	if err != nil {
 		return metric.Report{}, nil, err
 	}
-	v, err := metric.Values(ev.C, e.tail, e.hyper.Params(e.K, e.info.Val))
+	v, err := metric.Values(ev.C, e.tail, e.params())
 	return r, v, err
 }
 
@@ -175,7 +175,7 @@ func (e *Engine) basis() *Basis {
 		return b
 	}
 	e.bs = &Basis{
-		Stats: Stats{C: es.C, Z: es.Z, W: es.W, B: es.b, Tail: e.tail, N: e.info.Val, Samples: es.sm, Integral: e.integral},
+		Stats: Stats{C: es.C, Z: es.Z, W: es.W, B: es.b, Tail: e.tail, N: e.info.Val, NTest: e.info.Test, Samples: es.sm, Integral: e.integral},
 		Step:  e.lastRefresh, Steps: e.cfg.Steps, Momentum: e.cfg.Momentum,
 	}
 	return e.bs
@@ -190,6 +190,7 @@ type Stats struct {
 	B       []float64
 	Tail    []bool
 	N       int
+	NTest   int // test samples (the margin of cov_scope = all; 0: unknown)
 	// Samples is what the samples form reads (nil under the others).
 	Samples *gain.SampleSet
 	// Integral is the coverage multipliers' memory under multipliers =
@@ -213,7 +214,7 @@ func Decide(gc *gain.Computer, st Stats, h Hyper) (*Decision, error) {
 		gc = new(gain.Computer)
 	}
 	K, _ := st.C.Dims()
-	p := h.Params(K, st.N)
+	p := h.ParamsFor(K, st.N, st.NTest)
 	var ev metric.Eval
 	var I []float64
 	if h.Memory == MemoryIntegral {
@@ -293,7 +294,7 @@ func (e *Engine) integrate() error {
 	if h.Memory != MemoryIntegral {
 		return nil
 	}
-	p := h.Params(e.K, e.info.Val)
+	p := e.params()
 	var ev metric.Eval
 	if err := metric.EvaluateMemory(&ev, h.Objective, e.es.C, e.tail, p, nil); err != nil {
 		return err
@@ -354,7 +355,7 @@ func roundFloat32(v []float64) {
 // ErrNoFeatures is a trainer that cannot give features (not a Featurer,
 // or a worker whose protocol version has no features request) asked for
 // the samples form.
-var ErrNoFeatures = errors.New("the trainer cannot give features, which finetune.form = samples needs")
+var ErrNoFeatures = errors.New("the trainer cannot give the samples' features this form needs")
 
 // drawSamples is S indices among n, without replacement where n ≥ S, from
 // a generator seeded by (seed, step, class).
@@ -371,3 +372,6 @@ func drawSamples(seed, step uint64, class, n, S int) []int {
 	}
 	return out
 }
+
+// params is the objective's parameters for this run's sizes.
+func (e *Engine) params() metric.Params { return e.hyper.ParamsFor(e.K, e.info.Val, e.info.Test) }

@@ -2,7 +2,9 @@ package train_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"selmix/core/gain"
@@ -85,5 +87,25 @@ func TestSamplesFormResumeEqualsUninterrupted(t *testing.T) {
 	paper.Form = gain.Paper
 	if p, _, _ := run(paper); reflect.DeepEqual(p.TestAfter, want.TestAfter) {
 		t.Error("the samples form ends where the paper's does: it changed nothing")
+	}
+}
+
+// onlyTrainer hides a trainer's features, as a worker without the
+// request does.
+type onlyTrainer struct{ train.Trainer }
+
+// TestSamplesFormNeedsFeatures: a trainer that cannot give features is
+// refused the samples form before the run starts, naming the key.
+func TestSamplesFormNeedsFeatures(t *testing.T) {
+	sp := toySplit(4, 6, 90, 1)
+	cfg := toyConfig()
+	cfg.Form = gain.Samples
+	_, err := train.New(cfg, onlyTrainer{toyLocal(t, sp, cfg.Batch)})
+	if err == nil || !strings.Contains(err.Error(), "finetune.form = samples") || !errors.Is(err, train.ErrNoFeatures) {
+		t.Fatalf("New with a trainer without features: %v", err)
+	}
+	cfg.Form = gain.Paper
+	if _, err := train.New(cfg, onlyTrainer{toyLocal(t, sp, cfg.Batch)}); err != nil {
+		t.Fatalf("the paper form needs no features: %v", err)
 	}
 }

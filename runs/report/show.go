@@ -21,6 +21,9 @@ func Show(w io.Writer, r *runs.Run, h *record.History) {
 	m := r.Meta
 	safetext.Fprintf(w, "run       %s\nname      %s\ndir       %s\nstatus    %s\nobjective %s\npolicy    %s\nsteps     %d\ncreated   %s\n",
 		m.ID, m.Name, r.Dir, r.EffectiveStatus(), m.Objective, m.Policy, m.Steps, m.Created)
+	if m.Method != "" {
+		safetext.Fprintf(w, "method    %s\n", m.Method)
+	}
 	if r.Live {
 		fmt.Fprintf(w, "writer    pid %d (live)\n", r.Pid)
 	}

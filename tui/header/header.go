@@ -68,6 +68,9 @@ func (m *Model) View() string {
 		name += " (read-only)"
 	}
 	obj, pol := string(s.Hyper.Objective), string(s.Hyper.Policy)
+	if m := s.Hyper.Method(); m != "" {
+		pol += " (" + m + ")"
+	}
 	if obj == "" {
 		obj, pol = "—", "—"
 	}

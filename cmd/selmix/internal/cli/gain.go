@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
+	"selmix/core/gain"
 	"selmix/core/metric"
 	"selmix/core/train"
 )
@@ -57,6 +58,9 @@ func runGain(cmd *cobra.Command, f gainFlags) error {
 		// The archive holds C as fractions, not the validation size the
 		// margin needs (docs/method.md, "The coverage margin").
 		return app.BadInput("--cov-margin auto: a statistics archive does not hold the validation size; give the margin δ as a number (0 = the paper's α/K)")
+	}
+	if h.Form == gain.Samples {
+		return app.BadInput("--form samples: a statistics archive holds the class centroids, not the samples' features that form needs; use paper or official")
 	}
 	st, err := train.ReadStats(f.stats)
 	if err != nil {
