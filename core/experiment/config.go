@@ -76,6 +76,7 @@ type Record struct {
 	MatricesEvery int  `toml:"matrices_every" doc:"keep G and P (K×K) at every n-th refresh and the last; at K = 1000 each is 4 MB"`
 	Plots         bool `toml:"plots" doc:"export the run's figures into <run>/plots when it ends or stops"`
 	Best          bool `toml:"best" doc:"at each new best ψ on validation, measure test and keep that model's checkpoint (a test pass each time)"`
+	Plugin        bool `toml:"plugin" doc:"measure the post-hoc plug-in classifier (per-class logit biases chosen on validation for the objective) on the pre-trained model and at the end, beside the run's own results (the in-process trainer; docs/method.md)"`
 }
 
 type Data struct {
@@ -166,7 +167,7 @@ func Default() Config {
 			Hyper: tc.Hyper, Steps: tc.Steps, WeightDecay: tc.WeightDecay, Momentum: tc.Momentum,
 			CheckpointEvery: 5,
 		},
-		Record: Record{MatricesEvery: 1, Plots: true, Best: true},
+		Record: Record{MatricesEvery: 1, Plots: true, Best: true, Plugin: true},
 		Worker: Worker{Command: []string{}, Timeout: 300, StartTimeout: 1800},
 	}
 }
@@ -215,7 +216,8 @@ func Parse(text, name string) (Config, error) {
 // default (train.DefaultHyper, what ran then), not the built-in
 // experiment's. A run recorded before finetune.cov_margin thus replays
 // with the paper's aim, as it ran; one recorded before data.builtin with
-// the first embedded split (200 test images per class).
+// the first embedded split (200 test images per class); one recorded
+// before record.plugin without the plug-in measurement.
 func ParseRecorded(text, name string) (Config, error) {
 	c := Default()
 	md, err := overlayMeta(&c, text, name)
@@ -224,6 +226,9 @@ func ParseRecorded(text, name string) (Config, error) {
 	}
 	if !md.IsDefined("data", "builtin") {
 		c.Data.Builtin = 1 // recorded before the key: the first embedded split
+	}
+	if !md.IsDefined("record", "plugin") {
+		c.Record.Plugin = false // recorded before the key: no plug-in was measured
 	}
 	d := train.DefaultHyper()
 	for _, key := range train.HyperKeys() {
@@ -451,7 +456,7 @@ const MaxCovMargin train.Margin = 1
 // Train is the engine configuration of c.
 func (c Config) Train() train.Config {
 	f := c.Finetune
-	return train.Config{Hyper: f.Hyper, Steps: f.Steps, WeightDecay: f.WeightDecay, Momentum: f.Momentum, OracleLabels: f.OracleLabels, Seed: uint64(c.Seed)}
+	return train.Config{Hyper: f.Hyper, Steps: f.Steps, WeightDecay: f.WeightDecay, Momentum: f.Momentum, OracleLabels: f.OracleLabels, Seed: uint64(c.Seed), Plugin: c.Record.Plugin}
 }
 
 // Encode renders c as TOML: the full resolved configuration of a run.

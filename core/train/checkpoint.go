@@ -82,6 +82,29 @@ type engineState struct {
 	// follow the evaluation's (absent when the last evaluation read none).
 	Integral []float64    `json:"integral,omitempty"`
 	Samples  *sampleSizes `json:"samples,omitempty"`
+	// PluginBefore is the plug-in classifier on the pre-trained model
+	// (absent where the run does not measure it).
+	PluginBefore *pluginState `json:"plugin_before,omitempty"`
+}
+
+type pluginState struct {
+	Objective metric.Objective `json:"objective"`
+	Test      reportState      `json:"test"`
+	TestObj   []float64        `json:"test_obj"`
+}
+
+func newPluginState(p *Plugin) *pluginState {
+	if p == nil {
+		return nil
+	}
+	return &pluginState{Objective: p.Objective, Test: reportState(p.Test), TestObj: p.TestObj}
+}
+
+func (s *pluginState) plugin() *Plugin {
+	if s == nil {
+		return nil
+	}
+	return &Plugin{Objective: s.Objective, Test: metric.Report(s.Test), TestObj: s.TestObj}
 }
 
 // sampleSizes declares the samples form's arrays in a checkpoint, after
@@ -243,7 +266,7 @@ func (e *Engine) marshalState(pending []Control) ([]byte, error) {
 		ValBefore: reportState(e.valBefore), TestBefore: reportState(e.testBefore), TestObjBefore: e.testObjBef,
 		K: e.K, D: e.d, Eval: e.last != nil, Trainer: sv.Format, TrainerLen: len(sv.State),
 		Interval: e.iv.state(), Adapter: e.ad, Best: newBestState(e.best),
-		Integral: e.integral,
+		Integral: e.integral, PluginBefore: newPluginState(e.plugBefore),
 	}
 	sm := e.es.sm
 	if st.Eval && sm != nil {
@@ -636,6 +659,7 @@ func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 	e.valBefore, e.testBefore, e.testObjBef = metric.Report(st.ValBefore), metric.Report(st.TestBefore), st.TestObjBefore
 	e.resumed = true
 	e.integral = slices.Clone(st.Integral)
+	e.plugBefore = st.PluginBefore.plugin()
 	if ck.es != nil {
 		e.es = *ck.es
 		if err := e.recompute(); err != nil {

@@ -197,6 +197,7 @@ func TestStopResumeEqualsUninterrupted(t *testing.T) {
 	t.Run("samples", func(t *testing.T) {
 		testStopResume(t, train.AdaptLR, gain.SelMix, func(c *train.Config) {
 			c.Form, c.Memory, c.Draws, c.Seed, c.Objective = gain.Samples, train.MemoryIntegral, 3, 5, "mean-recall@cov"
+			c.Plugin = true // the pre-trained model's plug-in result travels in the checkpoint
 		})
 	})
 }

@@ -30,6 +30,10 @@ type Config struct {
 	// Seed chooses the training samples the samples gain form draws at
 	// each refresh (the run's seed).
 	Seed uint64
+	// Plugin measures the post-hoc plug-in classifier on the pre-trained
+	// model and at the end (Summary.PluginBefore, PluginAfter), where the
+	// trainer can give logits (Featurer).
+	Plugin bool
 }
 
 // DefaultConfig is the paper's supervised fine-tuning (docs/method.md).
@@ -88,6 +92,7 @@ type Engine struct {
 	ckptEvery   int
 	valBefore   metric.Report
 	testBefore  metric.Report
+	plugBefore  *Plugin
 	testObjBef  []float64
 	step        int
 	state       State
@@ -280,6 +285,9 @@ func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 		if e.testBefore, e.testObjBef, err = e.testReport(); err != nil {
 			return e.fail(fmt.Errorf("evaluating the pre-trained model on test: %w", err))
 		}
+		if e.plugBefore, err = e.plugin(); err != nil {
+			return e.fail(fmt.Errorf("the pre-trained model: %w", err))
+		}
 		if err := e.refresh(); err != nil {
 			return e.fail(err)
 		}
@@ -387,13 +395,18 @@ func (e *Engine) summary(valAfter metric.Report, start time.Time) (*Summary, err
 	if err != nil {
 		return nil, fmt.Errorf("evaluating the fine-tuned model on test: %w", err)
 	}
+	plug, err := e.plugin()
+	if err != nil {
+		return nil, fmt.Errorf("the fine-tuned model: %w", err)
+	}
 	return &Summary{
 		Steps: e.step, Objective: e.hyper.Objective,
 		ValBefore: e.valBefore, ValAfter: valAfter,
 		TestBefore: e.testBefore, TestAfter: testAfter,
 		TestObjBefore: e.testObjBef, TestObjAfter: testObjAfter,
-		Best:    e.best.clone(),
-		Seconds: time.Since(start).Seconds(),
+		Best:         e.best.clone(),
+		PluginBefore: e.plugBefore.clone(), PluginAfter: plug,
+		Seconds:      time.Since(start).Seconds(),
 		Alpha:   e.hyper.Params(e.K, 0).Alpha,
 	}, nil
 }

@@ -24,6 +24,7 @@ func TestSamplesFormResumeEqualsUninterrupted(t *testing.T) {
 	cfg := toyConfig()
 	cfg.Form, cfg.Memory, cfg.Draws, cfg.Seed = gain.Samples, train.MemoryIntegral, 3, 5
 	cfg.Objective = metric.MeanRecallCov
+	cfg.Plugin = true
 	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "3", At: 25}}
 	run := func(cfg train.Config) (*train.Summary, []model.Param, map[int][]byte) {
 		e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
@@ -47,6 +48,9 @@ func TestSamplesFormResumeEqualsUninterrupted(t *testing.T) {
 		return sum, e.Trainer().(*local.Local).Net().Params(), ckpts
 	}
 	want, wantParams, ckpts := run(cfg)
+	if want.PluginBefore == nil || want.PluginAfter == nil || want.PluginAfter.Objective != cfg.Objective {
+		t.Fatalf("the plug-in was not measured: before %+v, after %+v", want.PluginBefore, want.PluginAfter)
+	}
 	for _, step := range []int{10, 30, 50} {
 		r, err := resumeToy(cfg, sp, ckpts[step])
 		if err != nil {

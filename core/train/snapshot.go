@@ -102,8 +102,12 @@ type Summary struct {
 	TestObjBefore, TestObjAfter []float64
 	// Best is the model kept at the best validation ψ of the optimized
 	// objective, with its test metrics; nil if no refresh took one.
-	Best    *Best
-	Seconds float64
+	Best *Best
+	// PluginBefore and PluginAfter are the post-hoc plug-in classifier on
+	// the pre-trained model and on the model at the end (nil where the run
+	// did not measure it: Config.Plugin, a trainer without logits).
+	PluginBefore, PluginAfter *Plugin
+	Seconds                   float64
 	// Alpha is the α of the coverage bound α/K at the end, what the
 	// constraints are counted against ("k of K met"). It is not recorded
 	// apart: a run's reader takes it from its last refresh (0: unknown,

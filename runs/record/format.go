@@ -274,8 +274,35 @@ type SummaryData struct {
 	TestObjectivesAfter  Objectives `json:"test_objectives_after"`
 	// Best is the model kept at the best validation ψ of the optimized
 	// objective; absent in runs written before selmix kept one.
-	Best    *BestData `json:"best,omitempty"`
-	Seconds Num       `json:"seconds"`
+	Best *BestData `json:"best,omitempty"`
+	// PluginBefore and PluginAfter are the post-hoc plug-in classifier on
+	// the pre-trained model and at the end; absent where the run did not
+	// measure it.
+	PluginBefore *PluginData `json:"plugin_before,omitempty"`
+	PluginAfter  *PluginData `json:"plugin_after,omitempty"`
+	Seconds      Num         `json:"seconds"`
+}
+
+// PluginData is a summary's plug-in classifier: the objective its biases
+// were chosen for on validation, and its metrics on test.
+type PluginData struct {
+	Objective      string     `json:"objective"`
+	Test           ReportData `json:"test"`
+	TestObjectives Objectives `json:"test_objectives"`
+}
+
+func pluginData(p *train.Plugin, vectors bool) *PluginData {
+	if p == nil {
+		return nil
+	}
+	return &PluginData{Objective: string(p.Objective), Test: reportData(p.Test, vectors), TestObjectives: objectivesOf(p.TestObj)}
+}
+
+func (d *PluginData) plugin() *train.Plugin {
+	if d == nil {
+		return nil
+	}
+	return &train.Plugin{Objective: metric.Objective(d.Objective), Test: d.Test.report(), TestObj: d.TestObjectives.values()}
 }
 
 // BestData is a summary's best: where the best checkpoint was taken, the
@@ -320,8 +347,9 @@ func SummaryRecord(s *train.Summary, vectors bool) SummaryData {
 		ValBefore: reportData(s.ValBefore, vectors), ValAfter: reportData(s.ValAfter, vectors),
 		TestBefore: reportData(s.TestBefore, vectors), TestAfter: reportData(s.TestAfter, vectors),
 		TestObjectivesBefore: objectivesOf(s.TestObjBefore), TestObjectivesAfter: objectivesOf(s.TestObjAfter),
-		Best:    bestData(s.Best, vectors),
-		Seconds: Num(s.Seconds),
+		Best:         bestData(s.Best, vectors),
+		PluginBefore: pluginData(s.PluginBefore, vectors), PluginAfter: pluginData(s.PluginAfter, vectors),
+		Seconds:      Num(s.Seconds),
 	}
 }
 
@@ -331,8 +359,9 @@ func (d SummaryData) Summary() train.Summary {
 		ValBefore: d.ValBefore.report(), ValAfter: d.ValAfter.report(),
 		TestBefore: d.TestBefore.report(), TestAfter: d.TestAfter.report(),
 		TestObjBefore: d.TestObjectivesBefore.values(), TestObjAfter: d.TestObjectivesAfter.values(),
-		Best:    d.Best.best(),
-		Seconds: float64(d.Seconds),
+		Best:         d.Best.best(),
+		PluginBefore: d.PluginBefore.plugin(), PluginAfter: d.PluginAfter.plugin(),
+		Seconds:      float64(d.Seconds),
 	}
 }
 

@@ -73,6 +73,7 @@ func Summary(w io.Writer, s *train.Summary, from int) {
 		fmt.Fprintf(tw, "ψ %s%s\t\t\t%.4f\t%.4f\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i])
 	}
 	tw.Flush()
+	Plugin(w, s)
 	Constraint(w, s)
 	if b != nil {
 		fmt.Fprintf(w, "best: %s %s %.4f on validation at step %d (the best checkpoint: export-head --best, fork --at best)\n", train.PsiLabel(b.Aimed), b.Objective, b.Psi, b.Step)
@@ -88,4 +89,23 @@ func Summary(w io.Writer, s *train.Summary, from int) {
 		return
 	}
 	fmt.Fprintf(w, "* optimized objective; %d fine-tuning steps in %.1fs\n", s.Steps, s.Seconds)
+}
+
+// Plugin writes the post-hoc plug-in classifier's test results beside the
+// run's own: on the pre-trained model (the baseline alone) and on the
+// model at the end (after SelMix), for the objective its biases were
+// chosen for.
+func Plugin(w io.Writer, s *train.Summary) {
+	for _, p := range []struct {
+		what string
+		pl   *train.Plugin
+		own  []float64
+	}{{"pre-trained + plug-in", s.PluginBefore, s.TestObjBefore}, {"fine-tuned + plug-in", s.PluginAfter, s.TestObjAfter}} {
+		if p.pl == nil {
+			continue
+		}
+		o := p.pl.Objective
+		fmt.Fprintf(w, "%s (logit biases chosen on validation for %s): test ψ %s %.4f (without: %.4f), mean recall %.4f, min recall %.4f, min coverage %.4f\n",
+			p.what, o, o, o.In(p.pl.TestObj), o.In(p.own), p.pl.Test.MeanRecall, p.pl.Test.MinRecall, p.pl.Test.MinCoverage)
+	}
 }
