@@ -406,7 +406,7 @@ func (e *Engine) summary(valAfter metric.Report, start time.Time) (*Summary, err
 		TestObjBefore: e.testObjBef, TestObjAfter: testObjAfter,
 		Best:         e.best.clone(),
 		PluginBefore: e.plugBefore.clone(), PluginAfter: plug,
-		Seconds:      time.Since(start).Seconds(),
+		Seconds: time.Since(start).Seconds(),
 		Alpha:   e.hyper.Params(e.K, 0).Alpha,
 	}, nil
 }

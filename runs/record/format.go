@@ -349,7 +349,7 @@ func SummaryRecord(s *train.Summary, vectors bool) SummaryData {
 		TestObjectivesBefore: objectivesOf(s.TestObjBefore), TestObjectivesAfter: objectivesOf(s.TestObjAfter),
 		Best:         bestData(s.Best, vectors),
 		PluginBefore: pluginData(s.PluginBefore, vectors), PluginAfter: pluginData(s.PluginAfter, vectors),
-		Seconds:      Num(s.Seconds),
+		Seconds: Num(s.Seconds),
 	}
 }
 
@@ -361,7 +361,7 @@ func (d SummaryData) Summary() train.Summary {
 		TestObjBefore: d.TestObjectivesBefore.values(), TestObjAfter: d.TestObjectivesAfter.values(),
 		Best:         d.Best.best(),
 		PluginBefore: d.PluginBefore.plugin(), PluginAfter: d.PluginAfter.plugin(),
-		Seconds:      float64(d.Seconds),
+		Seconds: float64(d.Seconds),
 	}
 }
 
