@@ -490,6 +490,8 @@ func TestAimsLine(t *testing.T) {
 	}{
 		{"per class", record.History{Starts: names, Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, train.MarginAuto, 3, []float64{0.3212, 0.3333, 0.33})}},
 			"aims      α/K + δ at step 40: cat 0.3212, dog 0.3333, owl 0.3300"},
+		{"capped", record.History{Starts: names, Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, train.MarginAuto, 3, []float64{0.3212, 1.0 / 3, 0.33})}},
+			"aims      α/K + δ at step 40: cat 0.3212, dog 0.3333, owl 0.3300\n          at the cap 1/K, so held at less than the confidence asked: dog"},
 		{"head and tail", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallHTCov, train.MarginAuto, 10, []float64{0.0961, 0.0987})}},
 			"aims      α/K + δ at step 40: head 0.0961, tail 0.0987"},
 		{"many classes", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, train.MarginAuto, 30, many)}},

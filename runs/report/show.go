@@ -183,14 +183,24 @@ func aimsLine(h *record.History) string {
 			return head + fmt.Sprintf("%.4f–%.4f over %d classes", slices.Min(aims), slices.Max(aims), len(aims))
 		}
 		parts := make([]string, len(aims))
+		var capped []string
 		for k, a := range aims {
 			name := fmt.Sprint(k)
 			if k < len(names) && names[k] != "" {
 				name = names[k]
 			}
 			parts[k] = fmt.Sprintf("%s %.4f", name, a)
+			if a >= 1/float64(len(aims))-1e-12 {
+				capped = append(capped, name)
+			}
 		}
-		return head + strings.Join(parts, ", ")
+		line := head + strings.Join(parts, ", ")
+		if len(capped) > 0 {
+			// Their margin exceeded the slack (1 − α)/K: the bound holds
+			// for them at a lower confidence than asked (docs/method.md).
+			line += fmt.Sprintf("\n          at the cap 1/K, so held at less than the confidence asked: %s", strings.Join(capped, ", "))
+		}
+		return line
 	}
 	return ""
 }
