@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -37,6 +38,9 @@ func Compare(w io.Writer, rs []export.Recorded) error {
 	perRun("run", func(i int) string { return cell(rs[i].Meta.ID) })
 	perRun("name", func(i int) string { return cell(rs[i].Meta.Name) })
 	perRun("objective", func(i int) string { return cell(rs[i].Meta.Objective) })
+	if slices.ContainsFunc(rs, func(r export.Recorded) bool { return r.Meta.Method != "" }) {
+		perRun("method", func(i int) string { return cell(cmp.Or(rs[i].Meta.Method, "paper")) })
+	}
 	g.row("")
 	g.row("config (keys that differ)")
 	configRows(&g, rs, perRun)

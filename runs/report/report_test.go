@@ -207,6 +207,15 @@ func TestCompare(t *testing.T) {
 	if want := regexp.MustCompile(`test, after fine-tuning \(the last step\)\n(?:.*\n)*?coverage ≥ α/K met +` + cells[0] + ` +` + cells[1] + `\n`); !want.MatchString(out) {
 		t.Errorf("Compare lacks the row of constraints met on test (%v):\n%s", cells, out)
 	}
+	if strings.Contains(out, "method") {
+		t.Errorf("runs of the paper's method have a method row:\n%s", out)
+	}
+	b.Reset()
+	rs[1].Meta.Method = "samples gain"
+	if err := Compare(&b, rs); err != nil || !strings.Contains(b.String(), "method                             paper        samples gain\n") {
+		t.Errorf("Compare of a run with the samples gain lacks its method row: %v\n%s", err, b.String())
+	}
+	rs[1].Meta.Method = ""
 	b.Reset()
 	if err := Compare(&b, rs[:1]); err != nil || !strings.Contains(b.String(), "config (keys that differ)\n(none)\n") {
 		t.Errorf("Compare of one run: %v, no (none) under the config heading:\n%s", err, b.String())
