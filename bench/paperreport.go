@@ -73,6 +73,7 @@ func PaperReport(ss []*sweep.Sweep, command, figDir, figRel string) (string, err
 	}
 	objectives := labels(rs, "objectives")
 	objectivesTable(p, rs, cfg.Pretrain.Loss)
+	pluginTable(p, rs)
 	policyMeans := policyTable(p, rs)
 	resampleTable(p, rs)
 	constraintTable(p, rs)
@@ -293,4 +294,40 @@ func mean(xs []float64) float64 {
 		return math.NaN()
 	}
 	return stat.Mean(xs, nil)
+}
+
+// pluginTable writes the plug-in baseline beside SelMix for every
+// objective of the first table: ψ optimized on test for the pre-trained
+// model, the plug-in classifier on it (per-class logit biases chosen on
+// validation for the objective; docs/method.md, "The plug-in baseline"),
+// SelMix, and the plug-in after SelMix. Members that did not measure it
+// (record.plugin = false) are left out of its columns.
+func pluginTable(p func(string, ...any), rs []paperResult) {
+	objectives := labels(rs, "objectives")
+	plug := func(before bool) value {
+		return func(r paperResult) float64 {
+			pl := r.sum.PluginAfter
+			if before {
+				pl = r.sum.PluginBefore
+			}
+			if pl == nil {
+				return math.NaN()
+			}
+			return pl.Objective.In(pl.TestObj)
+		}
+	}
+	var any bool
+	for _, o := range objectives {
+		any = any || len(sweep.Known(collect(rs, "objectives", o, plug(false)))) > 0
+	}
+	if !any {
+		return
+	}
+	p("\n## The plug-in baseline\n\nψ of the optimized objective on test: the pre-trained model, the post-hoc plug-in classifier on it (per-class logit biases chosen on validation for the objective), SelMix at the last step, and the plug-in applied after SelMix.\n\n")
+	p("| optimized on | pre-trained | plug-in | SelMix | SelMix + plug-in |\n|---|---|---|---|---|\n")
+	for _, o := range objectives {
+		p("| %s | %s | %s | %s | %s |\n", o, sweep.MeanStd(collect(rs, "objectives", o, optimizedBefore)),
+			sweep.MeanStd(sweep.Known(collect(rs, "objectives", o, plug(true)))), sweep.MeanStd(collect(rs, "objectives", o, optimized)),
+			sweep.MeanStd(sweep.Known(collect(rs, "objectives", o, plug(false)))))
+	}
 }

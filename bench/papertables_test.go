@@ -121,3 +121,37 @@ func TestRelativeSets(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// The plug-in baseline's table puts, per objective, the plug-in on the
+// pre-trained model and after SelMix beside SelMix; members that did not
+// measure it are left out, and without any the table is not written.
+func TestPaperPluginTable(t *testing.T) {
+	mr := metric.MinRecall
+	withPlugin := func(end, alone, after float64) *train.Summary {
+		s := paperSum(mr, end, -1)
+		objs := func(v float64) []float64 {
+			out := make([]float64, len(metric.Objectives()))
+			out[mr.Index()] = v
+			return out
+		}
+		s.PluginBefore = &train.Plugin{Objective: mr, TestObj: objs(alone)}
+		s.PluginAfter = &train.Plugin{Objective: mr, TestObj: objs(after)}
+		return s
+	}
+	rs := []paperResult{
+		{table: "objectives", label: "min-recall", sum: withPlugin(0.60, 0.50, 0.62)},
+		{table: "objectives", label: "min-recall", sum: withPlugin(0.64, 0.54, 0.66)},
+		{table: "objectives", label: "min-recall", sum: paperSum(mr, 0.62, -1)}, // no plug-in measured
+	}
+	var b strings.Builder
+	pluginTable(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, rs)
+	want := "| min-recall | 0.1000 ± 0.0000 | 0.5200 ± 0.0283 | 0.6200 ± 0.0200 | 0.6400 ± 0.0283 |\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("plug-in table lacks %q:\n%s", want, b.String())
+	}
+	b.Reset()
+	pluginTable(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, rs[2:])
+	if b.Len() != 0 {
+		t.Errorf("a suite without plug-in results has a table:\n%s", b.String())
+	}
+}
