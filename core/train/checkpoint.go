@@ -87,45 +87,6 @@ type engineState struct {
 	PluginBefore *pluginState `json:"plugin_before,omitempty"`
 }
 
-type pluginState struct {
-	Objective metric.Objective `json:"objective"`
-	Test      reportState      `json:"test"`
-	TestObj   []float64        `json:"test_obj"`
-}
-
-func newPluginState(p *Plugin) *pluginState {
-	if p == nil {
-		return nil
-	}
-	return &pluginState{Objective: p.Objective, Test: reportState(p.Test), TestObj: p.TestObj}
-}
-
-func (s *pluginState) plugin() *Plugin {
-	if s == nil {
-		return nil
-	}
-	return &Plugin{Objective: s.Objective, Test: metric.Report(s.Test), TestObj: s.TestObj}
-}
-
-// sampleSizes declares the samples form's arrays in a checkpoint, after
-// the evaluation's and in 4-byte words (the features are float32 values,
-// as the engine reads them; the labels int32): the N validation samples'
-// features (N×d) and labels (N), then S training samples of each class
-// (K·S×d).
-type sampleSizes struct {
-	N int `json:"n"`
-	S int `json:"s"`
-}
-
-// words is the number of 4-byte words s declares for K classes in d
-// dimensions.
-func (s *sampleSizes) words(K, d int64) int64 {
-	if s == nil {
-		return 0
-	}
-	return int64(s.N)*d + int64(s.N) + K*int64(s.S)*d
-}
-
 // controlState is a pending Control in a checkpoint: its op by name, as
 // the event log writes controls.
 type controlState struct {
@@ -203,25 +164,6 @@ func (b *bestState) best() *Best {
 		return nil
 	}
 	return &Best{Step: b.Step, Objective: b.Objective, Psi: b.Psi, Val: metric.Report(b.Val), Test: metric.Report(b.Test), TestObj: b.TestObj}
-}
-
-// engineStateV2 is the JSON part of a version 2 checkpoint: a version 3
-// one but for the fields whose own fields went by their Go names.
-type engineStateV2 struct {
-	engineState
-	Pending    []Control     `json:"pending,omitempty"`
-	ValBefore  metric.Report `json:"val_before"`
-	TestBefore metric.Report `json:"test_before"`
-	Best       *Best         `json:"best,omitempty"`
-}
-
-// state is v2 in the version 3 form.
-func (v2 *engineStateV2) state() engineState {
-	st := v2.engineState
-	st.Pending = controlStates(v2.Pending)
-	st.ValBefore, st.TestBefore = reportState(v2.ValBefore), reportState(v2.TestBefore)
-	st.Best = newBestState(v2.Best)
-	return st
 }
 
 // checkpoint writes a checkpoint if one is due: every ckptEvery refreshes
@@ -576,58 +518,6 @@ func parseState(magic string, js []byte) (engineState, error) {
 	return st, nil
 }
 
-// engineStateV1 is the JSON part of a version 1 checkpoint.
-type engineStateV1 struct {
-	Version       int
-	Step          int
-	LastRefresh   int
-	Refreshes     int
-	Acks          int
-	Loss          *float64
-	Hyper         Hyper
-	Pending       []Control
-	RNG           []byte
-	ValBefore     metric.Report
-	TestBefore    metric.Report
-	TestObjBefore []float64
-}
-
-// V1Trainer turns the model (an .npz archive) and sampler state of a
-// version 1 checkpoint into the in-process trainer's state, with its head.
-// The engine never reads a model: the trainer's package supplies it
-// (local.ParseCheckpoint).
-type V1Trainer func(model, rng []byte) (*Saved, error)
-
-// parseV1 reads a version 1 checkpoint: always taken before a refresh (or
-// at the end), so it carries no evaluation; its model and sampler become
-// the in-process trainer's state (V1Trainer).
-func parseV1(js, body []byte, readV1 V1Trainer) (*Checkpoint, error) {
-	var v1 engineStateV1
-	if err := json.Unmarshal(js, &v1); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
-	}
-	if v1.Version != 1 {
-		return nil, fmt.Errorf("%w: version %d in a version 1 file", ErrCheckpoint, v1.Version)
-	}
-	if readV1 == nil {
-		return nil, fmt.Errorf("%w: a version 1 checkpoint holds an in-process model, which only the in-process trainer reads", ErrCheckpoint)
-	}
-	sv, err := readV1(body, v1.RNG)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint model: %w", err)
-	}
-	if len(sv.B) == 0 || len(sv.W)%len(sv.B) != 0 {
-		return nil, fmt.Errorf("%w: a head of %d weights and %d biases", ErrCheckpoint, len(sv.W), len(sv.B))
-	}
-	st := engineState{
-		Version: 1, Step: v1.Step, LastRefresh: v1.LastRefresh, Refreshes: v1.Refreshes, Acks: v1.Acks,
-		Loss: v1.Loss, Hyper: v1.Hyper, Pending: controlStates(v1.Pending),
-		ValBefore: reportState(v1.ValBefore), TestBefore: reportState(v1.TestBefore), TestObjBefore: v1.TestObjBefore,
-		K: len(sv.B), D: len(sv.W) / len(sv.B), Trainer: sv.Format, TrainerLen: len(sv.State),
-	}
-	return &Checkpoint{Step: st.Step, K: st.K, D: st.D, st: st, Trainer: sv}, nil
-}
-
 // Resume rebuilds an engine from a checkpoint around tr, a trainer already
 // restored from ck.Trainer: Run then continues exactly where the checkpoint
 // was taken. cfg must be the run's configuration; the checkpoint's
@@ -679,60 +569,4 @@ func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 		e.ad = st.Adapter
 	}
 	return e, nil
-}
-
-// sampleWords encodes the samples form's arrays as a checkpoint holds
-// them: features as float32 (the engine rounds them so when it reads
-// them), labels as int32.
-func sampleWords(sm *gain.SampleSet) []byte {
-	n := len(sm.Y)
-	b := make([]byte, 0, 4*(len(raw(sm.Val))+n+len(raw(sm.Pool))))
-	for _, x := range raw(sm.Val) {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
-	}
-	for _, y := range sm.Y {
-		b = binary.LittleEndian.AppendUint32(b, uint32(int32(y)))
-	}
-	for _, x := range raw(sm.Pool) {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
-	}
-	return b
-}
-
-// readSampleWords decodes what sampleWords wrote for K classes in d
-// dimensions; a label outside [0, K) or a non-finite feature is an error.
-func readSampleWords(b []byte, sz *sampleSizes, K, d int) (*gain.SampleSet, error) {
-	word := func() uint32 {
-		w := binary.LittleEndian.Uint32(b)
-		b = b[4:]
-		return w
-	}
-	floats := func(n int) ([]float64, error) {
-		out := make([]float64, n)
-		for i := range out {
-			f := float64(math.Float32frombits(word()))
-			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, fmt.Errorf("%w: a sample feature is %v", ErrCheckpoint, f)
-			}
-			out[i] = f
-		}
-		return out, nil
-	}
-	val, err := floats(sz.N * d)
-	if err != nil {
-		return nil, err
-	}
-	y := make([]int, sz.N)
-	for i := range y {
-		v := int32(word())
-		if v < 0 || int(v) >= K {
-			return nil, fmt.Errorf("%w: sample label %d of %d classes", ErrCheckpoint, v, K)
-		}
-		y[i] = int(v)
-	}
-	pool, err := floats(K * sz.S * d)
-	if err != nil {
-		return nil, err
-	}
-	return &gain.SampleSet{Val: mat.NewDense(sz.N, d, val), Y: y, Pool: mat.NewDense(K*sz.S, d, pool), S: sz.S}, nil
 }

@@ -83,3 +83,24 @@ func (e *Engine) plugin() (*Plugin, error) {
 	}
 	return &Plugin{Objective: obj, Test: r, TestObj: v}, nil
 }
+
+// pluginState is a Plugin in a checkpoint.
+type pluginState struct {
+	Objective metric.Objective `json:"objective"`
+	Test      reportState      `json:"test"`
+	TestObj   []float64        `json:"test_obj"`
+}
+
+func newPluginState(p *Plugin) *pluginState {
+	if p == nil {
+		return nil
+	}
+	return &pluginState{Objective: p.Objective, Test: reportState(p.Test), TestObj: p.TestObj}
+}
+
+func (s *pluginState) plugin() *Plugin {
+	if s == nil {
+		return nil
+	}
+	return &Plugin{Objective: s.Objective, Test: metric.Report(s.Test), TestObj: s.TestObj}
+}
