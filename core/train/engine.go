@@ -123,7 +123,7 @@ func New(cfg Config, tr Trainer) (*Engine, error) {
 	if len(info.TrainCounts) != info.K {
 		return nil, fmt.Errorf("trainer reports %d training counts for K=%d classes", len(info.TrainCounts), info.K)
 	}
-	if _, ok := tr.(Featurer); cfg.Form == gain.Samples && !ok {
+	if cfg.Form == gain.Samples && !CanFeature(tr) {
 		return nil, fmt.Errorf("finetune.form = samples: %w (%s); paper and official need only the centroids", ErrNoFeatures, info.Device)
 	}
 	counts := make([]float64, info.K)

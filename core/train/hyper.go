@@ -59,7 +59,7 @@ func DefaultHyper() Hyper {
 		CovConf:   0.95,
 		CovScope:  ScopeClass,
 		Memory:    MemoryNone,
-		LamRate:   1000,
+		LamRate:   200,
 		Draws:     8,
 		LR:        3e-3,
 		BetaMin:   0.6,

@@ -39,7 +39,7 @@ const (
 // does not ask for it (Config.Plugin) or the trainer cannot give logits.
 func (e *Engine) plugin() (*Plugin, error) {
 	f, ok := e.tr.(Featurer)
-	if !e.cfg.Plugin || !ok {
+	if !e.cfg.Plugin || !ok || !CanFeature(e.tr) {
 		return nil, nil
 	}
 	_, lv, yv, err := f.Features(SplitVal)

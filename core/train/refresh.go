@@ -309,7 +309,7 @@ func (e *Engine) integrate() error {
 // reads their features and the validation set's from the trainer.
 func (e *Engine) samples() (*gain.SampleSet, error) {
 	f, ok := e.tr.(Featurer)
-	if !ok {
+	if !ok || !CanFeature(e.tr) {
 		return nil, ErrNoFeatures
 	}
 	X, _, y, err := f.Features(SplitVal)

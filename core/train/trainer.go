@@ -49,6 +49,20 @@ type Featurer interface {
 	TrainFeatures(pick [][]int) (*mat.Dense, error)
 }
 
+// CanFeature reports whether tr can give features: it is a Featurer and,
+// where it says (a worker: the protocol's features request is optional),
+// it serves them.
+func CanFeature(tr Trainer) bool {
+	f, ok := tr.(Featurer)
+	if !ok {
+		return false
+	}
+	if h, ok := f.(interface{ HasFeatures() bool }); ok {
+		return h.HasFeatures()
+	}
+	return true
+}
+
 // Split names an evaluation split.
 type Split int
 

@@ -17,17 +17,19 @@ import (
 // maxMessage bounds a worker's error message as selmix repeats it.
 const maxMessage = 4096
 
-// call sends a request and returns the worker's reply.
-func (c *Client) call(f *Frame) (*Frame, error) { return c.callWithin(f, c.timeout, "worker.timeout") }
+// call sends a request and its arrays and returns the worker's reply.
+func (c *Client) call(r Request, arrays ...Array) (*Frame, error) {
+	return c.callWithin(r, arrays, c.timeout, "worker.timeout")
+}
 
 // callWithin sends a request and waits for the reply at most timeout
 // (the configuration key knob), less once ctx has ended. A watcher ends
 // the wait early when the process exits or the grace after ctx runs out.
-func (c *Client) callWithin(f *Frame, timeout time.Duration, knob string) (*Frame, error) {
+func (c *Client) callWithin(r Request, arrays []Array, timeout time.Duration, knob string) (*Frame, error) {
 	if c.broken != nil {
 		return nil, c.broken
 	}
-	op, _ := f.Header["op"].(string)
+	op := r.Op()
 	if c.ended() != nil {
 		c.broken = c.failure(op, timeout, knob, os.ErrClosed)
 		return nil, c.broken
@@ -37,7 +39,10 @@ func (c *Client) callWithin(f *Frame, timeout time.Duration, knob string) (*Fram
 	c.out.SetReadDeadline(deadline)
 	req := &request{done: make(chan struct{})}
 	go c.watch(req)
-	err := WriteFrame(c.w, f)
+	f, err := requestFrame(r, arrays)
+	if err == nil {
+		err = WriteFrame(c.w, f)
+	}
 	if err == nil {
 		err = c.w.Flush()
 	}
@@ -204,12 +209,12 @@ func refusal(op string, st status) error {
 		msg = strings.TrimPrefix(oneLine(*st.Error), op+": ")
 	}
 	switch {
-	case st.Reason == "out_of_memory":
+	case st.Reason == ReasonOutOfMemory:
 		return &markedError{
 			msg:  fmt.Sprintf("worker ran out of memory in %q: %s; lower %s", op, msg, MemoryKnobs),
 			errs: []error{train.ErrHalt, ErrOutOfMemory},
 		}
-	case st.Reason == "bad_input" && op == "hello":
+	case st.Reason == ReasonBadInput && op == "hello":
 		return &markedError{msg: fmt.Sprintf("worker: %s: %s", op, msg), errs: []error{ErrBadInput}}
 	case op == "load":
 		return &markedError{msg: fmt.Sprintf("worker: %s: %s", op, msg), errs: []error{ErrBadState}}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"selmix/core/gain"
-	"selmix/core/local/workertest"
 	"selmix/core/train"
 	"selmix/core/worker"
+	"selmix/core/worker/workertest"
 )
 
 func toyConfig() train.Config {
@@ -110,10 +110,14 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 	for _, tc := range []struct {
 		mode   string
 		policy gain.Policy
-	}{{"ok", gain.SelMix}, {"semi", gain.SelMix}, {"ok", gain.CSST}, {"ok", gain.MiSLAS2}} {
+		form   gain.Form
+	}{{"ok", gain.SelMix, gain.Paper}, {"semi", gain.SelMix, gain.Paper}, {"ok", gain.CSST, gain.Paper}, {"ok", gain.MiSLAS2, gain.Paper},
+		// The samples form reads its features through the protocol's
+		// features request (float32, as the engine rounds them anyway).
+		{"ok", gain.SelMix, gain.Samples}} {
 		mode := tc.mode
 		cfg := toyConfig()
-		cfg.Policy = tc.policy
+		cfg.Policy, cfg.Form, cfg.Draws, cfg.Seed = tc.policy, tc.form, 3, 4
 		unl := 0
 		if mode == "semi" {
 			unl = 20
@@ -139,7 +143,7 @@ func TestWorkerRunEqualsLocal(t *testing.T) {
 			t.Fatalf("%s: the in-process run kept no best", mode)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s/%s: worker run differs from the in-process run\n got %+v\nwant %+v", mode, tc.policy, got, want)
+			t.Errorf("%s/%s/%s: worker run differs from the in-process run\n got %+v\nwant %+v", mode, tc.policy, tc.form, got, want)
 		}
 		if c.Busy() <= 0 {
 			t.Errorf("%s: worker reported no busy time", mode)
@@ -289,4 +293,29 @@ func FuzzReadFrame(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A worker whose hello does not say it serves the features request is
+// refused the samples form before the run starts; the paper's form runs.
+func TestWorkerWithoutFeatures(t *testing.T) {
+	c, err := fake(t, "nofeatures", 9, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.HasFeatures() {
+		t.Fatal("a worker that did not say so serves features")
+	}
+	cfg := toyConfig()
+	cfg.Form = gain.Samples
+	if _, err := train.New(cfg, c); err == nil || !errors.Is(err, train.ErrNoFeatures) {
+		t.Fatalf("the samples form over a worker without features: %v", err)
+	}
+	if _, _, _, err := c.Features(train.SplitVal); err == nil {
+		t.Fatal("Features of a worker without the request succeeded")
+	}
+	cfg.Form = gain.Paper
+	if _, err := train.New(cfg, c); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -6,14 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"selmix/core/local/workertest"
 	"selmix/core/worker"
+	"selmix/core/worker/workertest"
 )
 
-// The test binary doubles as a fake worker (workertest.Serve).
+// The test binary doubles as a fake worker (workertest.Serve), or as one
+// that replays the corpus's replies (serveGolden).
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(workertest.Env); mode != "" {
 		os.Exit(workertest.Serve(mode))
+	}
+	if spec := os.Getenv(goldenEnv); spec != "" {
+		os.Exit(serveGolden(spec))
 	}
 	os.Exit(m.Run())
 }

@@ -230,6 +230,24 @@ func F64(name string, v []float64, shape ...int) Array {
 	return Array{Name: name, Dtype: "f8", Shape: shape, Data: b}
 }
 
+// F32 encodes v as an f4 array (each value rounded to float32).
+func F32(name string, v []float64, shape ...int) Array {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
+	}
+	return Array{Name: name, Dtype: "f4", Shape: shape, Data: b}
+}
+
+// I64 encodes v as an i8 array.
+func I64(name string, v []int64, shape ...int) Array {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+	}
+	return Array{Name: name, Dtype: "i8", Shape: shape, Data: b}
+}
+
 // Bytes encodes b as a u1 array.
 func Bytes(name string, b []byte) Array {
 	return Array{Name: name, Dtype: "u1", Shape: []int{len(b)}, Data: b}

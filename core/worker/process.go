@@ -57,8 +57,8 @@ const StatsEvery = 5 * time.Second
 // fault, not the run.
 var ErrStart = errors.New("the worker cannot be started")
 
-// ErrBadInput marks a worker that refused its own input in hello (reason
-// "bad_input": a missing data folder, a corrupt file, weights of another
+// ErrBadInput marks a worker that refused its own input in hello
+// (ReasonBadInput: a missing data folder, a corrupt file, weights of another
 // architecture), or exited with ExitUsage before answering it (a bad
 // option or environment variable). Like ErrStart, the configuration is at
 // fault, not the run: nothing has been recorded yet.
@@ -70,7 +70,7 @@ var ErrBadInput = errors.New("the worker refused its input")
 var ErrBadState = errors.New("the worker refused the checkpoint's state")
 
 // ErrOutOfMemory marks a request that failed for lack of memory: the
-// worker's reply said so (reason "out_of_memory"), or the worker was killed
+// worker's reply said so (ReasonOutOfMemory), or the worker was killed
 // by SIGKILL, as the kernel's out-of-memory killer does. It comes wrapped
 // with train.ErrHalt: the run is stopped, and resumes (or forks with a
 // smaller batch) from its last checkpoint.
@@ -95,9 +95,11 @@ type Client struct {
 	grace   time.Duration // StopGrace
 	ctx     context.Context
 	info    train.Info
-	log     *lines
-	exited  chan struct{} // closed when the process has been reaped
-	exitErr error         // what Wait said; read after exited is closed
+	// features: the worker's hello said it serves the features request.
+	features bool
+	log      *lines
+	exited   chan struct{} // closed when the process has been reaped
+	exitErr  error         // what Wait said; read after exited is closed
 
 	mu    sync.Mutex
 	cause error // why the session was ended from outside a request: errExited or ctx's error
@@ -185,11 +187,12 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 		c.exitErr = cmd.Wait()
 		close(c.exited)
 	}()
-	rep, err := c.callWithin(&Frame{Header: map[string]any{"op": "hello", "protocol": Protocol, "seed": o.Seed}}, o.StartTimeout, "worker.start_timeout")
+	rep, err := c.callWithin(HelloRequest{Protocol: Protocol, Seed: o.Seed}, nil, o.StartTimeout, "worker.start_timeout")
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
+	c.features = helloFeatures(rep)
 	if c.info, err = parseHello(rep); err != nil {
 		c.broken = err
 		c.Close()
@@ -332,7 +335,7 @@ func (c *Client) kill() {
 func (c *Client) Close() error {
 	c.closed.Do(func() {
 		if c.broken == nil {
-			c.callWithin(&Frame{Header: map[string]any{"op": "bye"}}, 5*time.Second, "the wait for bye")
+			c.callWithin(ByeRequest{}, nil, 5*time.Second, "the wait for bye")
 			c.broken = errors.New("worker: closed")
 		}
 		c.in.Close()

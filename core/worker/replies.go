@@ -24,7 +24,7 @@ import (
 type status struct {
 	OK      *bool    `json:"ok"`
 	Error   *string  `json:"error"`
-	Reason  string   `json:"reason"`  // out_of_memory or bad_input, with ok false
+	Reason  string   `json:"reason"`  // ReasonOutOfMemory or ReasonBadInput, with ok false
 	Seconds *float64 `json:"seconds"` // the time the worker spent on the request
 }
 
@@ -47,6 +47,9 @@ type helloReply struct {
 	WorldSize json.RawMessage `json:"world_size"`
 	GPUs      json.RawMessage `json:"gpus"`
 	Env       json.RawMessage `json:"env"`
+	// Features says the worker serves the features request; absent or
+	// any value but true: it does not (workers before it).
+	Features json.RawMessage `json:"features"`
 }
 
 // evaluateReply is the header of evaluate's reply; the statistics are its
@@ -137,6 +140,17 @@ func show(p *float64) string {
 		return "missing"
 	}
 	return fmt.Sprint(*p)
+}
+
+// helloFeatures reports whether hello's reply says "features": true.
+func helloFeatures(rep *Frame) bool {
+	var h helloReply
+	if decodeReply("hello", rep, &h) != nil {
+		return false
+	}
+	var v any
+	json.Unmarshal(h.Features, &v)
+	return v == true
 }
 
 // parseHello checks the worker's description of itself.

@@ -2,7 +2,10 @@ package worker
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -73,10 +76,10 @@ func TestRefusal(t *testing.T) {
 	}{
 		{"plain", "train", status{OK: &no, Error: s("loss is nan")}, "worker: train: loss is nan", nil},
 		{"silent", "train", status{}, "worker: train: the reply says neither ok nor why", nil},
-		{"out of memory", "train", status{OK: &no, Error: s("CUDA out of memory\ntraceback"), Reason: "out_of_memory"},
+		{"out of memory", "train", status{OK: &no, Error: s("CUDA out of memory\ntraceback"), Reason: ReasonOutOfMemory},
 			"worker ran out of memory in \"train\": CUDA out of memory …; lower " + MemoryKnobs, []error{train.ErrHalt, ErrOutOfMemory}},
-		{"bad input at hello", "hello", status{OK: &no, Error: s("no such folder\x1b[2J"), Reason: "bad_input"}, "worker: hello: no such folder", []error{ErrBadInput}},
-		{"bad input later is no bad input", "evaluate", status{OK: &no, Error: s("x"), Reason: "bad_input"}, "worker: evaluate: x", nil},
+		{"bad input at hello", "hello", status{OK: &no, Error: s("no such folder\x1b[2J"), Reason: ReasonBadInput}, "worker: hello: no such folder", []error{ErrBadInput}},
+		{"bad input later is no bad input", "evaluate", status{OK: &no, Error: s("x"), Reason: ReasonBadInput}, "worker: evaluate: x", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -136,4 +139,46 @@ func FuzzReplies(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Every key of every reply in the corpus (docs/worker-protocol/replies,
+// which tests/test_golden.py holds to the keys the reference worker
+// sends) is a field of its request's reply type, or one selmix reads
+// nowhere by design.
+func TestGoldenRepliesKnown(t *testing.T) {
+	type known struct {
+		status
+		helloReply
+		evaluateReply
+		trainReply
+		saveReply
+	}
+	unread := map[string]bool{"counts": true} // pseudo's: documented, not needed
+	files, err := filepath.Glob("../../docs/worker-protocol/replies/*.frame")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("%d reply files (%v)", len(files), err)
+	}
+	for _, path := range files {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ReadFrame(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		fields := map[string]any{}
+		for k, v := range f.Header {
+			if k != "arrays" && !unread[k] {
+				fields[k] = v
+			}
+		}
+		js, _ := json.Marshal(fields)
+		d := json.NewDecoder(bytes.NewReader(js))
+		d.DisallowUnknownFields()
+		var dst known
+		if err := d.Decode(&dst); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
 }

@@ -1,18 +1,151 @@
 package worker
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"reflect"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
 	"selmix/core/train"
 )
 
-// Requests.
+// The requests of docs/worker-protocol.md, one type each. A request's
+// header is its type's fields, its "op" and the "arrays" sent beside it,
+// keys in sorted order and compact, as json.Marshal writes a map: the
+// bytes of docs/worker-protocol/requests/ (golden_test.go).
+
+// Request is the header of one request.
+type Request interface {
+	// Op is the request's "op".
+	Op() string
+}
+
+// HelloRequest is always the first request.
+type HelloRequest struct {
+	Protocol int    `json:"protocol"` // the version selmix speaks: Protocol
+	Seed     uint64 `json:"seed"`     // seeds every random generator the worker's steps use
+}
+
+// LoadRequest restores a checkpoint: its array "state" (u1) holds the
+// bytes a SaveRequest's reply gave, in Format.
+type LoadRequest struct {
+	Format string `json:"format"`
+}
+
+// EvaluateRequest asks for the statistics of a split: the array C, and Z,
+// W and b with Centroids.
+type EvaluateRequest struct {
+	Split     string `json:"split"` // "val" or "test"
+	Centroids bool   `json:"centroids"`
+}
+
+// PseudoRequest relabels the unlabeled set, by the model's predictions or
+// by its true labels (Oracle).
+type PseudoRequest struct {
+	Oracle bool `json:"oracle"`
+}
+
+// TrainRequest takes Steps steps. Its arrays: "lr" (f8 [Steps]), and when
+// they changed "P" (f8 [K, K]; modes mixup and resample) or "targets" (f8
+// [K, K]) with "adjust" (f8 [K]; mode soft).
+type TrainRequest struct {
+	Mode            string  `json:"mode"` // mixup, ce, soft or resample
+	Steps           int     `json:"steps"`
+	Batch           int     `json:"batch"`
+	BetaMin         float64 `json:"beta_min"`
+	WeightDecay     float64 `json:"weight_decay"`
+	Momentum        float64 `json:"momentum"`
+	BackboneLRScale float64 `json:"backbone_lr_scale"`  // 0 freezes the backbone
+	Ahead           int     `json:"ahead,omitempty"`    // steps likely to follow with the same settings
+	Sampling        string  `json:"sampling,omitempty"` // mode soft: instance or class
+}
+
+// FeaturesRequest asks for the head's inputs of samples (the samples
+// gain form): a split's ("val" or "test": arrays X, logits and y), or
+// with Split "train" the labeled samples its array "pick" (i8 [M, 2]:
+// class, index among the class's labeled samples) names (array X). Only
+// a worker whose hello said "features": true serves it.
+type FeaturesRequest struct {
+	Split string `json:"split"`
+}
+
+// SaveRequest asks for a checkpoint: the reply's arrays state, W and b.
+type SaveRequest struct{}
+
+// ByeRequest ends the session.
+type ByeRequest struct{}
+
+func (HelloRequest) Op() string    { return "hello" }
+func (LoadRequest) Op() string     { return "load" }
+func (EvaluateRequest) Op() string { return "evaluate" }
+func (PseudoRequest) Op() string   { return "pseudo" }
+func (TrainRequest) Op() string    { return "train" }
+func (SaveRequest) Op() string     { return "save" }
+func (FeaturesRequest) Op() string { return "features" }
+func (ByeRequest) Op() string      { return "bye" }
+
+// requestFrame is the frame of r and its arrays.
+func requestFrame(r Request, arrays []Array) (*Frame, error) {
+	js, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(js, &fields); err != nil {
+		return nil, err
+	}
+	// A map, so that WriteFrame sorts the keys with "op" and "arrays";
+	// the values go out as r's fields encode.
+	h := make(map[string]any, len(fields)+1)
+	for k, v := range fields {
+		h[k] = v
+	}
+	h["op"] = r.Op()
+	return &Frame{Header: h, Arrays: arrays}, nil
+}
+
+// WriteRequest writes the frame of request r and its arrays to w.
+func WriteRequest(w io.Writer, r Request, arrays ...Array) error {
+	f, err := requestFrame(r, arrays)
+	if err != nil {
+		return err
+	}
+	return WriteFrame(w, f)
+}
+
+// requests holds a zero value of each request type.
+var requests = []Request{HelloRequest{}, LoadRequest{}, EvaluateRequest{}, PseudoRequest{}, TrainRequest{}, SaveRequest{}, ByeRequest{}, FeaturesRequest{}}
+
+// DecodeRequest decodes the header of a request frame into the type of
+// its "op" (a pointer to it, such as *TrainRequest); its arrays stay in
+// f. Keys the type does not know are ignored; a field of the wrong JSON
+// type is an error.
+func DecodeRequest(f *Frame) (Request, error) {
+	op, _ := f.Header["op"].(string)
+	i := slices.IndexFunc(requests, func(r Request) bool { return r.Op() == op })
+	if i < 0 {
+		return nil, fmt.Errorf("unknown op %q", op)
+	}
+	r := reflect.New(reflect.TypeOf(requests[i])).Interface().(Request)
+	raw := f.header
+	if raw == nil { // a frame built in memory
+		var err error
+		if raw, err = json.Marshal(f.Header); err != nil {
+			return nil, err
+		}
+	}
+	if err := json.Unmarshal(raw, r); err != nil {
+		return nil, fmt.Errorf("%s: %v", op, err)
+	}
+	return r, nil
+}
 
 func (c *Client) Evaluate(split train.Split, centroids bool) (*train.Eval, error) {
-	rep, err := c.call(&Frame{Header: map[string]any{"op": "evaluate", "split": split.String(), "centroids": centroids}})
+	rep, err := c.call(EvaluateRequest{Split: split.String(), Centroids: centroids})
 	if err != nil {
 		return nil, err
 	}
@@ -65,37 +198,124 @@ func (c *Client) Evaluate(split train.Split, centroids bool) (*train.Eval, error
 	return ev, nil
 }
 
+// HasFeatures reports whether the worker serves the features request
+// (its hello said "features": true): without it the samples gain form
+// cannot run (train.Featurer).
+func (c *Client) HasFeatures() bool { return c.features }
+
+// Features returns a split's samples through the worker's model: their
+// head inputs, logits and labels (train.Featurer).
+func (c *Client) Features(split train.Split) (X, logits *mat.Dense, y []int, err error) {
+	if !c.features {
+		return nil, nil, nil, fmt.Errorf("the worker does not serve the features request")
+	}
+	rep, err := c.call(FeaturesRequest{Split: split.String()})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	K, d := c.info.K, c.info.D
+	n := c.info.Val
+	if split == train.SplitTest {
+		n = c.info.Test
+	}
+	xa, err := c.array(rep, "features", "X", "f4", n, d)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	la, err := c.array(rep, "features", "logits", "f4", n, K)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ya, err := c.array(rep, "features", "y", "i8", n)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	y = make([]int, n)
+	for i, v := range ya.Ints() {
+		if v < 0 || v >= int64(K) {
+			return nil, nil, nil, c.bad("features", "label %d of sample %d outside [0, %d)", v, i, K)
+		}
+		y[i] = int(v)
+	}
+	if X, err = finiteDense(c, xa, n, d); err != nil {
+		return nil, nil, nil, err
+	}
+	if logits, err = finiteDense(c, la, n, K); err != nil {
+		return nil, nil, nil, err
+	}
+	return X, logits, y, nil
+}
+
+// TrainFeatures returns the head inputs of the labeled training samples
+// pick names: pick[k] lists indices among class k's (train.Featurer).
+func (c *Client) TrainFeatures(pick [][]int) (*mat.Dense, error) {
+	if !c.features {
+		return nil, fmt.Errorf("the worker does not serve the features request")
+	}
+	var flat []int64
+	for k, p := range pick {
+		for _, i := range p {
+			if k >= len(c.info.TrainCounts) || i < 0 || i >= c.info.TrainCounts[k] {
+				return nil, fmt.Errorf("features: sample %d of class %d, which has %d", i, k, c.info.TrainCounts[min(k, len(c.info.TrainCounts)-1)])
+			}
+			flat = append(flat, int64(k), int64(i))
+		}
+	}
+	m := len(flat) / 2
+	rep, err := c.call(FeaturesRequest{Split: "train"}, I64("pick", flat, m, 2))
+	if err != nil {
+		return nil, err
+	}
+	xa, err := c.array(rep, "features", "X", "f4", m, c.info.D)
+	if err != nil {
+		return nil, err
+	}
+	return finiteDense(c, xa, m, c.info.D)
+}
+
+// finiteDense is a float array of a reply as an r×c matrix; a NaN or an
+// infinity ends the session as a bad reply.
+func finiteDense(c *Client, a *Array, r, cols int) (*mat.Dense, error) {
+	v := a.Floats()
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, c.bad("features", "array %q holds %v at flat index %d", a.Name, x, i)
+		}
+	}
+	return mat.NewDense(r, cols, v), nil
+}
+
 func (c *Client) Pseudo(oracle bool) error {
 	if c.info.Unlabeled == 0 {
 		return nil
 	}
-	_, err := c.call(&Frame{Header: map[string]any{"op": "pseudo", "oracle": oracle}})
+	_, err := c.call(PseudoRequest{Oracle: oracle})
 	return err
 }
 
 func (c *Client) Train(r *train.TrainRequest) (float64, error) {
-	h := map[string]any{
-		"op": "train", "mode": r.Mode.String(), "steps": len(r.LR), "batch": r.Batch, "beta_min": r.BetaMin,
-		"weight_decay": r.WeightDecay, "momentum": r.Momentum, "backbone_lr_scale": 0.1,
+	h := TrainRequest{
+		Mode: r.Mode.String(), Steps: len(r.LR), Batch: r.Batch, BetaMin: r.BetaMin,
+		WeightDecay: r.WeightDecay, Momentum: r.Momentum, BackboneLRScale: 0.1,
 	}
 	if r.FreezeBackbone {
-		h["backbone_lr_scale"] = 0.0
+		h.BackboneLRScale = 0
 	}
 	if r.Ahead > 0 {
-		h["ahead"] = r.Ahead
+		h.Ahead = r.Ahead
 	}
-	f := &Frame{Header: h, Arrays: []Array{F64("lr", r.LR, len(r.LR))}}
+	arrays := []Array{F64("lr", r.LR, len(r.LR))}
 	K := c.info.K
 	sentP, sentSoft := false, false
 	if r.Mode.DrawsPairs() && !samePointer(c.sentP, r.P) {
 		if len(r.P) != K*K {
 			panic(fmt.Sprintf("worker: P has %d entries, want %d", len(r.P), K*K))
 		}
-		f.Arrays = append(f.Arrays, F64("P", r.P, K, K))
+		arrays = append(arrays, F64("P", r.P, K, K))
 		sentP = true
 	}
 	if r.Mode == train.ModeSoft {
-		h["sampling"] = r.Sampling.String()
+		h.Sampling = r.Sampling.String()
 		// Targets and adjustment travel together, only when either changed
 		// (the engine makes new ones at each refresh).
 		sameA := samePointer(c.sentA, r.Adjust) || (c.sentA == nil && r.Adjust == nil)
@@ -107,11 +327,11 @@ func (c *Client) Train(r *train.TrainRequest) (float64, error) {
 			if adj == nil {
 				adj = make([]float64, K)
 			}
-			f.Arrays = append(f.Arrays, F64("targets", r.Targets, K, K), F64("adjust", adj, K))
+			arrays = append(arrays, F64("targets", r.Targets, K, K), F64("adjust", adj, K))
 			sentSoft = true
 		}
 	}
-	rep, err := c.call(f)
+	rep, err := c.call(h, arrays...)
 	if err != nil {
 		return 0, err
 	}
@@ -138,7 +358,7 @@ func samePointer(a, b []float64) bool {
 }
 
 func (c *Client) Save() (*train.Saved, error) {
-	rep, err := c.call(&Frame{Header: map[string]any{"op": "save"}})
+	rep, err := c.call(SaveRequest{})
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +391,7 @@ func (c *Client) Save() (*train.Saved, error) {
 
 // Load restores the worker from a checkpoint taken by this kind of worker.
 func (c *Client) Load(s *train.Saved) error {
-	_, err := c.call(&Frame{Header: map[string]any{"op": "load", "format": s.Format}, Arrays: []Array{Bytes("state", s.State)}})
+	_, err := c.call(LoadRequest{Format: s.Format}, Bytes("state", s.State))
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func TestWorkerStopsCleanlyWhenItAnswers(t *testing.T) {
 }
 
 // A worker killed by SIGKILL (as the kernel's out-of-memory killer does)
-// and a worker that answers "out_of_memory" halt the run, naming the
+// and a worker that answers ReasonOutOfMemory halt the run, naming the
 // likely cause and what bounds memory.
 func TestWorkerOutOfMemory(t *testing.T) {
 	for _, tc := range []struct {
@@ -195,7 +195,7 @@ func TestWorkerCannotStart(t *testing.T) {
 	}
 }
 
-// A worker that refuses its own input in hello (reason "bad_input") is a
+// A worker that refuses its own input in hello (ReasonBadInput) is a
 // configuration error, like one that cannot start: ErrBadInput, in one line
 // naming what the worker named.
 func TestWorkerBadInput(t *testing.T) {

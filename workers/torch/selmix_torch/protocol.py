@@ -22,6 +22,12 @@ from .frames import DTYPES, Arrays, FrameError, Header, OutArray, read_frame, wr
 from .loader import LoaderDied
 from .recipes import log
 
+# The reasons a reply that is not ok gives beside its "error"
+# (docs/worker-protocol.md, "Failures"); core/worker/reasons.go names the
+# same values, and docs/worker-protocol/replies/ holds both.
+REASON_OUT_OF_MEMORY = "out_of_memory"  # the request ran out of memory: selmix stops the run, resumable
+REASON_BAD_INPUT = "bad_input"  # hello refused the recipe's input: selmix exits 2, a configuration error
+
 # A request's header (its "op" and fields) and a reply's fields ("ok",
 # "error" and "seconds" are added by serve).
 Request = Header
@@ -48,6 +54,9 @@ class Server(Protocol):
         ...
 
     def train(self, req: Request, arrays: Arrays) -> Reply:
+        ...
+
+    def features(self, req: Request, arrays: Arrays) -> Reply:
         ...
 
     def save(self, req: Request, arrays: Arrays) -> Reply:
@@ -95,17 +104,17 @@ OOM_CAUSE = {
 class BadInput(Exception):
     """The recipe refused its own input while hello built it (a missing
     folder, a corrupt file, weights of another architecture): reason
-    "bad_input", which selmix reports as a configuration error."""
+    REASON_BAD_INPUT, which selmix reports as a configuration error."""
 
 
 def error_reply(op: str, e: BaseException) -> Dict[str, Any]:
     """The reply to a request that raised e: one line, and for running out
-    of memory "reason": "out_of_memory" with the likely cause and the
+    of memory reason REASON_OUT_OF_MEMORY with the likely cause and the
     knobs that shrink it."""
     if isinstance(e, LoaderDied):
         return {"ok": False, "error": f"{op}: {one_line(e)}"}
     if isinstance(e, BadInput):
-        return {"ok": False, "reason": "bad_input", "error": one_line(e)}
+        return {"ok": False, "reason": REASON_BAD_INPUT, "error": one_line(e)}
     if not is_oom(e):
         return {"ok": False, "error": one_line(e)}
     detail = " ".join(str(e).split())
@@ -114,7 +123,7 @@ def error_reply(op: str, e: BaseException) -> Dict[str, Any]:
     cause = OOM_CAUSE.get(op, "the model and a batch")
     return {
         "ok": False,
-        "reason": "out_of_memory",
+        "reason": REASON_OUT_OF_MEMORY,
         "error": f"{op}: out of memory ({detail}); the likely cause is {cause}: lower finetune.batch, --eval-batch or "
         "--image-size",
     }
@@ -151,7 +160,7 @@ def array(req: Request, arrays: Arrays, name: str, code: str, shape: Sequence[in
     return a
 
 
-OPS = ("hello", "load", "evaluate", "pseudo", "train", "save", "bye")
+OPS = ("hello", "load", "evaluate", "pseudo", "train", "save", "bye", "features")
 
 # SELMIX_WORKER_TRACE=1: one line on stderr (the run's worker.log) per request served, with its time.
 TRACE = os.environ.get("SELMIX_WORKER_TRACE", "") not in ("", "0")
@@ -213,7 +222,7 @@ def serve(worker: Server, inp: Optional[BinaryIO], out: Optional[BinaryIO]) -> i
         agreed = dist.reply(reply, peer)
         if agreed is not reply:
             reply, arrs = agreed, ()
-        if reply.get("reason") == "out_of_memory":  # the exception and its frames are gone by now
+        if reply.get("reason") == REASON_OUT_OF_MEMORY:  # the exception and its frames are gone by now
             worker.free_memory()
         if dist.rank == 0:
             assert out is not None, "rank 0 writes the replies"

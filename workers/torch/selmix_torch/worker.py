@@ -102,6 +102,7 @@ class Worker(TrainerState):
             "world_size": self.dist.world,
             "gpus": gpus,
             "env": exactness_env(self.dev),
+            "features": True,  # serves the features request (the samples gain form)
         }, ()
 
     def _setup(self, built):
@@ -235,6 +236,56 @@ class Worker(TrainerState):
             Z /= C.sum(1, keepdim=True).clamp(min=1)  # a class without samples keeps a row of zeros
             out += [("Z", "f8", Z.cpu().numpy())] + self._head_arrays()
         return {"rows": split.n, "system": self._system()}, out
+
+    @torch.no_grad()
+    def features(self, req: Request, arrays: Arrays) -> Reply:
+        """The head's inputs g(x) of samples, as float32: a split's
+        (``val`` or ``test``, with their logits and labels, in the split's
+        order), or the labeled training samples ``pick`` names ([M, 2]:
+        class k, index i among class k's labeled samples in index order)."""
+        which = str(req.get("split"))
+        if which in ("val", "test"):
+            sp = self.val if which == "val" else self.test
+            X = torch.zeros(sp.n, self.d, dtype=torch.float32, device=self.dev)
+            L = torch.zeros(sp.n, self.K, dtype=torch.float32, device=self.dev)
+            Y = torch.zeros(sp.n, dtype=torch.int64, device=self.dev)
+            row, _ = self.dist.shard(sp.n)
+            for f, logits, y in self._forward(sp):
+                n = f.shape[0]
+                X[row : row + n], L[row : row + n], Y[row : row + n] = f.float(), logits.float(), y
+                row += n
+            # The other ranks' rows are zeros here: the sums are exact.
+            self.dist.sum_(X)
+            self.dist.sum_(L)
+            self.dist.sum_(Y)
+            return {"rows": sp.n}, [
+                ("X", "f4", X.cpu().numpy()),
+                ("logits", "f4", L.cpu().numpy()),
+                ("y", "i8", Y.cpu().numpy()),
+            ]
+        if which != "train":
+            raise RequestError(f"features: split = {req.get('split')!r}, want 'val', 'test' or 'train'")
+        pick = arrays.get("pick")
+        if pick is None or pick.dtype != np.dtype("<i8") or pick.ndim != 2 or pick.shape[1] != 2:
+            raise RequestError("features: split 'train' needs an array 'pick' (i8 [M, 2])")
+        order, start, count = self.lab_pool
+        k = torch.from_numpy(pick[:, 0].copy())
+        i = torch.from_numpy(pick[:, 1].copy())
+        if len(k) and (k.min() < 0 or k.max() >= self.K):
+            raise RequestError(f"features: a picked class is outside [0, {self.K})")
+        if len(k) and ((i < 0) | (i >= count[k.clamp(0, self.K - 1)])).any():
+            raise RequestError("features: a picked index is past its class's labeled samples")
+        rows = order[start[k] + i]
+        self._drop_stream()
+        self.backbone.eval()
+        out = []
+        for lo in range(0, len(rows), self.args.eval_batch):
+            idx = rows[lo : lo + self.args.eval_batch]
+            x = self.loader.to_device(self.lab.evals.local(idx, sample_seeds(self.run_seed, -1, idx), self.dev))
+            with self._autocast():
+                out.append(self.fwd(x).float())
+        X = torch.cat(out) if out else torch.zeros(0, self.d)
+        return {"rows": len(rows)}, [("X", "f4", X.cpu().numpy())]
 
     def _system(self):
         """Display-only facts: device memory (now and peak) and use,

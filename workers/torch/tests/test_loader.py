@@ -398,7 +398,7 @@ class Failures(unittest.TestCase):
         )
         for e in (oom, RuntimeError(str(oom)), MemoryError()):
             r = protocol.error_reply("train", e)
-            self.assertEqual(r["reason"], "out_of_memory")
+            self.assertEqual(r["reason"], protocol.REASON_OUT_OF_MEMORY)
             self.assertNotIn("\n", r["error"])
             self.assertTrue(r["error"].startswith("train: out of memory ("), r["error"])
             self.assertTrue(
@@ -452,7 +452,7 @@ class Failures(unittest.TestCase):
             r,
             {
                 "ok": False,
-                "reason": "out_of_memory",
+                "reason": protocol.REASON_OUT_OF_MEMORY,
                 "error": "train: out of memory (CUDA out of memory. Tried to allocate 1.00 GiB.); "
                 "the likely cause is the training batch (mixup puts 2 × batch images through the backbone at once): "
                 "lower finetune.batch, --eval-batch or --image-size",

@@ -9,6 +9,8 @@ import unittest
 import numpy as np
 import torch
 
+from selmix_torch import protocol
+
 from .client import Worker, encode
 
 K, D = 4, 5
@@ -313,8 +315,10 @@ class Features(unittest.TestCase):
         )
         self.addCleanup(w.kill)
         r, _ = w.request(HELLO)
-        # reason bad_input: selmix says it as a configuration error (exit 2).
-        self.assertEqual(r, {"ok": False, "reason": "bad_input", "error": f"{self.path('missing')}: no such file"})
+        # Reason bad_input: selmix says it as a configuration error (exit 2).
+        self.assertEqual(
+            r, {"ok": False, "reason": protocol.REASON_BAD_INPUT, "error": f"{self.path('missing')}: no such file"}
+        )
         r, _ = w.request({"op": "evaluate", "split": "val"})
         self.assertEqual(r["error"], "evaluate: send hello first")
 

@@ -61,6 +61,7 @@ func ToyLocal(seed uint64, unl int) (*local.Local, error) {
 //	protocol    speaks protocol 99
 //	fail        answers train with ok:false
 //	hang-hello  never answers hello
+//	nofeatures  does not say it serves the features request
 //	bad-input   answers hello with ok:false, reason bad_input
 //	hang-train=N  never answers the Nth train
 //	hang-at=S   never answers the first train that starts at step S or
@@ -127,23 +128,27 @@ func Serve(mode string) int {
 		}
 		op, _ := f.Header["op"].(string)
 		fmt.Fprintf(os.Stderr, "fake worker: %s\n", op)
-		switch op {
-		case "hello":
+		req, err := worker.DecodeRequest(f)
+		if err != nil {
+			refuse(map[string]any{"error": err.Error()})
+			continue
+		}
+		switch req := req.(type) {
+		case *worker.HelloRequest:
 			switch name {
 			case "hang-hello":
 				time.Sleep(time.Hour)
 			case "bad-input":
-				refuse(map[string]any{"error": "--root /data/x: no such folder", "reason": "bad_input"})
+				refuse(map[string]any{"error": "--root /data/x: no such folder", "reason": worker.ReasonBadInput})
 				continue
 			case "longline":
 				os.Stderr.WriteString(strings.Repeat("x", 2<<20) + "\n")
 			}
-			seed := uint64(f.Header["seed"].(float64))
 			unl := 0
 			if name == "semi" {
 				unl = 20
 			}
-			if l, err = ToyLocal(seed, unl); err != nil {
+			if l, err = ToyLocal(req.Seed, unl); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 2
 			}
@@ -158,16 +163,19 @@ func Serve(mode string) int {
 			if gpus != nil {
 				h["world_size"], h["gpus"], h["device"] = 1, gpus, "cuda:0 Fake GPU"
 			}
+			if name != "nofeatures" {
+				h["features"] = true
+			}
 			reply(h)
-		case "load":
-			s, err := local.Load(l.Split(), &train.Saved{Format: f.Header["format"].(string), State: f.Array("state").Data})
+		case *worker.LoadRequest:
+			s, err := local.Load(l.Split(), &train.Saved{Format: req.Format, State: f.Array("state").Data})
 			if err != nil {
 				refuse(map[string]any{"error": err.Error()})
 				continue
 			}
 			l = s
 			reply(map[string]any{})
-		case "evaluate":
+		case *worker.EvaluateRequest:
 			switch name {
 			case "hang":
 				time.Sleep(time.Hour)
@@ -176,10 +184,10 @@ func Serve(mode string) int {
 				time.Sleep(time.Hour)
 			}
 			split := train.SplitVal
-			if f.Header["split"] == "test" {
+			if req.Split == "test" {
 				split = train.SplitTest
 			}
-			cent, _ := f.Header["centroids"].(bool)
+			cent := req.Centroids
 			ev, err := l.Evaluate(split, cent)
 			if err != nil {
 				return 2
@@ -206,13 +214,12 @@ func Serve(mode string) int {
 				sys["device"], sys["world_size"], sys["gpus"] = "cuda:0 Fake GPU", 1, gpuSys
 			}
 			reply(map[string]any{"rows": ev.Rows, "seconds": 0.001, "system": sys}, arrays...)
-		case "pseudo":
-			oracle, _ := f.Header["oracle"].(bool)
-			if err := l.Pseudo(oracle); err != nil {
+		case *worker.PseudoRequest:
+			if err := l.Pseudo(req.Oracle); err != nil {
 				return 2
 			}
 			reply(map[string]any{})
-		case "train":
+		case *worker.TrainRequest:
 			trains++
 			switch {
 			case name == "crash" && trains == 3:
@@ -225,7 +232,7 @@ func Serve(mode string) int {
 				fmt.Fprintln(os.Stderr, "fake worker: hanging")
 				time.Sleep(time.Hour)
 			case name == "oom" && trains == n, name == "oom-at" && stepsDone >= n:
-				refuse(map[string]any{"error": "CUDA out of memory. Tried to allocate 2.00 GiB", "reason": "out_of_memory"})
+				refuse(map[string]any{"error": "CUDA out of memory. Tried to allocate 2.00 GiB", "reason": worker.ReasonOutOfMemory})
 				continue
 			case name == "sigkill" && trains == n, name == "sigkill-at" && stepsDone >= n:
 				fmt.Fprintln(os.Stderr, "fake worker: killing itself")
@@ -251,42 +258,75 @@ func Serve(mode string) int {
 			if a := f.Array("targets"); a != nil {
 				T, A = a.Floats(), f.Array("adjust").Floats()
 			}
-			req := &train.TrainRequest{
+			tr := &train.TrainRequest{
 				Mode: train.ModeMixup, P: P, LR: f.Array("lr").Floats(),
-				Batch: int(f.Header["batch"].(float64)), BetaMin: f.Header["beta_min"].(float64),
-				WeightDecay: f.Header["weight_decay"].(float64), Momentum: f.Header["momentum"].(float64),
+				Batch: req.Batch, BetaMin: req.BetaMin, WeightDecay: req.WeightDecay, Momentum: req.Momentum,
 			}
-			stepsDone += len(req.LR)
-			switch f.Header["mode"] {
+			stepsDone += len(tr.LR)
+			switch req.Mode {
 			case "ce":
-				req.Mode, req.P = train.ModeCE, nil
+				tr.Mode, tr.P = train.ModeCE, nil
 			case "resample":
-				req.Mode = train.ModeResample
+				tr.Mode = train.ModeResample
 			case "soft":
-				req.Mode, req.P, req.Targets, req.Adjust = train.ModeSoft, nil, T, A
-				req.FreezeBackbone = f.Header["backbone_lr_scale"].(float64) == 0
-				if f.Header["sampling"] == "class" {
-					req.Sampling = train.SampleClass
+				tr.Mode, tr.P, tr.Targets, tr.Adjust = train.ModeSoft, nil, T, A
+				tr.FreezeBackbone = req.BackboneLRScale == 0
+				if req.Sampling == "class" {
+					tr.Sampling = train.SampleClass
 				}
 			}
-			loss, err := l.Train(req)
+			loss, err := l.Train(tr)
 			if err != nil {
 				refuse(map[string]any{"error": err.Error()})
 				continue
 			}
 			reply(map[string]any{"loss": loss, "seconds": 0.002})
-		case "save":
+		case *worker.SaveRequest:
 			s, err := l.Save()
 			if err != nil {
 				return 2
 			}
 			K, d := l.Info().K, l.Info().D
 			reply(map[string]any{"format": s.Format}, worker.Bytes("state", s.State), worker.F64("W", s.W, d, K), worker.F64("b", s.B, K))
-		case "bye":
+		case *worker.FeaturesRequest:
+			in := l.Info()
+			if req.Split == "train" {
+				pick := f.Array("pick")
+				if pick == nil || pick.Dtype != "i8" || len(pick.Shape) != 2 || pick.Shape[1] != 2 {
+					refuse(map[string]any{"error": "features: no array pick (i8 [M, 2])"})
+					continue
+				}
+				by := make([][]int, in.K)
+				v := pick.Ints()
+				for i := 0; i+1 < len(v); i += 2 {
+					by[v[i]] = append(by[v[i]], int(v[i+1]))
+				}
+				X, err := l.TrainFeatures(by)
+				if err != nil {
+					refuse(map[string]any{"error": err.Error()})
+					continue
+				}
+				r, _ := X.Dims()
+				reply(map[string]any{"rows": r}, worker.F32("X", X.RawMatrix().Data, r, in.D))
+				continue
+			}
+			split := train.SplitVal
+			if req.Split == "test" {
+				split = train.SplitTest
+			}
+			X, L, y, err := l.Features(split)
+			if err != nil {
+				return 2
+			}
+			ys := make([]int64, len(y))
+			for i, v := range y {
+				ys[i] = int64(v)
+			}
+			reply(map[string]any{"rows": len(y)}, worker.F32("X", X.RawMatrix().Data, len(y), in.D),
+				worker.F32("logits", L.RawMatrix().Data, len(y), in.K), worker.I64("y", ys, len(y)))
+		case *worker.ByeRequest:
 			reply(map[string]any{})
 			return 0
-		default:
-			refuse(map[string]any{"error": "unknown op " + strconv.Quote(op)})
 		}
 	}
 }
