@@ -32,6 +32,11 @@ type Session struct {
 	// Created is called with a new run's id once it exists on disk (the
 	// detached child's handshake); nil: nothing is called.
 	Created func(id string)
+	// StopAt stops a run that Start or Resume runs at that step exactly,
+	// with the checkpoint it resumes from as if never stopped, and
+	// returns nil (a sweep's rung: sweep member --stop-at); 0 runs it to
+	// its end.
+	StopAt int
 
 	// Progress prints a run's snapshots as lines until src ends; nil:
 	// nothing is printed.

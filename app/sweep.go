@@ -11,6 +11,7 @@ import (
 	"selmix/app/sweepexec"
 	"selmix/core/gpu"
 	"selmix/runs"
+	"selmix/runs/record"
 	"selmix/runs/sweep"
 )
 
@@ -33,6 +34,10 @@ type SweepOptions struct {
 	GPUsPerMember int
 	// DryRun prints what would run and starts nothing.
 	DryRun bool
+	// Search is how StartSweep spends steps on the members: sweep.SearchGrid
+	// ("" too: every member runs to its end) or sweep.SearchASHA
+	// (successive halving, locally only for now).
+	Search string
 }
 
 // OpenSweep opens the sweep query names (an id, a unique prefix, a name
@@ -57,6 +62,10 @@ func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOpti
 	if o.Executor == "" {
 		o.Executor = spec.Executor()
 	}
+	asha := o.Search == sweep.SearchASHA
+	if asha && o.Executor == sweep.ExecSlurm {
+		return ashaOnSlurm(spec.Slurm != nil)
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -64,6 +73,13 @@ func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOpti
 	s, err := sweep.Plan(runs.Root(root), spec, o.Executor, wd)
 	if err != nil {
 		return UsageError{err}
+	}
+	if asha {
+		if err := s.PlanASHA(spec); err != nil {
+			return UsageError{err}
+		}
+	} else if spec.ASHA != nil {
+		fmt.Fprintf(w, "note: %s: [asha] is for --search asha; this sweep is a grid (every member runs to its end)\n", spec.File)
 	}
 	// Checked before anything is written; recorded for resume.
 	pl, err := placement(ctx, s, o, true, gpu.Options)
@@ -91,6 +107,9 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 	if o.Executor == "" {
 		o.Executor = s.Executor
 	}
+	if s.ASHA != nil && o.Executor == sweep.ExecSlurm {
+		return ashaOnSlurm(false)
+	}
 	given, names := o.GPUs != "", gpu.Options
 	if !given {
 		o.GPUs, names.GPUs = s.GPUs, sweepGPUs
@@ -104,6 +123,9 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 			err = BadInput("%v (give %s or %s to place the members otherwise)", err, gpu.OptGPUs, gpu.OptPer)
 		}
 		return err
+	}
+	if s.ASHA != nil {
+		return resumeSchedule(ctx, w, s, o, pl)
 	}
 	todo, st, err := s.ToResume(ctx, sweepexec.Commands{})
 	if err != nil {
@@ -146,7 +168,11 @@ func executeSweep(ctx context.Context, w io.Writer, s *sweep.Sweep, members []in
 	if err != nil {
 		return err
 	}
-	err = sweepexec.Execute(ctx, s, e)
+	if s.ASHA != nil {
+		err = sweepexec.ExecuteASHA(ctx, s, e)
+	} else {
+		err = sweepexec.Execute(ctx, s, e)
+	}
 	if ie := (*sweepexec.Interrupted)(nil); errors.As(err, &ie) {
 		return CodeError{128 + int(ie.Signal), err}
 	}
@@ -159,6 +185,9 @@ func dryRunSweep(w io.Writer, s *sweep.Sweep, members []int, o SweepOptions, pl 
 	if err != nil {
 		return err
 	}
+	if s.ASHA != nil {
+		return sweepexec.DryRunASHA(s, e)
+	}
 	err = sweepexec.DryRun(s, e)
 	if errors.As(err, new(*sweepexec.ScriptError)) {
 		return UsageError{err}
@@ -168,7 +197,8 @@ func dryRunSweep(w io.Writer, s *sweep.Sweep, members []int, o SweepOptions, pl 
 
 // SweepMember runs member i of sw in sw's runs root: it starts the
 // member's run if there is none, resumes it if it has not finished, and
-// returns at once if it has. The run serves its control socket when the
+// returns at once if it has (or, with s.StopAt, if its run stopped at or
+// past that step). The run serves its control socket when the
 // root leaves room for its path. Every executor, and Slurm's requeues,
 // run members through it (selmix sweep member).
 func (s *Session) SweepMember(ctx context.Context, sw *sweep.Sweep, i int) error {
@@ -198,7 +228,56 @@ func (s *Session) SweepMember(ctx context.Context, sw *sweep.Sweep, i int) error
 		fmt.Fprintf(s.Out, "run %s has finished: nothing to do\n", r.Meta.ID)
 		return nil
 	case sweep.Resume:
+		if at := stoppedAt(r); s.StopAt > 0 && at >= s.StopAt {
+			fmt.Fprintf(s.Out, "run %s stopped at step %d, at or past %d: nothing to do\n", r.Meta.ID, at, s.StopAt)
+			return nil
+		}
 		return ms.Resume(ctx, r.Meta.ID)
 	}
 	return ms.Start(ctx, c, Origin{})
+}
+
+// stoppedAt is the step run r's last session stopped at, 0 if it did not
+// stop (it crashed, or never ran).
+func stoppedAt(r *runs.Run) int {
+	h, err := record.Load(r)
+	if err != nil || h.Stopped() == nil {
+		return 0
+	}
+	return h.Stopped().Steps
+}
+
+// ashaOnSlurm is the refusal of a successive-halving sweep on Slurm
+// (bad input: exit 2); fromSpec says Slurm is the spec's default.
+func ashaOnSlurm(fromSpec bool) error {
+	why := ""
+	if fromSpec {
+		why = " (the spec's [slurm] makes slurm the default)"
+	}
+	return BadInput("--search asha: runs here only for now: give --executor local%s", why)
+}
+
+// resumeSchedule continues the schedule of successive-halving sweep s:
+// the members in flight first, then its next decisions.
+func resumeSchedule(ctx context.Context, w io.Writer, s *sweep.Sweep, o SweepOptions, pl sweepexec.Placer) error {
+	sc, err := s.Schedule()
+	if err != nil {
+		return err
+	}
+	if sc.Complete() {
+		fmt.Fprintf(w, "nothing to resume: the schedule of sweep %s is complete (%d decisions)\n", s.ID, len(sc.Decisions))
+		return nil
+	}
+	var fl []string
+	for _, j := range sc.InFlight() {
+		fl = append(fl, fmt.Sprintf("%d (to rung %d)", j.Member, j.Rung))
+	}
+	if len(fl) == 0 {
+		fl = []string{"none"}
+	}
+	fmt.Fprintf(w, "sweep %s: continuing its schedule after %d decisions; in flight: %s\n", s.ID, len(sc.Decisions), strings.Join(fl, ", "))
+	if o.DryRun {
+		return dryRunSweep(w, s, nil, o, pl)
+	}
+	return executeSweep(ctx, w, s, nil, o, pl)
 }

@@ -36,6 +36,9 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	pf("# Sweep %s\n\n", r.ID)
 	pf("%d members, %d finished. Test set, mean ± sample standard deviation over seeds (finished members only). `selmix sweep status %s` lists the members.\n\n", r.Members, r.Finished(), r.ID)
+	if r.Schedule != nil {
+		pf("%s\n## Results\n\n", r.Schedule.Markdown())
+	}
 	groups := r.Ranked()
 	pf("Ranked by %s, best first.\n", sweep.RankedBy)
 	table := func(title string, value func(c sweep.ResultColumn) func(*train.Summary) float64) {

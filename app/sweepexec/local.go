@@ -247,8 +247,9 @@ func (x *localExec) end(i int, code int, err error, secs float64) {
 }
 
 // start starts member i's process on devs, appending to its log, and
-// records devs as the member's (SetDevices).
-func (x *localExec) start(i int, devs []string) (*exec.Cmd, error) {
+// records devs as the member's (SetDevices); args follow the member's
+// index on its command line.
+func (x *localExec) start(i int, devs []string, args ...string) (*exec.Cmd, error) {
 	s, o := x.s, x.o
 	if err := s.SetDevices(i, devs); err != nil {
 		return nil, err
@@ -262,8 +263,9 @@ func (x *localExec) start(i int, devs []string) (*exec.Cmd, error) {
 	if o.Placer != nil {
 		env = o.Placer.Env(devs)
 	}
-	fmt.Fprintf(logf, "=== %s: %sselmix sweep member %s %d\n", time.Now().Format(time.RFC3339), strings.Join(append(slices.Clone(env), ""), " "), s.Dir, i)
-	cmd := exec.Command(o.Binary, "sweep", "member", s.Dir, strconv.Itoa(i))
+	argv := append([]string{"sweep", "member", s.Dir, strconv.Itoa(i)}, args...)
+	fmt.Fprintf(logf, "=== %s: %sselmix %s\n", time.Now().Format(time.RFC3339), strings.Join(append(slices.Clone(env), ""), " "), strings.Join(argv, " "))
+	cmd := exec.Command(o.Binary, argv...)
 	cmd.Dir = s.Workdir
 	t := strconv.Itoa(o.Threads)
 	cmd.Env = append(append(os.Environ(), "OPENBLAS_NUM_THREADS="+t, "GOMAXPROCS="+t), env...)

@@ -42,9 +42,12 @@ func Parse(text []byte, file string) (*Spec, error) {
 		if len(k) > 1 && (k[0] == "base" || k[0] == "axes" || k[0] == "rows") {
 			continue
 		}
-		return nil, fmt.Errorf("%s: unknown key %s (a spec has name, base_config, [base], [axes], [[rows]] and [slurm])", file, k)
+		if len(k) == 2 && k[0] == "asha" {
+			return nil, fmt.Errorf("%s: [asha] %s: unknown key (it has min_steps, eta and metric)", file, k[1])
+		}
+		return nil, fmt.Errorf("%s: unknown key %s (a spec has name, base_config, [base], [axes], [[rows]], [slurm] and [asha])", file, k)
 	}
-	s := &Spec{File: file, Name: f.Name, Slurm: f.Slurm}
+	s := &Spec{File: file, Name: f.Name, Slurm: f.Slurm, ASHA: f.ASHA}
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
@@ -78,6 +81,11 @@ func Parse(text []byte, file string) (*Spec, error) {
 	if s.Slurm != nil {
 		if err := s.Slurm.check(); err != nil {
 			return nil, fmt.Errorf("%s: [slurm] %v", file, err)
+		}
+	}
+	if s.ASHA != nil {
+		if err := s.ASHA.check(); err != nil {
+			return nil, fmt.Errorf("%s: [asha] %v", file, err)
 		}
 	}
 	return s, nil

@@ -91,6 +91,9 @@ type Results struct {
 	Seeded  bool     // the sweep has a seed column: members pair by seed
 	Groups  []*Group
 	Notes   []string // what was left out, and why
+	// Schedule is a successive-halving sweep's schedule; nil for a grid
+	// (or where it could not be read: a note says why).
+	Schedule *ScheduleReport
 }
 
 // Group is the members that differ only by seed.
@@ -183,6 +186,9 @@ func (s *Sweep) Results() (*Results, error) {
 		if g.First == nil && len(h.Refreshes) > 0 {
 			g.First, g.History = run, h
 		}
+	}
+	if res.Schedule, err = s.ScheduleReport(); err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("the schedule: %v", err))
 	}
 	return res, nil
 }

@@ -29,6 +29,7 @@ type Spec struct {
 	Axes       []Axis    // [axes], in the order the spec declares them
 	Rows       []Row     // [[rows]]
 	Slurm      *Slurm    // [slurm], nil if absent
+	ASHA       *ASHASpec // [asha], nil if absent (successive halving's settings: asha.go)
 }
 
 // Setting is one configuration key and its value as TOML text (what
@@ -71,6 +72,7 @@ type specFile struct {
 	Axes       map[string]any   `toml:"axes"`
 	Rows       []map[string]any `toml:"rows"`
 	Slurm      *Slurm           `toml:"slurm"`
+	ASHA       *ASHASpec        `toml:"asha"`
 }
 
 // reservedKeys are set by the sweep itself.

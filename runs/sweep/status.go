@@ -22,10 +22,13 @@ const (
 	Running                  // its process runs
 	Finished                 // its run finished
 	Failed                   // stopped, crashed, failed, cancelled: resume it
+	// AtRung: successive halving stopped it at a rung, where it waits to
+	// be promoted, or stays once the schedule is complete.
+	AtRung
 )
 
 func (c Category) String() string {
-	return [...]string{"pending", "running", "finished", "failed"}[c]
+	return [...]string{"pending", "running", "finished", "failed", "at a rung"}[c]
 }
 
 // MemberStatus is one member as the run store (and Slurm) see it.
@@ -48,6 +51,9 @@ type MemberStatus struct {
 	Active            bool     // running or queued: it changes without anyone acting
 	Err               string   // what kept its state from being read
 	GPUs              []string // the GPUs it runs (or ran) on, as CUDA_VISIBLE_DEVICES names them; nil when unknown
+	// Rung is, in a successive-halving sweep, the rung it reached ("1")
+	// and the one it is on its way to ("1→2"), as steps; "" in a grid.
+	Rung string
 }
 
 // Status is a sweep's members now.
@@ -58,6 +64,10 @@ type Status struct {
 	Members      []MemberStatus
 	ExecutorLive bool     // a local executor holds the sweep
 	Notes        []string // e.g. Slurm could not be asked
+	// ASHA is a successive-halving sweep's plan (nil for a grid) and
+	// Complete whether its schedule is.
+	ASHA     *ASHA
+	Complete bool
 }
 
 // Count is the number of members in category c.
@@ -86,7 +96,7 @@ func (st *Status) Done() bool {
 func (st *Status) Resumable() []int {
 	var out []int
 	for _, m := range st.Members {
-		if m.Category != Finished && !m.Active && m.Err == "" {
+		if m.Category != Finished && m.Category != AtRung && !m.Active && m.Err == "" {
 			out = append(out, m.Index)
 		}
 	}
@@ -95,8 +105,12 @@ func (st *Status) Resumable() []int {
 
 // Summary is the one-line count.
 func (st *Status) Summary() string {
-	return fmt.Sprintf("%d members: %d finished, %d running, %d pending, %d failed",
+	line := fmt.Sprintf("%d members: %d finished, %d running, %d pending, %d failed",
 		len(st.Members), st.Count(Finished), st.Count(Running), st.Count(Pending), st.Count(Failed))
+	if st.ASHA != nil {
+		line += fmt.Sprintf(", %d at a rung", st.Count(AtRung))
+	}
+	return line
 }
 
 // Reader reads a sweep's status again and again, re-reading a run's log
@@ -132,7 +146,16 @@ func (r *Reader) Status(ctx context.Context) (*Status, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.s
-	st := &Status{ID: s.ID, Executor: s.Executor, Columns: s.Columns, Slurm: r.cluster != nil, ExecutorLive: s.ExecutorLive()}
+	st := &Status{ID: s.ID, Executor: s.Executor, Columns: s.Columns, Slurm: r.cluster != nil, ExecutorLive: s.ExecutorLive(), ASHA: s.ASHA}
+	var sc *Schedule
+	if s.ASHA != nil {
+		var err error
+		if sc, err = s.Schedule(); err != nil {
+			st.Notes = append(st.Notes, "the schedule: "+err.Error())
+		} else {
+			st.Complete = sc.Complete()
+		}
+	}
 	var tasks map[int]string
 	if r.cluster != nil {
 		var err error
@@ -169,6 +192,13 @@ func (r *Reader) Status(ctx context.Context) (*Status, error) {
 			}
 		}
 		ms.Category, ms.Active = categorize(run, ms.Slurm, st.ExecutorLive, s.memberBusy(i))
+		if sc != nil {
+			ms.Rung = rungText(s.ASHA, sc.Reached(i), sc.Sent(i))
+			if sc.Reached(i) >= 0 && sc.Sent(i) < 0 && ms.Category == Failed {
+				// Stopped at its rung: promoted when the schedule goes on.
+				ms.Category, ms.Active = AtRung, st.ExecutorLive && !st.Complete
+			}
+		}
 		ms.GPUs = memberGPUs(run, s.Devices(i), ms.Category)
 		st.Members = append(st.Members, ms)
 	}
@@ -267,6 +297,9 @@ func (st *Status) WriteTable(w io.Writer) error {
 		head = append(head, strings.ToUpper(c))
 	}
 	head = append(head, "RUN", "STATE")
+	if st.ASHA != nil {
+		head = append(head, "RUNG")
+	}
 	if st.Slurm {
 		head = append(head, "SLURM")
 	}
@@ -279,6 +312,9 @@ func (st *Status) WriteTable(w io.Writer) error {
 	for _, m := range st.Members {
 		row := append([]string{fmt.Sprint(m.Index)}, m.ValueTexts()...)
 		row = append(row, orDash(m.RunID), m.StateText())
+		if st.ASHA != nil {
+			row = append(row, orDash(m.Rung))
+		}
 		if st.Slurm {
 			row = append(row, m.SlurmText())
 		}
@@ -299,8 +335,34 @@ func (st *Status) WriteTable(w io.Writer) error {
 	for _, n := range st.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+	if a := st.ASHA; a != nil {
+		state := "not complete"
+		if st.Complete {
+			state = "complete"
+		}
+		spent := 0
+		for _, m := range st.Members {
+			spent += m.Step
+		}
+		grid := len(st.Members) * a.Rungs[a.Top()]
+		fmt.Fprintf(w, "asha: rungs at %s steps, eta %d; schedule %s; %d steps of the grid's %d\n", joinInts(a.Rungs, ", "), a.Eta, state, spent, grid)
+	}
 	_, err := fmt.Fprintln(w, st.Summary())
 	return err
+}
+
+// rungText is a member's rung as status shows it, in steps: the rung it
+// reached ("150"), the one it is on its way to ("150→300", "→50"), ""
+// before it was sent.
+func rungText(a *ASHA, reached, sent int) string {
+	t := ""
+	if reached >= 0 {
+		t = fmt.Sprint(a.Rungs[reached])
+	}
+	if sent >= 0 {
+		t += fmt.Sprintf("→%d", a.Rungs[sent])
+	}
+	return t
 }
 
 // StateText is the run's state, or what a member without a run waits for.

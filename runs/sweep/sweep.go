@@ -63,6 +63,9 @@ type Manifest struct {
 	// unless given again.
 	GPUs          string `json:"gpus,omitempty"`
 	GPUsPerMember int    `json:"gpus_per_member,omitempty"`
+	// ASHA is the successive-halving plan of a sweep started with
+	// --search asha; nil for a grid.
+	ASHA *ASHA `json:"asha,omitempty"`
 }
 
 // Job is one sbatch submission of some members.
@@ -209,6 +212,9 @@ func (s *Sweep) check() error {
 		if want := fmt.Sprintf("%s-%d", s.ID, i); m.Run != want {
 			return fmt.Errorf("member %d: run %q, want %q", i, m.Run, want)
 		}
+	}
+	if s.ASHA != nil {
+		return s.ASHA.check(len(s.Members))
 	}
 	return nil
 }

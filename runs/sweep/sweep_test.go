@@ -144,7 +144,7 @@ func TestMemberLock(t *testing.T) {
 // not nil. The writer stays open (a live run) until the caller closes it.
 func fakeRun(t *testing.T, s *sweep.Sweep, i int, psis []float64, sum *train.Summary) *runs.Writer {
 	t.Helper()
-	rec, err := record.New(s.Root, s.Members[i].Run, "seed = 1\n", runs.Meta{})
+	rec, err := record.New(s.Root, s.Members[i].Run, "seed = 1\n", record.Options{}, runs.Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}

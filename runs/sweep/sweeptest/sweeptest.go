@@ -39,3 +39,25 @@ func New(t testing.TB, text, executor string) *sweep.Sweep {
 	}
 	return s
 }
+
+// NewASHA is New for a successive-halving sweep (sweep --search asha):
+// the spec's [asha] table, or its defaults, planned over its members.
+func NewASHA(t testing.TB, text string) *sweep.Sweep {
+	t.Helper()
+	spec, err := sweep.Parse([]byte(text), filepath.Join(t.TempDir(), "spec.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	s, err := sweep.Plan(root, spec, sweep.ExecLocal, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PlanASHA(spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(spec, []byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -31,6 +31,7 @@ type sweepFlags struct {
 	gpus              string
 	gpusPer           int
 	dryRun            bool
+	search            string // sweep only: grid or asha
 }
 
 func (f *sweepFlags) add(cmd *cobra.Command, executorHelp string) {
@@ -60,12 +61,17 @@ func (f *sweepFlags) check(cmd *cobra.Command) error {
 	if f.parallel < 0 || f.threads < 0 {
 		return app.BadInput("--parallel and --threads must be ≥ 1 (or left out)")
 	}
+	switch f.search {
+	case "", sweep.SearchGrid, sweep.SearchASHA:
+	default:
+		return app.BadInput("--search %q: want grid or asha", safetext.Middle(f.search, 64))
+	}
 	return nil
 }
 
 // options are the app.SweepOptions of the flags.
 func (f *sweepFlags) options() app.SweepOptions {
-	return app.SweepOptions{Executor: f.executor, Parallel: f.parallel, Threads: f.threads, GPUs: f.gpus, GPUsPerMember: f.gpusPer, DryRun: f.dryRun}
+	return app.SweepOptions{Executor: f.executor, Parallel: f.parallel, Threads: f.threads, GPUs: f.gpus, GPUsPerMember: f.gpusPer, DryRun: f.dryRun, Search: f.search}
 }
 
 // runE is the RunE of sweep and sweep resume: do with the runs root and
@@ -82,8 +88,8 @@ func (f *sweepFlags) runE(do func(ctx context.Context, w io.Writer, root, arg st
 func newSweepCmd() *cobra.Command {
 	var f sweepFlags
 	cmd := &cobra.Command{
-		Use:   "sweep SPEC.toml [--executor local|slurm] [--parallel N] [--gpus auto|none|LIST] [--gpus-per-member N] [--dry-run]",
-		Short: "Run a grid of runs from a spec: locally N at a time, or as a Slurm job array",
+		Use:   "sweep SPEC.toml [--search grid|asha] [--executor local|slurm] [--parallel N] [--gpus auto|none|LIST] [--gpus-per-member N] [--dry-run]",
+		Short: "Run a grid of runs from a spec (or successive halving over it): locally N at a time, or as a Slurm job array",
 		Long: `sweep reads a spec (TOML: a base configuration, [axes] taken as a product
 and/or [[rows]], an optional [slurm] table; see docs/sweeps.md), checks every
 member's configuration, records the sweep in <runs>/sweeps/<name>-<id>/ and
@@ -96,6 +102,12 @@ resume), 1 if some failed. slurm submits one array job (task id = member
 index) with sbatch and returns; the default is slurm when the spec has a
 [slurm] table, else local.
 
+--search asha runs successive halving (ASHA) over the grid's members instead,
+locally: each runs to its first rung and stops there (resumable); the top
+1/eta of those that reached a rung go on to the next as they report, by
+validation ψ; the last rung runs to the end. The spec's [asha] table sets
+min_steps, eta (default 3) and metric (docs/sweeps.md).
+
   selmix sweep status SWEEP [--watch]   the members, their state and ψ
   selmix sweep resume SWEEP             rerun what failed, was cancelled or crashed
   selmix sweep report SWEEP             mean ± std over seeds, as Markdown
@@ -104,6 +116,7 @@ index) with sbatch and returns; the default is slurm when the spec has a
 		RunE: f.runE(app.StartSweep),
 	}
 	f.add(cmd, "local or slurm (default: slurm if the spec has [slurm], else local)")
+	cmd.Flags().StringVar(&f.search, "search", sweep.SearchGrid, "grid (every member runs to its end) or asha (successive halving over the members, by the spec's [asha]; local only)")
 	cmd.AddCommand(newSweepMemberCmd(), newSweepResumeCmd(), newSweepStatusCmd(), newSweepLsCmd(),
 		newSweepReportCmd(), newSweepOpenCmd())
 	return cmd
@@ -113,12 +126,15 @@ index) with sbatch and returns; the default is slurm when the spec has a
 // executors and for Slurm's requeues.
 func newSweepMemberCmd() *cobra.Command {
 	var quiet bool
+	var stopAt int
 	cmd := &cobra.Command{
-		Use:   "member SWEEPDIR INDEX",
+		Use:   "member SWEEPDIR INDEX [--stop-at STEP]",
 		Short: "Run, resume or skip one member of a sweep (what the executors and Slurm tasks run)",
 		Long: `member runs member INDEX of the sweep in SWEEPDIR: it starts its run if there
 is none, resumes it if it has not finished, and exits 0 at once if it has.
-Exit codes are those of run and resume: 130/143 when interrupted (resumable).`,
+Exit codes are those of run and resume: 130/143 when interrupted (resumable).
+--stop-at STEP stops the run at that step, resumable exactly, and exits 0
+(successive halving's rungs); a run stopped there already is left alone.`,
 		Args:   cobra.ExactArgs(2),
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -130,10 +146,16 @@ Exit codes are those of run and resume: 130/143 when interrupted (resumable).`,
 			if err != nil {
 				return app.BadInput("member index %q is not a number", args[1])
 			}
-			return newSession(cmd.OutOrStdout(), "", quiet, false).SweepMember(cmd.Context(), s, i)
+			if stopAt < 0 {
+				return app.BadInput("--stop-at %d: want a step ≥ 1 (or 0: the end)", stopAt)
+			}
+			ses := newSession(cmd.OutOrStdout(), "", quiet, false)
+			ses.StopAt = stopAt
+			return ses.SweepMember(cmd.Context(), s, i)
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final table")
+	cmd.Flags().IntVar(&stopAt, "stop-at", 0, "stop the run at `STEP` (resumable) and exit 0; 0 runs it to its end")
 	return cmd
 }
 
