@@ -173,7 +173,7 @@ func TestRecordSessionKernel(t *testing.T) {
 		t.Skip("needs OpenBLAS")
 	}
 	root := t.TempDir()
-	rec, err := record.New(root, "r", "", runs.Meta{BLAS: "openblas", BLASThreads: 1, BLASCore: "Abacus"})
+	rec, err := record.New(root, "r", "", record.Options{}, runs.Meta{BLAS: "openblas", BLASThreads: 1, BLASCore: "Abacus"})
 	if err != nil {
 		t.Fatal(err)
 	}

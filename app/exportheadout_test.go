@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"selmix/core/local/workertest"
+	"selmix/core/worker/workertest"
 )
 
 // export-head writes its --out as runs export does (atomicfile.Out): a

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"selmix/core/experiment"
-	"selmix/core/local/workertest"
 	"selmix/core/metric"
 	"selmix/core/train"
+	"selmix/core/worker/workertest"
 	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/record"

@@ -20,7 +20,7 @@ import (
 // one line when the world size is not the one it was saved with.
 func TestRecordGPUs(t *testing.T) {
 	root := t.TempDir()
-	rec, err := record.New(root, "r", "", runs.Meta{GPUs: []string{"0"}})
+	rec, err := record.New(root, "r", "", record.Options{}, runs.Meta{GPUs: []string{"0"}})
 	if err != nil {
 		t.Fatal(err)
 	}

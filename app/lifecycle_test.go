@@ -15,9 +15,9 @@ import (
 
 	"selmix/core/experiment"
 	"selmix/core/local"
-	"selmix/core/local/workertest"
 	"selmix/core/npy"
 	"selmix/core/train"
+	"selmix/core/worker/workertest"
 	"selmix/runs"
 	"selmix/runs/record"
 	"selmix/runs/runstest"

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"selmix/core/local/workertest"
+	"selmix/core/worker/workertest"
 )
 
 // The test binary doubles as a fake worker (workertest.Serve) for the

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"selmix/core/experiment"
-	"selmix/core/local/workertest"
 	"selmix/core/train"
+	"selmix/core/worker/workertest"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -30,7 +30,7 @@ func fakeConfig(t *testing.T) experiment.Config {
 	c := experiment.Default()
 	c.Worker.Command = []string{self}
 	c.Finetune.Steps, c.Finetune.Refresh, c.Finetune.Batch = 30, 10, 16
-	c.Finetune.CheckpointEvery = 1
+	c.Record.CheckpointEvery = 1
 	c.Record.Plots = false
 	if err := c.Validate(); err != nil {
 		t.Fatalf("the fake run's config: %v", err)

@@ -48,7 +48,7 @@ func (s *Session) Start(ctx context.Context, c experiment.Config, from Origin) e
 			return err
 		}
 	}
-	rec, err := record.New(s.root(), name, resolved, runs.Meta{
+	rec, err := record.New(s.root(), name, resolved, record.OptionsOf(c.Record), runs.Meta{
 		Objective: string(c.Finetune.Objective), Policy: string(c.Finetune.Policy), Method: c.Finetune.Method(),
 		Parent: from.Parent, ParentStep: from.Step, ParentBest: from.Best, BLAS: blas.Name, BLASThreads: blas.Threads(),
 		BLASCore: blas.Core(), CPU: blas.CPU(), WorkerEnv: eng.Info().Env,
@@ -135,7 +135,7 @@ func (s *Session) execute(ctx context.Context, sig *signals, eng *train.Engine, 
 	}
 	defer s.followWorker(eng, rec.Writer().Dir())()
 	share := measureWorker(eng)
-	recErr := follow(eng, rec, c.Finetune.CheckpointEvery, c.Record.Best)
+	recErr := follow(eng, rec)
 	view := eng.Subscribe()
 	printed := make(chan struct{})
 	var viewErr error
@@ -163,6 +163,10 @@ func (s *Session) execute(ctx context.Context, sig *signals, eng *train.Engine, 
 		case <-sig.workerCtx.Done():
 		}
 	}()
+	if s.StopAt > 0 {
+		// Taken at that step's boundary: before the refresh due there.
+		eng.Send(train.Control{Op: train.OpStop, At: s.StopAt})
+	}
 	sum, runErr := eng.Run(ctx)
 	<-printed
 	if viewErr != nil {
@@ -182,13 +186,15 @@ func (s *Session) execute(ctx context.Context, sig *signals, eng *train.Engine, 
 	return s.ended(sig, rec.Writer().ID(), rec.Writer().Dir(), c, sum, runErr)
 }
 
-// follow has rec record eng's run (its log, checkpoints every
-// checkpointEvery steps, its best model when best) and returns where the
-// recording ends: with nil, or the write error that stopped the run.
-func follow(eng *train.Engine, rec *record.Recorder, checkpointEvery int, best bool) <-chan error {
+// follow has rec record eng's run as its options say (its log,
+// checkpoints every CheckpointEvery refreshes, its best model when Best)
+// and returns where the recording ends: with nil, or the write error that
+// stopped the run.
+func follow(eng *train.Engine, rec *record.Recorder) <-chan error {
 	stream := eng.Subscribe()
-	eng.SetCheckpointer(checkpointEvery, rec.Checkpointer(stream))
-	if best {
+	opt := rec.Options()
+	eng.SetCheckpointer(opt.CheckpointEvery, rec.Checkpointer(stream))
+	if opt.Best {
 		eng.KeepBest(rec.BestKeeper(stream))
 	} else {
 		eng.JudgeBest(false)
@@ -304,6 +310,10 @@ func (s *Session) ended(sig *signals, id, dir string, c experiment.Config, sum *
 		// The worker did not answer in time after the stop: the run
 		// resumes from its last checkpoint, so say why none was taken.
 		fmt.Fprintf(w, "%v\n", halted.Err)
+	}
+	if s.StopAt > 0 && halted == nil && step >= s.StopAt && sig.caught() == nil {
+		fmt.Fprintf(w, "run %s stopped at step %d, as asked; resumable with: selmix resume %s\n", id, step, id)
+		return nil
 	}
 	stop := &StoppedError{ID: id, Step: step, Code: ExitSIGTERM}
 	if sg := sig.caught(); sg != nil {

@@ -161,7 +161,7 @@ func (r *Run) LatestValidCheckpoint(step int, c CheckpointCheck) (int, []byte, [
 	}
 	if len(skipped) == 0 {
 		if len(steps) == 0 {
-			return 0, nil, nil, fmt.Errorf("run %s has %w yet (one is taken every finetune.checkpoint_every refreshes and when it stops)", filepath.Base(r.Dir), ErrNoCheckpoint)
+			return 0, nil, nil, fmt.Errorf("run %s has %w yet (one is taken every record.checkpoint_every refreshes and when it stops)", filepath.Base(r.Dir), ErrNoCheckpoint)
 		}
 		return 0, nil, nil, fmt.Errorf("run %s: %w at or before step %d (have %v)", filepath.Base(r.Dir), ErrNoCheckpoint, step, steps)
 	}

@@ -97,7 +97,7 @@ func TestNoCheckpointYet(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, _, err = r.LatestValidCheckpoint(math.MaxInt, sizedCheck)
-	if !errors.Is(err, ErrNoCheckpoint) || err.Error() != "run "+w.ID()+" has no checkpoint yet (one is taken every finetune.checkpoint_every refreshes and when it stops)" {
+	if !errors.Is(err, ErrNoCheckpoint) || err.Error() != "run "+w.ID()+" has no checkpoint yet (one is taken every record.checkpoint_every refreshes and when it stops)" {
 		t.Errorf("error %v", err)
 	}
 }

@@ -6,22 +6,44 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/BurntSushi/toml"
-
+	"selmix/core/experiment"
 	"selmix/internal/safetext"
 )
 
-// Config is a run's config.toml flattened: "section.key" → its value, an
-// int64, float64, bool or string (anything else, such as an array, as
-// its text).
+// Recorded is the configuration r was recorded with, as its one reader
+// reads it (experiment.ReadRecorded): a key the run did not record holds
+// what ran then. A config.toml that is not a valid configuration is
+// damage.
+func (r *Run) Recorded() (experiment.Config, error) {
+	text, err := r.Config()
+	if err != nil {
+		return experiment.Config{}, err
+	}
+	c, err := experiment.ReadRecorded(text, filepath.Join(r.Dir, configName))
+	if err != nil {
+		return c, Damaged(err)
+	}
+	return c, nil
+}
+
+// Config is a run's configuration flattened: "section.key" → its value,
+// an int64, float64, bool or string (anything else, such as an array, as
+// its text), for every key of the configuration, as Run.Recorded reads
+// it.
 type Config map[string]any
 
-// ParseConfig flattens config.toml text; file names it in errors.
+// ParseConfig flattens the config.toml text of a run (read as
+// Run.Recorded reads it); file names it in errors.
 func ParseConfig(text, file string) (Config, error) {
-	var m map[string]any
-	if _, err := toml.Decode(text, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	c, err := experiment.ReadRecorded(text, file)
+	if err != nil {
+		return nil, err
 	}
+	return flatten(c), nil
+}
+
+// flatten is c's keys and values (experiment.Config.Table).
+func flatten(c experiment.Config) Config {
 	out := Config{}
 	var walk func(prefix string, v any)
 	walk = func(prefix string, v any) {
@@ -40,8 +62,8 @@ func ParseConfig(text, file string) (Config, error) {
 			out[prefix] = fmt.Sprint(x)
 		}
 	}
-	walk("", m)
-	return out, nil
+	walk("", c.Table())
+	return out
 }
 
 // Keys are c's keys, sorted.
@@ -112,14 +134,14 @@ func GroupBy(n int, value func(i int) (string, bool)) []Group {
 	return out
 }
 
-// ReadConfig is the config.toml of the run in dir flattened (ParseConfig),
-// read as Run.Config reads it.
+// ReadConfig is the configuration of the run in dir flattened, read as
+// Run.Recorded reads it.
 func ReadConfig(dir string) (Config, error) {
-	text, err := (&Run{Dir: dir}).Config()
+	c, err := (&Run{Dir: dir}).Recorded()
 	if err != nil {
 		return nil, err
 	}
-	return ParseConfig(text, filepath.Join(dir, configName))
+	return flatten(c), nil
 }
 
 // FlatConfig is r's config.toml flattened (ReadConfig).

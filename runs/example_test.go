@@ -11,8 +11,9 @@ import (
 
 // Create starts a run folder (run.json, config.toml, the event log),
 // Append logs events, SetMeta updates run.json atomically; Open reads the
-// run back as every reader does, and FlatConfig gives its config.toml as
-// "section.key" → value.
+// run back as every reader does, and FlatConfig gives its configuration
+// as "section.key" → value: every key, those config.toml does not name
+// as a run's recorded configuration reads them (Run.Recorded).
 func ExampleCreate() {
 	dir, err := os.MkdirTemp("", "runs-example")
 	if err != nil {
@@ -49,11 +50,11 @@ func ExampleCreate() {
 	}
 	fmt.Println(r.Meta.Name, r.EffectiveStatus(), r.Meta.Objective, r.Best())
 	fmt.Println(len(evs), "event:", evs[0].Kind, string(evs[0].Data))
-	fmt.Println(cfg.Keys(), cfg.Text("finetune.policy"))
+	fmt.Println(cfg.Text("finetune.policy"), cfg.Text("finetune.steps"), cfg.Text("record.checkpoint_every"))
 	// Output:
 	// baseline finished min-recall 0.75
 	// 1 event: note {"text":"started"}
-	// [finetune.policy finetune.steps seed] selmix
+	// selmix 100 5
 }
 
 // GroupBy splits runs by a config key's value, groups in order of first

@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 )
 
 // Find opens the run arg names: arg itself when it is a directory holding
@@ -23,16 +21,8 @@ func Find(root, arg string) (*Run, error) {
 // worker.command of its config.toml joined by spaces: "" for the
 // in-process trainer, or a config that does not say.
 func (r *Run) WorkerCommand() string {
-	text, err := r.Config()
+	c, err := r.Recorded()
 	if err != nil {
-		return ""
-	}
-	var c struct {
-		Worker struct {
-			Command []string `toml:"command"`
-		} `toml:"worker"`
-	}
-	if _, err := toml.Decode(text, &c); err != nil {
 		return ""
 	}
 	return strings.Join(c.Worker.Command, " ")

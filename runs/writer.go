@@ -15,8 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
+	"selmix/core/experiment"
 	"selmix/internal/atomicfile"
 	"selmix/internal/boundedfile"
 )
@@ -91,7 +90,8 @@ func randHex(n int) string {
 
 // Create makes a new run under root (created if needed) and returns its
 // writer, holding the lock. meta's ID, Name and Created are set here;
-// an empty Status becomes "running". configTOML must parse as TOML.
+// an empty Status becomes "running". configTOML must read as a recorded
+// configuration (experiment.ReadRecorded).
 //
 // The run is made in a hidden folder of root (newPrefix), which List
 // passes over, and renamed to its id once config.toml and run.json are
@@ -99,8 +99,8 @@ func randHex(n int) string {
 // never a folder named like a run without run.json. Hidden folders a
 // crash left behind are removed here (removeStale).
 func Create(root, name, configTOML string, meta Meta) (*Writer, error) {
-	if _, err := toml.Decode(configTOML, new(map[string]any)); err != nil {
-		return nil, fmt.Errorf("create run: config is not valid TOML: %w", err)
+	if _, err := experiment.ReadRecorded(configTOML, configName); err != nil {
+		return nil, fmt.Errorf("create run: %w", err)
 	}
 	meta = meta.clone()
 	if meta.Status == "" {

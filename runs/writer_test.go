@@ -94,7 +94,7 @@ func TestCreateRejects(t *testing.T) {
 		meta    Meta
 		wantErr string
 	}{
-		{name: "bad toml", config: "lr = = 1", wantErr: "not valid TOML"},
+		{name: "bad toml", config: "lr = = 1", wantErr: "config.toml: not a valid configuration: "},
 		{name: "bad status", config: "", meta: Meta{Status: "sleeping"}, wantErr: `unknown status "sleeping"`},
 		{name: "bad parent", config: "", meta: Meta{Parent: "../up"}, wantErr: "parent"},
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/core/local/workertest"
+	"selmix/core/worker/workertest"
 )
 
 // The test binary doubles as a fake worker (workertest.Serve) for the

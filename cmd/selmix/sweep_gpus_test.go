@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/core/local/workertest"
+	"selmix/core/worker/workertest"
 	"selmix/runs"
 	"selmix/runs/sweep"
 )

@@ -190,7 +190,7 @@ func TestPaperPreset(t *testing.T) {
 		t.Errorf("configs/paper.toml hyperparameters\n got %+v\nwant the paper's %+v", got, want)
 	}
 	want := train.DefaultConfig()
-	want.Seed = uint64(c.Seed)
+	want.Seed, want.Plugin = uint64(c.Seed), c.Record.Plugin // not fine-tuning settings
 	if got := c.Train(); got != want {
 		t.Errorf("configs/paper.toml fine-tuning\n got %+v\nwant the paper's %+v", got, want)
 	}

@@ -73,7 +73,7 @@ func BenchmarkLoadHistory(b *testing.B) {
 func BenchmarkRecordRefresh(b *testing.B) {
 	const K = 1000
 	snaps := refreshes(synth(K, 2, 50, 2))
-	rec, err := New(b.TempDir(), "bench", "", runMeta())
+	rec, err := New(b.TempDir(), "bench", "", Options{}, runMeta())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
@@ -217,16 +215,13 @@ func (h *History) Stopped() *train.Summary {
 // its refreshes. Errors name the file and the event (or the record of
 // arrays.bin) and say what is wrong.
 //
-// config.toml is checked here too (it must be there and be TOML), so that
-// every command reading a run, whether or not it needs the configuration,
-// finds the same damage the same way.
+// config.toml is checked here too (it must be there and read as a
+// configuration, runs.Run.Recorded), so that every command reading a run,
+// whether or not it needs the configuration, finds the same damage the
+// same way.
 func Load(r *runs.Run) (*History, error) {
-	text, err := r.Config()
-	if err != nil {
+	if _, err := r.Recorded(); err != nil {
 		return nil, err
-	}
-	if _, err := toml.Decode(text, new(map[string]any)); err != nil {
-		return nil, runs.Damaged(fmt.Errorf("%s: not a valid configuration: %v", filepath.Join(r.Dir, "config.toml"), err))
 	}
 	evs, warns, err := r.Events()
 	if err != nil {

@@ -13,8 +13,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/BurntSushi/toml"
-
+	"selmix/core/experiment"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
@@ -51,6 +50,7 @@ type ErrorData struct {
 // its Checkpointer, Follow the engine's stream, then Close.
 type Recorder struct {
 	w       *runs.Writer
+	opt     Options
 	every   int // G and P are kept at every every-th refresh (and the last)
 	nref    int // refresh events in the log
 	mu      sync.Mutex
@@ -71,11 +71,42 @@ type Recorder struct {
 	followed bool // Follow has returned
 }
 
+// Options are what a recording keeps besides the log: a run's [record]
+// settings (OptionsOf). The zero value keeps G and P at every refresh,
+// writes a checkpoint only when the run stops or ends, and keeps no best
+// checkpoint.
+type Options struct {
+	// MatricesEvery keeps G and P at every n-th refresh and the last
+	// (record.matrices_every); 0 means every refresh.
+	MatricesEvery int
+	// CheckpointEvery is the refreshes between checkpoints
+	// (record.checkpoint_every); 0 means only when the run stops or ends.
+	CheckpointEvery int
+	// Best keeps the checkpoint of each new best ψ (record.best).
+	Best bool
+}
+
+// OptionsOf is the recording a configuration's [record] asks for.
+func OptionsOf(r experiment.Record) Options {
+	return Options{MatricesEvery: r.MatricesEvery, CheckpointEvery: r.CheckpointEvery, Best: r.Best}
+}
+
+// check refuses what no configuration can say.
+func (o Options) check() error {
+	if o.MatricesEvery < 0 {
+		return fmt.Errorf("record.matrices_every: want ≥ 1, got %d", o.MatricesEvery)
+	}
+	if o.CheckpointEvery < 0 {
+		return fmt.Errorf("record.checkpoint_every: want ≥ 1, got %d", o.CheckpointEvery)
+	}
+	return nil
+}
+
 // New creates a run under root for an experiment with the given resolved
-// configuration text.
-func New(root, name, configTOML string, meta runs.Meta) (*Recorder, error) {
-	every, err := matricesEvery(configTOML)
-	if err != nil {
+// configuration text, recorded as opt says (OptionsOf the same
+// configuration).
+func New(root, name, configTOML string, opt Options, meta runs.Meta) (*Recorder, error) {
+	if err := opt.check(); err != nil {
 		return nil, fmt.Errorf("create run: %w", err)
 	}
 	meta.Status = runs.StatusRunning
@@ -85,33 +116,17 @@ func New(root, name, configTOML string, meta runs.Meta) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Recorder{w: w, every: every, best: math.Inf(-1), bestAt: -1}
+	r := &Recorder{w: w, opt: opt, every: max(opt.MatricesEvery, 1), best: math.Inf(-1), bestAt: -1}
 	r.fcond = sync.NewCond(&r.fmu)
 	return r, nil
 }
 
-// matricesEvery reads record.matrices_every from a run's configuration;
-// absent means every refresh (what format 1 did).
-func matricesEvery(configTOML string) (int, error) {
-	var c struct {
-		Record struct {
-			MatricesEvery *int `toml:"matrices_every"`
-		} `toml:"record"`
-	}
-	if _, err := toml.Decode(configTOML, &c); err != nil {
-		return 0, fmt.Errorf("config: %v", err)
-	}
-	if c.Record.MatricesEvery == nil {
-		return 1, nil
-	}
-	if n := *c.Record.MatricesEvery; n < 1 {
-		return 0, fmt.Errorf("config: record.matrices_every: want ≥ 1, got %d", n)
-	}
-	return *c.Record.MatricesEvery, nil
-}
+// Options is how r records its run.
+func (r *Recorder) Options() Options { return r.opt }
 
-// Reopen takes over an existing run to continue it. Events the resumed
-// engine reproduces (those already in the log) are not written again.
+// Reopen takes over an existing run to continue it, recorded as its
+// config.toml says (OptionsOf its [record]). Events the resumed engine
+// reproduces (those already in the log) are not written again.
 func Reopen(root, id string) (*Recorder, error) {
 	// Refuse what cannot be continued before taking the run over: the
 	// writer repairs torn tails as it opens.
@@ -134,15 +149,15 @@ func Reopen(root, id string) (*Recorder, error) {
 	if err != nil {
 		return fail(err)
 	}
-	text, err := run.Config()
+	c, err := run.Recorded()
 	if err != nil {
 		return fail(err)
 	}
-	every, err := matricesEvery(text)
-	if err != nil {
+	opt := OptionsOf(c.Record)
+	if err := opt.check(); err != nil {
 		return fail(fmt.Errorf("%s/config.toml: %w", run.Dir, err))
 	}
-	r := &Recorder{w: w, every: every, best: math.Inf(-1), bestAt: -1, seen: map[string][]runs.Ref{}}
+	r := &Recorder{w: w, opt: opt, every: max(opt.MatricesEvery, 1), best: math.Inf(-1), bestAt: -1, seen: map[string][]runs.Ref{}}
 	r.fcond = sync.NewCond(&r.fmu)
 	evs, _, err := run.Events()
 	if err != nil {

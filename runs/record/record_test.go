@@ -226,7 +226,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		{"stop, resume from the start", 5, 0, false, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rec, err := New(root, "resumed", config, runs.Meta{})
+			rec, err := New(root, "resumed", config, Options{MatricesEvery: 2}, runs.Meta{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -369,37 +369,43 @@ func copyV1(t *testing.T) string {
 	return root
 }
 
-func TestMatricesEveryConfig(t *testing.T) {
-	for _, c := range []struct {
-		config string
-		want   int
-		err    string
-	}{
-		{"", 1, ""},
-		{"seed = 1\n", 1, ""},
-		{"[record]\nmatrices_every = 10\n", 10, ""},
-		{"[record]\nmatrices_every = 0\n", 0, "want ≥ 1"},
-		{"[record]\nmatrices_every = \"x\"\n", 0, "config"},
-	} {
-		got, err := matricesEvery(c.config)
-		if got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
-			t.Errorf("matricesEvery(%q) = %d, %v; want %d, %q", c.config, got, err, c.want, c.err)
+// The recording's options are the configuration's [record]: New takes
+// them typed, Reopen reads them from the run's config.toml, the old name
+// of record.checkpoint_every (finetune.checkpoint_every) included.
+func TestOptions(t *testing.T) {
+	if got, want := OptionsOf(experiment.Default().Record), (Options{MatricesEvery: 1, CheckpointEvery: 5, Best: true}); got != want {
+		t.Errorf("OptionsOf the default [record] = %+v, want %+v", got, want)
+	}
+	for _, o := range []Options{{MatricesEvery: -2}, {CheckpointEvery: -1}} {
+		if _, err := New(t.TempDir(), "x", "", o, runs.Meta{}); err == nil || !strings.Contains(err.Error(), "want ≥ 1") {
+			t.Errorf("New with %+v: %v, want it refused", o, err)
 		}
 	}
-	if _, err := New(t.TempDir(), "x", "[record]\nmatrices_every = -2\n", runs.Meta{}); err == nil {
-		t.Error("New accepted matrices_every = -2")
-	}
-	// The key the recorder reads is the one the experiment config writes.
-	c := experiment.Default()
-	if c.Record.MatricesEvery != 1 {
-		t.Errorf("default record.matrices_every = %d, want 1", c.Record.MatricesEvery)
-	}
-	c.Record.MatricesEvery = 7
-	text, err := c.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := matricesEvery(text); got != 7 || err != nil {
-		t.Errorf("from a resolved config with matrices_every = 7: %d, %v", got, err)
+	root := t.TempDir()
+	for _, c := range []struct {
+		config string
+		want   Options
+	}{
+		{"", Options{MatricesEvery: 1, CheckpointEvery: 5, Best: true}},
+		{"[record]\nmatrices_every = 7\ncheckpoint_every = 2\nbest = false\n", Options{MatricesEvery: 7, CheckpointEvery: 2}},
+		{"[finetune]\ncheckpoint_every = 3\n[record]\nmatrices_every = 4\n", Options{MatricesEvery: 4, CheckpointEvery: 3, Best: true}},
+	} {
+		rec, err := New(root, "opt", c.config, Options{}, runs.Meta{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.Options(); got != (Options{}) {
+			t.Errorf("New(%q, Options{}).Options() = %+v: want what it was given", c.config, got)
+		}
+		id := rec.Writer().ID()
+		rec.Close(true)
+		re, err := Reopen(root, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := re.Options(); got != c.want || re.every != c.want.MatricesEvery {
+			t.Errorf("Reopen of a run recorded with %q: %+v (G and P every %d), want %+v", c.config, got, re.every, c.want)
+		}
+		re.Close(true)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"selmix/core/experiment"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/runs"
@@ -105,11 +106,15 @@ func synthStart(K, total int) Start {
 	return Start{Step: 0, Total: total, K: K, ClassNames: names, TrainCounts: counts}
 }
 
-// record writes snaps as a new run under root with the given config and
-// returns its id.
+// record writes snaps as a new run under root with the given config,
+// recorded as its [record] says, and returns its id.
 func record(t testing.TB, root, config string, K int, snaps []train.Snapshot) string {
 	t.Helper()
-	rec, err := New(root, "synth", config, runs.Meta{Objective: "min-recall", Policy: "selmix"})
+	c, err := experiment.ReadRecorded(config, "config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := New(root, "synth", config, OptionsOf(c.Record), runs.Meta{Objective: "min-recall", Policy: "selmix"})
 	if err != nil {
 		t.Fatal(err)
 	}

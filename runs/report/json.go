@@ -2,13 +2,10 @@ package report
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"path/filepath"
+
 	"selmix/internal/safetext"
-
-	"github.com/BurntSushi/toml"
-
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -87,13 +84,9 @@ func ListJSON(w io.Writer, root string, tags []string) error {
 // as ListJSON lists it, its configuration, its checkpoints and the
 // scalars of its history.
 func ShowJSON(w io.Writer, r *runs.Run, h *record.History) error {
-	text, err := r.Config()
+	cfg, err := r.Recorded()
 	if err != nil {
 		return err
-	}
-	var cfg map[string]any
-	if _, err := toml.Decode(text, &cfg); err != nil {
-		return fmt.Errorf("%s/config.toml: %w", r.Dir, err)
 	}
 	ck, err := r.Checkpoints()
 	if err != nil {
@@ -107,5 +100,5 @@ func ShowJSON(w io.Writer, r *runs.Run, h *record.History) error {
 		Config      map[string]any `json:"config"`
 		Checkpoints []int          `json:"checkpoints"`
 		record.Scalars
-	}{RecordOf(r), cfg, ck, h.Scalars()})
+	}{RecordOf(r), cfg.Table(), ck, h.Scalars()})
 }

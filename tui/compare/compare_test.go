@@ -213,7 +213,7 @@ func TestView(t *testing.T) {
 // recorder, as a training process does.
 func recordRun(t testing.TB, root, name string, K, n int, base float64) string {
 	t.Helper()
-	rec, err := record.New(root, name, fmt.Sprintf("name = %q\n[finetune]\npolicy = %q\n[record]\nmatrices_every = 100000\n", name, name), runs.Meta{Objective: "mean-recall", Policy: name})
+	rec, err := record.New(root, name, fmt.Sprintf("name = %q\n[finetune]\npolicy = %q\n[record]\nmatrices_every = 100000\n", name, name), record.Options{MatricesEvery: 100000}, runs.Meta{Objective: "mean-recall", Policy: name})
 	if err != nil {
 		t.Fatal(err)
 	}

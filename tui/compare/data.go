@@ -134,9 +134,11 @@ func LoadRun(root, id string) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each value as runs compare shows it, made safe for the terminal; an
+	// unreadable config is empty.
 	cfg := map[string]string{}
-	if text, err := rr.Config(); err == nil {
-		cfg = flatConfig(text)
+	if c, err := rr.FlatConfig(); err == nil {
+		cfg = c.Lines()
 	}
 	r := FromHistory(rr.Meta.ID, rr.Meta.Name, rr.Live, cfg, h, refreshTimes(rr))
 	r.Objective = rr.Meta.Objective
@@ -165,14 +167,3 @@ func refreshTimes(r *runs.Run) []time.Time {
 
 // String describes r for errors and tests.
 func (r *Series) String() string { return fmt.Sprintf("%s (%d refreshes)", r.ID, len(r.Steps)) }
-
-// flatConfig flattens config.toml text (runs.ParseConfig), each value
-// as runs compare shows it, made safe for the terminal; an unreadable one
-// is empty.
-func flatConfig(text string) map[string]string {
-	c, err := runs.ParseConfig(text, "config.toml")
-	if err != nil {
-		return map[string]string{}
-	}
-	return c.Lines()
-}

@@ -22,7 +22,7 @@ import (
 // −0.05, 0.1.
 func objectiveChangeRun(t *testing.T, root string) string {
 	t.Helper()
-	rec, err := record.New(root, "switch", "", runs.Meta{Objective: "min-recall", Policy: "selmix"})
+	rec, err := record.New(root, "switch", "", record.Options{}, runs.Meta{Objective: "min-recall", Policy: "selmix"})
 	if err != nil {
 		t.Fatal(err)
 	}

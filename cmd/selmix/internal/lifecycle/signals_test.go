@@ -17,7 +17,7 @@ import (
 
 	"selmix/app"
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/core/local/workertest"
+	"selmix/core/worker/workertest"
 	"selmix/runs"
 	"selmix/runs/live/livetest"
 	"selmix/runs/runstest"

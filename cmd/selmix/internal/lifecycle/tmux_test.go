@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/core/local/workertest"
+	"selmix/core/worker/workertest"
 	"selmix/runs"
 	"selmix/runs/live/livetest"
 )
