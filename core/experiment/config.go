@@ -170,7 +170,7 @@ func Default() Config {
 		Model:    Model{Arch: "mlp", Hidden: []int{256, 128}},
 		Pretrain: Pretrain{Loss: "la-ce", Tau: 1, Epochs: 20, LR: 0.05, Batch: 128, FixMatch: true, Threshold: 0.95},
 		Finetune: Finetune{Hyper: tc.Hyper, Steps: tc.Steps, WeightDecay: tc.WeightDecay, Momentum: tc.Momentum},
-		Record:   Record{MatricesEvery: 1, CheckpointEvery: 5, Plots: true, Best: true, Plugin: true},
+		Record:   Record{MatricesEvery: 1, CheckpointEvery: 5, Plots: true, Best: true},
 		Worker:   Worker{Command: []string{}, Timeout: 300, StartTimeout: 1800},
 	}
 }

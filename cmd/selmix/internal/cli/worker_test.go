@@ -322,6 +322,9 @@ func TestTorchWorkerGetsGainsP(t *testing.T) {
 	wcmd := strings.Join(append([]string{python, filepath.Join(repoRoot(t), "workers", "torch", "selmix_worker.py"), "--threads", "1"}, featureArgs(dir)...), " ")
 	selmixtest.Run(t, "run", "--headless", "-q", "--runs", root, "--set", "finetune.steps=10", "--set", "finetune.refresh=10",
 		"--set", "finetune.objective=mean-recall@cov", "--set", "finetune.s=3", "--set", "finetune.cov_margin=0.004", "--set", "record.plots=false",
+		// selmix gain has no memory of earlier refreshes: the run's
+		// multipliers are the memoryless ones too.
+		"--set", "finetune.multipliers=memoryless",
 		"--worker", "--", "/bin/sh", "-c", fmt.Sprintf("tee %s | %s | tee %s", in, wcmd, out))
 	frames := func(path string) []*worker.Frame {
 		f, err := os.Open(path)
