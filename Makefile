@@ -19,7 +19,7 @@ FUZZMINTIME ?= 10x
 # other slot beside them instead of one of them starting last.
 LONG_TESTS := ./cmd/selmix/internal/lifecycle ./cmd/selmix ./cmd/selmix/internal/cli ./core/model ./viz ./workers/torch
 
-.PHONY: help build run test bench fuzz lint fmt assets assets-check repro repro-smoke
+.PHONY: help build run test bench fuzz lint lint-py fmt assets assets-check repro repro-smoke
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -53,10 +53,13 @@ fuzz: ## run every fuzz target for FUZZTIME (default 20s), one at a time on one 
 
 # The worker's Python: its settings are workers/torch/pyproject.toml (black,
 # mypy) and workers/torch/.flake8; not part of make test.
-lint: ## gofmt, go mod tidy and go vet; black, flake8 and mypy over workers/torch, each when installed
+lint: lint-py ## gofmt, go mod tidy and go vet; then lint-py
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	@$(GO) mod tidy -diff || (echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1)
 	$(GO) vet $(GOFLAGS_TAGS) ./...
+
+lint-py: ## gofmt and black, flake8 and mypy over workers/torch, each when installed (what CI adds to make test)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	@if command -v black >/dev/null 2>&1; then echo "black --check workers/torch"; \
 	  cd workers/torch && black --check -q . || { black --diff -q . | head -60; echo "run make fmt"; exit 1; }; \
 	else echo "lint: black not installed (apt install black): skipped"; fi
