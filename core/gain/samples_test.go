@@ -1,6 +1,7 @@
 package gain
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -441,28 +442,28 @@ func TestSamplesBadInput(t *testing.T) {
 }
 
 // BenchmarkGainSamples is the samples form at the paper's largest scale
-// beside BenchmarkGain's paper form on the same shapes
-// (BenchmarkGainPaperK1000): K = 1000, d = 512, 20 validation samples per
-// class with their logits (the trainer's evaluation computes them), 8
-// draws per pair.
+// beside BenchmarkGainPaperK1000's paper form on the same shapes: K =
+// 1000, d = 512, 20 validation samples per class, S = 8 draws per pair
+// (finetune.sample_draws' default) and S = 4.
 func BenchmarkGainSamples(b *testing.B) {
 	const K, d = 1000, 512
-	w := confidentWorld(rand.New(rand.NewPCG(1, 2)), K, d, 20, 8)
 	D := zeroRowSumD(rand.New(rand.NewPCG(3, 4)), K)
 	o := SampleOpts{BetaMin: 0.6}
-	vl := logits(w.val, w.W, w.b) // the trainer's, from its evaluation
-	b.Run("K=1000/d=512", func(b *testing.B) {
-		var G mat.Dense
-		for b.Loop() {
-			e, err := NewEstimate(&SampleSet{Val: w.val, Y: w.y, ValLogits: vl, Pool: w.pool, S: w.m}, w.W, w.b)
-			if err != nil {
-				b.Fatal(err)
+	for _, S := range []int{8, 4} {
+		w := confidentWorld(rand.New(rand.NewPCG(1, 2)), K, d, 20, S)
+		b.Run(fmt.Sprintf("K=1000/d=512/S=%d", S), func(b *testing.B) {
+			var G mat.Dense
+			for b.Loop() {
+				e, err := NewEstimate(&SampleSet{Val: w.val, Y: w.y, Pool: w.pool, S: w.m}, w.W, w.b)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := e.Gain(&G, D, o); err != nil {
+					b.Fatal(err)
+				}
 			}
-			if err := e.Gain(&G, D, o); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 }
 
 // BenchmarkGainPaperK1000 is the paper form on BenchmarkGainSamples's
