@@ -35,14 +35,11 @@ type ASHAResult struct {
 // every running member, and nothing more starts. o.Members is not used.
 func RunASHA(s *sweep.Sweep, o LocalOptions) (*ASHAResult, error) {
 	o.Defaults()
-	lock, err := s.Lock()
+	lock, err := lockForMembers(s)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Close()
-	if err := os.MkdirAll(filepath.Dir(s.LogPath(0)), 0o755); err != nil {
-		return nil, err
-	}
 	sc, err := s.Schedule()
 	if err != nil {
 		return nil, err
@@ -350,17 +347,7 @@ func DryRunASHA(s *sweep.Sweep, e Execution) error {
 	for i := range s.Members {
 		fmt.Fprintf(w, "  %3d  %-40s  ranked at steps %s  --set %s\n", i, s.Describe(i), joinSteps(a.Stops[i]), strings.Join(s.Members[i].Sets, " --set "))
 	}
-	o := LocalOptions{Parallel: e.Parallel, Threads: e.Threads, Placer: e.Placer}
-	o.Defaults()
-	env := ""
-	if e.Placer != nil {
-		fmt.Fprintf(w, "\nGPUs: %s\n", e.Placer.Describe())
-		if e.Placer.Slots() > 0 {
-			env = gpuEnvHint
-		} else if v := e.Placer.Env(nil); len(v) > 0 {
-			env = strings.Join(v, " ") + " "
-		}
-	}
+	o, env := e.dryLocal(w)
 	fmt.Fprintf(w, "\nwould run %d at a time, each to its next rung: %sOPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d %s sweep member %s INDEX [--stop-at STEP]\n", o.Parallel, env, o.Threads, o.Threads, e.Binary, s.Dir)
 	return nil
 }

@@ -109,6 +109,15 @@ func DryRun(s *sweep.Sweep, e Execution) error {
 		fmt.Fprintf(w, "\nwould write %s and run: sbatch --parsable --array=%s %s\n\n%s", s.ScriptPath(), sweep.ArraySpec(e.Members, throttle), s.ScriptPath(), script)
 		return nil
 	}
+	o, env := e.dryLocal(w)
+	fmt.Fprintf(w, "\nwould run %d at a time, each: %sOPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d %s sweep member %s INDEX\n", o.Parallel, env, o.Threads, o.Threads, e.Binary, s.Dir)
+	return nil
+}
+
+// dryLocal is a dry run's local options, after writing the GPUs the
+// members would get, with the environment a member's command line would
+// show.
+func (e Execution) dryLocal(w io.Writer) (LocalOptions, string) {
 	o := LocalOptions{Parallel: e.Parallel, Threads: e.Threads, Placer: e.Placer}
 	o.Defaults()
 	env := ""
@@ -120,8 +129,7 @@ func DryRun(s *sweep.Sweep, e Execution) error {
 			env = strings.Join(v, " ") + " "
 		}
 	}
-	fmt.Fprintf(w, "\nwould run %d at a time, each: %sOPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d %s sweep member %s INDEX\n", o.Parallel, env, o.Threads, o.Threads, e.Binary, s.Dir)
-	return nil
+	return o, env
 }
 
 // gpuEnvHint is how the dry run writes a member's CUDA_VISIBLE_DEVICES,

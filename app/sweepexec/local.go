@@ -86,14 +86,11 @@ type LocalResult struct {
 // sweep's lock until every member it started has ended.
 func RunLocal(s *sweep.Sweep, o LocalOptions) (*LocalResult, error) {
 	o.Defaults()
-	lock, err := s.Lock()
+	lock, err := lockForMembers(s)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Close()
-	if err := os.MkdirAll(filepath.Dir(s.LogPath(0)), 0o755); err != nil {
-		return nil, err
-	}
 	x := &localExec{s: s, o: o, res: &LocalResult{}, running: map[int]*exec.Cmd{}, slots: make(chan struct{}, o.Parallel)}
 	sig, launched := x.launch()
 	if sig != nil {
@@ -275,4 +272,18 @@ func (x *localExec) start(i int, devs []string, args ...string) (*exec.Cmd, erro
 	// reaches that member only).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd, cmd.Start()
+}
+
+// lockForMembers takes s's lock, which the caller holds until every member
+// it starts has ended, and makes the folder of the members' logs.
+func lockForMembers(s *sweep.Sweep) (*os.File, error) {
+	lock, err := s.Lock()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.LogPath(0)), 0o755); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return lock, nil
 }

@@ -88,11 +88,15 @@ const (
 
 // ParseMemory reads memoryless or integral.
 func ParseMemory(s string) (Memory, error) {
-	switch m := Memory(strings.TrimSpace(s)); m {
-	case MemoryNone, MemoryIntegral:
-		return m, nil
+	return parseChoice(s, "multipliers", MemoryNone, MemoryIntegral)
+}
+
+// parseChoice reads one of two choices; what names the kind in its error.
+func parseChoice[T ~string](s, what string, a, b T) (T, error) {
+	if v := T(strings.TrimSpace(s)); v == a || v == b {
+		return v, nil
 	}
-	return "", fmt.Errorf("unknown multipliers %q (want memoryless or integral)", s)
+	return "", fmt.Errorf("unknown %s %q (want %s or %s)", what, s, a, b)
 }
 
 // maxDraws bounds finetune.sample_draws: each draw is three K×K×K
@@ -120,13 +124,7 @@ const (
 )
 
 // ParseScope reads class or all.
-func ParseScope(s string) (Scope, error) {
-	switch c := Scope(strings.TrimSpace(s)); c {
-	case ScopeClass, ScopeAll:
-		return c, nil
-	}
-	return "", fmt.Errorf("unknown scope %q (want class or all)", s)
-}
+func ParseScope(s string) (Scope, error) { return parseChoice(s, "scope", ScopeClass, ScopeAll) }
 
 // Method says, in a few words, where h's method is not the paper's: the
 // gain form, the multipliers' memory and the guarantee the margin gives
