@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -108,16 +109,22 @@ func TestSweepASHA(t *testing.T) {
 	out := &ashaOutput{}
 	ids := make(chan string, 1)
 	done := make(chan struct{})
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			out.add(sc.Text())
 			if m := ashaIDRe.FindStringSubmatch(sc.Text()); m != nil {
-				ids <- m[1]
+				select {
+				case ids <- m[1]:
+				default: // the id is taken from its first line
+				}
 			}
 		}
 	}()
-	go func() { cmd.Wait(); pw.Close(); close(done) }()
+	// done: the sweep has ended and every line it wrote is in out.
+	go func() { cmd.Wait(); pw.Close(); <-scanned; close(done) }()
 	t.Cleanup(func() {
 		select {
 		case <-done:
@@ -136,15 +143,22 @@ func TestSweepASHA(t *testing.T) {
 	// The uninterrupted sweep, meanwhile.
 	rootA := filepath.Join(dir, "a")
 	cmdA := exec.Command(selmixtest.Binary(t), ashaArgs(spec, rootA)...)
+	var bufA bytes.Buffer
+	cmdA.Stdout, cmdA.Stderr = &bufA, &bufA
+	if err := cmdA.Start(); err != nil {
+		t.Fatal(err)
+	}
 	var outA []byte
 	var errA error
 	doneA := make(chan struct{})
-	go func() { outA, errA = cmdA.CombinedOutput(); close(doneA) }()
+	go func() { errA = cmdA.Wait(); outA = bufA.Bytes(); close(doneA) }()
 	t.Cleanup(func() {
-		if cmdA.Process != nil {
+		select {
+		case <-doneA:
+		default:
 			cmdA.Process.Kill()
+			<-doneA
 		}
-		<-doneA
 	})
 
 	// Interrupt B once it promoted and its member is past its rung-0 stop.
