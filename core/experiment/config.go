@@ -77,7 +77,7 @@ type Record struct {
 	CheckpointEvery int  `toml:"checkpoint_every" doc:"refreshes between checkpoints (one is always written when the run stops or ends); finetune.checkpoint_every, its old name, still reads"`
 	Plots           bool `toml:"plots" doc:"export the run's figures into <run>/plots when it ends or stops"`
 	Best            bool `toml:"best" doc:"at each new best ψ on validation, measure test and keep that model's checkpoint (a test pass each time)"`
-	Plugin          bool `toml:"plugin" doc:"measure the post-hoc plug-in classifier (per-class logit biases chosen on validation for the objective) on the pre-trained model and at the end, beside the run's own results (the in-process trainer; docs/method.md)"`
+	Plugin          bool `toml:"plugin" doc:"measure the post-hoc plug-in classifier (per-class logit biases chosen on validation for the objective) on the pre-trained model and at the end, beside the run's own results (the in-process trainer; the paper suite turns it on; docs/method.md)"`
 }
 
 type Data struct {
