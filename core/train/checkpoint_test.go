@@ -120,6 +120,20 @@ func FuzzResume(f *testing.F) {
 	b, _ := e.MarshalState()
 	f.Add(b)
 	f.Add([]byte("SELMIXCK\x05\x00\x00\x00{}"))
+	// A checkpoint with the samples form's features and the multipliers'
+	// memory, taken after a refresh: the float32 block and its labels.
+	sc := cfg
+	sc.Form, sc.Memory, sc.Draws, sc.Objective = gain.Samples, train.MemoryIntegral, 2, "mean-recall@cov"
+	sc.Steps = 12
+	if tr, err := local.New(toyNetF(sp, sc.Batch), sp, toySeed); err == nil {
+		if e, err := train.New(sc, tr); err == nil {
+			var last []byte
+			e.SetCheckpointer(1, func(_ int, b []byte, _ bool) error { last = b; return nil })
+			if _, err := e.Run(context.Background()); err == nil && last != nil {
+				f.Add(last)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		resumeToy(cfg, sp, b) // must not panic
 	})

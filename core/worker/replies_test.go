@@ -112,6 +112,7 @@ func FuzzReplies(f *testing.F) {
 	f.Add([]byte(`{"ok":true,"protocol":1,"k":2,"d":3,"train_counts":[5,1],"sizes":{"labeled":6,"unlabeled":0,"val":4,"test":4},"world_size":2,"gpus":["0","GPU-\u001b]0;x"]}`))
 	f.Add([]byte(`{"ok":true,"protocol":1,"k":2,"d":3,"train_counts":[5,1],"sizes":{"labeled":6,"unlabeled":0,"val":4,"test":4},"env":{"torch":"2.11\u202e","deterministic":true,"cudnn":9.1e300,"":"x","n":null,"o":{}}}`))
 	f.Add([]byte(`{"rows":3,"system":{"device":"cuda:0","world_size":2,"gpus":[{"id":"3","name":"H100\u009b","mem_used":-5,"util":0.5},7,{"id":null}]}}`))
+	f.Add([]byte(`{"ok":true,"protocol":1,"k":2,"d":3,"train_counts":[5,1],"sizes":{"labeled":6,"unlabeled":0,"val":4,"test":4},"features":"yes"}`))
 	f.Fuzz(func(t *testing.T, header []byte) {
 		rep := &Frame{header: header}
 		var st status
@@ -132,6 +133,7 @@ func FuzzReplies(f *testing.F) {
 				}
 			}
 		}
+		helloFeatures(rep) // true or false, never a panic
 		if info, err := parseHello(rep); err == nil {
 			if info.K < 2 || info.K > 1<<20 || len(info.TrainCounts) != info.K || info.Labeled == 0 ||
 				len(info.GPUs) > maxGPUs || info.WorldSize < 0 || slices.ContainsFunc(info.GPUs, func(id string) bool { return safetext.Control(id) >= 0 }) {
