@@ -1,5 +1,7 @@
 """The protocol surface of the worker: requests read and replies written
-(rank 0 alone), errors as replies, and the checks of a request's fields.
+(rank 0 alone), errors as replies, and the checks of a request's arrays.
+Each request reaches its handler as its class of requests.py, its fields
+checked.
 
 ``serve`` answers requests until ``bye`` or the end of input. With several
 ranks (dist.py), rank 0 reads each frame and broadcasts it, every rank runs
@@ -7,12 +9,11 @@ the operation, and rank 0 writes the reply the ranks agreed on: its own, or
 the first failing rank's error naming that rank.
 """
 
-import math
 import os
 import sys
 import time
 import traceback
-from typing import Any, BinaryIO, Dict, Literal, Optional, Protocol, Sequence, Tuple, Union, overload
+from typing import Any, BinaryIO, Dict, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -21,56 +22,68 @@ from .dist import Dist, PeerFailed
 from .frames import DTYPES, Arrays, FrameError, Header, OutArray, read_frame, write_frame
 from .loader import LoaderDied
 from .recipes import log
+from .requests import (
+    OPS,
+    AnyRequest,
+    ByeRequest,
+    EvaluateRequest,
+    FeaturesRequest,
+    HelloRequest,
+    LoadRequest,
+    PseudoRequest,
+    RequestError,
+    SaveRequest,
+    TrainRequest,
+    decode,
+)
 
 # The reasons a reply that is not ok gives beside its "error"
 # (docs/worker-protocol.md, "Failures"); core/worker/reasons.go names the
-# same values, and docs/worker-protocol/replies/ holds both.
+# same values (tests/test_requests.py compares them), and
+# docs/worker-protocol/replies/ holds both. No reply names a reason but by
+# these constants.
 REASON_OUT_OF_MEMORY = "out_of_memory"  # the request ran out of memory: selmix stops the run, resumable
 REASON_BAD_INPUT = "bad_input"  # hello refused the recipe's input: selmix exits 2, a configuration error
+REASONS = (REASON_OUT_OF_MEMORY, REASON_BAD_INPUT)
 
-# A request's header (its "op" and fields) and a reply's fields ("ok",
-# "error" and "seconds" are added by serve).
-Request = Header
-# What a request's handler returns: the reply's fields and its arrays.
+# What a request's handler returns: the reply's fields ("ok", "error" and
+# "seconds" are added by serve) and its arrays.
 Reply = Tuple[Dict[str, Any], Sequence[OutArray]]
 
 
 class Server(Protocol):
     """What serve drives: one handler per op, each (request, arrays) →
-    Reply, raising RequestError (or any exception) for an error reply."""
+    Reply, the request decoded into its class (requests.py), raising
+    RequestError (or any exception) for an error reply."""
 
     ready: bool  # hello has succeeded: other requests may come
 
-    def hello(self, req: Request, arrays: Arrays) -> Reply:
+    def hello(self, req: HelloRequest, arrays: Arrays) -> Reply:
         ...
 
-    def load(self, req: Request, arrays: Arrays) -> Reply:
+    def load(self, req: LoadRequest, arrays: Arrays) -> Reply:
         ...
 
-    def evaluate(self, req: Request, arrays: Arrays) -> Reply:
+    def evaluate(self, req: EvaluateRequest, arrays: Arrays) -> Reply:
         ...
 
-    def pseudo(self, req: Request, arrays: Arrays) -> Reply:
+    def pseudo(self, req: PseudoRequest, arrays: Arrays) -> Reply:
         ...
 
-    def train(self, req: Request, arrays: Arrays) -> Reply:
+    def train(self, req: TrainRequest, arrays: Arrays) -> Reply:
         ...
 
-    def features(self, req: Request, arrays: Arrays) -> Reply:
+    def features(self, req: FeaturesRequest, arrays: Arrays) -> Reply:
         ...
 
-    def save(self, req: Request, arrays: Arrays) -> Reply:
+    def save(self, req: SaveRequest, arrays: Arrays) -> Reply:
         ...
 
-    def bye(self, req: Request, arrays: Arrays) -> Reply:
+    def bye(self, req: ByeRequest, arrays: Arrays) -> Reply:
         ...
 
     def free_memory(self) -> None:
         """Give cached device memory back after a request ran out of it."""
-
-
-class RequestError(Exception):
-    """A request that cannot be served; its message is the reply's error."""
 
 
 def one_line(e: BaseException) -> str:
@@ -129,53 +142,31 @@ def error_reply(op: str, e: BaseException) -> Dict[str, Any]:
     }
 
 
-@overload
-def number(req: Request, key: str, lo: float, hi: float, integer: Literal[True]) -> int:
-    ...
-
-
-@overload
-def number(req: Request, key: str, lo: float, hi: float, integer: Literal[False] = ...) -> float:
-    ...
-
-
-def number(req: Request, key: str, lo: float, hi: float, integer: bool = False) -> float:
-    """req[key], checked to be a number (an integer) in [lo, hi]."""
-    v: Any = req.get(key)
-    ok = isinstance(v, int) if integer else isinstance(v, (int, float)) and math.isfinite(v)
-    if not ok or isinstance(v, bool) or not lo <= v <= hi:
-        raise RequestError(
-            f"{req['op']}: {key} = {v!r}, want {'an integer' if integer else 'a number'} in [{lo}, {hi}]"
-        )
-    return v
-
-
-def array(req: Request, arrays: Arrays, name: str, code: str, shape: Sequence[int]) -> np.ndarray:
-    """The request's array name, checked for dtype and shape."""
+def array(op: str, arrays: Arrays, name: str, code: str, shape: Sequence[int]) -> np.ndarray:
+    """The array name of a request op, checked for dtype and shape."""
     a = arrays.get(name)
     if a is None:
-        raise RequestError(f"{req['op']}: no array {name!r}")
+        raise RequestError(f"{op}: no array {name!r}")
     if a.dtype != DTYPES[code] or a.shape != tuple(shape):
-        raise RequestError(f"{req['op']}: array {name!r} is {a.dtype.str} {list(a.shape)}, want {code} {list(shape)}")
+        raise RequestError(f"{op}: array {name!r} is {a.dtype.str} {list(a.shape)}, want {code} {list(shape)}")
     return a
 
-
-OPS = ("hello", "load", "evaluate", "pseudo", "train", "save", "bye", "features")
 
 # SELMIX_WORKER_TRACE=1: one line on stderr (the run's worker.log) per request served, with its time.
 TRACE = os.environ.get("SELMIX_WORKER_TRACE", "") not in ("", "0")
 
 
-def what(req: Request) -> str:
-    """The parts of a request a trace line names."""
-    return " ".join(f"{k}={req[k]}" for k in ("split", "mode", "steps", "ahead") if k in req)
+def what(req: AnyRequest) -> str:
+    """The parts of a request a trace line names (ahead when not 0)."""
+    parts = ((k, getattr(req, k, None)) for k in ("split", "mode", "steps", "ahead"))
+    return " ".join(f"{k}={v}" for k, v in parts if v is not None and not (k == "ahead" and v == 0))
 
 
-def _next(dist: Dist, inp: Optional[BinaryIO]) -> Union[None, FrameError, Tuple[Request, Arrays]]:
+def _next(dist: Dist, inp: Optional[BinaryIO]) -> Union[None, FrameError, Tuple[Header, Arrays]]:
     """The next request (header, arrays) on every rank, read by rank 0; None
     at the end of input or after a malformed frame (on rank 0, the
     FrameError instead)."""
-    frame: Union[None, FrameError, Tuple[Request, Arrays]] = None
+    frame: Union[None, FrameError, Tuple[Header, Arrays]] = None
     if dist.rank == 0:
         assert inp is not None, "rank 0 reads the requests"
         try:
@@ -208,10 +199,11 @@ def serve(worker: Server, inp: Optional[BinaryIO], out: Optional[BinaryIO]) -> i
                 raise RequestError(f"unknown op {op!r} (want {', '.join(OPS)})")
             if not worker.ready and op not in ("hello", "bye"):
                 raise RequestError(f"{op}: send hello first")
-            reply, arrs = getattr(worker, op)(req, arrays)
+            request = decode(req)  # every rank: a request they all refuse alike
+            reply, arrs = getattr(worker, op)(request, arrays)
             reply = {"ok": True, **reply, "seconds": time.perf_counter() - start}
             if TRACE and dist.rank == 0:
-                log(f"selmix-torch: {op} {what(req)}: {reply['seconds']:.3f} s")
+                log(f"selmix-torch: {op} {what(request)}: {reply['seconds']:.3f} s")
         except Exception as e:
             peer = isinstance(e, PeerFailed)
             if not peer:

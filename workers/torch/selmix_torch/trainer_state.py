@@ -20,8 +20,9 @@ from torch import nn
 
 from . import dist
 from .frames import Arrays
-from .protocol import Reply, Request, RequestError, one_line
+from .protocol import Reply, RequestError, one_line
 from .recipes import Split, log, sgd_groups, sgd_step
+from .requests import LoadRequest, SaveRequest
 from .sampling import TrainStream
 
 FORMAT = "selmix-torch/2"  # /2 added the global step counter
@@ -181,7 +182,7 @@ class TrainerState:
     # weights_only loader (no code runs from a checkpoint) reads no floats.
     # The optimizer's hyperparameters come with every train request, so its
     # state is the momentum buffers alone.
-    def save(self, req: Request, arrays: Arrays) -> Reply:
+    def save(self, req: SaveRequest, arrays: Arrays) -> Reply:
         # The model, momentum and sampling generator are the same on every
         # rank; torch's generators (dropout) are each rank's own.
         rngs = self.dist.objects(
@@ -216,8 +217,8 @@ class TrainerState:
         torch.save(state, buf)
         return {"format": FORMAT}, [("state", "u1", np.frombuffer(buf.getbuffer(), np.uint8))] + self._head_arrays()
 
-    def load(self, req: Request, arrays: Arrays) -> Reply:
-        fmt = req.get("format")
+    def load(self, req: LoadRequest, arrays: Arrays) -> Reply:
+        fmt = req.format
         if fmt not in READS:
             raise RequestError(f"load: format {fmt!r}, this worker reads {' and '.join(map(repr, READS))}")
         raw = arrays.get("state")

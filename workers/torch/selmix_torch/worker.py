@@ -12,7 +12,6 @@ which model and data; the package's docstring maps the other modules.
 """
 
 import argparse
-import math
 import os
 import resource
 import signal
@@ -31,8 +30,17 @@ from . import dist
 from .loader import Loader, sample_seeds
 from .options import configure, exactness_env, parse_args
 from .frames import Arrays
-from .protocol import BadInput, Reply, Request, RequestError, array, number, one_line, serve
+from .protocol import BadInput, Reply, RequestError, array, one_line, serve
 from .recipes import Built, Split, log
+from .requests import (
+    PAIR_MODES,
+    ByeRequest,
+    EvaluateRequest,
+    FeaturesRequest,
+    HelloRequest,
+    PseudoRequest,
+    TrainRequest,
+)
 from .sampling import TrainStream, class_job, mixup_job, pool, uniform_job
 from .trainer_state import TrainerState
 
@@ -53,15 +61,12 @@ class Worker(TrainerState):
 
     # ---- hello ------------------------------------------------------------
 
-    def hello(self, req: Request, arrays: Arrays) -> Reply:
+    def hello(self, req: HelloRequest, arrays: Arrays) -> Reply:
         if self.ready:
             raise RequestError("hello: already received")
-        if req.get("protocol") != PROTOCOL:
-            raise RequestError(
-                f"hello: protocol {req.get('protocol')!r} not spoken; this worker speaks protocol {PROTOCOL}"
-            )
-        seed = number(req, "seed", 0, 2**64 - 1, integer=True)
-        self.run_seed = seed
+        if req.protocol != PROTOCOL:
+            raise RequestError(f"hello: protocol {req.protocol!r} not spoken; this worker speaks protocol {PROTOCOL}")
+        seed = self.run_seed = req.seed
         err: Optional[BaseException] = None
         try:
             self._setup(self.recipe.build(self.args))
@@ -214,13 +219,9 @@ class Worker(TrainerState):
             err = e
         self.dist.agree(err)
 
-    def evaluate(self, req: Request, arrays: Arrays) -> Reply:
-        split = {"val": self.val, "test": self.test}.get(str(req.get("split")))
-        if split is None:
-            raise RequestError(f"evaluate: split = {req.get('split')!r}, want 'val' or 'test'")
-        centroids = req.get("centroids", False)
-        if not isinstance(centroids, bool):
-            raise RequestError(f"evaluate: centroids = {centroids!r}, want true or false")
+    def evaluate(self, req: EvaluateRequest, arrays: Arrays) -> Reply:
+        split = self.val if req.split == "val" else self.test
+        centroids = req.centroids
         K = self.K
         C = torch.zeros(K * K, dtype=torch.int64, device=self.dev)
         Z = torch.zeros(K, self.d, dtype=torch.float64, device=self.dev)
@@ -238,12 +239,12 @@ class Worker(TrainerState):
         return {"rows": split.n, "system": self._system()}, out
 
     @torch.no_grad()
-    def features(self, req: Request, arrays: Arrays) -> Reply:
+    def features(self, req: FeaturesRequest, arrays: Arrays) -> Reply:
         """The head's inputs g(x) of samples, as float32: a split's
         (``val`` or ``test``, with their logits and labels, in the split's
         order), or the labeled training samples ``pick`` names ([M, 2]:
         class k, index i among class k's labeled samples in index order)."""
-        which = str(req.get("split"))
+        which = req.split
         if which in ("val", "test"):
             sp = self.val if which == "val" else self.test
             X = torch.zeros(sp.n, self.d, dtype=torch.float32, device=self.dev)
@@ -263,8 +264,6 @@ class Worker(TrainerState):
                 ("logits", "f4", L.cpu().numpy()),
                 ("y", "i8", Y.cpu().numpy()),
             ]
-        if which != "train":
-            raise RequestError(f"features: split = {req.get('split')!r}, want 'val', 'test' or 'train'")
         pick = arrays.get("pick")
         if pick is None or pick.dtype != np.dtype("<i8") or pick.ndim != 2 or pick.shape[1] != 2:
             raise RequestError("features: split 'train' needs an array 'pick' (i8 [M, 2])")
@@ -324,13 +323,10 @@ class Worker(TrainerState):
         self._clock = (cpu, now)
         return self.dist.system(s)
 
-    def pseudo(self, req: Request, arrays: Arrays) -> Reply:
+    def pseudo(self, req: PseudoRequest, arrays: Arrays) -> Reply:
         if self.unl is None:
             raise RequestError("pseudo: this worker has no unlabeled set")
-        oracle = req.get("oracle", False)
-        if not isinstance(oracle, bool):
-            raise RequestError(f"pseudo: oracle = {oracle!r}, want true or false")
-        if oracle:
+        if req.oracle:
             if (self.unl.y < 0).all():
                 raise RequestError("pseudo: oracle labels asked for, but the unlabeled set has no true labels")
             labels = self.unl.y.clone()
@@ -343,36 +339,27 @@ class Worker(TrainerState):
 
     # ---- train ------------------------------------------------------------
 
-    def train(self, req: Request, arrays: Arrays) -> Reply:
-        mode = req.get("mode")
-        if mode not in ("mixup", "ce", "soft", "resample"):
-            raise RequestError(f"train: mode = {mode!r}, want 'mixup', 'ce', 'soft' or 'resample'")
-        pairs = mode in ("mixup", "resample")  # drawn from P: x1 in slots 0..B-1, x2 in B..2B-1
-        steps = number(req, "steps", 1, 1 << 31, integer=True)
-        batch = number(req, "batch", 1, 1 << 24, integer=True)
+    def train(self, req: TrainRequest, arrays: Arrays) -> Reply:
+        mode, steps, batch = req.mode, req.steps, req.batch
+        pairs = mode in PAIR_MODES  # drawn from P: x1 in slots 0..B-1, x2 in B..2B-1
         if batch < self.dist.world:
             raise RequestError(
                 f"train: batch = {batch} is smaller than the {self.dist.world} ranks; each rank needs a sample"
             )
-        wd = number(req, "weight_decay", 0, math.inf)
-        momentum = number(req, "momentum", 0, 1)
-        scale = number(req, "backbone_lr_scale", 0, math.inf)
-        beta_min = number(req, "beta_min", 0, 1) if pairs else None
-        ahead = number(req, "ahead", 0, 1 << 31, integer=True) if "ahead" in req else 0
-        lr = array(req, arrays, "lr", "f8", [steps])
+        wd, momentum, scale = req.weight_decay, req.momentum, req.backbone_lr_scale
+        beta_min = req.beta_min if pairs else None  # required in these modes: from_frame saw it
+        lr = array(req.OP, arrays, "lr", "f8", [steps])
         if not (np.isfinite(lr).all() and (lr >= 0).all()):
             raise RequestError("train: lr holds a negative or non-finite value")
         if "P" in arrays:
-            self._set_P(req, arrays)
+            self._set_P(arrays)
         if pairs:
             self._check_P()
         sampling = None
         if "targets" in arrays or "adjust" in arrays:
-            self._set_soft(req, arrays)
+            self._set_soft(arrays)
         if mode == "soft":
-            sampling = req.get("sampling")
-            if sampling not in ("instance", "class"):
-                raise RequestError(f"train: sampling = {sampling!r}, want 'instance' or 'class'")
+            sampling = req.sampling  # "instance" or "class": from_frame saw it
             if self.T is None:
                 raise RequestError("train: soft mode needs targets, and none were received yet")
             if sampling == "class" and (self.lab_pool[2] == 0).any():
@@ -426,7 +413,7 @@ class Worker(TrainerState):
         if ts is None or ts.key != key or ts.next != self.step:
             self._drop_stream()
             ts = self._ts = TrainStream(self, key, draw, sources)
-        ts.horizon = self.step + steps + ahead
+        ts.horizon = self.step + steps + req.ahead
         first, start = self.step, time.perf_counter()
         self._train_mode()
         before = None
@@ -467,8 +454,8 @@ class Worker(TrainerState):
         if ts is not None:
             ts.rewind()
 
-    def _set_P(self, req, arrays):
-        P = array(req, arrays, "P", "f8", [self.K, self.K])
+    def _set_P(self, arrays):
+        P = array("train", arrays, "P", "f8", [self.K, self.K])
         if not (np.isfinite(P).all() and (P >= 0).all()):
             raise RequestError("train: P holds a negative or non-finite entry")
         if abs(P.sum() - 1) > 1e-6:
@@ -478,9 +465,9 @@ class Worker(TrainerState):
             self._P_version += 1  # the same P again (after a resume, say) keeps what was drawn with it
         self.P, self.cum = P, torch.cumsum(P.flatten(), 0)
 
-    def _set_soft(self, req, arrays):
-        T = array(req, arrays, "targets", "f8", [self.K, self.K])
-        A = array(req, arrays, "adjust", "f8", [self.K])
+    def _set_soft(self, arrays):
+        T = array("train", arrays, "targets", "f8", [self.K, self.K])
+        A = array("train", arrays, "adjust", "f8", [self.K])
         if not (np.isfinite(T).all() and (T >= 0).all()):
             raise RequestError("train: targets hold a negative or non-finite entry")
         if not np.isfinite(A).all():
@@ -565,7 +552,7 @@ class Worker(TrainerState):
         if self.ready:
             self.loader.close()
 
-    def bye(self, req: Request, arrays: Arrays) -> Reply:
+    def bye(self, req: ByeRequest, arrays: Arrays) -> Reply:
         return {}, ()
 
 

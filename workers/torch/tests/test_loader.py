@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from selmix_torch import loader, options, protocol, recipes, sampling
+from selmix_torch.requests import EvaluateRequest, LoadRequest, PseudoRequest, SaveRequest
 
 from .client import Worker, decode, encode
 from .fixtures import K, P, Noisy, built, images, net
@@ -66,13 +67,13 @@ class LoaderProcesses(unittest.TestCase):
     def session(self, workers):
         w = start(built(), seed=5, loader_workers=workers, eval_batch=4)
         self.addCleanup(w.close)
-        w.pseudo({"op": "pseudo", "oracle": False}, {})
+        w.pseudo(PseudoRequest(oracle=False), {})
         losses = [
             train(w, "mixup", [0.1] * 4, P=P, batch=8, momentum=0.9),
             train(w, "mixup", [0.05] * 3, batch=8, momentum=0.9),
             train(w, "ce", [0.05] * 2, batch=8),
         ]
-        _, out = w.evaluate({"op": "evaluate", "split": "val", "centroids": True}, {})
+        _, out = w.evaluate(EvaluateRequest("val", centroids=True), {})
         self.assertEqual(w.step, 9)
         if workers:
             self.assertIsNotNone(w.loader._dl, "no loader processes were used")
@@ -206,10 +207,10 @@ class Ahead(unittest.TestCase):
             lr = [0.1 / (1 + w.step + t) for t in range(steps)]
             losses.append(train(w, "mixup", lr, P=P_, batch=8, momentum=0.9, ahead=ahead))
             if i == save_after:
-                r, out = w.save({"op": "save"}, {})
+                r, out = w.save(SaveRequest(), {})
                 saved = torch.load(io.BytesIO({n: a for n, _, a in out}["state"].tobytes()))
             elif i == 1:
-                w.evaluate({"op": "evaluate", "split": "val"}, {})
+                w.evaluate(EvaluateRequest("val"), {})
         return losses, params(w.backbone) + params(w.head), saved, w
 
     def test_reads_ahead_across_requests_bit_identical(self):
@@ -253,7 +254,7 @@ class Ahead(unittest.TestCase):
             torch.rand((4, 8), generator=before, dtype=torch.float64)
         self.assertFalse(torch.equal(w.gen.get_state(), before.get_state()), "nothing was drawn ahead")
         self.assertTrue(torch.equal(w._ts.state(), before.get_state()))
-        w.evaluate({"op": "evaluate", "split": "val"}, {})  # takes the loader processes: the stream is dropped
+        w.evaluate(EvaluateRequest("val"), {})  # takes the loader processes: the stream is dropped
         self.assertIsNone(w._ts)
         self.assertTrue(torch.equal(w.gen.get_state(), before.get_state()))
 
@@ -330,7 +331,7 @@ class BatchDataset(unittest.TestCase):
             self.assertEqual(idx.tolist(), want.tolist())
             self.assertEqual(seeds.tolist(), loader.sample_seeds(9, step, torch.arange(8)).tolist())
         self.assertEqual(lab.log[2][2].tolist(), loader.sample_seeds(9, 2, torch.arange(5)).tolist())
-        w.evaluate({"op": "evaluate", "split": "val"}, {})
+        w.evaluate(EvaluateRequest("val"), {})
         self.assertEqual(
             [(t, i.tolist(), s.tolist()) for t, i, s in val.log],
             [
@@ -348,14 +349,14 @@ class Failures(unittest.TestCase):
         w = start(b, loader_workers=2, eval_batch=4)
         self.addCleanup(w.close)
         with self.assertRaises(loader.LoaderDied) as cm:
-            w.evaluate({"op": "evaluate", "split": "val"}, {})
+            w.evaluate(EvaluateRequest("val"), {})
         reply = protocol.error_reply("evaluate", cm.exception)
         self.assertRegex(
             reply["error"], r"^evaluate: loader process died: DataLoader worker \(pid\(s\) \d+\) exited unexpectedly$"
         )
         self.assertNotIn("reason", reply)
         val.die_at = None  # the next request starts new loader processes
-        r, _ = w.evaluate({"op": "evaluate", "split": "val"}, {})
+        r, _ = w.evaluate(EvaluateRequest("val"), {})
         self.assertEqual(r["rows"], 9)
 
     def test_loader_death_while_idle(self):
@@ -364,7 +365,7 @@ class Failures(unittest.TestCase):
         thread is); the next request reports it, the one after works."""
         w = start(built(), loader_workers=2, eval_batch=4)
         self.addCleanup(w.close)
-        w.evaluate({"op": "evaluate", "split": "val"}, {})
+        w.evaluate(EvaluateRequest("val"), {})
         victim = w.loader._dl._iterator._workers[0]
         os.kill(victim.pid, signal.SIGKILL)
         time.sleep(0.5)  # time for SIGCHLD to arrive (not reaped: torch's handler looks for unreaped loaders)
@@ -372,8 +373,8 @@ class Failures(unittest.TestCase):
             loader.LoaderDied,
             rf"^loader process died: DataLoader worker \(pid\(s\) {victim.pid}\) exited unexpectedly$",
         ):
-            w.evaluate({"op": "evaluate", "split": "val"}, {})
-        r, _ = w.evaluate({"op": "evaluate", "split": "val"}, {})
+            w.evaluate(EvaluateRequest("val"), {})
+        r, _ = w.evaluate(EvaluateRequest("val"), {})
         self.assertEqual(r["rows"], 9)
 
     def test_dataset_errors_name_the_row(self):
@@ -383,7 +384,7 @@ class Failures(unittest.TestCase):
             w = start(b, loader_workers=n, eval_batch=4)
             self.addCleanup(w.close)
             with self.assertRaises(ValueError) as cm:
-                w.evaluate({"op": "evaluate", "split": "val"}, {})
+                w.evaluate(EvaluateRequest("val"), {})
             self.assertEqual(
                 protocol.error_reply("evaluate", cm.exception),
                 {"ok": False, "error": "val: row 6: cannot identify image file '/data/img6.jpg'"},
@@ -502,9 +503,9 @@ class Throughput(unittest.TestCase):
         train(w, "ce", [0.1] * 2, batch=5)
         self.assertEqual(w._images, 3 * 8 + 2 * 5)
         want = w._images / w._train_s
-        r, _ = w.evaluate({"op": "evaluate", "split": "val"}, {})
+        r, _ = w.evaluate(EvaluateRequest("val"), {})
         self.assertEqual(r["system"]["img_s"], want)
-        r, _ = w.evaluate({"op": "evaluate", "split": "val"}, {})
+        r, _ = w.evaluate(EvaluateRequest("val"), {})
         self.assertNotIn("img_s", r["system"])  # no training since the last report
 
     def test_channels_last(self):
@@ -528,7 +529,7 @@ class Throughput(unittest.TestCase):
         )
         self.assertTrue(probe.conv.weight.is_contiguous(memory_format=torch.channels_last))
         train(w, "ce", [0.1], batch=4)
-        w.evaluate({"op": "evaluate", "split": "val"}, {})
+        w.evaluate(EvaluateRequest("val"), {})
         self.assertEqual(seen, [True] * len(seen))
         self.assertEqual(len(seen), 1 + 1 + 5)  # setup's check, the step, 30 rows evaluated 7 at a time
 
@@ -542,11 +543,11 @@ class Checkpoints(unittest.TestCase):
 
         w = start(mk())
         train(w, "ce", [0.1] * 5, batch=4)
-        r, out = w.save({"op": "save"}, {})
+        r, out = w.save(SaveRequest(), {})
         self.assertEqual(r["format"], "selmix-torch/2")
         state = {name: a for name, _, a in out}["state"]
         fresh = start(mk())
-        fresh.load({"op": "load", "format": "selmix-torch/2"}, {"state": state})
+        fresh.load(LoadRequest("selmix-torch/2"), {"state": state})
         self.assertEqual(fresh.step, 5)
         s = torch.load(io.BytesIO(state.tobytes()))
         s["format"] = "selmix-torch/1"
@@ -554,11 +555,11 @@ class Checkpoints(unittest.TestCase):
         buf = io.BytesIO()
         torch.save(s, buf)
         old = start(mk())
-        old.load({"op": "load", "format": "selmix-torch/1"}, {"state": np.frombuffer(buf.getbuffer(), np.uint8)})
+        old.load(LoadRequest("selmix-torch/1"), {"state": np.frombuffer(buf.getbuffer(), np.uint8)})
         self.assertEqual(old.step, 0)
         self.assertTrue(torch.equal(old.head.weight, w.head.weight))
         with self.assertRaisesRegex(protocol.RequestError, "the state is not a selmix-torch/2 checkpoint"):
-            old.load({"op": "load", "format": "selmix-torch/2"}, {"state": np.frombuffer(buf.getbuffer(), np.uint8)})
+            old.load(LoadRequest("selmix-torch/2"), {"state": np.frombuffer(buf.getbuffer(), np.uint8)})
 
 
 RECIPE = '''

@@ -9,6 +9,7 @@ from torch import nn
 
 from selmix_torch import protocol, sampling
 from selmix_torch import worker as sw
+from selmix_torch.requests import EvaluateRequest, HelloRequest, PseudoRequest, TrainRequest
 
 torch.set_num_threads(1)
 
@@ -26,7 +27,7 @@ def start(built, seed=11, **over):
     """A Worker serving built (a recipe's dict), after hello."""
     recipe = Namespace(build=lambda args: built)
     w = sw.Worker(options(**over), recipe)
-    w.hello({"op": "hello", "protocol": 1, "seed": seed}, {})
+    w.hello(HelloRequest(protocol=1, seed=seed), {})
     return w
 
 
@@ -64,7 +65,7 @@ def train(
         req["sampling"] = sampling
     if ahead is not None:
         req["ahead"] = ahead
-    return w.train(req, arrays)[0]["loss"]
+    return w.train(TrainRequest.from_frame(req), arrays)[0]["loss"]
 
 
 def params(m):
@@ -92,20 +93,20 @@ class Evaluate(unittest.TestCase):
         y = torch.tensor([0, 0, 1, 1, 2, 2])
         w = start(dict(backbone=nn.Identity(), head=head, train=(x, y), val=(x, y), test=(x[:3], y[:3])))
         w.args.eval_batch = 4  # two batches, the second one short
-        r, out = w.evaluate({"op": "evaluate", "split": "val", "centroids": True}, {})
+        r, out = w.evaluate(EvaluateRequest("val", centroids=True), {})
         self.assertEqual(r["rows"], 6)
         got = {name: a for name, _, a in out}
         np.testing.assert_array_equal(got["C"], [[1, 0, 1], [1, 1, 0], [1, 0, 1]])
         np.testing.assert_array_equal(got["Z"], [[1.0, 0.0], [0.5, 2.0], [0.25, 0.25]])
         np.testing.assert_array_equal(got["W"], [[1, 0, 0], [0, 1, 0]])
         np.testing.assert_array_equal(got["b"], [0, 0, 0.5])
-        r, out = w.evaluate({"op": "evaluate", "split": "test", "centroids": True}, {})
+        r, out = w.evaluate(EvaluateRequest("test", centroids=True), {})
         self.assertEqual(r["rows"], 3)
         got = {name: a for name, _, a in out}
         # Class 2 has no test sample: its rows of C and Z are zeros.
         np.testing.assert_array_equal(got["C"], [[1, 0, 1], [0, 1, 0], [0, 0, 0]])
         np.testing.assert_array_equal(got["Z"], [[1.0, 0.0], [0.0, 3.0], [0.0, 0.0]])
-        r, out = w.evaluate({"op": "evaluate", "split": "test"}, {})
+        r, out = w.evaluate(EvaluateRequest("test"), {})
         self.assertEqual([name for name, _, _ in out], ["C"])
 
 
@@ -177,7 +178,7 @@ class MixupStep(unittest.TestCase):
         torch.manual_seed(0)
         backbone, head = nn.Sequential(nn.Linear(4, 6), nn.Tanh()), nn.Linear(6, 3)
         w = start(dict(backbone=backbone, head=head, train=(xl, yl), val=(xl, yl), test=(xl, yl), unlabeled=(xu, yu)))
-        self.assertEqual(w.pseudo({"op": "pseudo", "oracle": True}, {})[0]["counts"], [6, 6, 0])
+        self.assertEqual(w.pseudo(PseudoRequest(oracle=True), {})[0]["counts"], [6, 6, 0])
         P = np.array([[0.2, 0.1, 0.1], [0.0, 0.1, 0.2], [0.1, 0.2, 0.0]])
         u = torch.rand((4, 64), generator=torch.Generator().set_state(w.gen.get_state()), dtype=torch.float64).numpy()
         y2 = np.array([np.searchsorted(np.cumsum(P.ravel()), v * P.sum(), "right") % 3 for v in u[0]])
@@ -225,7 +226,7 @@ class ResampleStep(unittest.TestCase):
         torch.manual_seed(0)
         backbone, head = nn.Sequential(nn.Linear(4, 6), nn.Tanh()), nn.Linear(6, 3)
         w = start(dict(backbone=backbone, head=head, train=(xl, yl), val=(xl, yl), test=(xl, yl), unlabeled=(xu, yu)))
-        w.pseudo({"op": "pseudo", "oracle": True}, {})
+        w.pseudo(PseudoRequest(oracle=True), {})
         P = np.array([[0.2, 0.1, 0.1], [0.0, 0.1, 0.2], [0.1, 0.2, 0.0]])
         u = torch.rand((4, 64), generator=torch.Generator().set_state(w.gen.get_state()), dtype=torch.float64).numpy()
         A, c = params(backbone[0])
@@ -278,7 +279,7 @@ class ResampleStep(unittest.TestCase):
         xl = torch.randn(24, 3, generator=g)
         torch.manual_seed(0)
         w = start(dict(backbone=nn.Linear(3, 3), head=nn.Linear(3, 3), train=(xl, yl), val=(xl, yl), test=(xl, yl)))
-        w._set_P({}, {"P": np.array([[0.1, 0.3, 0.0], [0.2, 0.0, 0.1], [0.0, 0.1, 0.2]])})
+        w._set_P({"P": np.array([[0.1, 0.3, 0.0], [0.2, 0.0, 0.1], [0.0, 0.1, 0.2]])})
         state = w.gen.get_state()
 
         def job(resample):
@@ -470,9 +471,9 @@ class DatasetSplits(unittest.TestCase):
                     unlabeled=(wrap(xu), None),
                 )
             )
-            w.pseudo({"op": "pseudo", "oracle": False}, {})
+            w.pseudo(PseudoRequest(oracle=False), {})
             loss = train(w, "mixup", [0.1] * 4, P=np.full((4, 4), 1 / 16), batch=16, momentum=0.9)
-            _, out = w.evaluate({"op": "evaluate", "split": "val", "centroids": True}, {})
+            _, out = w.evaluate(EvaluateRequest("val", centroids=True), {})
             results.append((loss, [a for _, _, a in out], params(backbone) + params(head)))
         self.assertEqual(results[0][0], results[1][0])
         for a, b in zip(results[0][1] + results[0][2], results[1][1] + results[1][2]):
