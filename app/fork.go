@@ -6,7 +6,7 @@ import (
 
 	"selmix/core/experiment"
 	"selmix/core/local"
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs"
 )
 
@@ -75,29 +75,29 @@ func (s *Session) Fork(ctx context.Context, id string, at Checkpoint, sets []str
 
 // forkHyper is the hyperparameters of a fork of a run of configuration
 // pc from a checkpoint whose hyperparameters are at: at, overlaid by sets.
-func forkHyper(pc experiment.Config, at train.Hyper, sets []string) (train.Hyper, error) {
+func forkHyper(pc experiment.Config, at loop.Hyper, sets []string) (loop.Hyper, error) {
 	c := pc
 	c.Finetune.Hyper = at
 	for _, kv := range sets {
 		if err := experiment.Set(&c, kv); err != nil {
-			return train.Hyper{}, UsageError{err}
+			return loop.Hyper{}, UsageError{err}
 		}
 	}
 	if err := c.Validate(); err != nil {
-		return train.Hyper{}, UsageError{err}
+		return loop.Hyper{}, UsageError{err}
 	}
 	return c.Finetune.Hyper, nil
 }
 
 // hyperControls are the Set controls that turn hyperparameters from into
 // to at step at: planned before the run starts (source schedule).
-func hyperControls(from, to train.Hyper, at int) []train.Control {
-	var out []train.Control
-	for _, k := range train.HyperKeys() {
+func hyperControls(from, to loop.Hyper, at int) []loop.Control {
+	var out []loop.Control
+	for _, k := range loop.HyperKeys() {
 		a, _ := from.Get(k)
 		b, _ := to.Get(k)
 		if a != b {
-			out = append(out, train.Control{Op: train.OpSet, Key: k, Value: b, At: at, Source: train.SourceSchedule})
+			out = append(out, loop.Control{Op: loop.OpSet, Key: k, Value: b, At: at, Source: loop.SourceSchedule})
 		}
 	}
 	return out

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"selmix/core/experiment"
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/core/worker/workertest"
 	"selmix/runs"
 	"selmix/runs/export"
@@ -34,8 +34,8 @@ func TestForkRecordsLiveChanges(t *testing.T) {
 		t.Fatalf("the fake run's objective %s, s %v: want min-recall and 1 before the live changes", c.Finetune.Objective, c.Finetune.S)
 	}
 	s.View = sendAt(
-		train.Control{Op: train.OpSet, Key: "objective", Value: string(metric.MeanRecallCov), At: 10, Source: train.SourceUser},
-		train.Control{Op: train.OpSet, Key: "s", Value: "2", At: 10, Source: train.SourceUser})
+		loop.Control{Op: loop.OpSet, Key: "objective", Value: string(metric.MeanRecallCov), At: 10, Source: loop.SourceUser},
+		loop.Control{Op: loop.OpSet, Key: "s", Value: "2", At: 10, Source: loop.SourceUser})
 	if err := s.Start(context.Background(), c, Origin{}); err != nil {
 		t.Fatalf("Start: %v\n%s", err, out.String())
 	}

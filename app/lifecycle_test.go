@@ -15,6 +15,7 @@ import (
 
 	"selmix/core/experiment"
 	"selmix/core/local"
+	"selmix/core/loop"
 	"selmix/core/npy"
 	"selmix/core/train"
 	"selmix/core/worker/workertest"
@@ -100,8 +101,8 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 			var id string
 			s := session(root, &out, &id)
 			// A viewer that stops the run at a step, as `selmix stop` would.
-			s.View = func(ctx context.Context, eng *train.Engine, st *train.Stream, _ ViewInfo) error {
-				eng.Send(train.Control{Op: train.OpStop, At: at})
+			s.View = func(ctx context.Context, eng *train.Engine, st *loop.Stream, _ ViewInfo) error {
+				eng.Send(loop.Control{Op: loop.OpStop, At: at})
 				for _, ok := st.Next(ctx); ok; _, ok = st.Next(ctx) {
 				}
 				return nil
@@ -363,7 +364,7 @@ func TestReplayIdentical(t *testing.T) {
 	var out bytes.Buffer
 	var id string
 	s := session(root, &out, &id)
-	s.View = sendAt(train.Control{Op: train.OpSet, Key: "s", Value: "4", At: 15, Source: train.SourceUser})
+	s.View = sendAt(loop.Control{Op: loop.OpSet, Key: "s", Value: "4", At: 15, Source: loop.SourceUser})
 	if err := s.Start(context.Background(), fakeConfig(t), Origin{}); err != nil {
 		t.Fatalf("Start: %v\n%s", err, out.String())
 	}
@@ -605,8 +606,8 @@ func TestKeepBest(t *testing.T) {
 }
 
 // sendAt is a viewer that sends cs and watches the run to its end.
-func sendAt(cs ...train.Control) Viewer {
-	return func(ctx context.Context, eng *train.Engine, st *train.Stream, _ ViewInfo) error {
+func sendAt(cs ...loop.Control) Viewer {
+	return func(ctx context.Context, eng *train.Engine, st *loop.Stream, _ ViewInfo) error {
 		for _, c := range cs {
 			eng.Send(c)
 		}
@@ -624,7 +625,7 @@ func sendAt(cs ...train.Control) Viewer {
 func TestResumeKeepsControls(t *testing.T) {
 	t.Setenv(workertest.Env, "ok")
 	c := fakeConfig(t)
-	set := train.Control{Op: train.OpSet, Key: "s", Value: "4", Source: train.SourceUser}
+	set := loop.Control{Op: loop.OpSet, Key: "s", Value: "4", Source: loop.SourceUser}
 	for _, at := range []int{15, 25} {
 		t.Run(fmt.Sprintf("control at %d", at), func(t *testing.T) {
 			root := t.TempDir()
@@ -648,7 +649,7 @@ func TestResumeKeepsControls(t *testing.T) {
 			var id string
 			s = session(root, &out, &id)
 			if at < 20 {
-				s.View = sendAt(ctl, train.Control{Op: train.OpStop, At: 20})
+				s.View = sendAt(ctl, loop.Control{Op: loop.OpStop, At: 20})
 				if err := s.Start(context.Background(), c, Origin{}); err != nil {
 					t.Fatalf("Start: %v\n%s", err, out.String())
 				}
@@ -692,7 +693,7 @@ func TestForkLeavesParentScheduleBehind(t *testing.T) {
 	var out bytes.Buffer
 	var id string
 	s := session(root, &out, &id)
-	s.View = sendAt(train.Control{Op: train.OpSet, Key: "s", Value: "4", At: 25, Source: train.SourceReplay})
+	s.View = sendAt(loop.Control{Op: loop.OpSet, Key: "s", Value: "4", At: 25, Source: loop.SourceReplay})
 	if err := s.Start(context.Background(), fakeConfig(t), Origin{}); err != nil {
 		t.Fatalf("Start: %v\n%s", err, out.String())
 	}

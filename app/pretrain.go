@@ -18,8 +18,8 @@ import (
 	"selmix/core/data"
 	"selmix/core/experiment"
 	"selmix/core/local"
+	"selmix/core/loop"
 	"selmix/core/model"
-	"selmix/core/train"
 	"selmix/internal/atomicfile"
 	"selmix/internal/boundedfile"
 )
@@ -138,7 +138,7 @@ func pretrainCachePath(c experiment.Config) (string, error) {
 	// CSST pre-training reads the objective and its parameters; the
 	// others do not, so every objective shares their model.
 	pc := local.PretrainConfigOf(c)
-	var objective *train.Hyper
+	var objective *loop.Hyper
 	if pc.CSST {
 		objective = &c.Finetune.Hyper
 	} else {
@@ -150,7 +150,7 @@ func pretrainCachePath(c experiment.Config) (string, error) {
 		Hidden    []int
 		Adapter   int
 		Pretrain  local.PretrainConfig
-		Objective *train.Hyper
+		Objective *loop.Hyper
 		BLAS      string
 		Threads   int
 	}{c.Data, c.Model.Arch, c.Model.Hidden, c.Model.Adapter, pc, objective, blas.Name, blas.Threads()})

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -40,7 +40,7 @@ func (s *Session) Replay(ctx context.Context, id string) error {
 	}
 	from.Controls = h.Replayable(from.Step-1, true)
 	for i := range from.Controls {
-		from.Controls[i].Source = train.SourceReplay
+		from.Controls[i].Source = loop.SourceReplay
 	}
 	var newID string
 	o := *s
@@ -133,7 +133,7 @@ func compareOutcome(a, b *record.History) []string {
 // and last evaluations, with what may differ between two executions of
 // one run (wall time, the loss of steps, the time) left out.
 type outcome struct {
-	sa, sb train.Summary
+	sa, sb loop.Summary
 	la, lb record.RefreshEvent
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"selmix/core/blas"
+	"selmix/core/loop"
 	"selmix/core/train"
 	"selmix/core/worker"
 	"selmix/runs"
@@ -115,12 +116,12 @@ func resend(eng *train.Engine, h *record.History) {
 	acked := eng.Acked()
 	pending := eng.Pending()
 	for i, a := range h.Controls {
-		if i < acked || a.Err != "" || a.Control.Op != train.OpSet || a.Control.Auto() {
+		if i < acked || a.Err != "" || a.Control.Op != loop.OpSet || a.Control.Auto() {
 			continue
 		}
 		c := a.Control
 		c.At = a.Step
-		if j := slices.IndexFunc(pending, func(p train.Control) bool {
+		if j := slices.IndexFunc(pending, func(p loop.Control) bool {
 			return p.Op == c.Op && p.Key == c.Key && p.Value == c.Value && p.At == c.At
 		}); j >= 0 {
 			pending = slices.Delete(pending, j, j+1)

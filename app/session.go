@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"selmix/core/experiment"
+	"selmix/core/loop"
 	"selmix/core/train"
 	"selmix/runs"
 )
@@ -40,10 +41,10 @@ type Session struct {
 
 	// Progress prints a run's snapshots as lines until src ends; nil:
 	// nothing is printed.
-	Progress func(ctx context.Context, w io.Writer, src train.Source, quiet bool)
+	Progress func(ctx context.Context, w io.Writer, src loop.Source, quiet bool)
 	// Summary prints a run's final table; from is the step its session
 	// began at. Nil: no table.
-	Summary func(w io.Writer, s *train.Summary, from int)
+	Summary func(w io.Writer, s *loop.Summary, from int)
 	// Plots draws a run's figures into its folder when it ends and
 	// record.plots asks for them; nil: none are drawn.
 	Plots func(w io.Writer, dir string) error
@@ -59,7 +60,7 @@ func (s *Session) root() string { return runs.Root(s.Root) }
 // Viewer shows a live run: it reads st until it closes (or longer, while
 // the user looks at the result) and may Send controls to eng. It returns
 // when the user is done; the run has ended or been asked to stop by then.
-type Viewer func(ctx context.Context, eng *train.Engine, st *train.Stream, info ViewInfo) error
+type Viewer func(ctx context.Context, eng *train.Engine, st *loop.Stream, info ViewInfo) error
 
 // ViewInfo is what a viewer knows of the run besides its snapshots.
 type ViewInfo struct {
@@ -77,5 +78,5 @@ type Origin struct {
 	Step     int
 	Best     bool
 	State    []byte
-	Controls []train.Control
+	Controls []loop.Control
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"selmix/core/experiment"
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/core/worker/workertest"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -89,7 +89,7 @@ func TestSessionStartForkReplay(t *testing.T) {
 	s := &Session{
 		Root: root, Out: &out, Quiet: true,
 		Created: func(id string) { created = append(created, id) },
-		Summary: func(w io.Writer, sum *train.Summary, from int) { froms = append(froms, from) },
+		Summary: func(w io.Writer, sum *loop.Summary, from int) { froms = append(froms, from) },
 		WorkerLog: func(dir string, note func(string)) (func(string), func()) {
 			return func(string) { mu.Lock(); logged++; mu.Unlock() }, func() {}
 		},
@@ -145,7 +145,7 @@ func TestSessionStartForkReplay(t *testing.T) {
 	}
 	if len(sets) != 1 || sets[0] != "s=5@20" {
 		t.Errorf("fork's controls %q, want only [s=5@20] (what --set changed)", sets)
-	} else if src := fh.Controls[0].Control.Source; src != train.SourceSchedule {
+	} else if src := fh.Controls[0].Control.Source; src != loop.SourceSchedule {
 		t.Errorf("fork's --set control has source %q, want schedule", src)
 	}
 	if len(froms) != 2 || froms[0] != 0 || froms[1] != 20 {
@@ -172,7 +172,7 @@ func TestSessionStartForkReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rh.Controls) != 1 || rh.Controls[0].Control.Source != train.SourceReplay || rh.Controls[0].Control.Key != "s" {
+	if len(rh.Controls) != 1 || rh.Controls[0].Control.Source != loop.SourceReplay || rh.Controls[0].Control.Key != "s" {
 		t.Errorf("replay's controls %+v, want s=5 from the replay", rh.Controls)
 	}
 	// It is marked as a replay where runs are listed (issue #37).

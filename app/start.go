@@ -11,6 +11,7 @@ import (
 	"selmix/core/blas"
 	"selmix/core/experiment"
 	"selmix/core/local"
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/core/worker"
@@ -165,7 +166,7 @@ func (s *Session) execute(ctx context.Context, sig *signals, eng *train.Engine, 
 	}()
 	if s.StopAt > 0 {
 		// Taken at that step's boundary: before the refresh due there.
-		eng.Send(train.Control{Op: train.OpStop, At: s.StopAt})
+		eng.Send(loop.Control{Op: loop.OpStop, At: s.StopAt})
 	}
 	sum, runErr := eng.Run(ctx)
 	<-printed
@@ -203,7 +204,7 @@ func follow(eng *train.Engine, rec *record.Recorder) <-chan error {
 	go func() {
 		// A failed write (a full disk) stops the run: what is on disk
 		// stays valid, and nothing runs on unrecorded.
-		recErr <- rec.Follow(context.Background(), stream, func(error) { eng.Send(train.Control{Op: train.OpStop}) })
+		recErr <- rec.Follow(context.Background(), stream, func(error) { eng.Send(loop.Control{Op: loop.OpStop}) })
 	}()
 	return recErr
 }
@@ -226,12 +227,12 @@ func measureWorker(eng *train.Engine) func(w io.Writer) {
 
 // show hands the run's snapshots to the viewer, or prints them as
 // progress lines without one; a viewer that returns stops the run.
-func (s *Session) show(ctx context.Context, eng *train.Engine, view *train.Stream, vi ViewInfo) (err error) {
+func (s *Session) show(ctx context.Context, eng *train.Engine, view *loop.Stream, vi ViewInfo) (err error) {
 	defer func() {
 		// A bug in a viewer must not take the run down unrecorded.
 		if p := recover(); p != nil {
 			fmt.Fprintf(s.Out, "selmix: internal error in the viewer: %v\n", p)
-			eng.Send(train.Control{Op: train.OpStop})
+			eng.Send(loop.Control{Op: loop.OpStop})
 		}
 	}()
 	if s.View == nil {
@@ -245,14 +246,14 @@ func (s *Session) show(ctx context.Context, eng *train.Engine, view *train.Strea
 	}
 	err = s.View(ctx, eng, view, vi)
 	// A viewer that quits early must not leave the run going unseen.
-	eng.Send(train.Control{Op: train.OpStop})
+	eng.Send(loop.Control{Op: loop.OpStop})
 	return err
 }
 
 // unmet is " (coverage constraint unmet on validation: 9 of 10 met)"
 // for a run whose optimized objective's coverage constraint does not hold
 // on validation at its end, else "".
-func unmet(sum *train.Summary) string {
+func unmet(sum *loop.Summary) string {
 	spec, ok := sum.Objective.Spec()
 	if !ok || spec.Constraint == metric.NoConstraint {
 		return ""
@@ -273,7 +274,7 @@ func unmet(sum *train.Summary) string {
 // run prints it and attach --follow repeats it: "run ID finished at step
 // N: DIR", with the count of the coverage constraint where it is unmet on
 // validation.
-func FinishedLine(id, dir string, sum *train.Summary) string {
+func FinishedLine(id, dir string, sum *loop.Summary) string {
 	return fmt.Sprintf("run %s finished at step %d%s: %s", id, sum.Steps, unmet(sum), dir)
 }
 
@@ -281,7 +282,7 @@ func FinishedLine(id, dir string, sum *train.Summary) string {
 // run that ran all its steps, a *StoppedError for one stopped early (nil
 // when the person at the in-process workbench chose to stop), an error
 // for a trainer that could not go on.
-func (s *Session) ended(sig *signals, id, dir string, c experiment.Config, sum *train.Summary, runErr error) error {
+func (s *Session) ended(sig *signals, id, dir string, c experiment.Config, sum *loop.Summary, runErr error) error {
 	w := s.Out
 	if runErr == nil {
 		fmt.Fprintln(w, FinishedLine(id, dir, sum))

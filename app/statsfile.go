@@ -1,12 +1,14 @@
-package train
+package app
 
 import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/npy"
+	"selmix/core/train"
 )
 
 // StatsFile is the validation statistics at one refresh as an .npz
@@ -33,8 +35,8 @@ func (s *StatsFile) Counts() []float64 {
 }
 
 // Stats is s as Decide takes it, with the head/tail split of Counts.
-func (s *StatsFile) Stats() Stats {
-	return Stats{C: s.C, Z: s.Z, W: s.W, B: s.B, Tail: metric.TailSplit(s.Counts())}
+func (s *StatsFile) Stats() loop.Stats {
+	return loop.Stats{C: s.C, Z: s.Z, W: s.W, B: s.B, Tail: metric.TailSplit(s.Counts())}
 }
 
 // ReadStats reads and checks the statistics archive at path; every error
@@ -105,9 +107,9 @@ func StatsFromNPZ(ar *npy.NPZ) (*StatsFile, error) {
 	return st, nil
 }
 
-// WriteNPZ writes d as `selmix gain` does: G, P and D = ∂ψ/∂C̃ (K×K),
+// WriteDecision writes d as `selmix gain` does: G, P and D = ∂ψ/∂C̃ (K×K),
 // the multipliers lambda and ψ (psi, a scalar), all float64.
-func (d *Decision) WriteNPZ(path string) error {
+func WriteDecision(path string, d *train.Decision) error {
 	K, _ := d.G.Dims()
 	ev := d.Eval
 	return npy.WriteNPZ(path,

@@ -1,4 +1,4 @@
-package train
+package app
 
 import (
 	"bytes"
@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/npy"
 	"selmix/core/npy/npytest"
+	"selmix/core/train"
 )
 
 // statsEntries is a valid statistics archive's content: a joint
@@ -137,12 +139,12 @@ func TestDecisionWriteNPZ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Decide(nil, st.Stats(), DefaultHyper())
+	d, err := train.Decide(nil, st.Stats(), loop.DefaultHyper())
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "g.npz")
-	if err := d.WriteNPZ(out); err != nil {
+	if err := WriteDecision(out, d); err != nil {
 		t.Fatal(err)
 	}
 	z, err := npy.OpenNPZ(out)

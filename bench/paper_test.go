@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"selmix/core/experiment"
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs/sweep"
 )
 
@@ -93,7 +93,7 @@ func TestPaperBaseIsThePapers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := c.Finetune.Hyper, train.DefaultHyper(); got != want {
+	if got, want := c.Finetune.Hyper, loop.DefaultHyper(); got != want {
 		t.Errorf("suite base hyperparameters\n got %+v\nwant the paper's %+v", got, want)
 	}
 }

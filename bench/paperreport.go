@@ -9,8 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs/record"
 	"selmix/runs/sweep"
 )
@@ -21,7 +21,7 @@ type paperResult struct {
 	seed         string
 	run, root    string
 	workdir      string // where the members ran: relative paths resolve there
-	sum          *train.Summary
+	sum          *loop.Summary
 	minValMean   float64 // lowest validation mean recall over its refreshes
 	sets         []string
 	arith        string // what its arithmetic depended on: "openblas Haswell" (run.json)

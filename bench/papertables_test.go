@@ -6,22 +6,22 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 )
 
 // paperSum is a summary of a run that optimized o: its ψ on test is end
 // at the last step and best at the best step (none kept if best < 0).
-func paperSum(o metric.Objective, end, best float64) *train.Summary {
+func paperSum(o metric.Objective, end, best float64) *loop.Summary {
 	objs := func(v float64) []float64 {
 		out := make([]float64, len(metric.Objectives()))
 		out[o.Index()] = v
 		return out
 	}
-	s := &train.Summary{Objective: o, TestObjAfter: objs(end), TestObjBefore: objs(0.1),
+	s := &loop.Summary{Objective: o, TestObjAfter: objs(end), TestObjBefore: objs(0.1),
 		TestAfter: metric.Report{MeanRecall: end}, TestBefore: metric.Report{MeanRecall: 0.1}}
 	if best >= 0 {
-		s.Best = &train.Best{Step: 50, Objective: o, Test: metric.Report{MeanRecall: best}, TestObj: objs(best)}
+		s.Best = &loop.Best{Step: 50, Objective: o, Test: metric.Report{MeanRecall: best}, TestObj: objs(best)}
 	}
 	return s
 }
@@ -61,7 +61,7 @@ func TestPaperTablesAtBest(t *testing.T) {
 
 // covSum is a mean-recall@cov run whose test coverage at the end is end
 // and at the best step best (K = 2, α/K = 0.475 at the default α).
-func covSum(psiEnd, psiBest float64, end, best []float64) *train.Summary {
+func covSum(psiEnd, psiBest float64, end, best []float64) *loop.Summary {
 	s := paperSum(metric.MeanRecallCov, psiEnd, psiBest)
 	s.Alpha = 0.95
 	s.TestAfter.K, s.TestAfter.Coverage = 2, end
@@ -127,15 +127,15 @@ func TestRelativeSets(t *testing.T) {
 // measure it are left out, and without any the table is not written.
 func TestPaperPluginTable(t *testing.T) {
 	mr := metric.MinRecall
-	withPlugin := func(end, alone, after float64) *train.Summary {
+	withPlugin := func(end, alone, after float64) *loop.Summary {
 		s := paperSum(mr, end, -1)
 		objs := func(v float64) []float64 {
 			out := make([]float64, len(metric.Objectives()))
 			out[mr.Index()] = v
 			return out
 		}
-		s.PluginBefore = &train.Plugin{Objective: mr, TestObj: objs(alone)}
-		s.PluginAfter = &train.Plugin{Objective: mr, TestObj: objs(after)}
+		s.PluginBefore = &loop.Plugin{Objective: mr, TestObj: objs(alone)}
+		s.PluginAfter = &loop.Plugin{Objective: mr, TestObj: objs(after)}
 		return s
 	}
 	rs := []paperResult{

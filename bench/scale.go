@@ -21,6 +21,7 @@ import (
 	"selmix/core/data"
 	"selmix/core/gain"
 	"selmix/core/local"
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/model"
 	"selmix/core/npy"
@@ -266,8 +267,8 @@ func RefreshSeconds(dir string, reps int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	st := train.Stats{Tail: tailOf(sp)}
-	h := train.DefaultHyper()
+	st := loop.Stats{Tail: tailOf(sp)}
+	h := loop.DefaultHyper()
 	var gc gain.Computer
 	times := make([]float64, reps)
 	for i := range times {

@@ -60,7 +60,7 @@ type Meta struct {
 	ParentBest    bool   // forked from the parent's best checkpoint (at ParentStep)
 	Objective     string
 	Policy        string
-	Method        string // train.Hyper.Method: where the method is not the paper's, how ("" for the paper's)
+	Method        string // loop.Hyper.Method: where the method is not the paper's, how ("" for the paper's)
 	Steps         int
 	Best          float64
 	BestStep      int

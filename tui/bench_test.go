@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/tui/internal/fixture"
 )
 
@@ -16,7 +16,7 @@ import (
 // The target is ≤ 10 ms per frame at K = 1000.
 func BenchmarkView(b *testing.B) {
 	for _, K := range []int{10, 100, 1000} {
-		refreshes := make([]train.Snapshot, 4)
+		refreshes := make([]loop.Snapshot, 4)
 		for i := range refreshes {
 			refreshes[i] = fixture.Refresh(K, 40+i, 10000, metric.MinRecall)
 		}

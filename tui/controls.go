@@ -8,7 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/dialog"
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
@@ -108,20 +108,20 @@ func (m *Model) runsKey() tea.Cmd {
 }
 
 func (m *Model) pauseKey() tea.Cmd {
-	if m.run.Latest.State == train.Paused {
-		m.send(train.Control{Op: train.OpResume})
+	if m.run.Latest.State == loop.Paused {
+		m.send(loop.Control{Op: loop.OpResume})
 	} else {
-		m.send(train.Control{Op: train.OpPause})
+		m.send(loop.Control{Op: loop.OpPause})
 	}
 	return nil
 }
 
 func (m *Model) stepKey() tea.Cmd {
-	if m.run.Latest.State != train.Paused && m.controllable() {
+	if m.run.Latest.State != loop.Paused && m.controllable() {
 		m.run.Note(runstate.Warn, fmt.Sprintf("single step works while paused: press %s first", m.ctx.Keys.Pause.Help().Key))
 		return nil
 	}
-	m.send(train.Control{Op: train.OpStep})
+	m.send(loop.Control{Op: loop.OpStep})
 	return nil
 }
 
@@ -171,9 +171,9 @@ func (m *Model) controllable() bool {
 	return false
 }
 
-func (m *Model) send(c train.Control) {
+func (m *Model) send(c loop.Control) {
 	if m.controllable() {
-		c.Source = train.SourceUser
+		c.Source = loop.SourceUser
 		m.ctl.Send(c)
 	}
 }
@@ -201,6 +201,6 @@ func (m *Model) scaleS(up bool) tea.Cmd {
 	// shortest text of the rounded value parses back to it exactly.
 	e := math.Pow(10, 3-math.Floor(math.Log10(s)))
 	m.pendingS = math.RoundToEven(s*e) / e
-	m.ctl.Send(train.Control{Op: train.OpSet, Key: "s", Value: strconv.FormatFloat(m.pendingS, 'g', -1, 64), Source: train.SourceUser})
+	m.ctl.Send(loop.Control{Op: loop.OpSet, Key: "s", Value: strconv.FormatFloat(m.pendingS, 'g', -1, 64), Source: loop.SourceUser})
 	return m.askFlash(m.pendingS)
 }

@@ -8,8 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/tui/dialog"
 	"selmix/tui/runstate"
 )
@@ -41,14 +41,14 @@ func (m *Model) policyPicker() dialog.Dialog {
 // labels and docs are train's.
 var editKeys = []string{"s", "omega", "lambda_max", "tau", "alpha", "cov_margin", "cov_conf", "lr", "beta_min", "refresh"}
 
-func hyperField(h train.Hyper, k string) dialog.Field {
+func hyperField(h loop.Hyper, k string) dialog.Field {
 	v, _ := h.Get(k)
-	return dialog.Field{Key: k, Label: train.HyperLabel(k), Doc: train.HyperDoc(k), Value: v}
+	return dialog.Field{Key: k, Label: loop.HyperLabel(k), Doc: loop.HyperDoc(k), Value: v}
 }
 
 // checkHyper validates changed hyperparameters with Hyper.Set on a copy
 // of h, in order, so each check sees the earlier edits.
-func checkHyper(h train.Hyper, changed []dialog.KV) map[string]string {
+func checkHyper(h loop.Hyper, changed []dialog.KV) map[string]string {
 	errs := map[string]string{}
 	for _, kv := range changed {
 		if err := h.Set(kv.Key, kv.Value); err != nil {
@@ -210,7 +210,7 @@ func (m *Model) act(a dialog.Action) tea.Cmd {
 			return func() tea.Msg { t, err := fork(at, sets); return NoteMsg{t, err} }
 		}
 		for _, kv := range a.Values {
-			m.send(train.Control{Op: train.OpSet, Key: kv.Key, Value: kv.Value})
+			m.send(loop.Control{Op: loop.OpSet, Key: kv.Key, Value: kv.Value})
 		}
 	}
 	return nil

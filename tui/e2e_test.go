@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/internal/fixture"
 )
 
@@ -16,7 +16,7 @@ import (
 // order; typed input would race with the acks.
 
 // start runs a workbench in teatest fed with a running K=10 run.
-func start(t *testing.T, ctl Controller) (*teatest.TestModel, []train.Snapshot) {
+func start(t *testing.T, ctl Controller) (*teatest.TestModel, []loop.Snapshot) {
 	t.Helper()
 	m := New(Options{Info: fixture.Info(10), Ctl: ctl})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
@@ -28,7 +28,7 @@ func start(t *testing.T, ctl Controller) (*teatest.TestModel, []train.Snapshot) 
 }
 
 // waitControls waits until ctl has received n controls.
-func waitControls(t *testing.T, ctl *recorder, n int) []train.Control {
+func waitControls(t *testing.T, ctl *recorder, n int) []loop.Control {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -41,13 +41,13 @@ func waitControls(t *testing.T, ctl *recorder, n int) []train.Control {
 	return nil
 }
 
-func ack(last train.Snapshot, c train.Control, state train.State) SnapshotMsg {
+func ack(last loop.Snapshot, c loop.Control, state loop.State) SnapshotMsg {
 	s := last
-	s.Kind, s.State = train.KindControl, state
-	if c.Op == train.OpSet && c.Key == "s" {
+	s.Kind, s.State = loop.KindControl, state
+	if c.Op == loop.OpSet && c.Key == "s" {
 		s.Hyper.S = 12.5
 	}
-	s.Ack = &train.Ack{Control: c, Step: last.Step}
+	s.Ack = &loop.Ack{Control: c, Step: last.Step}
 	return SnapshotMsg{s}
 }
 
@@ -70,19 +70,19 @@ func TestE2EPause(t *testing.T) {
 	tm, snaps := start(t, ctl)
 	tm.Send(fixture.Key("space"))
 	got := waitControls(t, ctl, 1)
-	if got[0].Op != train.OpPause {
+	if got[0].Op != loop.OpPause {
 		t.Fatalf("space sent %v, want pause", got[0])
 	}
-	tm.Send(ack(snaps[len(snaps)-1], got[0], train.Paused))
+	tm.Send(ack(snaps[len(snaps)-1], got[0], loop.Paused))
 	// Paused now: space resumes and n steps.
 	tm.Send(fixture.Key("n"))
 	tm.Send(fixture.Key("space"))
 	got = waitControls(t, ctl, 3)
-	if got[1].Op != train.OpStep || got[2].Op != train.OpResume {
+	if got[1].Op != loop.OpStep || got[2].Op != loop.OpResume {
 		t.Errorf("after the pause ack, n and space sent %v, want step and resume", got[1:])
 	}
 	fm := quit(t, tm)
-	if fm.Run().Latest.State != train.Paused {
+	if fm.Run().Latest.State != loop.Paused {
 		t.Errorf("state after the ack = %q, want paused", fm.Run().Latest.State)
 	}
 }
@@ -92,15 +92,15 @@ func TestE2ESetS(t *testing.T) {
 	tm, snaps := start(t, ctl)
 	tm.Send(fixture.Key("+"))
 	got := waitControls(t, ctl, 1)
-	want := train.Control{Op: train.OpSet, Key: "s", Value: "12.5", Source: train.SourceUser}
+	want := loop.Control{Op: loop.OpSet, Key: "s", Value: "12.5", Source: loop.SourceUser}
 	if got[0] != want {
 		t.Fatalf("+ sent %v, want %v", got[0], want)
 	}
-	tm.Send(ack(snaps[len(snaps)-1], got[0], train.Running))
+	tm.Send(ack(snaps[len(snaps)-1], got[0], loop.Running))
 	// After the ack, - scales the acknowledged value back down.
 	tm.Send(fixture.Key("-"))
 	got = waitControls(t, ctl, 2)
-	if want := (train.Control{Op: train.OpSet, Key: "s", Value: "10", Source: train.SourceUser}); got[1] != want {
+	if want := (loop.Control{Op: loop.OpSet, Key: "s", Value: "10", Source: loop.SourceUser}); got[1] != want {
 		t.Errorf("- after the ack sent %v, want %v", got[1], want)
 	}
 	fm := quit(t, tm)

@@ -7,16 +7,16 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/internal/wait"
 )
 
 // SnapshotMsg carries one engine snapshot (an immutable copy).
-type SnapshotMsg struct{ Snapshot train.Snapshot }
+type SnapshotMsg struct{ Snapshot loop.Snapshot }
 
 // SnapshotsMsg carries every snapshot that arrived since the last one the
 // UI took, oldest first: one Update and one redraw for all of them.
-type SnapshotsMsg []train.Snapshot
+type SnapshotsMsg []loop.Snapshot
 
 // ClosedMsg says the snapshot stream ended: the run is over.
 type ClosedMsg struct{}
@@ -38,7 +38,7 @@ type MatricesMsg struct {
 // Controller is where controls go; *train.Engine is one. Send must not
 // block.
 type Controller interface {
-	Send(train.Control)
+	Send(loop.Control)
 }
 
 // UIRate is how often snapshots reach the UI. The stream coalesces steps
@@ -53,7 +53,7 @@ const UIRate = 150 * time.Millisecond
 // snapshots are queued by the stream and never lost; step snapshots
 // coalesce to the newest. Run it in its own goroutine: it is the only
 // reader of st.
-func Follow(ctx context.Context, st *train.Stream, send func(tea.Msg), every time.Duration) {
+func Follow(ctx context.Context, st *loop.Stream, send func(tea.Msg), every time.Duration) {
 	defer func() {
 		// A bug here must reach the screen, not kill the process with the
 		// terminal left in raw mode.

@@ -5,20 +5,20 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
+	"selmix/core/loop"
 
-	"selmix/core/train"
+	tea "charm.land/bubbletea/v2"
 )
 
 func TestFollowDeliversEventsAndClose(t *testing.T) {
-	st := train.NewStream()
-	st.Publish(train.Snapshot{Kind: train.KindRefresh, Step: 0})
+	st := loop.NewStream()
+	st.Publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 0})
 	for i := 1; i <= 100; i++ {
-		st.Publish(train.Snapshot{Kind: train.KindStep, Step: i})
+		st.Publish(loop.Snapshot{Kind: loop.KindStep, Step: i})
 	}
-	st.Publish(train.Snapshot{Kind: train.KindControl, Step: 100, Ack: &train.Ack{Step: 100}})
-	st.Publish(train.Snapshot{Kind: train.KindStep, Step: 101})
-	st.Publish(train.Snapshot{Kind: train.KindFinal, Step: 101})
+	st.Publish(loop.Snapshot{Kind: loop.KindControl, Step: 100, Ack: &loop.Ack{Step: 100}})
+	st.Publish(loop.Snapshot{Kind: loop.KindStep, Step: 101})
+	st.Publish(loop.Snapshot{Kind: loop.KindFinal, Step: 101})
 	st.Close()
 
 	var got []tea.Msg
@@ -30,7 +30,7 @@ func TestFollowDeliversEventsAndClose(t *testing.T) {
 	if _, ok := got[len(got)-1].(ClosedMsg); !ok {
 		t.Fatalf("last message %T, want ClosedMsg", got[len(got)-1])
 	}
-	var kinds []train.Kind
+	var kinds []loop.Kind
 	for _, m := range got[:len(got)-1] {
 		b, ok := m.(SnapshotsMsg)
 		if !ok {
@@ -43,7 +43,7 @@ func TestFollowDeliversEventsAndClose(t *testing.T) {
 	events := 0
 	steps := 0
 	for _, k := range kinds {
-		if k == train.KindStep {
+		if k == loop.KindStep {
 			steps++
 		} else {
 			events++
@@ -55,13 +55,13 @@ func TestFollowDeliversEventsAndClose(t *testing.T) {
 	if steps > 1 {
 		t.Errorf("delivered %d step snapshots, want them coalesced (%v)", steps, kinds)
 	}
-	if kinds[len(kinds)-1] != train.KindFinal {
+	if kinds[len(kinds)-1] != loop.KindFinal {
 		t.Errorf("kinds %v do not end with the final snapshot", kinds)
 	}
 }
 
 func TestFollowStopsWithContext(t *testing.T) {
-	st := train.NewStream()
+	st := loop.NewStream()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan []tea.Msg)
 	go func() {

@@ -6,7 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/dialog"
 	"selmix/tui/whatif"
 )
@@ -25,7 +25,7 @@ type flashEndMsg struct{ seq int }
 
 // basis is the last refresh's statistics, nil before one arrived (or
 // from an attached run that did not send them).
-func (m *Model) basis() *train.Basis {
+func (m *Model) basis() *loop.Basis {
 	if m.run.Cur == nil {
 		return nil
 	}
@@ -34,7 +34,7 @@ func (m *Model) basis() *train.Basis {
 
 // candidate is the setting the top dialog proposes; ok is false when the
 // top dialog proposes none (not the edit form or a control's picker).
-func (m *Model) candidate() (next train.Hyper, ok bool, err error) {
+func (m *Model) candidate() (next loop.Hyper, ok bool, err error) {
 	next = m.run.Latest.Hyper
 	switch d := m.dialogs.Top().(type) {
 	case *dialog.Form:

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/loop"
 	"selmix/core/train"
 	"selmix/tui/internal/fixture"
 )
@@ -33,7 +34,7 @@ func drain(m *Model, cmd tea.Cmd) {
 
 // withBasis is the running fixture at K with its last refresh carrying
 // statistics to forecast from; it returns them.
-func withBasis(t *testing.T, ctl Controller) (*Model, *train.Basis) {
+func withBasis(t *testing.T, ctl Controller) (*Model, *loop.Basis) {
 	t.Helper()
 	m := newRunning(t, 10, 120, 36, ctl)
 	last := m.run.Latest
@@ -58,7 +59,7 @@ func TestPreviewShown(t *testing.T) {
 	ctl := &recorder{}
 	m, b := withBasis(t, ctl)
 	cur := m.run.Latest.Hyper
-	forecast := func(key, value string) train.Forecast {
+	forecast := func(key, value string) loop.Forecast {
 		t.Helper()
 		next := cur
 		if err := next.Set(key, value); err != nil {

@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs"
 	"selmix/runs/record"
 	"selmix/tui/runstate"
@@ -24,7 +24,7 @@ func RunInfo(r *runs.Run, h *record.History) runstate.Info {
 // Recorded is the read-only workbench of run r, whose log h holds (o
 // with their Info and LoadMatrices), and h's history as the snapshots
 // to feed it.
-func Recorded(r *runs.Run, h *record.History, o Options) (*Model, []train.Snapshot) {
+func Recorded(r *runs.Run, h *record.History, o Options) (*Model, []loop.Snapshot) {
 	o.Info = RunInfo(r, h)
 	o.Info.ReadOnly = true
 	o.Ctl = nil
@@ -35,7 +35,7 @@ func Recorded(r *runs.Run, h *record.History, o Options) (*Model, []train.Snapsh
 // FirstScreen is what m shows first at width×height once it has snaps,
 // their end and, where it loads them, the last G and P: as text, without
 // a terminal (selmix open --print).
-func (m *Model) FirstScreen(snaps []train.Snapshot, width, height int) string {
+func (m *Model) FirstScreen(snaps []loop.Snapshot, width, height int) string {
 	m.Update(tea.WindowSizeMsg{Width: width, Height: height})
 	m.Update(SnapshotsMsg(snaps))
 	m.Update(ClosedMsg{})

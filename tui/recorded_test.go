@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -56,8 +56,8 @@ func TestLoadMatricesThinned(t *testing.T) {
 	t.Parallel()
 	G := []float64{1, 2, 3, 4}
 	h := &record.History{Refreshes: []record.RefreshEvent{
-		{Step: 0, Stats: train.Refresh{K: 2, G: G, P: G}},
-		{Step: 50, Stats: train.Refresh{K: 2}},
+		{Step: 0, Stats: loop.Refresh{K: 2, G: G, P: G}},
+		{Step: 50, Stats: loop.Refresh{K: 2}},
 	}}
 	msg := LoadMatrices(h)()
 	if msg.Step != 50 || !reflect.DeepEqual(msg.G, G) || !strings.Contains(msg.Note, "from step 0") {

@@ -7,15 +7,15 @@ import (
 	"io"
 	"sync"
 
-	tea "charm.land/bubbletea/v2"
+	"selmix/core/loop"
 
-	"selmix/core/train"
+	tea "charm.land/bubbletea/v2"
 )
 
 // Show runs the workbench m in the terminal while one goroutine feeds it
 // st's snapshots (Follow); it returns when the user quits. A signal that
 // cancels ctx ends it as q does.
-func Show(ctx context.Context, m *Model, st *train.Stream) error {
+func Show(ctx context.Context, m *Model, st *loop.Stream) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}

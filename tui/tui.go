@@ -8,7 +8,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/classes"
 	"selmix/tui/curves"
 	"selmix/tui/dialog"
@@ -57,6 +57,9 @@ type Options struct {
 	// workbench starts: snapshots replayed from a run's log come without
 	// G and P, and it reads those of the last refresh.
 	LoadMatrices func() MatricesMsg
+	// Forecast computes the what-if preview (train.Preview, wired by the
+	// command line); nil: the preview says it has none.
+	Forecast whatif.Forecaster
 	// Console is what the worker wrote before the workbench came (its
 	// start-up, from the run's worker log): the c console starts with it.
 	Console []string
@@ -127,7 +130,7 @@ func New(o Options) *Model {
 		run.AddConsole(l)
 	}
 	m := &Model{ctx: ctx, run: run, ctl: o.Ctl, header: header.New(ctx, run), dialogs: dialog.NewStack(ctx), help: help.New(), keysPath: o.KeysPath, attached: o.Attached, fork: o.Fork, export: o.Export, matrices: o.LoadMatrices,
-		preview: whatif.New()}
+		preview: whatif.New(o.Forecast)}
 	if !o.Color {
 		m.help.Styles = help.Styles{}
 	}
@@ -221,7 +224,7 @@ func (m *Model) fail() {
 
 // applyAll takes snapshots; a new refresh or control re-asks the open
 // dialog's forecast.
-func (m *Model) applyAll(ss ...train.Snapshot) tea.Cmd {
+func (m *Model) applyAll(ss ...loop.Snapshot) tea.Cmd {
 	k, cur, gp, hyper := m.run.K(), m.run.Cur, hasGP(m.run.Cur), m.run.Latest.Hyper
 	for _, s := range ss {
 		m.apply(s)
@@ -248,19 +251,19 @@ func (m *Model) refreshPanes() {
 
 // hasGP reports whether rs carries G and P: they may follow their
 // refresh (loaded lazily at large K).
-func hasGP(rs *train.Refresh) bool { return rs != nil && rs.G != nil && rs.P != nil }
+func hasGP(rs *loop.Refresh) bool { return rs != nil && rs.G != nil && rs.P != nil }
 
-func (m *Model) apply(s train.Snapshot) {
+func (m *Model) apply(s loop.Snapshot) {
 	m.run.Apply(s)
 	if m.state == Loading {
 		m.state = Running
 	}
 	switch s.Kind {
-	case train.KindError:
+	case loop.KindError:
 		m.fail()
-	case train.KindControl:
+	case loop.KindControl:
 		// The engine's typed s after the ack says whether ours arrived.
-		if a := s.Ack; a != nil && a.Control.Op == train.OpSet && a.Control.Key == "s" && (a.Err != "" || s.Hyper.S == m.pendingS) {
+		if a := s.Ack; a != nil && a.Control.Op == loop.OpSet && a.Control.Key == "s" && (a.Err != "" || s.Hyper.S == m.pendingS) {
 			m.pendingS = 0
 		}
 	}

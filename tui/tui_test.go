@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/internal/fixture"
@@ -21,19 +22,19 @@ import (
 // recorder is a Controller that keeps what it was sent.
 type recorder struct {
 	mu  sync.Mutex
-	got []train.Control
+	got []loop.Control
 }
 
-func (r *recorder) Send(c train.Control) {
+func (r *recorder) Send(c loop.Control) {
 	r.mu.Lock()
 	r.got = append(r.got, c)
 	r.mu.Unlock()
 }
 
-func (r *recorder) controls() []train.Control {
+func (r *recorder) controls() []loop.Control {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]train.Control(nil), r.got...)
+	return append([]loop.Control(nil), r.got...)
 }
 
 func newRunning(t testing.TB, K, w, h int, ctl Controller) *Model {
@@ -45,9 +46,9 @@ func newRunningColor(t testing.TB, K, w, h int, ctl Controller, color bool) *Mod
 	return newFrom(t, K, w, h, ctl, color, fixture.Running)
 }
 
-func newFrom(t testing.TB, K, w, h int, ctl Controller, color bool, snaps func(K, n int) []train.Snapshot) *Model {
+func newFrom(t testing.TB, K, w, h int, ctl Controller, color bool, snaps func(K, n int) []loop.Snapshot) *Model {
 	t.Helper()
-	m := New(Options{Info: fixture.Info(K), Ctl: ctl, Color: color})
+	m := New(Options{Info: fixture.Info(K), Ctl: ctl, Color: color, Forecast: train.Preview})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	n := 8
 	if K >= 1000 {
@@ -155,7 +156,7 @@ func TestStates(t *testing.T) {
 
 	e := New(Options{Info: fixture.Info(10), Ctl: &recorder{}})
 	errSnap := snaps[1]
-	errSnap.Kind, errSnap.State, errSnap.Err = train.KindError, train.Failed, "step 67: loss is NaN"
+	errSnap.Kind, errSnap.State, errSnap.Err = loop.KindError, loop.Failed, "step 67: loss is NaN"
 	e.Update(SnapshotMsg{errSnap})
 	if e.State() != Failed {
 		t.Fatalf("after an error snapshot state = %v, want error", e.State())
@@ -171,23 +172,23 @@ func TestStates(t *testing.T) {
 
 func TestControls(t *testing.T) {
 	// Every control the workbench sends is the researcher's (source user).
-	set := func(k, v string) train.Control {
-		return train.Control{Op: train.OpSet, Key: k, Value: v, Source: train.SourceUser}
+	set := func(k, v string) loop.Control {
+		return loop.Control{Op: loop.OpSet, Key: k, Value: v, Source: loop.SourceUser}
 	}
 	cases := []struct {
 		name string
 		keys []string
-		want []train.Control
+		want []loop.Control
 	}{
-		{"pause", []string{"space"}, []train.Control{{Op: train.OpPause, Source: train.SourceUser}}},
-		{"s up twice compounds", []string{"+", "+"}, []train.Control{set("s", "12.5"), set("s", "15.62")}},
-		{"s down", []string{"-"}, []train.Control{set("s", "8")}},
-		{"policy", []string{"p", "down", "enter"}, []train.Control{set("policy", "uniform")}},
+		{"pause", []string{"space"}, []loop.Control{{Op: loop.OpPause, Source: loop.SourceUser}}},
+		{"s up twice compounds", []string{"+", "+"}, []loop.Control{set("s", "12.5"), set("s", "15.62")}},
+		{"s down", []string{"-"}, []loop.Control{set("s", "8")}},
+		{"policy", []string{"p", "down", "enter"}, []loop.Control{set("policy", "uniform")}},
 		{"objective unchanged sends nothing", []string{"o", "enter"}, nil},
-		{"objective", []string{"o", "up", "enter"}, []train.Control{set("objective", "mean-recall")}},
+		{"objective", []string{"o", "up", "enter"}, []loop.Control{set("objective", "mean-recall")}},
 		{"step needs pause", []string{"n"}, nil},
 		{"form invalid sends nothing", []string{"e", "down", "down", "down", "down", "ctrl+u", "2", "enter"}, nil},
-		{"form valid", []string{"e", "down", "down", "down", "down", "ctrl+u", "0", ".", "9", "enter"}, []train.Control{set("alpha", "0.9")}},
+		{"form valid", []string{"e", "down", "down", "down", "down", "ctrl+u", "0", ".", "9", "enter"}, []loop.Control{set("alpha", "0.9")}},
 		{"form cancel", []string{"e", "1", "esc"}, nil},
 		{"fork not available", []string{"f"}, nil},
 		{"quit asks first", []string{"q"}, nil},
@@ -435,7 +436,7 @@ func TestForkForm(t *testing.T) {
 func TestLoadMatrices(t *testing.T) {
 	snaps := fixture.Running(10, 3)
 	last := snaps[len(snaps)-1].Refresh
-	bare := make([]train.Snapshot, len(snaps))
+	bare := make([]loop.Snapshot, len(snaps))
 	for i, s := range snaps {
 		if s.Refresh != nil {
 			rs := *s.Refresh

@@ -6,8 +6,8 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 )
 
 // With a coverage margin in force the ψ a run optimizes is aimed at
@@ -17,11 +17,11 @@ import (
 // they are ψ and psi as before.
 func TestMetricsAimedPsi(t *testing.T) {
 	for _, c := range []struct {
-		margin      train.Margin
+		margin      loop.Margin
 		name, title string
 	}{
 		{0, "psi", "ψ mean-recall@cov (optimized)"},
-		{train.MarginAuto, "psi_aimed", "ψ aimed mean-recall@cov (optimized)"},
+		{loop.MarginAuto, "psi_aimed", "ψ aimed mean-recall@cov (optimized)"},
 	} {
 		r := fixture(t, "viz-selmix")
 		for i := range r.Hist.Refreshes {

@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 )
 
 // compareFinal: the final metrics of the runs side by side as grouped
@@ -229,7 +229,7 @@ func finalSeries(rs []*RunData, ms []Metric, test bool) []barSeries {
 		for j, m := range ms {
 			vals[j] = finalValue(r, m, test)
 		}
-		b := (*train.Best)(nil)
+		b := (*loop.Best)(nil)
 		if test {
 			b = r.Hist.Final.Best
 		}
@@ -273,7 +273,7 @@ func preSeries(rs []*RunData, ms []Metric, test bool) (barSeries, bool) {
 }
 
 // bestValue is m of a run's kept model on test.
-func bestValue(b *train.Best, m Metric) float64 {
+func bestValue(b *loop.Best, m Metric) float64 {
 	switch {
 	case m.final != nil:
 		return m.final(&b.Test)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // compare-final shows, for a run that kept a model, its test at the best
@@ -17,7 +17,7 @@ func TestCompareFinalAtBest(t *testing.T) {
 	f := sel.Hist.Final
 	rep := f.TestBefore
 	rep.MeanRecall = 0.4321
-	sel.Hist.Final.Best = &train.Best{Step: 120, Test: rep, TestObj: f.TestObjBefore}
+	sel.Hist.Final.Best = &loop.Best{Step: 120, Test: rep, TestObj: f.TestObjBefore}
 	fg := newFigure(goldenOpts, colWidth, 2*72)
 	d, err := compareFinal(fg, []*RunData{sel, uni})
 	if err != nil {
@@ -58,7 +58,7 @@ func TestCompareFinalGroups(t *testing.T) {
 	f := sel.Hist.Final
 	rep := f.TestBefore
 	rep.MeanRecall = 0.4321
-	sel.Hist.Final.Best = &train.Best{Step: 120, Test: rep, TestObj: f.TestObjBefore}
+	sel.Hist.Final.Best = &loop.Best{Step: 120, Test: rep, TestObj: f.TestObjBefore}
 	fg := newFigure(goldenOpts, fullWidth, 3*72)
 	d, err := compareFinalGroups(fg, []Group{{"both", []*RunData{sel, uni}}, {"selmix", []*RunData{sel}}}, "finetune.policy")
 	if err != nil {

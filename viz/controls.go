@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"strings"
 
+	"selmix/core/loop"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg/draw"
-
-	"selmix/core/train"
 )
 
 // controlsShown are the controls by which someone changed the run:
 // accepted sets and stops (pause/resume change timing only), not the
 // engine's own (finetune.adapt), which follow from the configuration.
-func controlsShown(r *RunData) []train.Ack {
-	var out []train.Ack
+func controlsShown(r *RunData) []loop.Ack {
+	var out []loop.Ack
 	for _, a := range r.Hist.Controls {
-		if a.Err == "" && !a.Control.Auto() && (a.Control.Op == train.OpSet || a.Control.Op == train.OpStop) {
+		if a.Err == "" && !a.Control.Auto() && (a.Control.Op == loop.OpSet || a.Control.Op == loop.OpStop) {
 			out = append(out, a)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // finetune.adapt's changes follow from the configuration: figures draw
@@ -14,8 +14,8 @@ import (
 func TestControlsShownLeaveAdaptOut(t *testing.T) {
 	r := fixture(t, "viz-selmix")
 	r.Hist.Controls = append(r.Hist.Controls,
-		train.Ack{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.0007", Source: train.SourceAdapt}, Step: 150},
-		train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "12", Source: train.SourceSchedule}, Step: 160},
+		loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "lr", Value: "0.0007", Source: loop.SourceAdapt}, Step: 150},
+		loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "12", Source: loop.SourceSchedule}, Step: 160},
 	)
 	var got []string
 	for _, a := range controlsShown(r) {

@@ -5,11 +5,11 @@ import (
 	"image/color"
 	"math"
 
+	"selmix/core/loop"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg/draw"
-
-	"selmix/core/train"
 )
 
 // The ratio panel's axis stops here: one interval whose prediction was
@@ -106,7 +106,7 @@ func linearPoints(r *RunData) *linearData {
 		}
 		ratio := q / p
 		note := ""
-		if train.WrongSign(p, q) {
+		if loop.WrongSign(p, q) {
 			d.wrong++
 			note = "wrong sign"
 			if finite(q) {
@@ -125,11 +125,11 @@ func linearPoints(r *RunData) *linearData {
 		}
 		pt := plotter.XY{X: d.xs[i], Y: math.Max(-ratioLimit, math.Min(ratioLimit, ratio))}
 		switch {
-		case math.Abs(ratio) > ratioLimit && train.WrongSign(p, q):
+		case math.Abs(ratio) > ratioLimit && loop.WrongSign(p, q):
 			d.clippedBad = append(d.clippedBad, pt)
 		case math.Abs(ratio) > ratioLimit:
 			d.clipped = append(d.clipped, pt)
-		case train.WrongSign(p, q):
+		case loop.WrongSign(p, q):
 			d.bad = append(d.bad, pt)
 		default:
 			d.ok = append(d.ok, pt)

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -37,7 +37,7 @@ func synthRun(t testing.TB, K, n int, named bool) *RunData {
 		}
 		return r
 	}
-	h := train.DefaultHyper()
+	h := loop.DefaultHyper()
 	hist := &record.History{Format: 2, Starts: []record.Start{{Total: 50 * (n - 1), K: K}}}
 	if named {
 		for i := range K {
@@ -49,14 +49,14 @@ func synthRun(t testing.TB, K, n int, named bool) *RunData {
 		for j := range G {
 			G[j], P[j] = rng.NormFloat64(), rng.Float64()/float64(K*K)
 		}
-		st := train.Refresh{Step: 50 * i, K: K, S: 10, Report: rep(), Objectives: make([]float64, 9), Lambda: vec(1), G: G, P: P}
+		st := loop.Refresh{Step: 50 * i, K: K, S: 10, Report: rep(), Objectives: make([]float64, 9), Lambda: vec(1), G: G, P: P}
 		if i > 0 {
 			pred, real := rng.Float64(), rng.NormFloat64()
 			st.Predicted, st.Realised = &pred, &real
 		}
-		hist.Refreshes = append(hist.Refreshes, record.RefreshEvent{Step: 50 * i, Total: 50 * (n - 1), State: train.Running, Hyper: h, Stats: st})
+		hist.Refreshes = append(hist.Refreshes, record.RefreshEvent{Step: 50 * i, Total: 50 * (n - 1), State: loop.Running, Hyper: h, Stats: st})
 	}
-	hist.Final = &train.Summary{Steps: 50 * (n - 1), TestBefore: rep(), TestAfter: rep(), TestObjBefore: make([]float64, 9), TestObjAfter: make([]float64, 9)}
+	hist.Final = &loop.Summary{Steps: 50 * (n - 1), TestBefore: rep(), TestAfter: rep(), TestObjBefore: make([]float64, 9), TestObjAfter: make([]float64, 9)}
 	r, err := FromHistory(t.TempDir(), runs.Meta{ID: "synth", Name: "synth", Objective: "min-recall", Policy: "selmix"}, hist)
 	if err != nil {
 		t.Fatal(err)

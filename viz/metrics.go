@@ -8,8 +8,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg/draw"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs/record"
 )
 
@@ -160,14 +160,14 @@ func psiPanels(r *RunData) []psiPanel {
 
 // psiName is the CSV name and the label of the ψ the run optimized
 // (Refresh.Psi): "psi" and "ψ", or "psi_aimed" and "ψ aimed" where some
-// refresh aimed it at α/K + δ (train.Aimed, a coverage margin in force).
+// refresh aimed it at α/K + δ (loop.Aimed, a coverage margin in force).
 // That ψ is not the objective's reported ψ, which the psi:<objective>
 // rows and panels hold.
 func psiName(r *RunData) (name, label string) {
 	for _, rf := range r.Hist.Refreshes {
 		if rf.Hyper.Aimed() {
-			return "psi_aimed", train.PsiLabel(true)
+			return "psi_aimed", loop.PsiLabel(true)
 		}
 	}
-	return "psi", train.PsiLabel(false)
+	return "psi", loop.PsiLabel(false)
 }

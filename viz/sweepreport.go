@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs/sweep"
 )
 
@@ -41,7 +41,7 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 	}
 	groups := r.Ranked()
 	pf("Ranked by %s, best first.\n", sweep.RankedBy)
-	table := func(title string, value func(c sweep.ResultColumn) func(*train.Summary) float64) {
+	table := func(title string, value func(c sweep.ResultColumn) func(*loop.Summary) float64) {
 		pf("\n### %s\n\n", title)
 		head := slices.Clone(r.Keys)
 		head = append(head, "n")
@@ -68,8 +68,8 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 			pf("\n%s", PairedTable(r, groups, *o.Vs, value))
 		}
 	}
-	table("Test at the best step (the model each run keeps)", func(c sweep.ResultColumn) func(*train.Summary) float64 { return c.Best })
-	table("Test at the last step", func(c sweep.ResultColumn) func(*train.Summary) float64 { return c.After })
+	table("Test at the best step (the model each run keeps)", func(c sweep.ResultColumn) func(*loop.Summary) float64 { return c.Best })
+	table("Test at the last step", func(c sweep.ResultColumn) func(*loop.Summary) float64 { return c.After })
 	if o.FigDir == "" {
 		return b.String(), notes
 	}
@@ -162,7 +162,7 @@ func seedsLabel(g *sweep.Group, name string) string {
 // member's value minus the reference's member's of the same seed
 // (sweep.Paired). The reference group's own row says so; a group without
 // one, or without a common seed, has none.
-func PairedTable(r *sweep.Results, groups []*sweep.Group, ref sweep.Reference, value func(c sweep.ResultColumn) func(*train.Summary) float64) string {
+func PairedTable(r *sweep.Results, groups []*sweep.Group, ref sweep.Reference, value func(c sweep.ResultColumn) func(*loop.Summary) float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Paired by seed against %s: each member's value minus that of the member of %s with the same seed and the same other values, mean ± sample std over the seeds both finished (pairs: how many).\n\n", ref, ref)
 	head := slices.Clone(r.Keys)
@@ -171,7 +171,7 @@ func PairedTable(r *sweep.Results, groups []*sweep.Group, ref sweep.Reference, v
 		head = append(head, "Δ "+c.Name)
 	}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
-	count := func(*train.Summary) float64 { return 0 }
+	count := func(*loop.Summary) float64 { return 0 }
 	for _, g := range groups {
 		row := slices.Clone(g.Key)
 		rg := r.RefGroup(g, ref)

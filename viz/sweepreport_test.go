@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 	"selmix/runs/sweep"
@@ -17,15 +17,15 @@ import (
 // sweepSummary is a finished member's summary whose every metric is x and
 // whose optimized objective (min recall) is 2x at the last step; the model
 // it keeps has every metric 1 − x and ψ 2(1 − x).
-func sweepSummary(x float64) *train.Summary {
+func sweepSummary(x float64) *loop.Summary {
 	objs := make([]float64, len(metric.Objectives()))
 	objs[metric.MinRecall.Index()] = 2 * x
 	r := metric.Report{MeanRecall: x, MinRecall: x, HMean: x, GMean: x, MinCoverage: x}
 	bo := make([]float64, len(objs))
 	bo[metric.MinRecall.Index()] = 2 * (1 - x)
 	br := metric.Report{MeanRecall: 1 - x, MinRecall: 1 - x, HMean: 1 - x, GMean: 1 - x, MinCoverage: 1 - x}
-	return &train.Summary{Steps: 100, Objective: metric.MinRecall, TestAfter: r, TestObjAfter: objs,
-		Best: &train.Best{Step: 50, Objective: metric.MinRecall, Test: br, TestObj: bo}}
+	return &loop.Summary{Steps: 100, Objective: metric.MinRecall, TestAfter: r, TestObjAfter: objs,
+		Best: &loop.Best{Step: 50, Objective: metric.MinRecall, Test: br, TestObj: bo}}
 }
 
 // A sweep report is a table of the groups' mean ± sample std over seeds
@@ -48,9 +48,9 @@ func TestSweepReport(t *testing.T) {
 	sel, selH := first("viz-selmix")
 	uni, uniH := first("viz-uniform")
 	res := &sweep.Results{ID: "sw1", Members: 7, Keys: []string{"policy"}, Notes: []string{"member 6: unreadable"}, Groups: []*sweep.Group{
-		{Key: []string{"selmix"}, Label: "policy=selmix", Members: 3, Summaries: []*train.Summary{sweepSummary(0.2), sweepSummary(0.4), sweepSummary(0.6)}, First: sel, History: selH,
+		{Key: []string{"selmix"}, Label: "policy=selmix", Members: 3, Summaries: []*loop.Summary{sweepSummary(0.2), sweepSummary(0.4), sweepSummary(0.6)}, First: sel, History: selH,
 			Runs: []*runs.Run{sel, sel, sel}, Histories: []*record.History{selH, selH, selH}},
-		{Key: []string{"uniform"}, Label: "policy=uniform", Members: 3, Summaries: []*train.Summary{sweepSummary(0.5)}, First: uni, History: uniH,
+		{Key: []string{"uniform"}, Label: "policy=uniform", Members: 3, Summaries: []*loop.Summary{sweepSummary(0.5)}, First: uni, History: uniH,
 			Runs: []*runs.Run{uni}, Histories: []*record.History{uniH}},
 		{Key: []string{"a|b"}, Label: "policy=a|b", Members: 1},
 	}}
@@ -130,7 +130,7 @@ func TestWriteSweepReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := &sweep.Results{ID: "sw2", Members: 1, Keys: []string{"policy"}, Groups: []*sweep.Group{
-		{Key: []string{"selmix"}, Label: "policy=selmix", Members: 1, Summaries: []*train.Summary{sweepSummary(0.3)}, First: run, History: h,
+		{Key: []string{"selmix"}, Label: "policy=selmix", Members: 1, Summaries: []*loop.Summary{sweepSummary(0.3)}, First: run, History: h,
 			Runs: []*runs.Run{run}, Histories: []*record.History{h}},
 	}}
 	out := filepath.Join(t.TempDir(), "sub", "paper.md")
@@ -154,8 +154,8 @@ func TestWriteSweepReport(t *testing.T) {
 // differences of every group against it: the reference's own row says
 // so, and a group with no finished seed has no difference.
 func TestSweepReportVs(t *testing.T) {
-	sums := func(xs ...float64) []*train.Summary {
-		var out []*train.Summary
+	sums := func(xs ...float64) []*loop.Summary {
+		var out []*loop.Summary
 		for _, x := range xs {
 			out = append(out, sweepSummary(x))
 		}
@@ -208,7 +208,7 @@ func TestSweepReportSeedOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := &sweep.Results{ID: "seeds", Members: 2, Seeded: true, Groups: []*sweep.Group{
-		{Key: []string{}, Members: 2, Seeds: []string{"1", "2"}, Summaries: []*train.Summary{sweepSummary(0.3), sweepSummary(0.4)}, First: run, History: h,
+		{Key: []string{}, Members: 2, Seeds: []string{"1", "2"}, Summaries: []*loop.Summary{sweepSummary(0.3), sweepSummary(0.4)}, First: run, History: h,
 			Runs: []*runs.Run{run, run}, Histories: []*record.History{h, h}},
 	}}
 	dir := t.TempDir()

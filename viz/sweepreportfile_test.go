@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs/sweep"
 )
 
@@ -13,7 +13,7 @@ import (
 // (atomicfile.Out): a symbolic link is written through and stays a link.
 func TestWriteSweepReportThroughLink(t *testing.T) {
 	res := &sweep.Results{ID: "sw", Members: 1, Keys: []string{"policy"}, Groups: []*sweep.Group{
-		{Key: []string{"selmix"}, Label: "policy=selmix", Members: 1, Summaries: []*train.Summary{sweepSummary(0.3)}},
+		{Key: []string{"selmix"}, Label: "policy=selmix", Members: 1, Summaries: []*loop.Summary{sweepSummary(0.3)}},
 	}}
 	dir := t.TempDir()
 	target, link := filepath.Join(dir, "kept.md"), filepath.Join(dir, "report.md")

@@ -14,7 +14,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"selmix/core/train"
+	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/internal/boundedfile"
 	"selmix/internal/safetext"
 	"selmix/internal/suggest"
@@ -122,9 +123,9 @@ type Pretrain struct {
 }
 
 // Finetune is the fine-tuning: the hyperparameters controls may change
-// (train.Hyper, whose keys and docs it takes) and those fixed for a run.
+// (loop.Hyper, whose keys and docs it takes) and those fixed for a run.
 type Finetune struct {
-	train.Hyper
+	loop.Hyper
 	Steps        int     `toml:"steps" doc:"fine-tuning steps"`
 	WeightDecay  float64 `toml:"weight_decay" doc:"on weights, never biases"`
 	Momentum     float64 `toml:"momentum" doc:"SGD momentum"`
@@ -154,13 +155,13 @@ type Finetune struct {
 // paper's values back (adapt = "none", cov_margin = 0, refresh = 50,
 // s = 10, multipliers = "memoryless", cov_scope = "class").
 func Default() Config {
-	tc := train.DefaultConfig()
-	tc.Adapt = train.AdaptLR
-	tc.CovMargin = train.MarginAuto
+	tc := loop.DefaultConfig()
+	tc.Adapt = loop.AdaptLR
+	tc.CovMargin = loop.MarginAuto
 	tc.Refresh = 10
 	tc.S = 1
-	tc.Memory = train.MemoryIntegral
-	tc.CovScope = train.ScopeAll
+	tc.Memory = loop.MemoryIntegral
+	tc.CovScope = loop.ScopeAll
 	return Config{
 		Seed: 1,
 		Data: Data{
@@ -452,7 +453,7 @@ func (c Config) Validate() error {
 	switch c.Pretrain.Loss {
 	case "ce", "la-ce":
 	case "csst":
-		if err := train.CSSTObjective(c.Finetune.Objective); err != nil {
+		if err := loop.CheckLinear(gain.CSST, c.Finetune.Objective); err != nil {
 			return bad("pretrain.loss", "%v", err)
 		}
 	default:
@@ -480,7 +481,7 @@ func (c Config) Validate() error {
 	if c.Record.CheckpointEvery < 1 {
 		return bad("record.checkpoint_every", "want ≥ 1, got %d", c.Record.CheckpointEvery)
 	}
-	if m := c.Finetune.CovMargin; m != train.MarginAuto && m > MaxCovMargin {
+	if m := c.Finetune.CovMargin; m != loop.MarginAuto && m > MaxCovMargin {
 		return bad("finetune.cov_margin", "want auto or a number in [0, %v] (a coverage is at most 1: a larger margin makes every aim unreachable), got %v", float64(MaxCovMargin), float64(m))
 	}
 	if err := c.Train().Validate(); err != nil {
@@ -491,14 +492,14 @@ func (c Config) Validate() error {
 
 // MaxCovMargin bounds finetune.cov_margin: the multipliers aim at a
 // coverage of α/K + δ, and no coverage exceeds 1.
-const MaxCovMargin train.Margin = 1
+const MaxCovMargin loop.Margin = 1
 
 // Train is the engine configuration of c. The plug-in baseline is
 // measured for the in-process trainer only: from a worker it would take
 // every validation and test sample's features across the pipe.
-func (c Config) Train() train.Config {
+func (c Config) Train() loop.Config {
 	f := c.Finetune
-	return train.Config{Hyper: f.Hyper, Steps: f.Steps, WeightDecay: f.WeightDecay, Momentum: f.Momentum, OracleLabels: f.OracleLabels, Seed: uint64(c.Seed), Plugin: c.Record.Plugin && len(c.Worker.Command) == 0}
+	return loop.Config{Hyper: f.Hyper, Steps: f.Steps, WeightDecay: f.WeightDecay, Momentum: f.Momentum, OracleLabels: f.OracleLabels, Seed: uint64(c.Seed), Plugin: c.Record.Plugin && len(c.Worker.Command) == 0}
 }
 
 // Encode renders c as TOML: the full resolved configuration of a run.

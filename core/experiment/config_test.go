@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 )
 
 func TestDefaultIsValid(t *testing.T) {
@@ -21,10 +21,10 @@ func TestDefaultIsValid(t *testing.T) {
 		t.Errorf("default engine config %+v does not match the paper's supervised defaults", tc)
 	}
 	// The built-in experiment's four changes (configs/paper.toml undoes them).
-	if tc.Refresh != 10 || tc.Adapt != train.AdaptLR || tc.CovMargin != train.MarginAuto || tc.S != 1 {
+	if tc.Refresh != 10 || tc.Adapt != loop.AdaptLR || tc.CovMargin != loop.MarginAuto || tc.S != 1 {
 		t.Errorf("built-in refresh %d, adapt %v, cov_margin %v, s %v; want 10, lr, auto, 1", tc.Refresh, tc.Adapt, tc.CovMargin, tc.S)
 	}
-	if d := train.DefaultConfig(); d.Refresh != 50 || d.Adapt != train.AdaptNone || d.CovMargin != 0 || d.S != 10 {
+	if d := loop.DefaultConfig(); d.Refresh != 50 || d.Adapt != loop.AdaptNone || d.CovMargin != 0 || d.S != 10 {
 		t.Errorf("engine defaults refresh %d, adapt %v, cov_margin %v, s %v; want the paper's 50, none, 0, 10", d.Refresh, d.Adapt, d.CovMargin, d.S)
 	}
 	if tc.WeightDecay != 5e-4 || tc.Momentum != 0.9 {
@@ -179,17 +179,17 @@ func TestEveryKeyDocumented(t *testing.T) {
 // paper's exact settings are one documented switch away:
 // configs/paper.toml gives back every fine-tuning default of the paper.
 func TestPaperPreset(t *testing.T) {
-	if got := Default().Finetune.Adapt; got != train.AdaptLR {
+	if got := Default().Finetune.Adapt; got != loop.AdaptLR {
 		t.Errorf("built-in finetune.adapt = %q, want lr", got)
 	}
 	c, err := Load(filepath.Join("..", "..", "configs", "paper.toml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := c.Finetune.Hyper, train.DefaultHyper(); got != want {
+	if got, want := c.Finetune.Hyper, loop.DefaultHyper(); got != want {
 		t.Errorf("configs/paper.toml hyperparameters\n got %+v\nwant the paper's %+v", got, want)
 	}
-	want := train.DefaultConfig()
+	want := loop.DefaultConfig()
 	want.Seed, want.Plugin = uint64(c.Seed), c.Record.Plugin // not fine-tuning settings
 	if got := c.Train(); got != want {
 		t.Errorf("configs/paper.toml fine-tuning\n got %+v\nwant the paper's %+v", got, want)
@@ -233,15 +233,15 @@ func TestWorkerSets(t *testing.T) {
 // the key and takes the engine's default, what ran then (0, the paper).
 // A bad cov_conf or cov_margin is refused naming the key.
 func TestCovMarginDefaults(t *testing.T) {
-	if got := Default().Finetune.CovMargin; got != train.MarginAuto {
+	if got := Default().Finetune.CovMargin; got != loop.MarginAuto {
 		t.Errorf("built-in cov_margin = %v, want auto", got)
 	}
 	user, err := Parse("[finetune]\nobjective = \"mean-recall@cov\"\n", "user.toml")
-	if err != nil || user.Finetune.CovMargin != train.MarginAuto {
+	if err != nil || user.Finetune.CovMargin != loop.MarginAuto {
 		t.Errorf("a user's file without cov_margin: %v, %v; want auto", user.Finetune.CovMargin, err)
 	}
 	old := Default()
-	old.Finetune.CovMargin = train.MarginAuto
+	old.Finetune.CovMargin = loop.MarginAuto
 	var kept []string
 	for _, l := range strings.Split(old.Render(), "\n") {
 		if !strings.HasPrefix(l, "cov_margin") && !strings.HasPrefix(l, "cov_conf") {
@@ -252,14 +252,14 @@ func TestCovMarginDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Finetune.CovMargin != 0 || rec.Finetune.CovConf != train.DefaultHyper().CovConf {
-		t.Errorf("a recorded config without the keys: cov_margin %v, cov_conf %v; want the engine's 0, %v", rec.Finetune.CovMargin, rec.Finetune.CovConf, train.DefaultHyper().CovConf)
+	if rec.Finetune.CovMargin != 0 || rec.Finetune.CovConf != loop.DefaultHyper().CovConf {
+		t.Errorf("a recorded config without the keys: cov_margin %v, cov_conf %v; want the engine's 0, %v", rec.Finetune.CovMargin, rec.Finetune.CovConf, loop.DefaultHyper().CovConf)
 	}
-	if rec.Finetune.Adapt != train.AdaptLR {
+	if rec.Finetune.Adapt != loop.AdaptLR {
 		t.Errorf("a recorded key (adapt = lr) read as %v", rec.Finetune.Adapt)
 	}
 	full, err := ParseRecorded(old.Render(), "config.toml")
-	if err != nil || full.Finetune.CovMargin != train.MarginAuto {
+	if err != nil || full.Finetune.CovMargin != loop.MarginAuto {
 		t.Errorf("a recorded config with cov_margin = auto: %v, %v", full.Finetune.CovMargin, err)
 	}
 	for _, tc := range []struct{ set, key string }{

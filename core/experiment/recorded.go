@@ -3,9 +3,9 @@ package experiment
 import (
 	"fmt"
 
-	"github.com/BurntSushi/toml"
+	"selmix/core/loop"
 
-	"selmix/core/train"
+	"github.com/BurntSushi/toml"
 )
 
 // The reader of a run's recorded configuration (its config.toml, every key
@@ -17,7 +17,7 @@ import (
 // ParseRecorded parses the configuration a run was recorded with, to run
 // it again (resume, replay, fork): a fine-tuning hyperparameter it does
 // not name did not exist when it ran, so it takes the engine's default
-// (train.DefaultHyper, what ran then), not the built-in experiment's. A
+// (loop.DefaultHyper, what ran then), not the built-in experiment's. A
 // run recorded before finetune.cov_margin thus replays with the paper's
 // aim, as it ran; one recorded before data.builtin with the first
 // embedded split (200 test images per class); one recorded before
@@ -63,8 +63,8 @@ func recorded(text string) (Config, []string, error) {
 	if !md.IsDefined("record", "plugin") {
 		c.Record.Plugin = false // recorded before the key: no plug-in was measured
 	}
-	d := train.DefaultHyper()
-	for _, key := range train.HyperKeys() {
+	d := loop.DefaultHyper()
+	for _, key := range loop.HyperKeys() {
 		if md.IsDefined("finetune", key) {
 			continue
 		}

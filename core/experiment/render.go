@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"selmix/core/loop"
 
-	"selmix/core/train"
+	"github.com/BurntSushi/toml"
 )
 
 // Render writes c as a TOML configuration with every key's doc as a
@@ -45,8 +45,8 @@ func fields(b *strings.Builder, v reflect.Value) {
 			continue
 		}
 		key, doc := f.Tag.Get("toml"), f.Tag.Get("doc")
-		if t == reflect.TypeOf(train.Hyper{}) {
-			doc = train.HyperDoc(key)
+		if t == reflect.TypeOf(loop.Hyper{}) {
+			doc = loop.HyperDoc(key)
 		}
 		line(b, key, v.Field(i).Interface(), doc)
 	}

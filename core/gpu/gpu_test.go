@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // fourGPUs is what nvidia-smi --query-gpu=index,uuid --format=csv,noheader
@@ -290,12 +290,12 @@ func TestStatsFill(t *testing.T) {
 	if len(st) != 4 || st[2].Util != 0.93 || st[2].MemUsed != 41984<<20 || st[1].Util != 0 {
 		t.Fatalf("ParseStats = %+v", st)
 	}
-	sys := &train.System{GPUs: []train.GPU{{ID: "2"}, {ID: "GPU-a3", Util: 0.5, MemTotal: 1 << 30}, {ID: "9"}}}
+	sys := &loop.System{GPUs: []loop.GPU{{ID: "2"}, {ID: "GPU-a3", Util: 0.5, MemTotal: 1 << 30}, {ID: "9"}}}
 	if !NeedsFill(sys) {
 		t.Fatal("NeedsFill = false")
 	}
 	Fill(sys, st)
-	want := []train.GPU{{ID: "2", Util: 0.93, MemTotal: 81920 << 20}, {ID: "GPU-a3", Util: 0.5, MemTotal: 1 << 30}, {ID: "9"}}
+	want := []loop.GPU{{ID: "2", Util: 0.93, MemTotal: 81920 << 20}, {ID: "GPU-a3", Util: 0.5, MemTotal: 1 << 30}, {ID: "9"}}
 	if !reflect.DeepEqual(sys.GPUs, want) {
 		t.Errorf("Fill: GPUs %+v, want %+v", sys.GPUs, want)
 	}

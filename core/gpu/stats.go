@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // Stat is one GPU as nvidia-smi sees it now: the whole GPU, whoever uses
@@ -78,7 +78,7 @@ func Find(stats []Stat, id string) (Stat, bool) {
 
 // NeedsFill reports whether sys names GPUs and lacks the utilisation or
 // total memory of one of them.
-func NeedsFill(sys *train.System) bool {
+func NeedsFill(sys *loop.System) bool {
 	if sys == nil {
 		return false
 	}
@@ -94,7 +94,7 @@ func NeedsFill(sys *train.System) bool {
 // nvidia-smi's figure for that GPU (matched by index or UUID; the box's
 // other GPUs never count), and sys the mean utilisation of its GPUs when
 // it has none.
-func Fill(sys *train.System, stats []Stat) {
+func Fill(sys *loop.System, stats []Stat) {
 	if sys == nil || len(stats) == 0 {
 		return
 	}

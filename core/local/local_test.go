@@ -11,6 +11,7 @@ import (
 
 	"selmix/core/data"
 	"selmix/core/local/localtest"
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/model"
 	"selmix/core/train"
@@ -42,7 +43,7 @@ func toyLocal(t *testing.T, sp *data.Split, batch int) *Local {
 // bit (the same draws, the same arithmetic).
 func TestCSSTUniformIsCE(t *testing.T) {
 	C := mat.NewDense(2, 2, []float64{0.4, 0.1, 0.2, 0.3})
-	T, a, err := train.CSSTObjectiveLoss(metric.MeanRecall, C, nil, train.DefaultHyper().Params(2, 0))
+	T, a, err := train.CSSTObjectiveLoss(metric.MeanRecall, C, nil, loop.DefaultHyper().Params(2, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestPretrainCSST(t *testing.T) {
 	}
 	ce := PretrainConfig{Epochs: 1, LR: 0.05, Batch: 16, Momentum: 0.9, WeightDecay: 5e-4, Seed: 3}
 	cs := ce
-	cs.CSST, cs.Objective, cs.Params = true, metric.MinRecall, train.DefaultHyper().Params
+	cs.CSST, cs.Objective, cs.Params = true, metric.MinRecall, loop.DefaultHyper().Params
 	if !reflect.DeepEqual(pre(ce), pre(cs)) {
 		t.Error("one epoch of csst pre-training differs from one of CE")
 	}

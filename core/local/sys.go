@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // cpuClock measures the process's CPU use between two reports.
@@ -53,6 +53,6 @@ func rss() int64 {
 	return pages * int64(os.Getpagesize())
 }
 
-func (l *Local) system() *train.System {
-	return &train.System{Device: l.Info().Device, RSS: rss(), CPU: l.cpu.since()}
+func (l *Local) system() *loop.System {
+	return &loop.System{Device: l.Info().Device, RSS: rss(), CPU: l.cpu.since()}
 }

@@ -1,4 +1,4 @@
-package train
+package loop
 
 import (
 	"cmp"
@@ -188,7 +188,7 @@ var params = []param{
 	choiceParam("objective", "objective", true, func(h *Hyper) *metric.Objective { return &h.Objective }, metric.ParseObjective, text),
 	choiceParam("policy", "policy", true, func(h *Hyper) *gain.Policy { return &h.Policy }, gain.ParsePolicy, text),
 	choiceParam("form", "form", true, func(h *Hyper) *gain.Form { return &h.Form }, gain.ParseForm, gain.Form.String),
-	intParam("sample_draws", "draws", func(h *Hyper) *int { return &h.Draws }, maxDraws),
+	intParam("sample_draws", "draws", func(h *Hyper) *int { return &h.Draws }, MaxDraws),
 	floatParam("s", "", "s", true, func(h *Hyper) *float64 { return &h.S }, nonNegative, "a number ≥ 0"),
 	floatParam("omega", "", "ω", true, func(h *Hyper) *float64 { return &h.Omega }, nonNegative, "a number ≥ 0"),
 	floatParam("alpha", "", "α", true, func(h *Hyper) *float64 { return &h.Alpha }, unit, "a number in [0, 1]"),
@@ -219,8 +219,8 @@ func lookup(key string) (param, bool) {
 	return param{}, false
 }
 
-// canonical is key's current name (aliases map to it), or key itself.
-func canonical(key string) string {
+// Canonical is key's current name (aliases map to it), or key itself.
+func Canonical(key string) string {
 	if p, ok := lookup(key); ok {
 		return p.key
 	}
@@ -232,7 +232,7 @@ func canonical(key string) string {
 // interval in progress then compares nothing and is not predicted
 // (docs/method.md). The engine and the workbench both ask here.
 func ChangesPsi(key string) bool {
-	switch canonical(key) {
+	switch Canonical(key) {
 	case "objective", "omega", "alpha", "tau", "lambda_max", "cov_margin", "cov_conf", "cov_scope", "multipliers", "lambda_rate":
 		return true
 	}
@@ -327,7 +327,7 @@ func (h Hyper) Validate() error {
 // that is not linear in the recalls is refused.
 func (h Hyper) Consistent() error {
 	if h.Policy == gain.CSST {
-		if err := checkLinear(gain.CSST, h.Objective); err != nil {
+		if err := CheckLinear(gain.CSST, h.Objective); err != nil {
 			return fmt.Errorf("policy: %v", err)
 		}
 	}
@@ -351,4 +351,15 @@ func (h Hyper) Get(key string) (string, bool) {
 		return strconv.Itoa(int(v.Int())), true
 	}
 	return v.String(), true // the string types: objective, policy
+}
+
+// CheckLinear refuses the objectives CSST cannot optimise: its consistent
+// loss is for metrics linear in C (after the Lagrangian relaxation of the
+// constraints), and a G-mean or H-mean of recalls is not.
+func CheckLinear(what gain.Policy, obj metric.Objective) error {
+	s, ok := obj.Spec()
+	if ok && !s.Linear() {
+		return fmt.Errorf("%s optimises objectives linear in the recalls; %s is not (docs/method.md, \"Baselines\")", what, obj)
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package train
+package loop
 
 import (
 	"fmt"
@@ -99,9 +99,9 @@ func parseChoice[T ~string](s, what string, a, b T) (T, error) {
 	return "", fmt.Errorf("unknown %s %q (want %s or %s)", what, s, a, b)
 }
 
-// maxDraws bounds finetune.sample_draws: each draw is three K×K×K
+// MaxDraws bounds finetune.sample_draws: each draw is three K×K×K
 // products at every refresh.
-const maxDraws = 64
+const MaxDraws = 64
 
 // PsiLabel names the optimized ψ: "ψ aimed" where it is aimed at α/K + δ
 // (Aimed), else "ψ", since it is then the reported ψ.

@@ -1,30 +1,11 @@
 package train
 
 import (
-	"fmt"
 	"math"
 	"strconv"
+
+	"selmix/core/loop"
 )
-
-// Adapt says whether and how the engine keeps its steps inside the region
-// where its own first-order prediction holds (docs/method.md, "Keeping the
-// step where the prediction holds").
-type Adapt string
-
-const (
-	AdaptNone    Adapt = "none"    // the paper's method: fixed interval and step
-	AdaptRefresh Adapt = "refresh" // shorten the refresh interval
-	AdaptLR      Adapt = "lr"      // scale the learning rate
-)
-
-// ParseAdapt parses none, refresh or lr.
-func ParseAdapt(s string) (Adapt, error) {
-	switch a := Adapt(s); a {
-	case AdaptNone, AdaptRefresh, AdaptLR:
-		return a, nil
-	}
-	return "", fmt.Errorf("unknown adaptation %q (want none, refresh or lr)", s)
-}
 
 // The trust region: an interval aims at a predicted change of ψ of at most
 // radius; the radius halves when an interval's realised change falls below
@@ -47,14 +28,14 @@ type adapter struct {
 	BaseRefresh int     `json:"base_refresh"` // and refresh interval
 }
 
-func newAdapter(h Hyper) adapter {
+func newAdapter(h loop.Hyper) adapter {
 	return adapter{Radius: radiusStart, BaseLR: h.LR, BaseRefresh: h.Refresh}
 }
 
 // userSet notes a researcher's change of the learning rate or interval:
 // it becomes the bound the controller works under.
-func (a *adapter) userSet(h Hyper, key string) {
-	switch canonical(key) {
+func (a *adapter) userSet(h loop.Hyper, key string) {
+	switch loop.Canonical(key) {
 	case "lr":
 		a.BaseLR = h.LR
 	case "refresh":
@@ -80,8 +61,8 @@ func (a *adapter) learn(pred, real *float64) {
 // and P recomputed: it learns from the interval and returns the controls
 // that size the next one. They are the engine's own (Auto), logged like a
 // researcher's, and a replay recomputes them rather than resending them.
-func (e *Engine) adapt() []Control {
-	if e.hyper.Adapt == AdaptNone || e.hyper.Adapt == "" {
+func (e *Engine) adapt() []loop.Control {
+	if e.hyper.Adapt == loop.AdaptNone || e.hyper.Adapt == "" {
 		return nil
 	}
 	a := &e.ad
@@ -99,9 +80,9 @@ func (e *Engine) adapt() []Control {
 		}
 		return s
 	}
-	var c Control
+	var c loop.Control
 	switch e.hyper.Adapt {
-	case AdaptRefresh:
+	case loop.AdaptRefresh:
 		lo := max(1, a.BaseRefresh/10)
 		n := lo
 		for n < a.BaseRefresh && reach(n+1, 1) <= a.Radius {
@@ -110,8 +91,8 @@ func (e *Engine) adapt() []Control {
 		if n == e.hyper.Refresh {
 			return nil
 		}
-		c = Control{Op: OpSet, Key: "refresh", Value: strconv.Itoa(n), Source: SourceAdapt}
-	case AdaptLR:
+		c = loop.Control{Op: loop.OpSet, Key: "refresh", Value: strconv.Itoa(n), Source: loop.SourceAdapt}
+	case loop.AdaptLR:
 		f := 1.0
 		if r := reach(a.BaseRefresh, 1); r > a.Radius {
 			f = math.Max(lrFloor, a.Radius/r)
@@ -120,9 +101,9 @@ func (e *Engine) adapt() []Control {
 		if lr == e.hyper.LR {
 			return nil
 		}
-		c = Control{Op: OpSet, Key: "lr", Value: strconv.FormatFloat(lr, 'g', -1, 64), Source: SourceAdapt}
+		c = loop.Control{Op: loop.OpSet, Key: "lr", Value: strconv.FormatFloat(lr, 'g', -1, 64), Source: loop.SourceAdapt}
 	}
-	return []Control{c}
+	return []loop.Control{c}
 }
 
 // baseLRAt is the researcher's cosine schedule at step (the controller

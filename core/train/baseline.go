@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/core/metric"
 )
 
@@ -64,9 +65,9 @@ func CSSTLoss(L mat.Matrix) (targets, adjust []float64, err error) {
 
 // CSSTObjectiveLoss is CSSTLoss of obj's linearisation at the confusion
 // matrix C, with obj's own multipliers at C (memoryless, as a refresh
-// computes them). obj must be linear (metric.Spec.Linear; checkLinear).
+// computes them). obj must be linear (metric.Spec.Linear; loop.CheckLinear).
 func CSSTObjectiveLoss(obj metric.Objective, C mat.Matrix, tail []bool, p metric.Params) (targets, adjust []float64, err error) {
-	if err := checkLinear(gain.CSST, obj); err != nil {
+	if err := loop.CheckLinear(gain.CSST, obj); err != nil {
 		return nil, nil, err
 	}
 	ev, err := metric.Evaluate(obj, C, tail, p)
@@ -82,18 +83,7 @@ func CSSTObjectiveLoss(obj metric.Objective, C mat.Matrix, tail []bool, p metric
 
 // CSSTObjective reports whether CSST's loss can optimise obj (an error
 // saying why not): pretrain.loss = "csst" asks it at configuration time.
-func CSSTObjective(obj metric.Objective) error { return checkLinear(gain.CSST, obj) }
-
-// checkLinear refuses the objectives CSST cannot optimise: its consistent
-// loss is for metrics linear in C (after the Lagrangian relaxation of the
-// constraints), and a G-mean or H-mean of recalls is not.
-func checkLinear(what gain.Policy, obj metric.Objective) error {
-	s, ok := obj.Spec()
-	if ok && !s.Linear() {
-		return fmt.Errorf("%s optimises objectives linear in the recalls; %s is not (docs/method.md, \"Baselines\")", what, obj)
-	}
-	return nil
-}
+func CSSTObjective(obj metric.Objective) error { return loop.CheckLinear(gain.CSST, obj) }
 
 // LASTargets returns MiSLAS's label-aware smoothing targets (K×K
 // row-major) for the labeled training counts n: class y is smoothed by
@@ -133,10 +123,10 @@ type softLoss struct {
 
 // softLossFor derives the loss of h's policy from the last refresh: nil for
 // the mixup policies and none (plain CE).
-func (e *Engine) softLossFor(h Hyper, ev metric.Eval) (*softLoss, error) {
+func (e *Engine) softLossFor(h loop.Hyper, ev metric.Eval) (*softLoss, error) {
 	switch h.Policy {
 	case gain.CSST:
-		if err := checkLinear(gain.CSST, h.Objective); err != nil {
+		if err := loop.CheckLinear(gain.CSST, h.Objective); err != nil {
 			return nil, err
 		}
 		var L mat.Dense

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/train"
 )
@@ -91,7 +92,7 @@ func TestBaselinePoliciesRun(t *testing.T) {
 			t.Errorf("%s: two runs with the same seed differ", pol)
 		}
 		for _, s := range a.events {
-			if s.Kind == train.KindRefresh {
+			if s.Kind == loop.KindRefresh {
 				for _, p := range s.Refresh.P {
 					if p != 0 {
 						t.Fatalf("%s: P has mass %v", pol, p)
@@ -113,25 +114,25 @@ func TestBaselinePoliciesRun(t *testing.T) {
 // any other; csst with a nonlinear objective is refused either way round
 // and the run goes on with what it had.
 func TestBaselineControls(t *testing.T) {
-	ctl := []train.Control{
-		{Op: train.OpSet, Key: "policy", Value: "csst", At: 12},
-		{Op: train.OpSet, Key: "objective", Value: "gmean", At: 20}, // refused: csst
-		{Op: train.OpSet, Key: "objective", Value: "mean-recall@cov", At: 25},
-		{Op: train.OpSet, Key: "policy", Value: "mislas2", At: 35},
-		{Op: train.OpSet, Key: "objective", Value: "hmean", At: 40},
-		{Op: train.OpSet, Key: "policy", Value: "csst", At: 45}, // refused: hmean
+	ctl := []loop.Control{
+		{Op: loop.OpSet, Key: "policy", Value: "csst", At: 12},
+		{Op: loop.OpSet, Key: "objective", Value: "gmean", At: 20}, // refused: csst
+		{Op: loop.OpSet, Key: "objective", Value: "mean-recall@cov", At: 25},
+		{Op: loop.OpSet, Key: "policy", Value: "mislas2", At: 35},
+		{Op: loop.OpSet, Key: "objective", Value: "hmean", At: 40},
+		{Op: loop.OpSet, Key: "policy", Value: "csst", At: 45}, // refused: hmean
 	}
 	r := runToy(t, toyConfig(), ctl)
 	var refused []int
-	var final train.Snapshot
+	var final loop.Snapshot
 	for _, s := range r.events {
-		if s.Kind == train.KindControl && s.Ack != nil && s.Ack.Err != "" {
+		if s.Kind == loop.KindControl && s.Ack != nil && s.Ack.Err != "" {
 			refused = append(refused, s.Ack.Step)
 			if !strings.Contains(s.Ack.Err, "csst optimises objectives linear in the recalls") {
 				t.Errorf("refusal at %d: %q", s.Ack.Step, s.Ack.Err)
 			}
 		}
-		if s.Kind == train.KindFinal {
+		if s.Kind == loop.KindFinal {
 			final = s
 		}
 	}
@@ -187,11 +188,11 @@ func TestResamplePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := e.Subscribe()
-	done := make(chan []train.Snapshot)
+	done := make(chan []loop.Snapshot)
 	go func() {
-		var ev []train.Snapshot
+		var ev []loop.Snapshot
 		for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
-			if s.Kind == train.KindRefresh {
+			if s.Kind == loop.KindRefresh {
 				ev = append(ev, s)
 			}
 		}
@@ -228,7 +229,7 @@ func TestResamplePolicy(t *testing.T) {
 	sel.Policy = gain.SelMix
 	first := func(r runResult) []float64 {
 		for _, s := range r.events {
-			if s.Kind == train.KindRefresh {
+			if s.Kind == loop.KindRefresh {
 				return s.Refresh.P
 			}
 		}

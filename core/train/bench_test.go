@@ -7,6 +7,7 @@ import (
 
 	"selmix/core/data"
 	"selmix/core/local"
+	"selmix/core/loop"
 	"selmix/core/model"
 	"selmix/core/train"
 )
@@ -93,7 +94,7 @@ func BenchmarkRefresh(b *testing.B) {
 	}{{"K=10,d=64,n=5000", 10, 64, 500, 5000}, {"K=100,d=64,n=10000", 100, 64, 500, 10000}, {"K=1000,d=512,n=20000", 1000, 512, 100, 20000}} {
 		b.Run(c.name, func(b *testing.B) {
 			sp := featureSplit(c.K, c.d, c.n1, c.nv, 2)
-			e, err := train.New(train.DefaultConfig(), headLocal(b, sp, 128))
+			e, err := train.New(loop.DefaultConfig(), headLocal(b, sp, 128))
 			if err != nil {
 				b.Fatal(err)
 			}

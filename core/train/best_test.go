@@ -10,6 +10,7 @@ import (
 
 	"selmix/core/data"
 	"selmix/core/local"
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/train"
 )
@@ -34,7 +35,7 @@ func TestNewBest(t *testing.T) {
 		{"NaN never, even first", nil, math.Inf(-1), mr, math.NaN(), false},
 	}
 	for _, tt := range tests {
-		if got := train.NewBest(tt.bestObj, tt.best, tt.obj, tt.psi); got != tt.want {
+		if got := loop.NewBest(tt.bestObj, tt.best, tt.obj, tt.psi); got != tt.want {
 			t.Errorf("%s: NewBest = %v, want %v", tt.name, got, tt.want)
 		}
 	}
@@ -47,7 +48,7 @@ type kept struct {
 
 // keepToy runs the toy problem keeping its best; it returns the summary,
 // the refresh snapshots and every best checkpoint handed over.
-func keepToy(t *testing.T, cfg train.Config, sp *data.Split, ctl []train.Control) (*train.Summary, []train.Snapshot, []kept) {
+func keepToy(t *testing.T, cfg loop.Config, sp *data.Split, ctl []loop.Control) (*loop.Summary, []loop.Snapshot, []kept) {
 	t.Helper()
 	e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 	if err != nil {
@@ -62,11 +63,11 @@ func keepToy(t *testing.T, cfg train.Config, sp *data.Split, ctl []train.Control
 	for _, c := range ctl {
 		e.Send(c)
 	}
-	done := make(chan []train.Snapshot)
+	done := make(chan []loop.Snapshot)
 	go func() {
-		var ev []train.Snapshot
+		var ev []loop.Snapshot
 		for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
-			if s.Kind == train.KindRefresh {
+			if s.Kind == loop.KindRefresh {
 				ev = append(ev, s)
 			}
 		}
@@ -87,10 +88,10 @@ func TestKeepBest(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
 	for _, tc := range []struct {
 		name string
-		ctl  []train.Control
+		ctl  []loop.Control
 	}{
 		{"one objective", nil},
-		{"objective changed at 25", []train.Control{{Op: train.OpSet, Key: "objective", Value: "hmean@cov", At: 25}}},
+		{"objective changed at 25", []loop.Control{{Op: loop.OpSet, Key: "objective", Value: "hmean@cov", At: 25}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig()
@@ -103,7 +104,7 @@ func TestKeepBest(t *testing.T) {
 			var falls int
 			for _, r := range refreshes {
 				o := r.Hyper.Objective
-				if train.NewBest(bestObj, best, o, r.Refresh.Psi) {
+				if loop.NewBest(bestObj, best, o, r.Refresh.Psi) {
 					bestObj, best = &o, r.Refresh.Psi
 					wantSteps = append(wantSteps, r.Step)
 				} else {
@@ -217,7 +218,7 @@ func TestStopResumeKeepsBest(t *testing.T) {
 		var ckpt []byte
 		e.SetCheckpointer(0, func(_ int, b []byte, _ bool) error { ckpt = b; return nil })
 		e.KeepBest(keep)
-		e.Send(train.Control{Op: train.OpStop, At: stop})
+		e.Send(loop.Control{Op: loop.OpStop, At: stop})
 		if _, err := e.Run(context.Background()); !errors.Is(err, train.ErrStopped) {
 			t.Fatalf("stop at %d: %v", stop, err)
 		}
@@ -266,7 +267,7 @@ func (c *testCounter) Evaluate(s train.Split, centroids bool) (*train.Eval, erro
 // has no best, and everything else equals a run that judges its best.
 func TestJudgeBestOff(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
-	var sums [2]*train.Summary
+	var sums [2]*loop.Summary
 	var tests [2]int
 	for i, on := range []bool{true, false} {
 		tr := &testCounter{Trainer: toyLocal(t, sp, toyConfig().Batch)}
@@ -301,7 +302,7 @@ func TestBestCheckpointLeavesScheduledControlsOut(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
 	_, _, plain := keepToy(t, cfg, sp, nil)
-	_, _, scheduled := keepToy(t, cfg, sp, []train.Control{{Op: train.OpSet, Key: "s", Value: "5", At: 25}})
+	_, _, scheduled := keepToy(t, cfg, sp, []loop.Control{{Op: loop.OpSet, Key: "s", Value: "5", At: 25}})
 	var compared int
 	for i, k := range plain {
 		if k.step >= 25 {
@@ -325,7 +326,7 @@ func TestBestCheckpointLeavesScheduledControlsOut(t *testing.T) {
 // (issue 46); without a margin its ψ is the objective's reported ψ.
 func TestBestAimed(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
-	for _, m := range []train.Margin{0, train.MarginAuto, 0.002} {
+	for _, m := range []loop.Margin{0, loop.MarginAuto, 0.002} {
 		cfg := toyConfig()
 		cfg.Objective, cfg.CovMargin = metric.MeanRecallCov, m
 		sum, _, ks := keepToy(t, cfg, sp, nil)
@@ -343,17 +344,17 @@ func TestBestAimed(t *testing.T) {
 	}
 	for _, c := range []struct {
 		obj    metric.Objective
-		margin train.Margin
+		margin loop.Margin
 		want   bool
 	}{
-		{metric.MeanRecallCov, 0, false}, {metric.MeanRecallCov, train.MarginAuto, true}, {metric.HMeanHTCov, 0.01, true},
-		{metric.MinRecall, train.MarginAuto, false}, {"no-such-objective", train.MarginAuto, false},
+		{metric.MeanRecallCov, 0, false}, {metric.MeanRecallCov, loop.MarginAuto, true}, {metric.HMeanHTCov, 0.01, true},
+		{metric.MinRecall, loop.MarginAuto, false}, {"no-such-objective", loop.MarginAuto, false},
 	} {
-		if got := train.Aimed(c.obj, c.margin); got != c.want {
+		if got := loop.Aimed(c.obj, c.margin); got != c.want {
 			t.Errorf("Aimed(%s, %v) = %v, want %v", c.obj, c.margin, got, c.want)
 		}
 	}
-	if train.PsiLabel(true) != "ψ aimed" || train.PsiLabel(false) != "ψ" {
-		t.Errorf("PsiLabel: %q, %q", train.PsiLabel(true), train.PsiLabel(false))
+	if loop.PsiLabel(true) != "ψ aimed" || loop.PsiLabel(false) != "ψ" {
+		t.Errorf("PsiLabel: %q, %q", loop.PsiLabel(true), loop.PsiLabel(false))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/core/metric"
 )
 
@@ -58,7 +59,7 @@ type engineState struct {
 	Refreshes     int            `json:"refreshes"`
 	Acks          int            `json:"acks"`
 	Loss          *float64       `json:"loss,omitempty"` // nil if none or not finite
-	Hyper         Hyper          `json:"hyper"`
+	Hyper         loop.Hyper     `json:"hyper"`
 	Pending       []controlState `json:"pending,omitempty"`
 	ValBefore     reportState    `json:"val_before"`
 	TestBefore    reportState    `json:"test_before"`
@@ -100,7 +101,7 @@ type controlState struct {
 	Source string `json:"source,omitempty"`
 }
 
-func controlStates(cs []Control) []controlState {
+func controlStates(cs []loop.Control) []controlState {
 	var out []controlState
 	for _, c := range cs {
 		out = append(out, controlState{Op: c.Op.String(), Key: c.Key, Value: c.Value, At: c.At, Auto: c.Auto(), Source: string(c.Source)})
@@ -108,14 +109,14 @@ func controlStates(cs []Control) []controlState {
 	return out
 }
 
-func (st *engineState) controls() ([]Control, error) {
-	var out []Control
+func (st *engineState) controls() ([]loop.Control, error) {
+	var out []loop.Control
 	for _, c := range st.Pending {
-		op, err := ParseOp(c.Op)
+		op, err := loop.ParseOp(c.Op)
 		if err != nil {
 			return nil, fmt.Errorf("%w: pending control: %v", ErrCheckpoint, err)
 		}
-		out = append(out, Control{Op: op, Key: c.Key, Value: c.Value, At: c.At, Source: SourceOf(c.Source, c.Auto)})
+		out = append(out, loop.Control{Op: op, Key: c.Key, Value: c.Value, At: c.At, Source: loop.SourceOf(c.Source, c.Auto)})
 	}
 	return out, nil
 }
@@ -152,24 +153,24 @@ type bestState struct {
 	TestObj   []float64        `json:"test_obj"`
 }
 
-func newBestState(b *Best) *bestState {
+func newBestState(b *loop.Best) *bestState {
 	if b == nil {
 		return nil
 	}
 	return &bestState{Step: b.Step, Objective: b.Objective, Psi: b.Psi, Val: reportState(b.Val), Test: reportState(b.Test), TestObj: b.TestObj}
 }
 
-func (b *bestState) best() *Best {
+func (b *bestState) best() *loop.Best {
 	if b == nil {
 		return nil
 	}
-	return &Best{Step: b.Step, Objective: b.Objective, Psi: b.Psi, Val: metric.Report(b.Val), Test: metric.Report(b.Test), TestObj: b.TestObj}
+	return &loop.Best{Step: b.Step, Objective: b.Objective, Psi: b.Psi, Val: metric.Report(b.Val), Test: metric.Report(b.Test), TestObj: b.TestObj}
 }
 
 // checkpoint writes a checkpoint if one is due: every ckptEvery refreshes
 // (at the boundary), and always when the run has stopped or finished.
 func (e *Engine) checkpoint(final bool) error {
-	end := e.state == Stopped || final
+	end := e.state == loop.Stopped || final
 	if e.ckpt == nil || (!end && (e.ckptEvery <= 0 || e.refreshes == 0 || e.refreshes%e.ckptEvery != 0)) {
 		return nil
 	}
@@ -190,7 +191,7 @@ func (e *Engine) MarshalState() ([]byte, error) { return e.marshalState(e.pendin
 // marshalState serialises the engine with pending as its controls
 // scheduled ahead: all of them where the run itself will continue from
 // the state, none in a best checkpoint (judgeBest).
-func (e *Engine) marshalState(pending []Control) ([]byte, error) {
+func (e *Engine) marshalState(pending []loop.Control) ([]byte, error) {
 	sv, err := e.tr.Save()
 	if err != nil {
 		return nil, fmt.Errorf("saving the trainer: %w", err)
@@ -269,9 +270,9 @@ type Checkpoint struct {
 // work within the learning rate and refresh interval the researcher set:
 // those are the ones given. A run continued from the checkpoint runs with
 // them (Resume), so a fork's configuration records them.
-func (c *Checkpoint) Hyper() Hyper {
+func (c *Checkpoint) Hyper() loop.Hyper {
 	h := c.st.Hyper
-	if a := c.st.Adapter; c.st.Version >= 2 && h.Adapt != AdaptNone && h.Adapt != "" {
+	if a := c.st.Adapter; c.st.Version >= 2 && h.Adapt != loop.AdaptNone && h.Adapt != "" {
 		if a.BaseLR > 0 {
 			h.LR = a.BaseLR
 		}
@@ -445,7 +446,7 @@ func (st *engineState) validate() error {
 		if c.At < 0 {
 			return fmt.Errorf("pending control %s at step %d", c, c.At)
 		}
-		if c.Op == OpSet {
+		if c.Op == loop.OpSet {
 			h := st.Hyper
 			if err := h.Set(c.Key, c.Value); err != nil {
 				return fmt.Errorf("pending control: %v", err)
@@ -460,7 +461,7 @@ func (st *engineState) validate() error {
 			return fmt.Errorf("%s: %v", r.name, err)
 		}
 	}
-	if sz := st.Samples; sz != nil && (!st.Eval || sz.N < 1 || sz.N > 1<<26 || sz.S < 1 || sz.S > maxDraws) {
+	if sz := st.Samples; sz != nil && (!st.Eval || sz.N < 1 || sz.N > 1<<26 || sz.S < 1 || sz.S > loop.MaxDraws) {
 		return fmt.Errorf("samples of %d validation rows and %d draws", sz.N, sz.S)
 	}
 	for i, v := range st.Integral {
@@ -524,7 +525,7 @@ func parseState(magic string, js []byte) (engineState, error) {
 // hyperparameters (with every control applied so far) replace cfg.Hyper.
 // A pause in effect when the checkpoint was taken is not restored: it
 // changes when steps run, never what they compute.
-func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
+func Resume(cfg loop.Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 	st := ck.st
 	pending, err := st.controls()
 	if err != nil {
@@ -558,12 +559,12 @@ func Resume(cfg Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 		e.last.Predicted, e.last.Realised = st.Predicted, st.Realised
 	}
 	e.iv.restore(st.Interval)
-	e.best = st.Best.best().clone()
+	e.best = st.Best.best().Clone()
 	if e.best != nil {
 		// A checkpoint does not record whether the best's ψ was aimed:
 		// the margin in force now was, unless a control changed it since
 		// (the best is judged without the multipliers' memory).
-		e.best.Aimed = Aimed(e.best.Objective, e.hyper.CovMargin)
+		e.best.Aimed = loop.Aimed(e.best.Objective, e.hyper.CovMargin)
 	}
 	if st.Version >= 2 {
 		e.ad = st.Adapter

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
 )
 
@@ -11,10 +12,10 @@ import (
 // one but for the fields whose own fields went by their Go names.
 type engineStateV2 struct {
 	engineState
-	Pending    []Control     `json:"pending,omitempty"`
-	ValBefore  metric.Report `json:"val_before"`
-	TestBefore metric.Report `json:"test_before"`
-	Best       *Best         `json:"best,omitempty"`
+	Pending    []loop.Control `json:"pending,omitempty"`
+	ValBefore  metric.Report  `json:"val_before"`
+	TestBefore metric.Report  `json:"test_before"`
+	Best       *loop.Best     `json:"best,omitempty"`
 }
 
 // state is v2 in the version 3 form.
@@ -34,8 +35,8 @@ type engineStateV1 struct {
 	Refreshes     int
 	Acks          int
 	Loss          *float64
-	Hyper         Hyper
-	Pending       []Control
+	Hyper         loop.Hyper
+	Pending       []loop.Control
 	RNG           []byte
 	ValBefore     metric.Report
 	TestBefore    metric.Report

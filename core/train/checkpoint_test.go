@@ -19,6 +19,7 @@ import (
 
 	"selmix/core/gain"
 	"selmix/core/local"
+	"selmix/core/loop"
 	"selmix/core/train"
 )
 
@@ -27,7 +28,7 @@ import (
 func TestResumeEqualsUninterrupted(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
-	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "3", At: 25}, {Op: train.OpSet, Key: "batch", Value: "8", At: 44}}
+	ctl := []loop.Control{{Op: loop.OpSet, Key: "s", Value: "3", At: 25}, {Op: loop.OpSet, Key: "batch", Value: "8", At: 44}}
 	e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +124,7 @@ func FuzzResume(f *testing.F) {
 	// A checkpoint with the samples form's features and the multipliers'
 	// memory, taken after a refresh: the float32 block and its labels.
 	sc := cfg
-	sc.Form, sc.Memory, sc.Draws, sc.Objective = gain.Samples, train.MemoryIntegral, 2, "mean-recall@cov"
+	sc.Form, sc.Memory, sc.Draws, sc.Objective = gain.Samples, loop.MemoryIntegral, 2, "mean-recall@cov"
 	sc.Steps = 12
 	if tr, err := local.New(toyNetF(sp, sc.Batch), sp, toySeed); err == nil {
 		if e, err := train.New(sc, tr); err == nil {
@@ -146,7 +147,7 @@ func FuzzResume(f *testing.F) {
 func TestSetRightAfterResume(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
-	run := func(e *train.Engine, ctl ...train.Control) *train.Summary {
+	run := func(e *train.Engine, ctl ...loop.Control) *loop.Summary {
 		t.Helper()
 		for _, c := range ctl {
 			e.Send(c)
@@ -158,7 +159,7 @@ func TestSetRightAfterResume(t *testing.T) {
 		s.Seconds = 0
 		return s
 	}
-	set := train.Control{Op: train.OpSet, Key: "s", Value: "2", At: 20}
+	set := loop.Control{Op: loop.OpSet, Key: "s", Value: "2", At: 20}
 	first, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +171,7 @@ func TestSetRightAfterResume(t *testing.T) {
 		}
 		return nil
 	})
-	run(first, train.Control{Op: train.OpSet, Key: "omega", Value: "30", At: 5})
+	run(first, loop.Control{Op: loop.OpSet, Key: "omega", Value: "30", At: 5})
 	if ckpt == nil {
 		t.Fatal("no checkpoint at step 20")
 	}
@@ -186,7 +187,7 @@ func TestSetRightAfterResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := run(straight, train.Control{Op: train.OpSet, Key: "omega", Value: "30", At: 5}, set)
+	want := run(straight, loop.Control{Op: loop.OpSet, Key: "omega", Value: "30", At: 5}, set)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("fork with s=2 at step 20 differs from a run that set it there\n got %+v\nwant %+v", got, want)
 	}
@@ -198,25 +199,25 @@ func TestSetRightAfterResume(t *testing.T) {
 // stop) and of the last one together equal the uninterrupted run's, and so
 // do the summary and the weights.
 func TestStopResumeEqualsUninterrupted(t *testing.T) {
-	for _, adapt := range []train.Adapt{train.AdaptNone, train.AdaptRefresh, train.AdaptLR} {
+	for _, adapt := range []loop.Adapt{loop.AdaptNone, loop.AdaptRefresh, loop.AdaptLR} {
 		t.Run(string(adapt), func(t *testing.T) { testStopResume(t, adapt, gain.SelMix, nil) })
 	}
 	// The baselines' losses are recomputed from the checkpoint's evaluation.
 	for _, pol := range []gain.Policy{gain.CSST, gain.MiSLAS2} {
-		t.Run(string(pol), func(t *testing.T) { testStopResume(t, train.AdaptNone, pol, nil) })
+		t.Run(string(pol), func(t *testing.T) { testStopResume(t, loop.AdaptNone, pol, nil) })
 	}
 	// The samples form's G is recomputed from the samples the checkpoint
 	// keeps (the features have moved since), the memory of the
 	// multipliers restored.
 	t.Run("samples", func(t *testing.T) {
-		testStopResume(t, train.AdaptLR, gain.SelMix, func(c *train.Config) {
-			c.Form, c.Memory, c.Draws, c.Seed, c.Objective = gain.Samples, train.MemoryIntegral, 3, 5, "mean-recall@cov"
+		testStopResume(t, loop.AdaptLR, gain.SelMix, func(c *loop.Config) {
+			c.Form, c.Memory, c.Draws, c.Seed, c.Objective = gain.Samples, loop.MemoryIntegral, 3, 5, "mean-recall@cov"
 			c.Plugin = true // the pre-trained model's plug-in result travels in the checkpoint
 		})
 	})
 }
 
-func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy, more func(*train.Config)) {
+func testStopResume(t *testing.T, adapt loop.Adapt, policy gain.Policy, more func(*loop.Config)) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
 	cfg.Adapt, cfg.Policy = adapt, policy
@@ -225,17 +226,17 @@ func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy, more fu
 	}
 	// Scheduled controls: a checkpoint before their step keeps them
 	// pending with their source (the events compare sources too).
-	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "3", At: 25, Source: train.SourceSchedule}, {Op: train.OpSet, Key: "batch", Value: "8", At: 44, Source: train.SourceSchedule}}
+	ctl := []loop.Control{{Op: loop.OpSet, Key: "s", Value: "3", At: 25, Source: loop.SourceSchedule}, {Op: loop.OpSet, Key: "batch", Value: "8", At: 44, Source: loop.SourceSchedule}}
 	ref := runToy(t, cfg, ctl)
 	for _, s := range ref.events {
-		if s.Ack != nil && s.Ack.Control.Key == "s" && s.Ack.Control.Source != train.SourceSchedule {
+		if s.Ack != nil && s.Ack.Control.Key == "s" && s.Ack.Control.Source != loop.SourceSchedule {
 			t.Fatalf("ack of a scheduled control has source %q", s.Ack.Control.Source)
 		}
 		if s.Ack != nil && s.Ack.Control.Auto() && (s.Ack.Control.Key != "lr" && s.Ack.Control.Key != "refresh") {
 			t.Fatalf("adapt changed %s", s.Ack.Control.Key)
 		}
 	}
-	if adapt != train.AdaptNone {
+	if adapt != loop.AdaptNone {
 		auto := 0
 		for _, s := range ref.events {
 			if s.Ack != nil && s.Ack.Control.Auto() {
@@ -247,7 +248,7 @@ func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy, more fu
 		}
 	}
 	for _, stops := range [][]int{{1}, {7}, {10}, {20}, {25}, {26}, {44}, {59}, {13, 25, 40}, {10, 11, 12}} {
-		var events []train.Snapshot
+		var events []loop.Snapshot
 		var acks int // controls acknowledged so far, as the log would say
 		var e *train.Engine
 		var err error
@@ -255,7 +256,7 @@ func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy, more fu
 		if e, err = train.New(cfg, tr); err != nil {
 			t.Fatal(err)
 		}
-		var sum *train.Summary
+		var sum *loop.Summary
 		for i := 0; ; i++ {
 			var ckpt []byte
 			e.SetCheckpointer(3, func(step int, b []byte, final bool) error {
@@ -271,14 +272,14 @@ func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy, more fu
 				}
 			}
 			if i < len(stops) {
-				e.Send(train.Control{Op: train.OpStop, At: stops[i]})
+				e.Send(loop.Control{Op: loop.OpStop, At: stops[i]})
 			}
 			st := e.Subscribe()
-			done := make(chan []train.Snapshot)
+			done := make(chan []loop.Snapshot)
 			go func() {
-				var ev []train.Snapshot
+				var ev []loop.Snapshot
 				for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
-					if s.Kind != train.KindStep {
+					if s.Kind != loop.KindStep {
 						ev = append(ev, s)
 					}
 				}
@@ -297,12 +298,12 @@ func testStopResume(t *testing.T, adapt train.Adapt, policy gain.Policy, more fu
 				t.Fatalf("stops %v: session %d ended with %v at step %d", stops, i, err, sum.Steps)
 			}
 			last := evs[len(evs)-1]
-			if last.Kind != train.KindFinal || last.State != train.Stopped {
+			if last.Kind != loop.KindFinal || last.State != loop.Stopped {
 				t.Fatalf("stops %v: session %d ends with %v (%s), want a stopped final", stops, i, last.Kind, last.State)
 			}
 			events = append(events, evs[:len(evs)-1]...)
 			for _, s := range evs {
-				if s.Kind == train.KindControl && s.Ack != nil {
+				if s.Kind == loop.KindControl && s.Ack != nil {
 					acks++
 				}
 			}
@@ -374,7 +375,7 @@ func TestCheckpointVersion2(t *testing.T) {
 	if err != nil {
 		t.Fatalf("version 3 checkpoint: %v", err)
 	}
-	run := func(e *train.Engine) (*train.Summary, []string) {
+	run := func(e *train.Engine) (*loop.Summary, []string) {
 		t.Helper()
 		st := e.Subscribe()
 		done := make(chan []string)

@@ -15,68 +15,30 @@ import (
 	"time"
 
 	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/core/metric"
 )
-
-// Config is a fine-tuning run: the hyperparameters controls may change,
-// and those fixed for the run. Every value is what it says (no zero
-// stands for a default): start from DefaultConfig.
-type Config struct {
-	Hyper
-	Steps        int     // fine-tuning steps
-	WeightDecay  float64 // on weights, never biases
-	Momentum     float64 // SGD momentum
-	OracleLabels bool    // semi-supervised: draw x2 by the unlabeled set's true labels
-	// Seed chooses the training samples the samples gain form draws at
-	// each refresh (the run's seed).
-	Seed uint64
-	// Plugin measures the post-hoc plug-in classifier on the pre-trained
-	// model and at the end (Summary.PluginBefore, PluginAfter), where the
-	// trainer can give logits (Featurer).
-	Plugin bool
-}
-
-// DefaultConfig is the paper's supervised fine-tuning (docs/method.md).
-func DefaultConfig() Config {
-	return Config{Hyper: DefaultHyper(), Steps: 2000, WeightDecay: 5e-4, Momentum: 0.9}
-}
-
-// Validate checks every field and names the first bad one.
-func (c Config) Validate() error {
-	if err := c.Hyper.Validate(); err != nil {
-		return err
-	}
-	switch {
-	case c.Steps < 1:
-		return fmt.Errorf("steps: want ≥ 1, got %d", c.Steps)
-	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
-		return fmt.Errorf("weight_decay: want a number ≥ 0, got %v", c.WeightDecay)
-	case !(c.Momentum >= 0 && c.Momentum < 1):
-		return fmt.Errorf("momentum: want a number in [0, 1), got %v", c.Momentum)
-	}
-	return nil
-}
 
 // Engine runs one fine-tuning run. Create with New (or Resume), Subscribe
 // viewers, then call Run once; Send may be called from any goroutine at any
 // time.
 type Engine struct {
-	cfg   Config
+	cfg   loop.Config
 	tr    Trainer
 	info  Info
 	K, d  int
 	tail  []bool
-	hyper Hyper
+	hyper loop.Hyper
 
 	mu    sync.Mutex
-	inbox []Control
-	subs  []*Stream
+	inbox []loop.Control
+	subs  []*loop.Stream
 	ended bool // Run has returned; guarded by mu
 	// now is the last snapshot published (but a trainer's line) and sys
 	// the last System a refresh carried: where a subscriber that joins a
 	// running engine starts. Guarded by mu.
-	now  *Snapshot
-	sys  *System
+	now  *loop.Snapshot
+	sys  *loop.System
 	wake chan struct{}
 	// stopping is closed when a Stop for now arrives; guarded by mu.
 	stopping chan struct{}
@@ -92,27 +54,27 @@ type Engine struct {
 	ckptEvery   int
 	valBefore   metric.Report
 	testBefore  metric.Report
-	plugBefore  *Plugin
+	plugBefore  *loop.Plugin
 	testObjBef  []float64
 	step        int
-	state       State
-	pending     []Control // controls with a future At, sorted by At
+	state       loop.State
+	pending     []loop.Control // controls with a future At, sorted by At
 	gc          gain.Computer
-	last        *Refresh
+	last        *loop.Refresh
 	es          evalState
-	integral    []float64 // the coverage multipliers' memory (multipliers = integral)
-	iv          interval  // the current refresh interval's prediction
-	bs          *Basis    // the last evaluation's, shared by its Refreshes
-	ad          adapter   // finetune.adapt's controller
+	integral    []float64   // the coverage multipliers' memory (multipliers = integral)
+	iv          interval    // the current refresh interval's prediction
+	bs          *loop.Basis // the last evaluation's, shared by its Refreshes
+	ad          adapter     // finetune.adapt's controller
 	pace        pacer
-	soft        *softLoss // the loss of a policy that does not mix; nil otherwise
-	best        *Best     // the best so far; nil before the first refresh
+	soft        *softLoss  // the loss of a policy that does not mix; nil otherwise
+	best        *loop.Best // the best so far; nil before the first refresh
 	keep        func(step int, state []byte) error
 	noBest      bool // JudgeBest(false)
 }
 
 // New returns an engine that fine-tunes what tr holds.
-func New(cfg Config, tr Trainer) (*Engine, error) {
+func New(cfg loop.Config, tr Trainer) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -136,7 +98,7 @@ func New(cfg Config, tr Trainer) (*Engine, error) {
 		ad:       newAdapter(cfg.Hyper),
 		wake:     make(chan struct{}, 1),
 		stopping: make(chan struct{}),
-		state:    Running,
+		state:    loop.Running,
 		pauseAt:  -1,
 		loss:     math.NaN(),
 	}, nil
@@ -149,15 +111,15 @@ func (e *Engine) Info() Info { return e.info }
 // to see every event; a stream that joins later starts with a step
 // snapshot of where the run stands (its state, paused or not, and the
 // device as its last refresh measured it).
-func (e *Engine) Subscribe() *Stream {
-	s := NewStream()
+func (e *Engine) Subscribe() *loop.Stream {
+	s := loop.NewStream()
 	e.mu.Lock()
 	if e.ended {
 		s.Close() // nothing more will be published
 	} else {
 		e.subs = append(e.subs, s)
 		if e.now != nil {
-			s.Publish(e.now.standing(e.sys))
+			s.Publish(standing(*e.now, e.sys))
 		}
 	}
 	e.mu.Unlock()
@@ -169,14 +131,14 @@ func (e *Engine) Subscribe() *Stream {
 // measured), without the event s reported. A subscriber that joins a
 // running engine receives it first, so a run paused before it joined
 // shows paused at once.
-func (s Snapshot) standing(sys *System) Snapshot {
-	s.Kind, s.Ack, s.Summary, s.Err, s.Text, s.System = KindStep, nil, nil, "", "", sys
+func standing(s loop.Snapshot, sys *loop.System) loop.Snapshot {
+	s.Kind, s.Ack, s.Summary, s.Err, s.Text, s.System = loop.KindStep, nil, nil, "", "", sys
 	return s
 }
 
 // Unsubscribe stops publishing to st (a viewer that went away) and closes
 // it.
-func (e *Engine) Unsubscribe(st *Stream) {
+func (e *Engine) Unsubscribe(st *loop.Stream) {
 	e.mu.Lock()
 	for i, s := range e.subs {
 		if s == st {
@@ -189,10 +151,10 @@ func (e *Engine) Unsubscribe(st *Stream) {
 }
 
 // Send queues c for the engine; it never blocks.
-func (e *Engine) Send(c Control) {
+func (e *Engine) Send(c loop.Control) {
 	e.mu.Lock()
 	e.inbox = append(e.inbox, c)
-	if c.Op == OpStop && c.At == 0 {
+	if c.Op == loop.OpStop && c.At == 0 {
 		select {
 		case <-e.stopping:
 		default:
@@ -218,14 +180,14 @@ func (e *Engine) Note(text string) {
 	ended := e.ended
 	e.mu.Unlock()
 	if !ended {
-		e.publish(Snapshot{Kind: KindLog, Text: text, Total: e.cfg.Steps})
+		e.publish(loop.Snapshot{Kind: loop.KindLog, Text: text, Total: e.cfg.Steps})
 	}
 }
 
-func (e *Engine) publish(s Snapshot) {
+func (e *Engine) publish(s loop.Snapshot) {
 	e.mu.Lock()
 	subs := e.subs
-	if s.Kind != KindLog {
+	if s.Kind != loop.KindLog {
 		e.now = &s
 		if s.System != nil {
 			e.sys = s.System
@@ -237,8 +199,8 @@ func (e *Engine) publish(s Snapshot) {
 	}
 }
 
-func (e *Engine) snapshot(k Kind) Snapshot {
-	return Snapshot{Kind: k, Step: e.step, Total: e.cfg.Steps, State: e.state, Hyper: e.hyper, Refresh: e.last, Loss: e.loss, LR: e.lr()}
+func (e *Engine) snapshot(k loop.Kind) loop.Snapshot {
+	return loop.Snapshot{Kind: k, Step: e.step, Total: e.cfg.Steps, State: e.state, Hyper: e.hyper, Refresh: e.last, Loss: e.loss, LR: e.lr()}
 }
 
 // ErrStopped is returned by Run when a Stop control or the context ended
@@ -270,7 +232,7 @@ func (h *Halted) Unwrap() []error { return []error{ErrStopped, h.Err} }
 // A stop leaves the run exactly resumable: it publishes no refresh and
 // changes no state, and its checkpoint holds the last evaluation, so a run
 // resumed from it refreshes, samples and schedules as if never stopped.
-func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
+func (e *Engine) Run(ctx context.Context) (sum *loop.Summary, err error) {
 	defer func() {
 		e.mu.Lock()
 		e.ended = true
@@ -299,7 +261,7 @@ func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 			stopped = true
 			break
 		}
-		if e.state == Paused {
+		if e.state == loop.Paused {
 			select {
 			case <-e.wake:
 			case <-ctx.Done():
@@ -315,8 +277,8 @@ func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 			}
 			if e.pauseAt >= 0 && e.step >= e.pauseAt {
 				e.pauseAt = -1
-				e.state = Paused
-				e.publish(e.snapshot(KindControl))
+				e.state = loop.Paused
+				e.publish(e.snapshot(loop.KindControl))
 				continue
 			}
 		}
@@ -335,13 +297,13 @@ func (e *Engine) Run(ctx context.Context) (sum *Summary, err error) {
 	if sum, err = e.summary(e.last.Report, start); err != nil {
 		return e.fail(err)
 	}
-	return e.end(Finished, sum)
+	return e.end(loop.Finished, sum)
 }
 
 // stop ends the run where it stands: a checkpoint from which it continues
 // exactly, and a summary of the model at this step. It publishes no
 // refresh: the evaluation for the summary leaves every state alone.
-func (e *Engine) stop(start time.Time) (*Summary, error) {
+func (e *Engine) stop(start time.Time) (*loop.Summary, error) {
 	val := e.last.Report
 	if e.last.Step != e.step {
 		ev, err := e.tr.Evaluate(SplitVal, false)
@@ -356,20 +318,20 @@ func (e *Engine) stop(start time.Time) (*Summary, error) {
 	if err != nil {
 		return e.fail(err)
 	}
-	return e.end(Stopped, sum)
+	return e.end(loop.Stopped, sum)
 }
 
 // end publishes the final snapshot of a run that finished or stopped,
 // after the checkpoint it continues from (a finished run's is final).
-func (e *Engine) end(state State, sum *Summary) (*Summary, error) {
+func (e *Engine) end(state loop.State, sum *loop.Summary) (*loop.Summary, error) {
 	e.state = state
-	if err := e.checkpoint(state == Finished); err != nil {
+	if err := e.checkpoint(state == loop.Finished); err != nil {
 		return e.fail(err)
 	}
-	s := e.snapshot(KindFinal)
+	s := e.snapshot(loop.KindFinal)
 	s.Summary = sum
 	e.publish(s)
-	if state == Stopped {
+	if state == loop.Stopped {
 		return sum, ErrStopped
 	}
 	return sum, nil
@@ -377,20 +339,20 @@ func (e *Engine) end(state State, sum *Summary) (*Summary, error) {
 
 // fail publishes the error that ends the run, or, for a Trainer that
 // halted, the stop.
-func (e *Engine) fail(err error) (*Summary, error) {
+func (e *Engine) fail(err error) (*loop.Summary, error) {
 	if errors.Is(err, ErrHalt) {
-		e.state = Stopped
-		e.publish(e.snapshot(KindFinal))
+		e.state = loop.Stopped
+		e.publish(e.snapshot(loop.KindFinal))
 		return nil, &Halted{Step: e.step, Err: err}
 	}
-	e.state = Failed
-	s := e.snapshot(KindError)
+	e.state = loop.Failed
+	s := e.snapshot(loop.KindError)
 	s.Err = err.Error()
 	e.publish(s)
 	return nil, err
 }
 
-func (e *Engine) summary(valAfter metric.Report, start time.Time) (*Summary, error) {
+func (e *Engine) summary(valAfter metric.Report, start time.Time) (*loop.Summary, error) {
 	testAfter, testObjAfter, err := e.testReport()
 	if err != nil {
 		return nil, fmt.Errorf("evaluating the fine-tuned model on test: %w", err)
@@ -399,13 +361,13 @@ func (e *Engine) summary(valAfter metric.Report, start time.Time) (*Summary, err
 	if err != nil {
 		return nil, fmt.Errorf("the fine-tuned model: %w", err)
 	}
-	return &Summary{
+	return &loop.Summary{
 		Steps: e.step, Objective: e.hyper.Objective,
 		ValBefore: e.valBefore, ValAfter: valAfter,
 		TestBefore: e.testBefore, TestAfter: testAfter,
 		TestObjBefore: e.testObjBef, TestObjAfter: testObjAfter,
-		Best:         e.best.clone(),
-		PluginBefore: e.plugBefore.clone(), PluginAfter: plug,
+		Best:         e.best.Clone(),
+		PluginBefore: e.plugBefore.Clone(), PluginAfter: plug,
 		Seconds: time.Since(start).Seconds(),
 		Alpha:   e.hyper.Params(e.K, 0).Alpha,
 	}, nil
@@ -447,7 +409,7 @@ func (e *Engine) train() error {
 	e.pace.done(n, time.Since(t0))
 	e.loss = loss
 	e.step += n
-	s := e.snapshot(KindStep)
+	s := e.snapshot(loop.KindStep)
 	s.StepsPerSec = e.pace.rate()
 	e.publish(s)
 	return nil
@@ -475,7 +437,7 @@ func (e *Engine) applyControls() bool {
 	e.mu.Unlock()
 	stop := false
 	for _, c := range in {
-		if c.Op == OpStop && c.At <= e.step {
+		if c.Op == loop.OpStop && c.At <= e.step {
 			stop = true
 			continue
 		}
@@ -490,7 +452,7 @@ func (e *Engine) applyControls() bool {
 			n++
 			continue
 		}
-		if c.Op == OpStop {
+		if c.Op == loop.OpStop {
 			// Scheduled for this step (a test, or the replay of an old log
 			// that recorded its stop as a control): not acknowledged either.
 			stop = true
@@ -498,20 +460,20 @@ func (e *Engine) applyControls() bool {
 		}
 		// The ack says when it took effect; whether it was scheduled (a
 		// replay) or live is no part of the result.
-		ack := &Ack{Control: c, Step: e.step}
+		ack := &loop.Ack{Control: c, Step: e.step}
 		ack.Control.At = 0
 		switch c.Op {
-		case OpPause:
-			e.state = Paused
-		case OpResume:
-			e.state = Running
+		case loop.OpPause:
+			e.state = loop.Paused
+		case loop.OpResume:
+			e.state = loop.Running
 			e.pauseAt = -1
-		case OpStep:
-			if e.state == Paused {
-				e.state = Running
+		case loop.OpStep:
+			if e.state == loop.Paused {
+				e.state = loop.Running
 				e.pauseAt = e.lastRefresh + e.hyper.Refresh
 			}
-		case OpSet:
+		case loop.OpSet:
 			if err := e.set(c.Key, c.Value); err != nil {
 				ack.Err = err.Error()
 			} else if !c.Auto() {
@@ -521,7 +483,7 @@ func (e *Engine) applyControls() bool {
 			ack.Err = fmt.Sprintf("unknown control op %d", c.Op)
 		}
 		e.acks++
-		s := e.snapshot(KindControl)
+		s := e.snapshot(loop.KindControl)
 		s.Ack = ack
 		e.publish(s)
 	}
@@ -546,11 +508,11 @@ func (e *Engine) set(key, value string) error {
 		// with the new values.
 		return nil
 	}
-	switch canonical(key) {
+	switch loop.Canonical(key) {
 	case "lr", "refresh", "batch":
 		return nil
 	}
-	if ChangesPsi(key) {
+	if loop.ChangesPsi(key) {
 		// ψ itself changed: this interval's prediction compares nothing.
 		e.iv.valid = false
 	}
@@ -570,7 +532,7 @@ func (e *Engine) set(key, value string) error {
 // Pending is the controls the engine holds for a later step (sent with
 // a future At, or restored from a checkpoint), in step order. Call it
 // when Run is not running.
-func (e *Engine) Pending() []Control { return slices.Clone(e.pending) }
+func (e *Engine) Pending() []loop.Control { return slices.Clone(e.pending) }
 
 // DropPending forgets the controls held for a later step: a run started
 // from another run's checkpoint (a fork) begins from that run's state,

@@ -12,6 +12,7 @@ import (
 	"selmix/core/gain"
 	"selmix/core/local"
 	"selmix/core/local/localtest"
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/model"
 	"selmix/core/train"
@@ -37,8 +38,8 @@ func toyNetF(sp *data.Split, batch int) *model.Net {
 	return net
 }
 
-func toyConfig() train.Config {
-	c := train.DefaultConfig()
+func toyConfig() loop.Config {
+	c := loop.DefaultConfig()
 	c.Batch, c.Refresh, c.LR, c.Steps = 16, 10, 0.05, 60
 	return c
 }
@@ -56,7 +57,7 @@ func toyLocal(t *testing.T, sp *data.Split, batch int) *local.Local {
 }
 
 // resumeToy resumes a toy run from checkpoint bytes, as the CLI does.
-func resumeToy(cfg train.Config, sp *data.Split, b []byte) (*train.Engine, error) {
+func resumeToy(cfg loop.Config, sp *data.Split, b []byte) (*train.Engine, error) {
 	ck, err := local.ParseCheckpoint(b)
 	if err != nil {
 		return nil, err
@@ -69,18 +70,18 @@ func resumeToy(cfg train.Config, sp *data.Split, b []byte) (*train.Engine, error
 }
 
 type runResult struct {
-	sum    *train.Summary
-	events []train.Snapshot
+	sum    *loop.Summary
+	events []loop.Snapshot
 	params []model.Param
 }
 
-func runToy(t *testing.T, cfg train.Config, controls []train.Control) runResult {
+func runToy(t *testing.T, cfg loop.Config, controls []loop.Control) runResult {
 	return runToyWith(t, cfg, controls, toySeed, 0)
 }
 
 // runToyWith runs the toy problem with a sampling seed and, if chunk > 0,
 // runs of exactly chunk steps between boundaries.
-func runToyWith(t *testing.T, cfg train.Config, controls []train.Control, seed uint64, chunk int) runResult {
+func runToyWith(t *testing.T, cfg loop.Config, controls []loop.Control, seed uint64, chunk int) runResult {
 	t.Helper()
 	sp := toySplit(4, 6, 90, 1)
 	tr, err := local.New(toyNet(t, sp, cfg.Batch), sp, seed)
@@ -97,16 +98,16 @@ func runToyWith(t *testing.T, cfg train.Config, controls []train.Control, seed u
 	for _, c := range controls {
 		e.Send(c)
 	}
-	done := make(chan []train.Snapshot)
+	done := make(chan []loop.Snapshot)
 	go func() {
-		var ev []train.Snapshot
+		var ev []loop.Snapshot
 		for {
 			s, ok := st.Next(context.Background())
 			if !ok {
 				done <- ev
 				return
 			}
-			if s.Kind != train.KindStep {
+			if s.Kind != loop.KindStep {
 				ev = append(ev, s)
 			}
 		}
@@ -119,11 +120,11 @@ func runToyWith(t *testing.T, cfg train.Config, controls []train.Control, seed u
 }
 
 func TestEngineDeterministic(t *testing.T) {
-	ctl := []train.Control{
-		{Op: train.OpSet, Key: "s", Value: "2", At: 15},
-		{Op: train.OpSet, Key: "objective", Value: "hmean", At: 25},
-		{Op: train.OpSet, Key: "batch", Value: "8", At: 33},
-		{Op: train.OpSet, Key: "policy", Value: "uniform", At: 47},
+	ctl := []loop.Control{
+		{Op: loop.OpSet, Key: "s", Value: "2", At: 15},
+		{Op: loop.OpSet, Key: "objective", Value: "hmean", At: 25},
+		{Op: loop.OpSet, Key: "batch", Value: "8", At: 33},
+		{Op: loop.OpSet, Key: "policy", Value: "uniform", At: 47},
 	}
 	a := runToy(t, toyConfig(), ctl)
 	b := runToy(t, toyConfig(), ctl)
@@ -141,7 +142,7 @@ func TestEngineDeterministic(t *testing.T) {
 	// Every control is acknowledged at exactly its step.
 	acks := map[string]int{}
 	for _, s := range a.events {
-		if s.Kind == train.KindControl && s.Ack != nil {
+		if s.Kind == loop.KindControl && s.Ack != nil {
 			if s.Ack.Err != "" {
 				t.Errorf("control %v refused: %s", s.Ack.Control, s.Ack.Err)
 			}
@@ -157,16 +158,16 @@ func TestEngineDeterministic(t *testing.T) {
 		}
 	}
 	// A changed hyperparameter is visible in the following snapshots.
-	var last train.Snapshot
+	var last loop.Snapshot
 	for _, s := range a.events {
-		if s.Kind == train.KindFinal {
+		if s.Kind == loop.KindFinal {
 			last = s
 		}
 	}
 	if last.Hyper.S != 2 || last.Hyper.Objective != metric.HMean || last.Hyper.Batch != 8 || last.Hyper.Policy != gain.Uniform {
 		t.Errorf("final hyperparameters %+v do not reflect the controls", last.Hyper)
 	}
-	if last.Summary == nil || last.Summary.Steps != 60 || last.State != train.Finished {
+	if last.Summary == nil || last.Summary.Steps != 60 || last.State != loop.Finished {
 		t.Errorf("final snapshot %+v", last)
 	}
 }
@@ -175,7 +176,7 @@ func TestEngineRefreshes(t *testing.T) {
 	r := runToy(t, toyConfig(), nil)
 	var steps []int
 	for _, s := range r.events {
-		if s.Kind == train.KindRefresh {
+		if s.Kind == loop.KindRefresh {
 			steps = append(steps, s.Step)
 			rs := s.Refresh
 			if len(rs.G) != 16 || len(rs.P) != 16 || len(rs.Objectives) != len(metric.Objectives()) || len(rs.Lambda) != 4 {
@@ -200,13 +201,13 @@ func TestEngineRefreshes(t *testing.T) {
 }
 
 func TestEngineRefusedControl(t *testing.T) {
-	r := runToy(t, toyConfig(), []train.Control{{Op: train.OpSet, Key: "s", Value: "-3", At: 5}, {Op: train.OpSet, Key: "warp", Value: "9", At: 6}})
+	r := runToy(t, toyConfig(), []loop.Control{{Op: loop.OpSet, Key: "s", Value: "-3", At: 5}, {Op: loop.OpSet, Key: "warp", Value: "9", At: 6}})
 	refused := 0
 	for _, s := range r.events {
-		if s.Kind == train.KindControl && s.Ack != nil && s.Ack.Err != "" {
+		if s.Kind == loop.KindControl && s.Ack != nil && s.Ack.Err != "" {
 			refused++
 		}
-		if s.Kind == train.KindFinal && s.Hyper.S != 10 {
+		if s.Kind == loop.KindFinal && s.Hyper.S != 10 {
 			t.Errorf("refused control changed s to %v", s.Hyper.S)
 		}
 	}
@@ -226,9 +227,9 @@ func TestEnginePauseStepStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := e.Subscribe()
-	e.Send(train.Control{Op: train.OpPause, At: 5})
+	e.Send(loop.Control{Op: loop.OpPause, At: 5})
 	type res struct {
-		sum *train.Summary
+		sum *loop.Summary
 		err error
 	}
 	done := make(chan res, 1)
@@ -236,7 +237,7 @@ func TestEnginePauseStepStop(t *testing.T) {
 		s, err := e.Run(context.Background())
 		done <- res{s, err}
 	}()
-	next := func(kind train.Kind) train.Snapshot {
+	next := func(kind loop.Kind) loop.Snapshot {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		for {
@@ -249,24 +250,24 @@ func TestEnginePauseStepStop(t *testing.T) {
 			}
 		}
 	}
-	if s := next(train.KindControl); s.Ack.Control.Op != train.OpPause || s.Step != 5 || s.State != train.Paused {
+	if s := next(loop.KindControl); s.Ack.Control.Op != loop.OpPause || s.Step != 5 || s.State != loop.Paused {
 		t.Fatalf("pause: %+v", s)
 	}
 	// A viewer that joins now starts with where the run stands: paused.
 	late := e.Subscribe()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	if s, ok := late.Next(ctx); !ok || s.Kind != train.KindStep || s.State != train.Paused || s.Step != 5 || s.Ack != nil {
+	if s, ok := late.Next(ctx); !ok || s.Kind != loop.KindStep || s.State != loop.Paused || s.Step != 5 || s.Ack != nil {
 		t.Fatalf("a late subscriber's first snapshot: %v %s at %d (ack %v), want a step snapshot, paused at 5", s.Kind, s.State, s.Step, s.Ack)
 	}
 	cancel()
 	e.Unsubscribe(late)
-	e.Send(train.Control{Op: train.OpStep})
-	next(train.KindControl) // the step's ack
+	e.Send(loop.Control{Op: loop.OpStep})
+	next(loop.KindControl) // the step's ack
 	// Runs to the refresh at 10, then pauses again.
-	if s := next(train.KindControl); s.State != train.Paused || s.Step != 10 {
+	if s := next(loop.KindControl); s.State != loop.Paused || s.Step != 10 {
 		t.Fatalf("after single step: state %s at %d, want paused at 10", s.State, s.Step)
 	}
-	e.Send(train.Control{Op: train.OpStop})
+	e.Send(loop.Control{Op: loop.OpStop})
 	r := <-done
 	if r.err != train.ErrStopped || r.sum == nil || r.sum.Steps != 10 {
 		t.Fatalf("stop: err %v, summary %+v", r.err, r.sum)
@@ -276,7 +277,7 @@ func TestEnginePauseStepStop(t *testing.T) {
 // Where runs of steps begin and end (the pacer's choice, which depends on
 // the machine's speed) must not change anything a run computes.
 func TestChunkingInvariant(t *testing.T) {
-	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "2", At: 15}, {Op: train.OpSet, Key: "batch", Value: "8", At: 33}}
+	ctl := []loop.Control{{Op: loop.OpSet, Key: "s", Value: "2", At: 15}, {Op: loop.OpSet, Key: "batch", Value: "8", At: 33}}
 	want := runToyWith(t, toyConfig(), ctl, toySeed, 1)
 	for _, chunk := range []int{3, 7, 1000} {
 		got := runToyWith(t, toyConfig(), ctl, toySeed, chunk)
@@ -290,7 +291,7 @@ func TestChunkingInvariant(t *testing.T) {
 	}
 }
 
-func eventKeys(evs []train.Snapshot) []string {
+func eventKeys(evs []loop.Snapshot) []string {
 	var out []string
 	for _, s := range evs {
 		k := fmt.Sprintf("%v@%d", s.Kind, s.Step)
@@ -318,7 +319,7 @@ func TestRefreshCarriesPrediction(t *testing.T) {
 		r := runToy(t, cfg, nil)
 		n := 0
 		for _, s := range r.events {
-			if s.Kind != train.KindRefresh {
+			if s.Kind != loop.KindRefresh {
 				continue
 			}
 			n++
@@ -337,7 +338,7 @@ func TestRefreshCarriesPrediction(t *testing.T) {
 // the researcher set, nor below its floor; every change it makes is an
 // automatic control at a refresh.
 func TestAdaptBounds(t *testing.T) {
-	for _, adapt := range []train.Adapt{train.AdaptRefresh, train.AdaptLR} {
+	for _, adapt := range []loop.Adapt{loop.AdaptRefresh, loop.AdaptLR} {
 		cfg := toyConfig()
 		cfg.Adapt = adapt
 		r := runToy(t, cfg, nil)
@@ -349,11 +350,11 @@ func TestAdaptBounds(t *testing.T) {
 			n++
 			h := s.Hyper
 			switch adapt {
-			case train.AdaptRefresh:
+			case loop.AdaptRefresh:
 				if h.Refresh < max(1, cfg.Refresh/10) || h.Refresh > cfg.Refresh {
 					t.Errorf("refresh set to %d, outside [%d, %d]", h.Refresh, max(1, cfg.Refresh/10), cfg.Refresh)
 				}
-			case train.AdaptLR:
+			case loop.AdaptLR:
 				if h.LR < cfg.LR*train.LRFloor*0.999 || h.LR > cfg.LR {
 					t.Errorf("lr set to %v, outside [%v, %v]", h.LR, cfg.LR*train.LRFloor, cfg.LR)
 				}
@@ -391,7 +392,7 @@ func TestTrainRequestAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	train.SetPace(e, 4)
-	e.Send(train.Control{Op: train.OpSet, Key: "s", Value: "2", At: 13})
+	e.Send(loop.Control{Op: loop.OpSet, Key: "s", Value: "2", At: 13})
 	if _, err := e.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +415,7 @@ func TestTrainRequestAhead(t *testing.T) {
 func TestCovMarginAutoUsesValidationSize(t *testing.T) {
 	cfg := toyConfig()
 	// τ = 1: multipliers far from saturation, so each depends on the aim.
-	cfg.Objective, cfg.CovMargin, cfg.CovConf, cfg.Alpha, cfg.Tau, cfg.Steps = metric.MeanRecallCov, train.MarginAuto, 0.9, 0.8, 1.0, 20
+	cfg.Objective, cfg.CovMargin, cfg.CovConf, cfg.Alpha, cfg.Tau, cfg.Steps = metric.MeanRecallCov, loop.MarginAuto, 0.9, 0.8, 1.0, 20
 	sp := toySplit(4, 6, 90, 1)
 	tr := toyLocal(t, sp, cfg.Batch)
 	n := tr.Info().Val
@@ -436,7 +437,7 @@ func TestCovMarginAutoUsesValidationSize(t *testing.T) {
 	seen := 0
 	for _, s := range r.events {
 		rf := s.Refresh
-		if s.Kind != train.KindRefresh || rf == nil {
+		if s.Kind != loop.KindRefresh || rf == nil {
 			continue
 		}
 		seen++

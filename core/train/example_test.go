@@ -6,6 +6,7 @@ import (
 
 	"selmix/core/local"
 	"selmix/core/local/localtest"
+	"selmix/core/loop"
 	"selmix/core/train"
 )
 
@@ -23,7 +24,7 @@ func ExampleEngine_Run() {
 	if err != nil {
 		panic(err)
 	}
-	cfg := train.DefaultConfig()
+	cfg := loop.DefaultConfig()
 	cfg.Batch, cfg.Refresh, cfg.LR, cfg.Steps = 16, 10, 0.05, 30
 	e, err := train.New(cfg, tr)
 	if err != nil {

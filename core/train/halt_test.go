@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"selmix/core/local"
+	"selmix/core/loop"
 	"selmix/core/train"
 )
 
@@ -63,9 +64,9 @@ func TestEngineTrainerHalts(t *testing.T) {
 	var last []byte
 	e.SetCheckpointer(1, func(step int, b []byte, final bool) error { last = b; return nil })
 	st := e.Subscribe()
-	done := make(chan []train.Snapshot)
+	done := make(chan []loop.Snapshot)
 	go func() {
-		var evs []train.Snapshot
+		var evs []loop.Snapshot
 		for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
 			evs = append(evs, s)
 		}
@@ -81,11 +82,11 @@ func TestEngineTrainerHalts(t *testing.T) {
 		t.Errorf("the engine made %d requests of the trainer after it halted", tr.after)
 	}
 	end := evs[len(evs)-1]
-	if end.Kind != train.KindFinal || end.State != train.Stopped || end.Summary != nil || end.Step != h.Step {
+	if end.Kind != loop.KindFinal || end.State != loop.Stopped || end.Summary != nil || end.Step != h.Step {
 		t.Errorf("last snapshot: %v in state %v at step %d with summary %v; want a final, stopped one at step %d without", end.Kind, end.State, end.Step, end.Summary, h.Step)
 	}
 	for _, s := range evs {
-		if s.Kind == train.KindError {
+		if s.Kind == loop.KindError {
 			t.Errorf("an error snapshot was published: %s", s.Err)
 		}
 	}

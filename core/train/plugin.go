@@ -4,27 +4,10 @@ import (
 	"fmt"
 	"math"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/plugin"
 )
-
-// Plugin is the post-hoc plug-in classifier on one model: per-class
-// additive logit biases chosen on validation for an objective
-// (core/plugin; docs/method.md, "The plug-in baseline"), measured on test.
-type Plugin struct {
-	Objective metric.Objective // what the biases were chosen for
-	Test      metric.Report
-	TestObj   []float64 // ψ of every objective on test, metric.Objectives() order
-}
-
-func (p *Plugin) clone() *Plugin {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	c.TestObj = append([]float64(nil), p.TestObj...)
-	return &c
-}
 
 // pluginLargeK is the K above which the plug-in fit takes one start (the
 // logit adjustment) and at most pluginLargeSweeps sweeps: a full fit at
@@ -37,7 +20,7 @@ const (
 // plugin fits the plug-in classifier for the objective in force on the
 // trainer's current model and measures it on test: nil where the run
 // does not ask for it (Config.Plugin) or the trainer cannot give logits.
-func (e *Engine) plugin() (*Plugin, error) {
+func (e *Engine) plugin() (*loop.Plugin, error) {
 	f, ok := e.tr.(Featurer)
 	if !e.cfg.Plugin || !ok || !CanFeature(e.tr) {
 		return nil, nil
@@ -81,7 +64,7 @@ func (e *Engine) plugin() (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plug-in on test: %w", err)
 	}
-	return &Plugin{Objective: obj, Test: r, TestObj: v}, nil
+	return &loop.Plugin{Objective: obj, Test: r, TestObj: v}, nil
 }
 
 // pluginState is a Plugin in a checkpoint.
@@ -91,16 +74,16 @@ type pluginState struct {
 	TestObj   []float64        `json:"test_obj"`
 }
 
-func newPluginState(p *Plugin) *pluginState {
+func newPluginState(p *loop.Plugin) *pluginState {
 	if p == nil {
 		return nil
 	}
 	return &pluginState{Objective: p.Objective, Test: reportState(p.Test), TestObj: p.TestObj}
 }
 
-func (s *pluginState) plugin() *Plugin {
+func (s *pluginState) plugin() *loop.Plugin {
 	if s == nil {
 		return nil
 	}
-	return &Plugin{Objective: s.Objective, Test: metric.Report(s.Test), TestObj: s.TestObj}
+	return &loop.Plugin{Objective: s.Objective, Test: metric.Report(s.Test), TestObj: s.TestObj}
 }

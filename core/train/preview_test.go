@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"selmix/core/local"
+	"selmix/core/loop"
 	"selmix/core/train"
 )
 
@@ -15,7 +16,7 @@ import (
 // returns the Basis of that refresh, the hyperparameters in force before
 // the change, and the Δψ the engine recorded at each later refresh (nil:
 // none).
-func previewRun(t *testing.T, at int, key, value string) (*train.Basis, train.Hyper, map[int]*float64) {
+func previewRun(t *testing.T, at int, key, value string) (*loop.Basis, loop.Hyper, map[int]*float64) {
 	t.Helper()
 	cfg := toyConfig()
 	sp := toySplit(4, 6, 90, 1)
@@ -30,15 +31,15 @@ func previewRun(t *testing.T, at int, key, value string) (*train.Basis, train.Hy
 	train.SetPace(e, 3) // runs of steps end between refreshes too
 	st := e.Subscribe()
 	if at == 0 {
-		e.Send(train.Control{Op: train.OpPause}) // taken at step 0, after the first refresh
+		e.Send(loop.Control{Op: loop.OpPause}) // taken at step 0, after the first refresh
 	} else {
 		// Pause a step before, then single-step to the refresh at at.
-		e.Send(train.Control{Op: train.OpPause, At: at - 1})
-		e.Send(train.Control{Op: train.OpStep, At: at - 1})
+		e.Send(loop.Control{Op: loop.OpPause, At: at - 1})
+		e.Send(loop.Control{Op: loop.OpStep, At: at - 1})
 	}
 	var (
-		basis *train.Basis
-		hyper train.Hyper
+		basis *loop.Basis
+		hyper loop.Hyper
 		pred  = map[int]*float64{}
 		sent  bool
 	)
@@ -50,7 +51,7 @@ func previewRun(t *testing.T, at int, key, value string) (*train.Basis, train.Hy
 			if !ok {
 				return
 			}
-			if s.Kind == train.KindRefresh {
+			if s.Kind == loop.KindRefresh {
 				// A viewer forecasts while the engine trains on (under
 				// -race: the Basis is never written).
 				if _, err := train.Preview(s.Refresh.Basis, s.Hyper, s.Hyper); err != nil {
@@ -58,16 +59,16 @@ func previewRun(t *testing.T, at int, key, value string) (*train.Basis, train.Hy
 				}
 			}
 			switch {
-			case s.Kind == train.KindRefresh && s.Refresh.Step == at:
+			case s.Kind == loop.KindRefresh && s.Refresh.Step == at:
 				basis, hyper = s.Refresh.Basis, s.Hyper
-			case s.Kind == train.KindRefresh && s.Refresh.Step > at:
+			case s.Kind == loop.KindRefresh && s.Refresh.Step > at:
 				pred[s.Refresh.Step] = s.Refresh.Predicted
-			case !sent && s.State == train.Paused && s.Step == at && basis != nil:
+			case !sent && s.State == loop.Paused && s.Step == at && basis != nil:
 				sent = true
 				if key != "" {
-					e.Send(train.Control{Op: train.OpSet, Key: key, Value: value})
+					e.Send(loop.Control{Op: loop.OpSet, Key: key, Value: value})
 				}
-				e.Send(train.Control{Op: train.OpResume})
+				e.Send(loop.Control{Op: loop.OpResume})
 			}
 		}
 	}()

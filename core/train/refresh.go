@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/core/metric"
 )
 
@@ -109,16 +110,16 @@ func (e *Engine) refresh() error {
 	obj, psi, aimed, val := e.hyper.Objective, e.last.Psi, e.hyper.Aimed(), e.last.Report
 	auto := e.adapt()
 	e.openInterval()
-	s := e.snapshot(KindRefresh)
+	s := e.snapshot(loop.KindRefresh)
 	s.System = ev.Sys
 	e.publish(s)
 	for _, c := range auto {
-		ack := &Ack{Control: c, Step: e.step}
+		ack := &loop.Ack{Control: c, Step: e.step}
 		if err := e.set(c.Key, c.Value); err != nil {
 			ack.Err = err.Error() // a bound of the controller's own; never expected
 		}
 		e.acks++
-		cs := e.snapshot(KindControl)
+		cs := e.snapshot(loop.KindControl)
 		cs.Ack = ack
 		e.publish(cs)
 	}
@@ -150,7 +151,7 @@ func (e *Engine) recompute() error {
 		return fmt.Errorf("validation at step %d: %w", e.step, err)
 	}
 	old := e.last
-	e.last = &Refresh{
+	e.last = &loop.Refresh{
 		Step: e.lastRefresh, Report: d.Eval.Report, Objectives: d.Objectives, Psi: d.Eval.Psi,
 		Lambda: d.Eval.Lambda, Aims: d.Eval.Aims,
 		G: d.G.RawMatrix().Data,
@@ -169,34 +170,16 @@ func (e *Engine) recompute() error {
 // basis is the last evaluation as a Basis, made once per evaluation: the
 // Refreshes published from it share it (its arrays are the trainer's,
 // fresh at every evaluation and never written again).
-func (e *Engine) basis() *Basis {
+func (e *Engine) basis() *loop.Basis {
 	es := e.es
 	if b := e.bs; b != nil && b.Step == e.lastRefresh && b.C == es.C {
 		return b
 	}
-	e.bs = &Basis{
-		Stats: Stats{C: es.C, Z: es.Z, W: es.W, B: es.b, Tail: e.tail, N: e.info.Val, NTest: e.info.Test, Samples: es.sm, Integral: e.integral},
+	e.bs = &loop.Basis{
+		Stats: loop.Stats{C: es.C, Z: es.Z, W: es.W, B: es.b, Tail: e.tail, N: e.info.Val, NTest: e.info.Test, Samples: es.sm, Integral: e.integral},
 		Step:  e.lastRefresh, Steps: e.cfg.Steps, Momentum: e.cfg.Momentum,
 	}
 	return e.bs
-}
-
-// Stats is what a refresh measured on the validation set: the joint
-// confusion matrix C, the class centroids Z (K×d), the head W (d×K) and b,
-// the tail classes and the number of validation samples (the coverage
-// margin's n; 0 where unknown, which a margin from cov_conf refuses).
-type Stats struct {
-	C, Z, W *mat.Dense
-	B       []float64
-	Tail    []bool
-	N       int
-	NTest   int // test samples (the margin of cov_scope = all; 0: unknown)
-	// Samples is what the samples form reads (nil under the others).
-	Samples *gain.SampleSet
-	// Integral is the coverage multipliers' memory under multipliers =
-	// integral (metric.Integrate; nil before the first refresh and under
-	// memoryless).
-	Integral []float64
 }
 
 // Decision is what a refresh derives from its statistics.
@@ -209,7 +192,7 @@ type Decision struct {
 // Decide derives the multipliers, D, G and P from a validation evaluation
 // under h: the refresh of Alg. 2 and `selmix gain` are this one function.
 // gc holds reusable workspace (nil allocates).
-func Decide(gc *gain.Computer, st Stats, h Hyper) (*Decision, error) {
+func Decide(gc *gain.Computer, st loop.Stats, h loop.Hyper) (*Decision, error) {
 	if gc == nil {
 		gc = new(gain.Computer)
 	}
@@ -217,7 +200,7 @@ func Decide(gc *gain.Computer, st Stats, h Hyper) (*Decision, error) {
 	p := h.ParamsFor(K, st.N, st.NTest)
 	var ev metric.Eval
 	var I []float64
-	if h.Memory == MemoryIntegral {
+	if h.Memory == loop.MemoryIntegral {
 		I = st.Integral
 	}
 	if err := metric.EvaluateMemory(&ev, h.Objective, st.C, st.Tail, p, fitIntegral(I, h.Objective, K)); err != nil {
@@ -253,7 +236,7 @@ func Decide(gc *gain.Computer, st Stats, h Hyper) (*Decision, error) {
 // samplesGain is the samples form's G: D = ∂ψ/∂C^soft at the validation
 // samples' soft confusion matrix, the multipliers those of the hard one
 // (ev), then one head step on mixed samples (gain.Estimate).
-func samplesGain(G *mat.Dense, st Stats, h Hyper, ev metric.Eval, p metric.Params) error {
+func samplesGain(G *mat.Dense, st loop.Stats, h loop.Hyper, ev metric.Eval, p metric.Params) error {
 	if st.Samples == nil {
 		return fmt.Errorf("form samples: no samples (the trainer cannot give features)")
 	}
@@ -291,7 +274,7 @@ func fitIntegral(I []float64, obj metric.Objective, K int) []float64 {
 // memoryless the memory stays as it is, so switching back and forth keeps it.
 func (e *Engine) integrate() error {
 	h := e.hyper
-	if h.Memory != MemoryIntegral {
+	if h.Memory != loop.MemoryIntegral {
 		return nil
 	}
 	p := e.params()

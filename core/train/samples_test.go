@@ -9,6 +9,7 @@ import (
 
 	"selmix/core/gain"
 	"selmix/core/local"
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/model"
 	"selmix/core/train"
@@ -22,11 +23,11 @@ import (
 func TestSamplesFormResumeEqualsUninterrupted(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
 	cfg := toyConfig()
-	cfg.Form, cfg.Memory, cfg.Draws, cfg.Seed = gain.Samples, train.MemoryIntegral, 3, 5
+	cfg.Form, cfg.Memory, cfg.Draws, cfg.Seed = gain.Samples, loop.MemoryIntegral, 3, 5
 	cfg.Objective = metric.MeanRecallCov
 	cfg.Plugin = true
-	ctl := []train.Control{{Op: train.OpSet, Key: "s", Value: "3", At: 25}}
-	run := func(cfg train.Config) (*train.Summary, []model.Param, map[int][]byte) {
+	ctl := []loop.Control{{Op: loop.OpSet, Key: "s", Value: "3", At: 25}}
+	run := func(cfg loop.Config) (*loop.Summary, []model.Param, map[int][]byte) {
 		e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
 		if err != nil {
 			t.Fatal(err)
@@ -76,7 +77,7 @@ func TestSamplesFormResumeEqualsUninterrupted(t *testing.T) {
 	// The memory acts: some coverage multiplier exceeds what C alone gives.
 	var remembered bool
 	for _, s := range runToy(t, cfg, ctl).events {
-		if s.Kind != train.KindRefresh {
+		if s.Kind != loop.KindRefresh {
 			continue
 		}
 		r := s.Refresh

@@ -11,19 +11,20 @@ import (
 	"time"
 
 	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/core/train"
 	"selmix/core/worker"
 	"selmix/core/worker/workertest"
 )
 
-func toyConfig() train.Config {
-	c := train.DefaultConfig()
+func toyConfig() loop.Config {
+	c := loop.DefaultConfig()
 	c.Batch, c.Refresh, c.LR, c.Steps = 16, 10, 0.05, 60
 	return c
 }
 
 type outcome struct {
-	sum    *train.Summary
+	sum    *loop.Summary
 	events []string
 	head   []float64
 	best   []string // each best checkpoint: its step and head
@@ -48,9 +49,9 @@ func run(t *testing.T, e *train.Engine, stopAt int, ckpt *[]byte) outcome {
 		best = append(best, fmt.Sprintf("%d %v %v", step, ck.Trainer.W, ck.Trainer.B))
 		return nil
 	})
-	e.Send(train.Control{Op: train.OpSet, Key: "s", Value: "3", At: 25})
+	e.Send(loop.Control{Op: loop.OpSet, Key: "s", Value: "3", At: 25})
 	if stopAt > 0 {
-		e.Send(train.Control{Op: train.OpStop, At: stopAt})
+		e.Send(loop.Control{Op: loop.OpStop, At: stopAt})
 	}
 	o := collect(t, e, stopAt)
 	o.best = best
@@ -58,7 +59,7 @@ func run(t *testing.T, e *train.Engine, stopAt int, ckpt *[]byte) outcome {
 }
 
 // newEngine is the engine of cfg over tr.
-func newEngine(t *testing.T, cfg train.Config, tr train.Trainer) *train.Engine {
+func newEngine(t *testing.T, cfg loop.Config, tr train.Trainer) *train.Engine {
 	t.Helper()
 	e, err := train.New(cfg, tr)
 	if err != nil {
@@ -76,7 +77,7 @@ func collect(t *testing.T, e *train.Engine, stopAt int) outcome {
 	go func() {
 		var out []string
 		for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
-			if s.Kind == train.KindStep || (s.Kind == train.KindFinal && s.State == train.Stopped) {
+			if s.Kind == loop.KindStep || (s.Kind == loop.KindFinal && s.State == loop.Stopped) {
 				continue
 			}
 			k := fmt.Sprintf("%v@%d", s.Kind, s.Step)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/train"
 	"selmix/core/worker"
 )
@@ -185,10 +186,10 @@ func driveRun(t *testing.T, start func() (*worker.Client, error)) {
 		!reflect.DeepEqual(ev.B, r.Arrays[3].Floats()) {
 		t.Errorf("evaluate with centroids: rows %d, C %v, Z %v, W %v, b %v", ev.Rows, ev.C.RawMatrix().Data, ev.Z.RawMatrix().Data, ev.W.RawMatrix().Data, ev.B)
 	}
-	wantSys := &train.System{
+	wantSys := &loop.System{
 		Device: "cuda:0 NVIDIA H100 80GB HBM3", WorldSize: 1, MemUsed: 1 << 30, MemReserved: 2 << 30, MemPeak: 3 << 29,
 		Util: 0.5, RSS: 3 << 30, CPU: 1.5, ImgS: 1234.5,
-		GPUs: []train.GPU{{ID: "0", Name: "NVIDIA H100 80GB HBM3", Ranks: 1, MemUsed: 1 << 30, MemReserved: 2 << 30, MemPeak: 3 << 29, MemTotal: 85520809984, Util: 0.5}},
+		GPUs: []loop.GPU{{ID: "0", Name: "NVIDIA H100 80GB HBM3", Ranks: 1, MemUsed: 1 << 30, MemReserved: 2 << 30, MemPeak: 3 << 29, MemTotal: 85520809984, Util: 0.5}},
 	}
 	if !reflect.DeepEqual(ev.Sys, wantSys) {
 		t.Errorf("evaluate's system: %+v\nwant %+v", ev.Sys, wantSys)

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"selmix/core/gpu"
+	"selmix/core/loop"
 	"selmix/core/train"
 )
 
@@ -355,7 +356,7 @@ func (c *Client) Close() error {
 // never more often than StatsEvery, within statsWait, and never again
 // once it failed (no nvidia-smi, or one that hangs: the engine waits on
 // it).
-func (c *Client) fillGPUs(sys *train.System) {
+func (c *Client) fillGPUs(sys *loop.System) {
 	if c.noStats || !gpu.NeedsFill(sys) {
 		return
 	}

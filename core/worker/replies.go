@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"selmix/core/loop"
 	"selmix/core/train"
 	"selmix/internal/safetext"
 )
@@ -62,7 +63,7 @@ type evaluateReply struct {
 // systemReply is evaluate's optional "system": for display only, so a
 // value of the wrong type, negative or not finite reads as unknown
 // (parseSystem), never as an error.
-type systemReply struct{ sys *train.System }
+type systemReply struct{ sys *loop.System }
 
 func (s *systemReply) UnmarshalJSON(b []byte) error {
 	var v any
@@ -290,12 +291,12 @@ func gpuID(v any) string {
 // parseSystem reads evaluate's "system" (a decoded JSON value): nil unless
 // it is an object; a number that is missing, of another type, negative or
 // not finite is unknown (0); the device is made printable.
-func parseSystem(v any) *train.System {
+func parseSystem(v any) *loop.System {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil
 	}
-	s := &train.System{}
+	s := &loop.System{}
 	dev, _ := m["device"].(string)
 	s.Device = safetext.Line(dev)
 	num := func(k string) float64 {
@@ -326,7 +327,7 @@ func parseSystem(v any) *train.System {
 			return f
 		}
 		ranks, _ := whole(ptr(gn("ranks")))
-		s.GPUs = append(s.GPUs, train.GPU{
+		s.GPUs = append(s.GPUs, loop.GPU{
 			ID: id, Name: gpuID(g["name"]), Ranks: ranks,
 			MemUsed: int64(gn("mem_used")), MemReserved: int64(gn("mem_reserved")), MemPeak: int64(gn("mem_peak")), MemTotal: int64(gn("mem_total")),
 			Util: min(1, gn("util")),

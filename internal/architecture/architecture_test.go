@@ -108,6 +108,14 @@ var layers = []rule{
 	// The workbench links no plotting library (its figures come in as
 	// screen.Screens.Export).
 	{"selmix/tui/...", "gonum.org/v1/plot", under("gonum.org/v1/plot"), "selmix/viz"},
+	// The readers of a run speak the engine's vocabulary (core/loop), not
+	// the engine: the workbench's forecast comes in as
+	// screen.Screens.Forecast.
+	{"selmix/runs/... selmix/tui/... selmix/viz/...", "selmix/core/train (the engine)",
+		under("selmix/core/train"), "selmix/app"},
+	// The vocabulary is nouns: it links no engine and no trainer.
+	{"selmix/core/loop", "selmix/core/train, core/local or core/worker",
+		under("selmix/core/train", "selmix/core/local", "selmix/core/worker"), "selmix/app"},
 	// The comparison view links not the runs browser.
 	{"selmix/tui/compare", "selmix/tui/browser", under("selmix/tui/browser"), "selmix/tui/screen"},
 	// The store handles no signals.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/runstest"
 )
@@ -187,7 +187,7 @@ func TestCompareAtBest(t *testing.T) {
 		objs[i] = 0.01 * float64(i+1)
 	}
 	step := rs[0].Hist.Refreshes[1].Step
-	f.Best = &train.Best{Step: step, Objective: metric.MinRecall, Psi: 0.5, Val: f.ValAfter, Test: rep, TestObj: objs}
+	f.Best = &loop.Best{Step: step, Objective: metric.MinRecall, Psi: 0.5, Val: f.ValAfter, Test: rep, TestObj: objs}
 	c := Compare(rs)
 	if c.Runs[0].BestStep == nil || *c.Runs[0].BestStep != step || c.Runs[1].BestStep != nil {
 		t.Errorf("best steps %v, %v; want %d and none", c.Runs[0].BestStep, c.Runs[1].BestStep, step)

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -75,7 +75,7 @@ func Stop(ctx context.Context, w io.Writer, r *runs.Run) error {
 	}
 	defer cl.Close()
 	cl.SetIdle(stopIdle)
-	cl.Send(train.Control{Op: train.OpStop})
+	cl.Send(loop.Control{Op: loop.OpStop})
 	last, final := -1, false
 	for {
 		s, ok := cl.Next(ctx)
@@ -83,7 +83,7 @@ func Stop(ctx context.Context, w io.Writer, r *runs.Run) error {
 			break
 		}
 		last = s.Step
-		final = final || s.Kind == train.KindFinal
+		final = final || s.Kind == loop.KindFinal
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -141,17 +141,17 @@ func endedStatus(ctx context.Context, r *runs.Run) (string, bool) {
 
 // ReplayThenFollow is a stream of the run's logged history followed by the
 // live snapshots that are newer than it.
-func ReplayThenFollow(ctx context.Context, h *record.History, cl *Client) *train.Stream {
-	st := train.NewStream()
+func ReplayThenFollow(ctx context.Context, h *record.History, cl *Client) *loop.Stream {
+	st := loop.NewStream()
 	lastRefresh, lastCtl, atLast := -1, -1, 0
 	for _, s := range record.Snapshots(h) {
 		st.Publish(s)
 		switch {
-		case s.Kind == train.KindRefresh:
+		case s.Kind == loop.KindRefresh:
 			lastRefresh = s.Step
-		case s.Kind == train.KindControl && s.Step == lastCtl:
+		case s.Kind == loop.KindControl && s.Step == lastCtl:
 			atLast++
-		case s.Kind == train.KindControl:
+		case s.Kind == loop.KindControl:
 			lastCtl, atLast = s.Step, 1
 		}
 	}
@@ -161,16 +161,16 @@ func ReplayThenFollow(ctx context.Context, h *record.History, cl *Client) *train
 			s, ok := cl.Next(ctx)
 			if !ok {
 				if err := cl.Err(); err != nil {
-					st.Publish(train.Snapshot{Kind: train.KindError, State: train.Failed, Err: err.Error()})
+					st.Publish(loop.Snapshot{Kind: loop.KindError, State: loop.Failed, Err: err.Error()})
 				}
 				return
 			}
 			switch {
-			case s.Kind == train.KindRefresh && s.Step <= lastRefresh:
+			case s.Kind == loop.KindRefresh && s.Step <= lastRefresh:
 				continue
-			case s.Kind == train.KindControl && s.Step < lastCtl:
+			case s.Kind == loop.KindControl && s.Step < lastCtl:
 				continue
-			case s.Kind == train.KindControl && s.Step == lastCtl && atLast > 0:
+			case s.Kind == loop.KindControl && s.Step == lastCtl && atLast > 0:
 				atLast-- // logged already
 				continue
 			}

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
+	"selmix/core/loop"
 
-	"selmix/core/train"
+	"gonum.org/v1/gonum/mat"
 )
 
-// BasisData is a refresh's train.Basis on the socket, for a client that
+// BasisData is a refresh's loop.Basis on the socket, for a client that
 // forecasts intervals (the workbench's what-if preview, train.Preview):
 // the validation statistics as base64 of little-endian float64 (a
 // forecast from them equals the run's own prediction), sent once per
@@ -39,7 +39,7 @@ const MaxBasis = 1 << 20
 func basisFloats(K, d int) int { return K*K + 2*K*d + K }
 
 // wireBasis is b for the socket; nil if it is too large to send.
-func wireBasis(b *train.Basis) *BasisData {
+func wireBasis(b *loop.Basis) *BasisData {
 	K, _ := b.C.Dims()
 	_, d := b.Z.Dims()
 	if basisFloats(K, d) > MaxBasis {
@@ -53,7 +53,7 @@ func wireBasis(b *train.Basis) *BasisData {
 
 // Basis reads the statistics back, checking their sizes and values: a
 // process that is not ours may have sent them.
-func (w *BasisData) Basis() (*train.Basis, error) {
+func (w *BasisData) Basis() (*loop.Basis, error) {
 	K, d := w.K, w.D
 	if K < 2 || d < 1 || basisFloats(K, d) > MaxBasis {
 		return nil, fmt.Errorf("basis: %d classes × %d features", K, d)
@@ -76,8 +76,8 @@ func (w *BasisData) Basis() (*train.Basis, error) {
 		}
 		v[i] = x
 	}
-	return &train.Basis{
-		Stats: train.Stats{C: mat.NewDense(K, K, v[0]), Z: mat.NewDense(K, d, v[1]), W: mat.NewDense(d, K, v[2]), B: v[3],
+	return &loop.Basis{
+		Stats: loop.Stats{C: mat.NewDense(K, K, v[0]), Z: mat.NewDense(K, d, v[1]), W: mat.NewDense(d, K, v[2]), B: v[3],
 			Tail: append([]bool(nil), w.Tail...), N: w.N},
 		Step: w.Step, Steps: w.Steps, Momentum: w.Momentum,
 	}, nil

@@ -10,13 +10,13 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 )
 
-func testBasis() *train.Basis {
-	return &train.Basis{
-		Stats: train.Stats{
+func testBasis() *loop.Basis {
+	return &loop.Basis{
+		Stats: loop.Stats{
 			C: mat.NewDense(2, 2, []float64{0.4, 0.1, 1.0 / 3, 0.2}), Z: mat.NewDense(2, 3, []float64{1, -2, math.Pi, 0, 1e-300, 7}),
 			W: mat.NewDense(3, 2, []float64{0.1, 0.2, 0.3, -0.4, 0.5, math.E}), B: []float64{-1.5, 2.25},
 			Tail: []bool{false, true}, N: 90,
@@ -45,17 +45,17 @@ func TestBasisOnTheSocket(t *testing.T) {
 	eng.waitSubs(t, 2)
 	b := testBasis()
 	rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{0.8, 0.6}, Coverage: []float64{0.5, 0.5}}
-	rs := &train.Refresh{Step: 20, K: 2, Report: rep, Basis: b}
+	rs := &loop.Refresh{Step: 20, K: 2, Report: rep, Basis: b}
 	go func() {
-		eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 20, Refresh: rs})
+		eng.publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 20, Refresh: rs})
 		rs2 := *rs
 		rs2.S = 20
-		eng.publish(train.Snapshot{Kind: train.KindControl, Step: 20, Refresh: &rs2,
-			Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "20"}, Step: 20}})
-		eng.publish(train.Snapshot{Kind: train.KindStep, Step: 21, Refresh: &rs2})
+		eng.publish(loop.Snapshot{Kind: loop.KindControl, Step: 20, Refresh: &rs2,
+			Ack: &loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "20"}, Step: 20}})
+		eng.publish(loop.Snapshot{Kind: loop.KindStep, Step: 21, Refresh: &rs2})
 		eng.end()
 	}()
-	var got []*train.Basis
+	var got []*loop.Basis
 	for {
 		s, ok := with.Next(context.Background())
 		if !ok {
@@ -109,7 +109,7 @@ func TestBasisRefused(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", name, err, c.want)
 		}
 	}
-	if wireBasis(&train.Basis{Stats: train.Stats{C: mat.NewDense(1000, 1000, nil), Z: mat.NewDense(1000, 100, nil)}}) != nil {
+	if wireBasis(&loop.Basis{Stats: loop.Stats{C: mat.NewDense(1000, 1000, nil), Z: mat.NewDense(1000, 100, nil)}}) != nil {
 		t.Error("a basis past MaxBasis was packed")
 	}
 	line, _ := json.Marshal(good)
@@ -133,11 +133,11 @@ func TestAttachBringsLastRefresh(t *testing.T) {
 	defer c.Close()
 	eng.waitSubs(t, 1)
 	rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{0.8, 0.6}, Coverage: []float64{0.5, 0.5}}
-	rs := &train.Refresh{Step: 20, K: 2, Report: rep, Basis: testBasis(), G: []float64{1, 2, 3, 4}, P: []float64{0.25, 0.25, 0.25, 0.25}}
+	rs := &loop.Refresh{Step: 20, K: 2, Report: rep, Basis: testBasis(), G: []float64{1, 2, 3, 4}, P: []float64{0.25, 0.25, 0.25, 0.25}}
 	// What train.Engine publishes first to a subscriber: where the run
 	// stands, as a step snapshot.
-	eng.publish(train.Snapshot{Kind: train.KindStep, Step: 23, State: train.Paused, Refresh: rs})
-	eng.publish(train.Snapshot{Kind: train.KindStep, Step: 24, State: train.Paused, Refresh: rs})
+	eng.publish(loop.Snapshot{Kind: loop.KindStep, Step: 23, State: loop.Paused, Refresh: rs})
+	eng.publish(loop.Snapshot{Kind: loop.KindStep, Step: 24, State: loop.Paused, Refresh: rs})
 	eng.end()
 	s, ok := c.Next(context.Background())
 	if !ok || s.Refresh == nil || s.Refresh.Basis == nil || len(s.Refresh.G) != 4 {

@@ -12,14 +12,14 @@ import (
 	"syscall"
 	"time"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // Client is a connection to a live run.
 type Client struct {
-	last    *train.Refresh // the newest evaluation received
-	greeted bool           // the server's hello was read
-	idle    time.Duration  // after the hello, the longest silence Next waits (0: no bound)
+	last    *loop.Refresh // the newest evaluation received
+	greeted bool          // the server's hello was read
+	idle    time.Duration // after the hello, the longest silence Next waits (0: no bound)
 	maxLine int
 	c       net.Conn
 	sc      *bufio.Scanner
@@ -112,7 +112,7 @@ func (cl *Client) SetIdle(d time.Duration) { cl.idle = d }
 // error, a hello not sent within helloTimeout (ErrNoAnswer), silence past
 // SetIdle's bound (ErrNoAnswer) or a line past its bound ends the stream
 // and is returned by Err.
-func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
+func (cl *Client) Next(ctx context.Context) (loop.Snapshot, bool) {
 	stop := context.AfterFunc(ctx, func() { cl.c.SetReadDeadline(time.Now()) })
 	defer stop()
 	for {
@@ -126,7 +126,7 @@ func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
 		}
 		cl.c.SetReadDeadline(deadline)
 		if ctx.Err() != nil { // the AfterFunc may have run before the line above
-			return train.Snapshot{}, false
+			return loop.Snapshot{}, false
 		}
 		if !cl.sc.Scan() {
 			err := cl.sc.Err()
@@ -140,13 +140,13 @@ func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
 			case errors.Is(err, bufio.ErrTooLong):
 				cl.err = fmt.Errorf("the run sent a line longer than %d bytes", cl.maxLine)
 			}
-			return train.Snapshot{}, false
+			return loop.Snapshot{}, false
 		}
 		snap, err := decodeMessage(cl.sc.Bytes(), !cl.greeted)
 		cl.greeted = true
 		if err != nil {
 			cl.err = err
-			return train.Snapshot{}, false
+			return loop.Snapshot{}, false
 		}
 		if snap != nil {
 			s := *snap
@@ -157,7 +157,7 @@ func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
 					s.Refresh.Basis = p.Basis
 				}
 				cl.last = s.Refresh
-			} else if s.Kind == train.KindStep {
+			} else if s.Kind == loop.KindStep {
 				s.Refresh = cl.last
 			}
 			return s, true
@@ -167,7 +167,7 @@ func (cl *Client) Next(ctx context.Context) (train.Snapshot, bool) {
 
 // Send queues a control for the run without blocking. Controls past a
 // queue of 256 unsent ones are dropped (the run is not reading).
-func (cl *Client) Send(c train.Control) {
+func (cl *Client) Send(c loop.Control) {
 	defer func() { recover() }() // Send after Close: nothing to do
 	select {
 	case cl.out <- encodeControl(c):

@@ -15,14 +15,14 @@
 // waited; then its own hello, then snapshots.
 //
 // A client that is slow or gone never slows the run: every client reads
-// its own coalescing train.Stream (per-step snapshots merge, events are
+// its own coalescing loop.Stream (per-step snapshots merge, events are
 // kept), and a client whose writes stall is dropped.
 package live
 
 import (
 	"time"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // SocketName is the control socket's file name inside a run directory.
@@ -48,7 +48,7 @@ const stepEvery = 100 * time.Millisecond
 
 // Engine is what a Server serves: the train.Engine.
 type Engine interface {
-	Subscribe() *train.Stream
-	Unsubscribe(*train.Stream)
-	Send(train.Control)
+	Subscribe() *loop.Stream
+	Unsubscribe(*loop.Stream)
+	Send(loop.Control)
 }

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs/live/livetest"
 )
 
@@ -26,11 +26,11 @@ import (
 // train.Engine does, and records the controls it receives.
 type fakeEngine struct {
 	mu   sync.Mutex
-	subs []*train.Stream
-	got  chan train.Control
+	subs []*loop.Stream
+	got  chan loop.Control
 }
 
-func newFake() *fakeEngine { return &fakeEngine{got: make(chan train.Control, 16)} }
+func newFake() *fakeEngine { return &fakeEngine{got: make(chan loop.Control, 16)} }
 
 // serveFake serves a fake engine's run in a new short folder.
 func serveFake(t *testing.T) (string, *fakeEngine, *Server) {
@@ -43,15 +43,15 @@ func serveFake(t *testing.T) (string, *fakeEngine, *Server) {
 	return dir, eng, srv
 }
 
-func (f *fakeEngine) Subscribe() *train.Stream {
-	st := train.NewStream()
+func (f *fakeEngine) Subscribe() *loop.Stream {
+	st := loop.NewStream()
 	f.mu.Lock()
 	f.subs = append(f.subs, st)
 	f.mu.Unlock()
 	return st
 }
 
-func (f *fakeEngine) Unsubscribe(st *train.Stream) {
+func (f *fakeEngine) Unsubscribe(st *loop.Stream) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, s := range f.subs {
@@ -62,9 +62,9 @@ func (f *fakeEngine) Unsubscribe(st *train.Stream) {
 	}
 }
 
-func (f *fakeEngine) Send(c train.Control) { f.got <- c }
+func (f *fakeEngine) Send(c loop.Control) { f.got <- c }
 
-func (f *fakeEngine) publish(s train.Snapshot) {
+func (f *fakeEngine) publish(s loop.Snapshot) {
 	f.mu.Lock()
 	subs := f.subs
 	f.mu.Unlock()
@@ -120,7 +120,7 @@ func TestTwoClientsAndASlowOne(t *testing.T) {
 	defer slow.Close()
 	eng.waitSubs(t, 3)
 
-	a.Send(train.Control{Op: train.OpSet, Key: "s", Value: "20", At: 99})
+	a.Send(loop.Control{Op: loop.OpSet, Key: "s", Value: "20", At: 99})
 	select {
 	case c := <-eng.got:
 		if c.Key != "s" || c.Value != "20" || c.At != 0 {
@@ -133,13 +133,13 @@ func TestTwoClientsAndASlowOne(t *testing.T) {
 	published := make(chan struct{})
 	go func() {
 		defer close(published)
-		eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 0, Loss: math.NaN()})
+		eng.publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 0, Loss: math.NaN()})
 		big := strings.Repeat("x", 1<<12)
 		for i := 1; i <= 20000; i++ {
-			eng.publish(train.Snapshot{Kind: train.KindStep, Step: i, Loss: 1, Err: big})
+			eng.publish(loop.Snapshot{Kind: loop.KindStep, Step: i, Loss: 1, Err: big})
 		}
-		eng.publish(train.Snapshot{Kind: train.KindControl, Step: 20000, Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "20"}, Step: 20000}})
-		eng.publish(train.Snapshot{Kind: train.KindFinal, Step: 20000})
+		eng.publish(loop.Snapshot{Kind: loop.KindControl, Step: 20000, Ack: &loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "20"}, Step: 20000}})
+		eng.publish(loop.Snapshot{Kind: loop.KindFinal, Step: 20000})
 		eng.end()
 	}()
 	select {
@@ -149,7 +149,7 @@ func TestTwoClientsAndASlowOne(t *testing.T) {
 	}
 	for name, cl := range map[string]*Client{"a": a, "b": b} {
 		var kinds []string
-		var first train.Snapshot
+		var first loop.Snapshot
 		for {
 			s, ok := cl.Next(context.Background())
 			if !ok {
@@ -158,10 +158,10 @@ func TestTwoClientsAndASlowOne(t *testing.T) {
 			if len(kinds) == 0 {
 				first = s
 			}
-			if s.Kind != train.KindStep {
+			if s.Kind != loop.KindStep {
 				kinds = append(kinds, s.Kind.String())
 			}
-			if s.Kind == train.KindControl && (s.Ack == nil || s.Ack.Step != 20000) {
+			if s.Kind == loop.KindControl && (s.Ack == nil || s.Ack.Step != 20000) {
 				t.Errorf("%s: ack %+v, want step 20000", name, s.Ack)
 			}
 		}
@@ -221,7 +221,7 @@ func TestDialRefuses(t *testing.T) {
 
 func TestDecode(t *testing.T) {
 	for _, line := range []string{`{"op":"set","key":"s","value":"3","at":50,"auto":true}`, `{"op":"set","key":"s","value":"3","at":50,"source":"replay"}`} {
-		if c, err := decodeControl([]byte(line)); err != nil || c.Key != "s" || c.At != 0 || c.Source != train.SourceUser || c.Op != train.OpSet {
+		if c, err := decodeControl([]byte(line)); err != nil || c.Key != "s" || c.At != 0 || c.Source != loop.SourceUser || c.Op != loop.OpSet {
 			t.Errorf("valid control %s: %+v, %v; want set s at no step from the user", line, c, err)
 		}
 	}
@@ -288,7 +288,7 @@ func TestMatricesOnRequest(t *testing.T) {
 	G := []float64{0.1, -0.2, 0.3, 1e-9, 0, -1, 2, 3, 4}
 	P := []float64{0.5, 0, 0, 0, 0.25, 0, 0, 0, 0.25}
 	start := time.Now()
-	eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 50, Refresh: &train.Refresh{Step: 50, K: K, Psi: 0.5, G: G, P: P}})
+	eng.publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 50, Refresh: &loop.Refresh{Step: 50, K: K, Psi: 0.5, G: G, P: P}})
 	eng.end()
 
 	s, ok := want.Next(context.Background())
@@ -361,7 +361,7 @@ func TestDecodeHelloAndMatrices(t *testing.T) {
 			t.Errorf("accepted %s", bad)
 		}
 	}
-	w := Wire(train.Snapshot{Kind: train.KindRefresh, Refresh: &train.Refresh{K: 1, G: []float64{2}, P: []float64{1}}}, true)
+	w := Wire(loop.Snapshot{Kind: loop.KindRefresh, Refresh: &loop.Refresh{K: 1, G: []float64{2}, P: []float64{1}}}, true)
 	b, _ := json.Marshal(Message{Snapshot: w})
 	s, err := decodeMessage(b, false)
 	if err != nil || s.Refresh.G[0] != 2 || s.Refresh.P[0] != 1 {
@@ -384,7 +384,7 @@ func TestSlowClientsBounded(t *testing.T) {
 	defer muteClients(t, dir, clients)()
 	eng.waitSubs(t, clients)
 	before := liveHeap()
-	eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 10, Refresh: bigRefresh(K, 10)})
+	eng.publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 10, Refresh: bigRefresh(K, 10)})
 	time.Sleep(writeTimeout / 2) // every sender encodes and blocks writing
 	grown := liveHeap() - before
 	t.Logf("%d clients that never read, K = %d: heap %d MB more", clients, K, grown>>20)
@@ -402,9 +402,9 @@ func TestSlowClientsBounded(t *testing.T) {
 	eng.waitSubs(t, clients+1)
 	// Published before its hello, while its sender waits for it: the
 	// events queue up for it as for a client that does not read.
-	small := &train.Refresh{Step: 20, K: 2, Psi: 0.5}
+	small := &loop.Refresh{Step: 20, K: 2, Psi: 0.5}
 	for i := range 4 * maxBacklog {
-		eng.publish(train.Snapshot{Kind: train.KindLog, Step: 20, Refresh: small, Text: fmt.Sprint("event ", i)})
+		eng.publish(loop.Snapshot{Kind: loop.KindLog, Step: 20, Refresh: small, Text: fmt.Sprint("event ", i)})
 	}
 	slow.Write([]byte(`{"hello":{"version":2}}` + "\n"))
 	slow.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -442,7 +442,7 @@ func (n noteEngine) Note(s string) { n.notes <- s }
 func TestControlFlood(t *testing.T) {
 	dir := livetest.ShortDir(t)
 	eng := noteEngine{newFake(), make(chan string, 16)}
-	eng.got = make(chan train.Control, 100000)
+	eng.got = make(chan loop.Control, 100000)
 	srv, err := Serve(dir, eng)
 	if err != nil {
 		t.Fatal(err)
@@ -461,7 +461,7 @@ func TestControlFlood(t *testing.T) {
 	if _, err := c.Write([]byte(flood + `{"op":"pause"}` + "\n")); err != nil {
 		t.Fatal(err)
 	}
-	var got []train.Control
+	var got []loop.Control
 	for len(got) < 2 {
 		select {
 		case ctl := <-eng.got:
@@ -470,7 +470,7 @@ func TestControlFlood(t *testing.T) {
 			t.Fatalf("after 10 s the engine has %v", got)
 		}
 	}
-	if got[0].String() != "set s=-1" || got[1].Op != train.OpPause {
+	if got[0].String() != "set s=-1" || got[1].Op != loop.OpPause {
 		t.Errorf("the engine got %v, want set s=-1 once, then pause", got)
 	}
 	select {
@@ -518,7 +518,7 @@ func TestAttachingClientsBounded(t *testing.T) {
 		defer muteClients(t, dir, 1)()
 		eng.waitSubs(t, i+1)
 		// Where the run stands as this client attaches: a step of its own.
-		eng.publish(train.Snapshot{Kind: train.KindStep, Step: 101 + i, Refresh: rs})
+		eng.publish(loop.Snapshot{Kind: loop.KindStep, Step: 101 + i, Refresh: rs})
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(200 * time.Millisecond) // every sender has encoded and blocks
@@ -546,9 +546,9 @@ func TestSlowClientsKeepTheNewestRefresh(t *testing.T) {
 	var peak uint64
 	for i := range 30 { // 3 refreshes a second, as a K = 1000 run at refresh 10
 		rs := bigRefresh(K, 10*i)
-		eng.publish(train.Snapshot{Kind: train.KindRefresh, Step: 10 * i, Refresh: rs})
+		eng.publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 10 * i, Refresh: rs})
 		for j := range 10 {
-			eng.publish(train.Snapshot{Kind: train.KindStep, Step: 10*i + j, Refresh: rs})
+			eng.publish(loop.Snapshot{Kind: loop.KindStep, Step: 10*i + j, Refresh: rs})
 		}
 		time.Sleep(300 * time.Millisecond)
 		peak = max(peak, liveHeap())
@@ -563,16 +563,16 @@ func TestSlowClientsKeepTheNewestRefresh(t *testing.T) {
 // reader has not read and strips the waiting controls of theirs; steps
 // and other events stay, in order. A plain stream drops nothing.
 func TestKeepLatestRefresh(t *testing.T) {
-	r1, r2 := &train.Refresh{Step: 10}, &train.Refresh{Step: 20}
-	ack := &train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "2"}, Step: 12}
+	r1, r2 := &loop.Refresh{Step: 10}, &loop.Refresh{Step: 20}
+	ack := &loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "2"}, Step: 12}
 	for _, lossy := range []bool{false, true} {
-		st := train.NewStream()
+		st := loop.NewStream()
 		if lossy {
 			st.KeepLatestRefresh()
 		}
-		st.Publish(train.Snapshot{Kind: train.KindRefresh, Step: 10, Refresh: r1})
-		st.Publish(train.Snapshot{Kind: train.KindControl, Step: 12, Refresh: r1, Ack: ack})
-		st.Publish(train.Snapshot{Kind: train.KindRefresh, Step: 20, Refresh: r2})
+		st.Publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 10, Refresh: r1})
+		st.Publish(loop.Snapshot{Kind: loop.KindControl, Step: 12, Refresh: r1, Ack: ack})
+		st.Publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 20, Refresh: r2})
 		st.Close()
 		var got []string
 		for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
@@ -623,10 +623,10 @@ func liveHeap() uint64 {
 }
 
 // bigRefresh is a refresh at step of K classes with K×K matrices.
-func bigRefresh(K, step int) *train.Refresh {
+func bigRefresh(K, step int) *loop.Refresh {
 	G, P := make([]float64, K*K), make([]float64, K*K)
 	for i := range G {
 		G[i], P[i] = float64(i%97)/97-0.5, 1/float64(K*K)
 	}
-	return &train.Refresh{Step: step, K: K, Psi: 0.5, G: G, P: P}
+	return &loop.Refresh{Step: step, K: K, Psi: 0.5, G: G, P: P}
 }

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // Server serves one run's socket.
@@ -22,7 +22,7 @@ type Server struct {
 	eng  Engine
 	wg   sync.WaitGroup
 	mu   sync.Mutex
-	subs map[*train.Stream]net.Conn
+	subs map[*loop.Stream]net.Conn
 	done chan struct{}
 	// lines encodes each snapshot that carries an evaluation once for
 	// all clients that ask for the same of it: at K = 1000 one line with
@@ -41,13 +41,13 @@ const largeSlots = 4
 
 // lineKey is what makes two clients' lines of one snapshot the same.
 type lineKey struct {
-	refresh  *train.Refresh
-	kind     train.Kind
+	refresh  *loop.Refresh
+	kind     loop.Kind
 	step     int
-	ack      *train.Ack
-	summary  *train.Summary
-	state    train.State
-	hyper    train.Hyper
+	ack      *loop.Ack
+	summary  *loop.Summary
+	state    loop.State
+	hyper    loop.Hyper
 	text     string
 	err      string
 	matrices bool
@@ -101,7 +101,7 @@ func Serve(dir string, eng Engine) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	s := &Server{ln: ln, path: path, eng: eng, subs: map[*train.Stream]net.Conn{}, done: make(chan struct{}), large: make(chan struct{}, largeSlots)}
+	s := &Server{ln: ln, path: path, eng: eng, subs: map[*loop.Stream]net.Conn{}, done: make(chan struct{}), large: make(chan struct{}, largeSlots)}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -167,7 +167,7 @@ type client struct {
 
 func (c *client) greeted() { c.once.Do(func() { close(c.hello) }) }
 
-func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
+func (s *Server) send(c net.Conn, st *loop.Stream, cs *client) {
 	defer s.wg.Done()
 	defer s.drop(c, st, cs)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -194,14 +194,14 @@ func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 	if bw.Flush() != nil {
 		return
 	}
-	var basis *train.Basis // the last one sent
-	sent := false          // a snapshot has gone out
+	var basis *loop.Basis // the last one sent
+	sent := false         // a snapshot has gone out
 	for {
 		snap, ok := st.Next(ctx)
 		if !ok {
 			return
 		}
-		step := snap.Kind == train.KindStep
+		step := snap.Kind == loop.KindStep
 		if step && sent {
 			// The client keeps the last evaluation; a step does not
 			// resend it. The first snapshot, where the run stands when
@@ -271,7 +271,7 @@ func (s *Server) send(c net.Conn, st *train.Stream, cs *client) {
 	}
 }
 
-func (s *Server) receive(c net.Conn, st *train.Stream, cs *client) {
+func (s *Server) receive(c net.Conn, st *loop.Stream, cs *client) {
 	defer s.wg.Done()
 	defer s.drop(c, st, cs)
 	defer cs.greeted()
@@ -357,22 +357,22 @@ func (b *bucket) wait(done <-chan struct{}) bool {
 // repeating one bad line neither grows the log nor holds up the run.
 type refused struct {
 	note  func(string)
-	ctl   train.Control
+	ctl   loop.Control
 	why   string
 	count int
 }
 
 // repeats reports whether ctl repeats the last control refused, counting
 // it; otherwise it says the count of that one and starts anew.
-func (r *refused) repeats(ctl train.Control) bool {
+func (r *refused) repeats(ctl loop.Control) bool {
 	if r.why != "" && ctl.Op == r.ctl.Op && ctl.Key == r.ctl.Key && ctl.Value == r.ctl.Value {
 		r.count++
 		return true
 	}
 	r.flush()
 	r.why = ""
-	if ctl.Op == train.OpSet {
-		var h train.Hyper
+	if ctl.Op == loop.OpSet {
+		var h loop.Hyper
 		if err := h.Set(ctl.Key, ctl.Value); err != nil {
 			r.ctl, r.why = ctl, err.Error()
 		}
@@ -388,7 +388,7 @@ func (r *refused) flush() {
 	r.count = 0
 }
 
-func (s *Server) drop(c net.Conn, st *train.Stream, cs *client) {
+func (s *Server) drop(c net.Conn, st *loop.Stream, cs *client) {
 	cs.goneOnce.Do(func() { close(cs.gone) })
 	s.mu.Lock()
 	_, ok := s.subs[st]

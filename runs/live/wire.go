@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/internal/safetext"
 	"selmix/runs/record"
 )
@@ -38,7 +38,7 @@ type Message struct {
 	Error    string    `json:"error,omitempty"`
 }
 
-// Snapshot is a train.Snapshot on the socket. Its parts are the records
+// Snapshot is a loop.Snapshot on the socket. Its parts are the records
 // of the run's log: the refresh (with its vectors and, when asked for,
 // G and P inline), the control acknowledged, the summary.
 type Snapshot struct {
@@ -52,7 +52,7 @@ type Snapshot struct {
 	StepsPerSec record.Num          `json:"steps_per_sec"`
 	Refresh     *record.RefreshData `json:"refresh,omitempty"`
 	Basis       *BasisData          `json:"basis,omitempty"` // the refresh's statistics, to a client that asked
-	System      *train.System       `json:"system,omitempty"`
+	System      *loop.System        `json:"system,omitempty"`
 	Ack         *record.ControlData `json:"ack,omitempty"`
 	Summary     *record.SummaryData `json:"summary,omitempty"`
 	Error       string              `json:"error,omitempty"`
@@ -60,7 +60,7 @@ type Snapshot struct {
 }
 
 // Wire converts a snapshot for sending, with G and P if matrices.
-func Wire(s train.Snapshot, matrices bool) *Snapshot {
+func Wire(s loop.Snapshot, matrices bool) *Snapshot {
 	w := &Snapshot{
 		Kind: s.Kind.String(), Step: s.Step, Total: s.Total, State: string(s.State), Hyper: record.HyperData{Hyper: s.Hyper},
 		LR: record.Num(s.LR), Loss: record.Num(s.Loss), StepsPerSec: record.Num(s.StepsPerSec),
@@ -81,8 +81,8 @@ func Wire(s train.Snapshot, matrices bool) *Snapshot {
 }
 
 // parseKind reads a snapshot kind's name.
-func parseKind(s string) (train.Kind, error) {
-	for k := train.KindStep; k <= train.KindLog; k++ {
+func parseKind(s string) (loop.Kind, error) {
+	for k := loop.KindStep; k <= loop.KindLog; k++ {
 		if k.String() == s {
 			return k, nil
 		}
@@ -92,13 +92,13 @@ func parseKind(s string) (train.Kind, error) {
 
 // Unwire converts a received snapshot back; G and P are nil unless they
 // were sent. Its strings are made printable.
-func (w *Snapshot) Unwire() (train.Snapshot, error) {
+func (w *Snapshot) Unwire() (loop.Snapshot, error) {
 	kind, err := parseKind(w.Kind)
 	if err != nil {
-		return train.Snapshot{}, err
+		return loop.Snapshot{}, err
 	}
-	s := train.Snapshot{
-		Kind: kind, Step: w.Step, Total: w.Total, State: train.State(safetext.Line(w.State)), Hyper: w.Hyper.Hyper,
+	s := loop.Snapshot{
+		Kind: kind, Step: w.Step, Total: w.Total, State: loop.State(safetext.Line(w.State)), Hyper: w.Hyper.Hyper,
 		LR: float64(w.LR), Loss: float64(w.Loss), StepsPerSec: float64(w.StepsPerSec),
 		System: printable(w.System), Err: safetext.Line(w.Error), Text: w.Text,
 	}
@@ -170,32 +170,32 @@ func decodeHello(b []byte) (h Hello, ok bool, err error) {
 // change the run now, never at a chosen step, and their controls are
 // the researcher's: At is cleared, the source is user, and step and
 // error ignored. A line without "op" is refused.
-func decodeControl(b []byte) (train.Control, error) {
+func decodeControl(b []byte) (loop.Control, error) {
 	var d record.ControlData
 	if err := json.Unmarshal(b, &d); err != nil {
-		return train.Control{}, fmt.Errorf("bad control: %v", err)
+		return loop.Control{}, fmt.Errorf("bad control: %v", err)
 	}
 	if d.Op == "" {
-		return train.Control{}, errors.New(`bad control: no "op"`)
+		return loop.Control{}, errors.New(`bad control: no "op"`)
 	}
 	a, err := d.Ack()
 	if err != nil {
-		return train.Control{}, fmt.Errorf("bad control: %v", err)
+		return loop.Control{}, fmt.Errorf("bad control: %v", err)
 	}
 	ctl := a.Control
-	ctl.At, ctl.Source = 0, train.SourceUser
+	ctl.At, ctl.Source = 0, loop.SourceUser
 	return ctl, nil
 }
 
 // encodeControl is the line a client sends for c.
-func encodeControl(c train.Control) []byte {
+func encodeControl(c loop.Control) []byte {
 	return append(mustJSON(record.ControlData{Op: c.Op.String(), Key: c.Key, Value: c.Value}), '\n')
 }
 
 // decodeMessage parses one line from the server: a snapshot, nothing (an
 // empty message or the server's hello, which the first line must be), or
 // the error the server reported. first says whether b is the first line.
-func decodeMessage(b []byte, first bool) (*train.Snapshot, error) {
+func decodeMessage(b []byte, first bool) (*loop.Snapshot, error) {
 	// The snapshot is decoded once the version is known: one of another
 	// version would fail with a confusing reason.
 	var m struct {
@@ -230,7 +230,7 @@ func decodeMessage(b []byte, first bool) (*train.Snapshot, error) {
 
 // printable is sys with its strings made printable (and at most 64
 // GPUs): they reach terminals.
-func printable(sys *train.System) *train.System {
+func printable(sys *loop.System) *loop.System {
 	if sys == nil {
 		return nil
 	}

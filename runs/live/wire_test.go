@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs/live/livetest"
 )
 
@@ -30,23 +30,23 @@ func TestWireRoundTrip(t *testing.T) {
 	for i := range objs {
 		objs[i] = float64(i) / 8
 	}
-	h := train.DefaultHyper()
+	h := loop.DefaultHyper()
 	h.S = 20
-	snaps := []train.Snapshot{
-		{Kind: train.KindStep, Step: 0, Total: 100, State: train.Running, Hyper: h, LR: 3e-3, Loss: math.NaN(), StepsPerSec: math.Inf(1)},
-		{Kind: train.KindRefresh, Step: 50, Total: 100, State: train.Running, Hyper: h, LR: 1e-3, Loss: 0.5, StepsPerSec: 12,
-			Refresh: &train.Refresh{Step: 50, Report: rep, Objectives: objs, Psi: 0.5, Lambda: []float64{1, 2}, G: []float64{0.5, -1, 2, 0}, P: []float64{0.25, 0.25, 0.5, 0},
+	snaps := []loop.Snapshot{
+		{Kind: loop.KindStep, Step: 0, Total: 100, State: loop.Running, Hyper: h, LR: 3e-3, Loss: math.NaN(), StepsPerSec: math.Inf(1)},
+		{Kind: loop.KindRefresh, Step: 50, Total: 100, State: loop.Running, Hyper: h, LR: 1e-3, Loss: 0.5, StepsPerSec: 12,
+			Refresh: &loop.Refresh{Step: 50, Report: rep, Objectives: objs, Psi: 0.5, Lambda: []float64{1, 2}, G: []float64{0.5, -1, 2, 0}, P: []float64{0.25, 0.25, 0.5, 0},
 				K: 2, S: 20, Predicted: &pred, Realised: &real},
-			System: &train.System{Device: "cuda:0 ×2 ranks", RSS: 1 << 20, CPU: 0.5, WorldSize: 2,
-				GPUs: []train.GPU{{ID: "3", Name: "H100", Ranks: 2, MemUsed: 1 << 30, MemReserved: 2 << 30, MemPeak: 3 << 30, MemTotal: 80 << 30, Util: 0.5}}}},
-		{Kind: train.KindControl, Step: 60, Total: 100, State: train.Paused, Hyper: h, Loss: 0.25,
-			Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "20"}, Step: 60, Err: "out of range"}},
-		{Kind: train.KindFinal, Step: 100, Total: 100, State: train.Finished, Hyper: h, Loss: 0.125,
-			Summary: &train.Summary{Steps: 100, Objective: metric.MinRecall, ValBefore: rep, ValAfter: rep, TestBefore: rep, TestAfter: rep,
+			System: &loop.System{Device: "cuda:0 ×2 ranks", RSS: 1 << 20, CPU: 0.5, WorldSize: 2,
+				GPUs: []loop.GPU{{ID: "3", Name: "H100", Ranks: 2, MemUsed: 1 << 30, MemReserved: 2 << 30, MemPeak: 3 << 30, MemTotal: 80 << 30, Util: 0.5}}}},
+		{Kind: loop.KindControl, Step: 60, Total: 100, State: loop.Paused, Hyper: h, Loss: 0.25,
+			Ack: &loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "20"}, Step: 60, Err: "out of range"}},
+		{Kind: loop.KindFinal, Step: 100, Total: 100, State: loop.Finished, Hyper: h, Loss: 0.125,
+			Summary: &loop.Summary{Steps: 100, Objective: metric.MinRecall, ValBefore: rep, ValAfter: rep, TestBefore: rep, TestAfter: rep,
 				TestObjBefore: objs, TestObjAfter: objs, Seconds: 3,
-				Best: &train.Best{Step: 50, Objective: metric.MinRecall, Psi: 0.5, Val: rep, Test: rep, TestObj: objs}}},
-		{Kind: train.KindError, Step: 7, State: train.Failed, Hyper: h, Loss: 1, Err: "diverged"},
-		{Kind: train.KindLog, Step: 7, State: train.Running, Hyper: h, Loss: 1, Text: "epoch 3"},
+				Best: &loop.Best{Step: 50, Objective: metric.MinRecall, Psi: 0.5, Val: rep, Test: rep, TestObj: objs}}},
+		{Kind: loop.KindError, Step: 7, State: loop.Failed, Hyper: h, Loss: 1, Err: "diverged"},
+		{Kind: loop.KindLog, Step: 7, State: loop.Running, Hyper: h, Loss: 1, Text: "epoch 3"},
 	}
 	for _, want := range snaps {
 		t.Run(want.Kind.String(), func(t *testing.T) {

@@ -5,17 +5,17 @@ import (
 	"reflect"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 )
 
 // withObjectives rewrites a synth run's refreshes: refresh i optimizes
 // objs[i] and its ψ is psis[i].
-func withObjectives(snaps []train.Snapshot, objs []metric.Objective, psis []float64) []train.Snapshot {
+func withObjectives(snaps []loop.Snapshot, objs []metric.Objective, psis []float64) []loop.Snapshot {
 	i := 0
 	for k := range snaps {
 		s := &snaps[k]
-		if s.Kind != train.KindRefresh {
+		if s.Kind != loop.KindRefresh {
 			continue
 		}
 		s.Hyper.Objective = objs[i]
@@ -50,7 +50,7 @@ func TestBestAfterObjectiveChange(t *testing.T) {
 	}
 }
 
-// A ψ that is not a number is never a best (train.NewBest, the engine's
+// A ψ that is not a number is never a best (loop.NewBest, the engine's
 // rule): a run whose first refresh has none finds its best after it.
 func TestBestSkipsNaN(t *testing.T) {
 	mr := metric.MinRecall
@@ -73,7 +73,7 @@ func TestSummaryBestRoundTrip(t *testing.T) {
 	for i := range objs {
 		objs[i] = 0.1 * float64(i)
 	}
-	sum.Best = &train.Best{Step: 20, Objective: metric.MinRecall, Psi: 0.61, Val: sum.ValAfter, Test: sum.TestAfter, TestObj: objs}
+	sum.Best = &loop.Best{Step: 20, Objective: metric.MinRecall, Psi: 0.61, Val: sum.ValAfter, Test: sum.TestAfter, TestObj: objs}
 	fin.Summary = &sum
 	root := t.TempDir()
 	id := record(t, root, "", 3, snaps)

@@ -24,7 +24,7 @@ func Final(r *runs.Run) float64 {
 }
 
 // BestAimed reports whether r's best validation ψ (run.json's best, at
-// best_step) was aimed at α/K + δ (train.Aimed), not its objective's
+// best_step) was aimed at α/K + δ (loop.Aimed), not its objective's
 // reported ψ: as the hyperparameters of the refresh logged at best_step
 // say. Only a run whose best was judged on an objective with a coverage
 // constraint has its event log read; a log that cannot be read says no.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/internal/jsonfloat"
 	"selmix/runs"
 )
@@ -36,15 +36,15 @@ func convert[U, T ~float64](v []T) []U {
 	return out
 }
 
-// HyperData is train.Hyper on disk. Readers ignore keys they do not know,
+// HyperData is loop.Hyper on disk. Readers ignore keys they do not know,
 // so a run written by a newer selmix still opens.
-type HyperData struct{ train.Hyper }
+type HyperData struct{ loop.Hyper }
 
 // UnmarshalJSON reads a record's hyperparameters over the defaults, so a
 // record written before a hyperparameter existed reads as it ran.
 func (d *HyperData) UnmarshalJSON(b []byte) error {
-	type plain train.Hyper
-	h := train.DefaultHyper()
+	type plain loop.Hyper
+	h := loop.DefaultHyper()
 	if err := json.Unmarshal(b, (*plain)(&h)); err != nil {
 		return err
 	}
@@ -52,13 +52,13 @@ func (d *HyperData) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func hyperData(h train.Hyper) HyperData { return HyperData{h} }
+func hyperData(h loop.Hyper) HyperData { return HyperData{h} }
 
 // hyper converts back. Objective and policy names are kept as written (a
 // viewer shows what was recorded); a gain form must be one this selmix
 // knows, since the engine's type cannot hold another (UnmarshalJSON has
 // refused it).
-func (d HyperData) hyper() (train.Hyper, error) { return d.Hyper, nil }
+func (d HyperData) hyper() (loop.Hyper, error) { return d.Hyper, nil }
 
 // ReportData is metric.Report on disk. The per-class vectors are written
 // in summaries only; refresh events keep theirs in arrays.bin.
@@ -189,7 +189,7 @@ const (
 	ArrayP        = "P"
 )
 
-func refreshData(step, total int, state train.State, h train.Hyper, loss float64, rs *train.Refresh) RefreshData {
+func refreshData(step, total int, state loop.State, h loop.Hyper, loss float64, rs *loop.Refresh) RefreshData {
 	d := RefreshData{
 		Step: step, Total: total, State: string(state), Hyper: hyperData(h),
 		K: rs.K, S: Num(rs.S), Psi: Num(rs.Psi), Objectives: objectivesOf(rs.Objectives),
@@ -207,7 +207,7 @@ func refreshData(step, total int, state train.State, h train.Hyper, loss float64
 }
 
 // vectorArrays is the first record of a refresh event.
-func vectorArrays(rs *train.Refresh) []runs.Array {
+func vectorArrays(rs *loop.Refresh) []runs.Array {
 	vec := func(name string, v []float64) runs.Array {
 		return runs.Array{Name: name, DType: runs.Float64, Shape: []int{len(v)}, Data: v}
 	}
@@ -222,7 +222,7 @@ func vectorArrays(rs *train.Refresh) []runs.Array {
 }
 
 // matrixArrays is the second record of a refresh event.
-func matrixArrays(rs *train.Refresh) []runs.Array {
+func matrixArrays(rs *loop.Refresh) []runs.Array {
 	return []runs.Array{
 		{Name: ArrayG, DType: runs.Float32, Shape: []int{rs.K, rs.K}, Data: rs.G},
 		{Name: ArrayP, DType: runs.Float32, Shape: []int{rs.K, rs.K}, Data: rs.P},
@@ -247,16 +247,16 @@ type ControlData struct {
 	Auto bool `json:"auto,omitempty"`
 }
 
-func ControlRecord(a train.Ack) ControlData {
+func ControlRecord(a loop.Ack) ControlData {
 	return ControlData{Op: a.Control.Op.String(), Key: a.Control.Key, Value: a.Control.Value, At: a.Control.At, Step: a.Step, Error: a.Err, Source: string(a.Control.Source), Auto: a.Control.Auto()}
 }
 
-func (d ControlData) Ack() (train.Ack, error) {
-	op, err := train.ParseOp(d.Op)
+func (d ControlData) Ack() (loop.Ack, error) {
+	op, err := loop.ParseOp(d.Op)
 	if err != nil {
-		return train.Ack{}, err
+		return loop.Ack{}, err
 	}
-	return train.Ack{Control: train.Control{Op: op, Key: d.Key, Value: d.Value, At: d.At, Source: train.SourceOf(d.Source, d.Auto)}, Step: d.Step, Err: d.Error}, nil
+	return loop.Ack{Control: loop.Control{Op: op, Key: d.Key, Value: d.Value, At: d.At, Source: loop.SourceOf(d.Source, d.Auto)}, Step: d.Step, Err: d.Error}, nil
 }
 
 // SummaryData is the payload of final and stop events and the content of
@@ -291,18 +291,18 @@ type PluginData struct {
 	TestObjectives Objectives `json:"test_objectives"`
 }
 
-func pluginData(p *train.Plugin, vectors bool) *PluginData {
+func pluginData(p *loop.Plugin, vectors bool) *PluginData {
 	if p == nil {
 		return nil
 	}
 	return &PluginData{Objective: string(p.Objective), Test: reportData(p.Test, vectors), TestObjectives: objectivesOf(p.TestObj)}
 }
 
-func (d *PluginData) plugin() *train.Plugin {
+func (d *PluginData) plugin() *loop.Plugin {
 	if d == nil {
 		return nil
 	}
-	return &train.Plugin{Objective: metric.Objective(d.Objective), Test: d.Test.report(), TestObj: d.TestObjectives.values()}
+	return &loop.Plugin{Objective: metric.Objective(d.Objective), Test: d.Test.report(), TestObj: d.TestObjectives.values()}
 }
 
 // BestData is a summary's best: where the best checkpoint was taken, the
@@ -314,13 +314,13 @@ type BestData struct {
 	Val            ReportData `json:"val"`
 	Test           ReportData `json:"test"`
 	TestObjectives Objectives `json:"test_objectives"`
-	// Aimed says psi is aimed at α/K + δ (train.Aimed), not the
+	// Aimed says psi is aimed at α/K + δ (loop.Aimed), not the
 	// objective's reported ψ; absent (false) in runs written before it
 	// was recorded, whose reader takes it from the refresh at step.
 	Aimed bool `json:"aimed,omitempty"`
 }
 
-func bestData(b *train.Best, vectors bool) *BestData {
+func bestData(b *loop.Best, vectors bool) *BestData {
 	if b == nil {
 		return nil
 	}
@@ -331,17 +331,17 @@ func bestData(b *train.Best, vectors bool) *BestData {
 	}
 }
 
-func (d *BestData) best() *train.Best {
+func (d *BestData) best() *loop.Best {
 	if d == nil {
 		return nil
 	}
-	return &train.Best{
+	return &loop.Best{
 		Step: d.Step, Objective: metric.Objective(d.Objective), Psi: float64(d.Psi), Aimed: d.Aimed,
 		Val: d.Val.report(), Test: d.Test.report(), TestObj: d.TestObjectives.values(),
 	}
 }
 
-func SummaryRecord(s *train.Summary, vectors bool) SummaryData {
+func SummaryRecord(s *loop.Summary, vectors bool) SummaryData {
 	return SummaryData{
 		Steps: s.Steps, Objective: string(s.Objective),
 		ValBefore: reportData(s.ValBefore, vectors), ValAfter: reportData(s.ValAfter, vectors),
@@ -353,8 +353,8 @@ func SummaryRecord(s *train.Summary, vectors bool) SummaryData {
 	}
 }
 
-func (d SummaryData) Summary() train.Summary {
-	return train.Summary{
+func (d SummaryData) Summary() loop.Summary {
+	return loop.Summary{
 		Steps: d.Steps, Objective: metric.Objective(d.Objective),
 		ValBefore: d.ValBefore.report(), ValAfter: d.ValAfter.report(),
 		TestBefore: d.TestBefore.report(), TestAfter: d.TestAfter.report(),
@@ -367,7 +367,7 @@ func (d SummaryData) Summary() train.Summary {
 
 // LoadSummary reads a run's summary.json: the summary of its end, or of
 // where it stopped. The error wraps os.ErrNotExist for a run without one.
-func LoadSummary(r *runs.Run) (*train.Summary, error) {
+func LoadSummary(r *runs.Run) (*loop.Summary, error) {
 	b, err := r.Summary()
 	if err != nil {
 		return nil, err

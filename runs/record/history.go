@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 )
 
@@ -21,12 +21,12 @@ type History struct {
 	Format    int // the run's format (run.json)
 	Starts    []Start
 	Refreshes []RefreshEvent
-	Controls  []train.Ack
-	Final     *train.Summary
+	Controls  []loop.Ack
+	Final     *loop.Summary
 	FinalTime time.Time // when the final event was written; zero if unknown
 	// Stops are the sessions that stopped early, in order; their reports
 	// carry scalars only.
-	Stops    []train.Summary
+	Stops    []loop.Summary
 	Errors   []ErrorData
 	Warnings []runs.Warning
 
@@ -34,16 +34,16 @@ type History struct {
 	stopped bool   // the last session ended with a stop
 }
 
-// RefreshEvent is a refresh as a run's log holds it (train.Refresh is
+// RefreshEvent is a refresh as a run's log holds it (loop.Refresh is
 // what the refresh computed, RefreshData its record on the wire). Stats
 // holds everything but G and P (see History.Matrices), unless a caller has
 // filled them in.
 type RefreshEvent struct {
 	Step, Total int
-	State       train.State
-	Hyper       train.Hyper
+	State       loop.State
+	Hyper       loop.Hyper
 	Loss        *float64 // last training loss; nil before the first step
-	Stats       train.Refresh
+	Stats       loop.Refresh
 	Time        time.Time // when the event was written; zero if unknown
 
 	matrices *runs.Ref // where G and P are in arrays.bin; nil if not kept
@@ -76,7 +76,7 @@ func (h *History) SessionStart() int {
 
 // Best is the best validation ψ of one objective over the refreshes
 // during which it was the optimized one without a break (From to To).
-// Aimed says that refresh's ψ was aimed at α/K + δ (train.Aimed), not
+// Aimed says that refresh's ψ was aimed at α/K + δ (loop.Aimed), not
 // the objective's reported ψ.
 type Best struct {
 	Objective string
@@ -204,7 +204,7 @@ func matrixShapes(arrs []runs.Array, K int) error {
 
 // Stopped is the summary of the last session if it stopped early and no
 // session started after it: the run is resumable and not finished.
-func (h *History) Stopped() *train.Summary {
+func (h *History) Stopped() *loop.Summary {
 	if !h.stopped || h.Final != nil || len(h.Stops) == 0 {
 		return nil
 	}
@@ -389,8 +389,8 @@ func refreshOf(d RefreshData) (RefreshEvent, error) {
 		return RefreshEvent{}, err
 	}
 	rf := RefreshEvent{
-		Step: d.Step, Total: d.Total, State: train.State(d.State), Hyper: hy,
-		Stats: train.Refresh{
+		Step: d.Step, Total: d.Total, State: loop.State(d.State), Hyper: hy,
+		Stats: loop.Refresh{
 			Step: d.Step, Report: d.Report.report(), Objectives: d.Objectives.values(),
 			Psi: float64(d.Psi), K: d.K, S: float64(d.S),
 		},
@@ -463,11 +463,11 @@ func (h *History) refs(rf *RefreshEvent, refs []runs.Ref, read func(runs.Ref) ([
 // send to a new engine. Pause, resume and single-step change timing, not
 // results, and refused controls changed nothing, so they are left out;
 // stops are included when withStop (replay ends where the original did).
-func (h *History) Replayable(after int, withStop bool) []train.Control {
-	var out []train.Control
+func (h *History) Replayable(after int, withStop bool) []loop.Control {
+	var out []loop.Control
 	for _, a := range h.Controls {
 		op := a.Control.Op
-		if a.Err != "" || a.Control.Auto() || a.Step <= after || !(op == train.OpSet || (withStop && op == train.OpStop)) {
+		if a.Err != "" || a.Control.Auto() || a.Step <= after || !(op == loop.OpSet || (withStop && op == loop.OpStop)) {
 			continue
 		}
 		c := a.Control

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 )
 
@@ -41,17 +41,17 @@ func TestHistoryAddV1(t *testing.T) {
 		}
 	}
 	if len(h.Starts) != 1 || h.Starts[0].TrainCounts[1] != 2 || len(h.Refreshes) != 1 || h.Refreshes[0].Stats.Psi != 0.5 ||
-		len(h.Controls) != 1 || h.Controls[0].Control.Op != train.OpSet || h.Final == nil || h.Final.Steps != 10 || h.Errors[0].Err != "boom" {
+		len(h.Controls) != 1 || h.Controls[0].Control.Op != loop.OpSet || h.Final == nil || h.Final.Steps != 10 || h.Errors[0].Err != "boom" {
 		t.Errorf("decoded history wrong: %+v", h)
 	}
 	// Replayable keeps accepted sets (and stops on request) after a step,
 	// pinned to the step they took effect.
 	h.Controls = append(h.Controls,
-		train.Ack{Control: train.Control{Op: train.OpPause}, Step: 8},
-		train.Ack{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "x"}, Step: 8, Err: "bad"},
-		train.Ack{Control: train.Control{Op: train.OpStop}, Step: 9})
+		loop.Ack{Control: loop.Control{Op: loop.OpPause}, Step: 8},
+		loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "lr", Value: "x"}, Step: 8, Err: "bad"},
+		loop.Ack{Control: loop.Control{Op: loop.OpStop}, Step: 9})
 	got := h.Replayable(6, true)
-	if len(got) != 2 || got[0].Key != "s" || got[0].At != 7 || got[1].Op != train.OpStop || got[1].At != 9 {
+	if len(got) != 2 || got[0].Key != "s" || got[0].At != 7 || got[1].Op != loop.OpStop || got[1].At != 9 {
 		t.Errorf("Replayable(6, true) = %+v, want set s at 7 and stop at 9", got)
 	}
 	if got := h.Replayable(7, false); len(got) != 0 {
@@ -106,7 +106,7 @@ func TestHistoryAddV2(t *testing.T) {
 	if len(h.Stops) != 1 || h.Stops[0].TestAfter.MeanRecall != 0.5 || h.Final == nil || h.Final.TestObjAfter[2] != 0.7 {
 		t.Errorf("stops %+v final %+v", h.Stops, h.Final)
 	}
-	if h.Controls[0].Control.Op != train.OpSet || h.Controls[0].Step != 7 {
+	if h.Controls[0].Control.Op != loop.OpSet || h.Controls[0].Step != 7 {
 		t.Errorf("control %+v", h.Controls[0])
 	}
 }
@@ -187,7 +187,7 @@ func TestLoadV1(t *testing.T) {
 			case KindControl:
 				a := h.Controls[nctl]
 				c := ev.Data["Control"].(map[string]any)
-				if a.Control.Op != train.OpSet || a.Control.Key != c["Key"] || a.Control.Value != c["Value"] || float64(a.Step) != ev.Data["Step"].(float64) {
+				if a.Control.Op != loop.OpSet || a.Control.Key != c["Key"] || a.Control.Value != c["Value"] || float64(a.Step) != ev.Data["Step"].(float64) {
 					t.Errorf("%s control %d: %+v, log says %v", id, nctl, a, ev.Data)
 				}
 				nctl++
@@ -231,45 +231,45 @@ func TestLoadCorruptArrays(t *testing.T) {
 // their step, then the end: a final summary, or the stop of the last
 // session.
 func TestSnapshots(t *testing.T) {
-	h := train.DefaultHyper()
-	stats := train.Refresh{K: 2, Objectives: make([]float64, len(metric.Objectives()))}
+	h := loop.DefaultHyper()
+	stats := loop.Refresh{K: 2, Objectives: make([]float64, len(metric.Objectives()))}
 	hist := &History{
 		Starts: []Start{{Step: 0, Total: 100, K: 2}},
 		Refreshes: []RefreshEvent{
-			{Step: 0, Total: 100, State: train.Running, Hyper: h, Stats: stats},
-			{Step: 50, Total: 100, State: train.Running, Hyper: h, Stats: stats},
+			{Step: 0, Total: 100, State: loop.Running, Hyper: h, Stats: stats},
+			{Step: 50, Total: 100, State: loop.Running, Hyper: h, Stats: stats},
 		},
-		Controls: []train.Ack{{Control: train.Control{Op: train.OpSet, Key: "s", Value: "5"}, Step: 50}},
-		Final:    &train.Summary{Steps: 60},
+		Controls: []loop.Ack{{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "5"}, Step: 50}},
+		Final:    &loop.Summary{Steps: 60},
 	}
 	got := Snapshots(hist)
-	kinds := make([]train.Kind, len(got))
+	kinds := make([]loop.Kind, len(got))
 	for i, s := range got {
 		kinds[i] = s.Kind
 		if s.Total != 100 {
 			t.Errorf("snapshot %d Total = %d, want 100", i, s.Total)
 		}
 	}
-	want := []train.Kind{train.KindRefresh, train.KindControl, train.KindRefresh, train.KindFinal}
+	want := []loop.Kind{loop.KindRefresh, loop.KindControl, loop.KindRefresh, loop.KindFinal}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("kinds = %v, want %v (a control applies before the refresh at its step)", kinds, want)
 	}
 	if got[1].Hyper.Objective != h.Objective {
 		t.Error("an ack does not carry the last known hyperparameters")
 	}
-	if got[3].State != train.Stopped {
+	if got[3].State != loop.Stopped {
 		t.Errorf("a format-1 run ending at step 60 of 100 shows %q, want stopped", got[3].State)
 	}
 	// Format 2: a stop ends the replay only if no session followed it.
 	hist.Final = nil
-	hist.Stops = []train.Summary{{Steps: 70}}
+	hist.Stops = []loop.Summary{{Steps: 70}}
 	hist.stopped = true
 	got = Snapshots(hist)
-	if last := got[len(got)-1]; last.Kind != train.KindFinal || last.State != train.Stopped || last.Step != 70 {
+	if last := got[len(got)-1]; last.Kind != loop.KindFinal || last.State != loop.Stopped || last.Step != 70 {
 		t.Errorf("stopped run ends with %v %s at %d, want final stopped at 70", last.Kind, last.State, last.Step)
 	}
 	hist.stopped = false
-	if last := Snapshots(hist)[len(got)-2]; last.Kind == train.KindFinal {
+	if last := Snapshots(hist)[len(got)-2]; last.Kind == loop.KindFinal {
 		t.Error("a stop followed by a new session ends the replay")
 	}
 }
@@ -277,10 +277,10 @@ func TestSnapshots(t *testing.T) {
 // A replay or a resume recomputes the engine's own controls
 // (finetune.adapt) rather than sending them: Replayable leaves them out.
 func TestReplayableSkipsAuto(t *testing.T) {
-	h := &History{Controls: []train.Ack{
-		{Control: train.Control{Op: train.OpSet, Key: "s", Value: "3"}, Step: 10},
-		{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.001", Source: train.SourceAdapt}, Step: 50},
-		{Control: train.Control{Op: train.OpSet, Key: "refresh", Value: "5", Source: train.SourceAdapt}, Step: 50},
+	h := &History{Controls: []loop.Ack{
+		{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "3"}, Step: 10},
+		{Control: loop.Control{Op: loop.OpSet, Key: "lr", Value: "0.001", Source: loop.SourceAdapt}, Step: 50},
+		{Control: loop.Control{Op: loop.OpSet, Key: "refresh", Value: "5", Source: loop.SourceAdapt}, Step: 50},
 	}}
 	got := h.Replayable(-1, true)
 	if len(got) != 1 || got[0].Key != "s" || got[0].At != 10 {
@@ -325,14 +325,14 @@ func TestEventTimes(t *testing.T) {
 // sources reads adapt where it said auto and nothing otherwise, and an
 // adapt control still says auto for an older selmix.
 func TestControlSource(t *testing.T) {
-	for _, src := range []train.ControlSource{train.SourceUser, train.SourceSchedule, train.SourceAdapt, train.SourceReplay} {
-		a := train.Ack{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.001", Source: src}, Step: 50}
+	for _, src := range []loop.ControlSource{loop.SourceUser, loop.SourceSchedule, loop.SourceAdapt, loop.SourceReplay} {
+		a := loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "lr", Value: "0.001", Source: src}, Step: 50}
 		d := ControlRecord(a)
 		b, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), `"source":"`+string(src)+`"`) || strings.Contains(string(b), `"auto":true`) != (src == train.SourceAdapt) {
+		if !strings.Contains(string(b), `"source":"`+string(src)+`"`) || strings.Contains(string(b), `"auto":true`) != (src == loop.SourceAdapt) {
 			t.Errorf("%s: record %s", src, b)
 		}
 		var back ControlData
@@ -344,8 +344,8 @@ func TestControlSource(t *testing.T) {
 			t.Errorf("%s: round trip %+v, %v; want %+v", src, got, err, a)
 		}
 	}
-	for line, want := range map[string]train.ControlSource{
-		`{"op":"set","key":"lr","value":"0.001","step":50,"auto":true}`: train.SourceAdapt,
+	for line, want := range map[string]loop.ControlSource{
+		`{"op":"set","key":"lr","value":"0.001","step":50,"auto":true}`: loop.SourceAdapt,
 		`{"op":"set","key":"s","value":"3","step":50}`:                  "",
 	} {
 		var d ControlData

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // maxInlineK bounds the classes of a refresh read from the control
@@ -16,7 +16,7 @@ const maxInlineK = 1 << 14
 // InlineRefresh is the refresh of s (s.Refresh must be set) as the control
 // socket sends it: the log's record with the per-class vectors and the
 // multipliers inline, and G and P with matrices (and when s has them).
-func InlineRefresh(s train.Snapshot, matrices bool) *RefreshData {
+func InlineRefresh(s loop.Snapshot, matrices bool) *RefreshData {
 	rs := s.Refresh
 	d := refreshData(rs.Step, s.Total, s.State, s.Hyper, s.Loss, rs)
 	d.Report = reportData(rs.Report, true)
@@ -29,7 +29,7 @@ func InlineRefresh(s train.Snapshot, matrices bool) *RefreshData {
 
 // Inline reads back what InlineRefresh wrote. G and P are nil unless they
 // were sent; every vector must have K values.
-func (d *RefreshData) Inline() (*train.Refresh, error) {
+func (d *RefreshData) Inline() (*loop.Refresh, error) {
 	ev, err := refreshOf(*d)
 	if err != nil {
 		return nil, err

@@ -14,8 +14,8 @@ import (
 	"sync"
 
 	"selmix/core/experiment"
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 )
 
@@ -200,7 +200,7 @@ func (r *Recorder) Writer() *runs.Writer { return r.w }
 // published every event the state it hands over has seen, and first waits
 // until Follow has written all of them: a run resumed from the checkpoint
 // must find in its log every event it will not publish again.
-func (r *Recorder) Checkpointer(st *train.Stream) train.Checkpointer {
+func (r *Recorder) Checkpointer(st *loop.Stream) func(step int, state []byte, final bool) error {
 	return func(step int, state []byte, final bool) error {
 		r.flush(st.Events())
 		if final {
@@ -213,7 +213,7 @@ func (r *Recorder) Checkpointer(st *train.Stream) train.Checkpointer {
 // BestKeeper writes the engine's best checkpoints into the run (see
 // train.Engine.KeepBest); like Checkpointer, it first waits until Follow
 // has written every event the state has seen.
-func (r *Recorder) BestKeeper(st *train.Stream) func(step int, state []byte) error {
+func (r *Recorder) BestKeeper(st *loop.Stream) func(step int, state []byte) error {
 	return func(step int, state []byte) error {
 		r.flush(st.Events())
 		return r.w.WriteBestCheckpoint(step, state)
@@ -301,7 +301,7 @@ func (r *Recorder) append(kind string, step int, data any) error {
 // final, stop and error events are fsynced. A write error (say, a full
 // disk) is returned after the stream ends; the caller stops the engine on
 // the first one via onErr, so nothing more is lost than the failed event.
-func (r *Recorder) Follow(ctx context.Context, st *train.Stream, onErr func(error)) error {
+func (r *Recorder) Follow(ctx context.Context, st *loop.Stream, onErr func(error)) error {
 	defer func() {
 		r.fmu.Lock()
 		r.followed = true
@@ -325,7 +325,7 @@ func (r *Recorder) Follow(ctx context.Context, st *train.Stream, onErr func(erro
 		if firstErr == nil {
 			r.handle(s, fail)
 		}
-		if s.Kind != train.KindStep {
+		if s.Kind != loop.KindStep {
 			r.fmu.Lock()
 			r.handled++
 			r.fcond.Broadcast()
@@ -335,23 +335,23 @@ func (r *Recorder) Follow(ctx context.Context, st *train.Stream, onErr func(erro
 }
 
 // handle writes one snapshot's event; fail takes every error.
-func (r *Recorder) handle(s train.Snapshot, fail func(error)) {
+func (r *Recorder) handle(s loop.Snapshot, fail func(error)) {
 	switch s.Kind {
-	case train.KindRefresh:
+	case loop.KindRefresh:
 		fail(r.logRefresh(s))
 		fail(r.noteRefresh(s))
-	case train.KindControl:
+	case loop.KindControl:
 		if s.Ack != nil {
 			fail(r.append(KindControl, s.Step, ControlRecord(*s.Ack)))
 		}
 		fail(r.w.SetMeta(func(m *runs.Meta) { m.Status = statusOf(s.State); m.Steps = s.Step }))
-	case train.KindFinal:
+	case loop.KindFinal:
 		// A stop ends a session, not the run: it is logged apart, with
 		// scalars only and no arrays, so a stopped and resumed run logs
 		// (and places its records) exactly as an uninterrupted one, plus
 		// its session markers.
 		kind, vectors := KindFinal, true
-		if s.State == train.Stopped {
+		if s.State == loop.Stopped {
 			kind, vectors = KindStop, false
 		}
 		if s.Summary != nil {
@@ -363,7 +363,7 @@ func (r *Recorder) handle(s train.Snapshot, fail func(error)) {
 			fail(err)
 		}
 		fail(r.w.SetMeta(func(m *runs.Meta) { m.Status = statusOf(s.State); m.Steps = s.Step }))
-	case train.KindError:
+	case loop.KindError:
 		fail(r.append(KindError, s.Step, ErrorData{s.Err}))
 		fail(r.w.SetMeta(func(m *runs.Meta) { m.Status = runs.StatusError; m.Steps = s.Step }))
 	}
@@ -373,7 +373,7 @@ func (r *Recorder) handle(s train.Snapshot, fail func(error)) {
 // every every-th refresh of the run and at its last, G and P. Which
 // refreshes keep their matrices depends only on their place in the run,
 // so a resumed run keeps the same ones.
-func (r *Recorder) logRefresh(s train.Snapshot) error {
+func (r *Recorder) logRefresh(s loop.Snapshot) error {
 	rs := s.Refresh
 	if rs == nil {
 		return fmt.Errorf("refresh snapshot at step %d has no evaluation", s.Step)
@@ -418,7 +418,7 @@ func (r *Recorder) flush(n int) {
 // noteRefresh tracks the best value of the optimized objective: ψ is
 // judged against the best of its own objective, so a refresh after an
 // objective change starts a new best.
-func (r *Recorder) noteRefresh(s train.Snapshot) error {
+func (r *Recorder) noteRefresh(s loop.Snapshot) error {
 	psi, obj := s.Refresh.Psi, s.Hyper.Objective
 	r.mu.Lock()
 	var have *metric.Objective
@@ -426,7 +426,7 @@ func (r *Recorder) noteRefresh(s train.Snapshot) error {
 		o := metric.Objective(r.bestObj)
 		have = &o
 	}
-	if train.NewBest(have, r.best, obj, psi) {
+	if loop.NewBest(have, r.best, obj, psi) {
 		r.best, r.bestAt, r.bestObj = psi, s.Step, string(obj)
 	}
 	best, at, bestObj := r.best, r.bestAt, r.bestObj
@@ -443,15 +443,15 @@ func (r *Recorder) noteRefresh(s train.Snapshot) error {
 	})
 }
 
-func statusOf(s train.State) string {
+func statusOf(s loop.State) string {
 	switch s {
-	case train.Paused:
+	case loop.Paused:
 		return runs.StatusPaused
-	case train.Finished:
+	case loop.Finished:
 		return runs.StatusFinished
-	case train.Stopped:
+	case loop.Stopped:
 		return runs.StatusStopped
-	case train.Failed:
+	case loop.Failed:
 		return runs.StatusError
 	}
 	return runs.StatusRunning

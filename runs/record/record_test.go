@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"selmix/core/experiment"
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 )
 
@@ -30,10 +30,10 @@ func open(t testing.TB, root, id string) (*runs.Run, *History) {
 	return r, h
 }
 
-func refreshes(snaps []train.Snapshot) []train.Snapshot {
-	var out []train.Snapshot
+func refreshes(snaps []loop.Snapshot) []loop.Snapshot {
+	var out []loop.Snapshot
 	for _, s := range snaps {
-		if s.Kind == train.KindRefresh {
+		if s.Kind == loop.KindRefresh {
 			out = append(out, s)
 		}
 	}
@@ -147,7 +147,7 @@ func TestStopEvent(t *testing.T) {
 	const K = 4
 	snaps := synth(K, 3, 10, 2)
 	stop := snaps[len(snaps)-1]
-	stop.State = train.Stopped
+	stop.State = loop.Stopped
 	stop.Step = 15
 	sum := *stop.Summary
 	sum.Steps = 15
@@ -236,8 +236,8 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 			first := snaps[:c.cut]
 			if c.stop {
 				stop := snaps[len(snaps)-1]
-				stop.State, stop.Step = train.Stopped, snaps[c.cut-1].Step
-				first = append(append([]train.Snapshot{}, first...), stop)
+				stop.State, stop.Step = loop.Stopped, snaps[c.cut-1].Step
+				first = append(append([]loop.Snapshot{}, first...), stop)
 			}
 			feed(t, rec, first)
 			rec.Close(true)

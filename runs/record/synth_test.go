@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"selmix/core/experiment"
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 )
 
@@ -17,12 +17,12 @@ import (
 // (recalls in (0, 1), P a distribution), a control before the second
 // refresh, and a final summary. It is how tests and benchmarks get runs
 // of any size, K = 1000 included, in a second.
-func synth(K, n, every int, seed uint64) []train.Snapshot {
+func synth(K, n, every int, seed uint64) []loop.Snapshot {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	total := (n - 1) * every
-	h := train.DefaultHyper()
+	h := loop.DefaultHyper()
 	h.Refresh = every
-	var out []train.Snapshot
+	var out []loop.Snapshot
 	var first metric.Report
 	vec := func(f func(i int) float64) []float64 {
 		v := make([]float64, K)
@@ -60,8 +60,8 @@ func synth(K, n, every int, seed uint64) []train.Snapshot {
 		step := i * every
 		if i == 1 {
 			h.S = 20
-			out = append(out, train.Snapshot{Kind: train.KindControl, Step: step, Total: total, State: train.Running, Hyper: h,
-				Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "20"}, Step: step}})
+			out = append(out, loop.Snapshot{Kind: loop.KindControl, Step: step, Total: total, State: loop.Running, Hyper: h,
+				Ack: &loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "20"}, Step: step}})
 		}
 		G := make([]float64, K*K)
 		P := make([]float64, K*K)
@@ -74,7 +74,7 @@ func synth(K, n, every int, seed uint64) []train.Snapshot {
 		for j := range P {
 			P[j] /= sum
 		}
-		rs := &train.Refresh{Step: step, Report: report(), Objectives: objs(), K: K, S: h.S, G: G, P: P,
+		rs := &loop.Refresh{Step: step, Report: report(), Objectives: objs(), K: K, S: h.S, G: G, P: P,
 			Lambda: vec(func(int) float64 { return rng.Float64() / float64(K) }),
 			Aims:   vec(func(int) float64 { return (0.95 + 0.05*rng.Float64()) / float64(K) })}
 		rs.Psi = rs.Objectives[1]
@@ -85,13 +85,13 @@ func synth(K, n, every int, seed uint64) []train.Snapshot {
 		if i > 0 {
 			loss = 1 / float64(i)
 		}
-		state := train.Running
-		out = append(out, train.Snapshot{Kind: train.KindRefresh, Step: step, Total: total, State: state, Hyper: h, Loss: loss, Refresh: rs})
+		state := loop.Running
+		out = append(out, loop.Snapshot{Kind: loop.KindRefresh, Step: step, Total: total, State: state, Hyper: h, Loss: loss, Refresh: rs})
 	}
 	last := out[len(out)-1]
-	sum := &train.Summary{Steps: total, Objective: h.Objective, ValBefore: first, ValAfter: last.Refresh.Report,
+	sum := &loop.Summary{Steps: total, Objective: h.Objective, ValBefore: first, ValAfter: last.Refresh.Report,
 		TestBefore: report(), TestAfter: report(), TestObjBefore: objs(), TestObjAfter: objs(), Seconds: 12.5}
-	out = append(out, train.Snapshot{Kind: train.KindFinal, Step: total, Total: total, State: train.Finished, Hyper: h, Refresh: last.Refresh, Summary: sum})
+	out = append(out, loop.Snapshot{Kind: loop.KindFinal, Step: total, Total: total, State: loop.Finished, Hyper: h, Refresh: last.Refresh, Summary: sum})
 	return out
 }
 
@@ -108,7 +108,7 @@ func synthStart(K, total int) Start {
 
 // record writes snaps as a new run under root with the given config,
 // recorded as its [record] says, and returns its id.
-func record(t testing.TB, root, config string, K int, snaps []train.Snapshot) string {
+func record(t testing.TB, root, config string, K int, snaps []loop.Snapshot) string {
 	t.Helper()
 	c, err := experiment.ReadRecorded(config, "config.toml")
 	if err != nil {
@@ -129,9 +129,9 @@ func record(t testing.TB, root, config string, K int, snaps []train.Snapshot) st
 }
 
 // feed has rec follow a stream carrying snaps.
-func feed(t testing.TB, rec *Recorder, snaps []train.Snapshot) {
+func feed(t testing.TB, rec *Recorder, snaps []loop.Snapshot) {
 	t.Helper()
-	st := train.NewStream()
+	st := loop.NewStream()
 	done := make(chan error, 1)
 	go func() { done <- rec.Follow(context.Background(), st, nil) }()
 	for _, s := range snaps {

@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs"
 )
 
@@ -107,7 +107,7 @@ func TestFormat1And2ReadAlike(t *testing.T) {
 		h1.Refreshes, h2.Refreshes = nil, nil
 		h1.Format, h2.Format, h1.arrays, h2.arrays = 0, 0, "", ""
 		h1.FinalTime, h2.FinalTime = time.Time{}, time.Time{}
-		for _, f := range []*train.Summary{h1.Final, h2.Final} {
+		for _, f := range []*loop.Summary{h1.Final, h2.Final} {
 			if f != nil {
 				f.TestObjBefore, f.TestObjAfter = marked(f.TestObjBefore), marked(f.TestObjAfter)
 			}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 )
 
@@ -47,7 +47,7 @@ func (h v1Hyper) data() (HyperData, error) {
 	if h.Form != int(gain.Paper) && h.Form != int(gain.Official) {
 		return HyperData{}, fmt.Errorf("hyper: unknown gain form %d", h.Form)
 	}
-	d := train.DefaultHyper() // format 1 had no gain_norm or adapt key: the defaults ran
+	d := loop.DefaultHyper() // format 1 had no gain_norm or adapt key: the defaults ran
 	d.Objective, d.Policy, d.Form = metric.Objective(h.Objective), gain.Policy(h.Policy), gain.Form(h.Form)
 	d.S, d.Omega, d.Alpha, d.Tau, d.LambdaMax = h.S, h.Omega, h.Alpha, h.Tau, h.LambdaMax
 	d.LR, d.BetaMin, d.Refresh, d.Batch = h.LR, h.BetaMin, h.Refresh, h.Batch

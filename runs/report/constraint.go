@@ -3,8 +3,8 @@ package report
 import (
 	"fmt"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 )
 
 // bound is s's coverage bound α/K for K classes (α unknown: the default).
@@ -35,7 +35,7 @@ func constraintText(c metric.Constraint, r metric.Report, alpha float64) (text s
 // constraint, how it stands on validation and on test at the end and at
 // the best step, against the bound α/K; a constraint unmet on validation
 // at the end says so first. Nothing for other objectives.
-func Constraint(w interface{ Write([]byte) (int, error) }, s *train.Summary) {
+func Constraint(w interface{ Write([]byte) (int, error) }, s *loop.Summary) {
 	spec, ok := s.Objective.Spec()
 	if !ok || spec.Constraint == metric.NoConstraint {
 		return

@@ -6,15 +6,15 @@ import (
 	"io"
 	"math"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/internal/safetext"
 )
 
 // Progress writes a line per refresh, control and error of src's
 // snapshots until src ends (run --headless, attach --follow); quiet only
 // drains them. A linear step that keeps failing adds a warning line.
-func Progress(ctx context.Context, w io.Writer, src train.Source, quiet bool) {
-	var linear train.LinearWatch
+func Progress(ctx context.Context, w io.Writer, src loop.Source, quiet bool) {
+	var linear loop.LinearWatch
 	first := true
 	for {
 		s, ok := src.Next(ctx)
@@ -25,13 +25,13 @@ func Progress(ctx context.Context, w io.Writer, src train.Source, quiet bool) {
 			continue
 		}
 		switch s.Kind {
-		case train.KindRefresh:
+		case loop.KindRefresh:
 			r := s.Refresh
 			fmt.Fprintf(w, "step %5d/%d  %s %s %.4f  mean-rec %.4f  worst-rec %.4f  hmean %.4f  min-cov %.4f  acc %.4f%s\n",
-				s.Step, s.Total, train.PsiLabel(s.Hyper.Aimed()), s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
+				s.Step, s.Total, loop.PsiLabel(s.Hyper.Aimed()), s.Hyper.Objective, r.Psi, r.Report.MeanRecall, r.Report.MinRecall, r.Report.HMean,
 				r.Report.MinCoverage, r.Report.Accuracy, pairsNote(r.P, r.K))
 			if first {
-				if why := train.CannotLearn(r.Report, r.G); why != "" {
+				if why := loop.CannotLearn(r.Report, r.G); why != "" {
 					fmt.Fprintf(w, "step %5d  warning: %s\n", s.Step, why)
 				}
 				first = false
@@ -39,7 +39,7 @@ func Progress(ctx context.Context, w io.Writer, src train.Source, quiet bool) {
 			if r.Predicted != nil && r.Realised != nil && linear.Add(*r.Predicted, *r.Realised) {
 				fmt.Fprintf(w, "step %5d  warning: %s\n", s.Step, linear.Advice(s.Hyper))
 			}
-		case train.KindControl:
+		case loop.KindControl:
 			if s.Ack != nil {
 				safetext.Fprintf(w, "step %5d  control %s", s.Step, s.Ack.Control.Tagged())
 				if s.Ack.Err != "" {
@@ -47,7 +47,7 @@ func Progress(ctx context.Context, w io.Writer, src train.Source, quiet bool) {
 				}
 				fmt.Fprintln(w)
 			}
-		case train.KindError:
+		case loop.KindError:
 			safetext.Fprintf(w, "step %5d  error: %s\n", s.Step, s.Err)
 		}
 	}

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 )
 
 // A session that began at a checkpoint counts its own steps (issue 26).
 func TestPrintSummarySteps(t *testing.T) {
 	t.Parallel()
-	s := &train.Summary{Steps: 3698, Seconds: 5, TestObjBefore: make([]float64, 10), TestObjAfter: make([]float64, 10)}
+	s := &loop.Summary{Steps: 3698, Seconds: 5, TestObjBefore: make([]float64, 10), TestObjAfter: make([]float64, 10)}
 	for _, c := range []struct {
 		from int
 		want string
@@ -30,11 +30,11 @@ func TestPrintSummarySteps(t *testing.T) {
 }
 
 // sliceSource hands out snapshots, then ends.
-type sliceSource []train.Snapshot
+type sliceSource []loop.Snapshot
 
-func (s *sliceSource) Next(context.Context) (train.Snapshot, bool) {
+func (s *sliceSource) Next(context.Context) (loop.Snapshot, bool) {
 	if len(*s) == 0 {
-		return train.Snapshot{}, false
+		return loop.Snapshot{}, false
 	}
 	v := (*s)[0]
 	*s = (*s)[1:]
@@ -45,12 +45,12 @@ func (s *sliceSource) Next(context.Context) (train.Snapshot, bool) {
 // apart (issue 26: "min-recall 0.0111 … min-rec 0.0060").
 func TestProgressLineNamesBothNumbers(t *testing.T) {
 	t.Parallel()
-	h := train.DefaultHyper()
+	h := loop.DefaultHyper()
 	h.Objective = metric.MinRecall
-	rs := &train.Refresh{Step: 300, K: 2, Psi: 0.5643,
+	rs := &loop.Refresh{Step: 300, K: 2, Psi: 0.5643,
 		Report: metric.Report{K: 2, MeanRecall: 0.8016, MinRecall: 0.478, HMean: 0.7565, MinCoverage: 0.067, Accuracy: 0.8016},
 		P:      []float64{0.1, 0.6, 0.2, 0.1}}
-	src := sliceSource{{Kind: train.KindRefresh, Step: 300, Total: 2000, Hyper: h, Refresh: rs}}
+	src := sliceSource{{Kind: loop.KindRefresh, Step: 300, Total: 2000, Hyper: h, Refresh: rs}}
 	var b bytes.Buffer
 	Progress(context.Background(), &b, &src, false)
 	const want = "step   300/2000  ψ min-recall 0.5643  mean-rec 0.8016  worst-rec 0.4780  hmean 0.7565  min-cov 0.0670  acc 0.8016  P: 3.0 pairs, top (0,1) 0.60\n" // exp(entropy) = 2.97
@@ -64,17 +64,17 @@ func TestProgressLineNamesBothNumbers(t *testing.T) {
 func TestProgressLineNamesAimedPsi(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		margin train.Margin
+		margin loop.Margin
 		want   string
 	}{
 		{0, "step   300/2000  ψ mean-recall@cov 0.0372  mean-rec 0.8016"},
-		{train.MarginAuto, "step   300/2000  ψ aimed mean-recall@cov 0.0372  mean-rec 0.8016"},
+		{loop.MarginAuto, "step   300/2000  ψ aimed mean-recall@cov 0.0372  mean-rec 0.8016"},
 		{0.002, "step   300/2000  ψ aimed mean-recall@cov 0.0372  mean-rec 0.8016"},
 	} {
-		h := train.DefaultHyper()
+		h := loop.DefaultHyper()
 		h.Objective, h.CovMargin = metric.MeanRecallCov, c.margin
-		rs := &train.Refresh{Step: 300, K: 2, Psi: 0.0372, Report: metric.Report{K: 2, MeanRecall: 0.8016}}
-		src := sliceSource{{Kind: train.KindRefresh, Step: 300, Total: 2000, Hyper: h, Refresh: rs}}
+		rs := &loop.Refresh{Step: 300, K: 2, Psi: 0.0372, Report: metric.Report{K: 2, MeanRecall: 0.8016}}
+		src := sliceSource{{Kind: loop.KindRefresh, Step: 300, Total: 2000, Hyper: h, Refresh: rs}}
 		var b bytes.Buffer
 		Progress(context.Background(), &b, &src, false)
 		if !strings.HasPrefix(b.String(), c.want) {
@@ -87,14 +87,14 @@ func TestProgressLineNamesAimedPsi(t *testing.T) {
 // in one line, with what to try.
 func TestProgressWarnsLinearFailing(t *testing.T) {
 	t.Parallel()
-	h := train.DefaultHyper()
-	h.Refresh, h.Adapt = 50, train.AdaptNone
+	h := loop.DefaultHyper()
+	h.Refresh, h.Adapt = 50, loop.AdaptNone
 	var src sliceSource
 	for i, real := range []float64{-0.01, 0.01, -0.02, -0.01, -0.03, -0.01} {
 		pred := 0.02
-		rs := &train.Refresh{Step: 50 * (i + 1), K: 2, Psi: 0.5, Predicted: &pred, Realised: &real,
+		rs := &loop.Refresh{Step: 50 * (i + 1), K: 2, Psi: 0.5, Predicted: &pred, Realised: &real,
 			Report: metric.Report{K: 2}}
-		src = append(src, train.Snapshot{Kind: train.KindRefresh, Step: rs.Step, Total: 2000, Hyper: h, Refresh: rs})
+		src = append(src, loop.Snapshot{Kind: loop.KindRefresh, Step: rs.Step, Total: 2000, Hyper: h, Refresh: rs})
 	}
 	var b bytes.Buffer
 	Progress(context.Background(), &b, &src, false)
@@ -110,8 +110,8 @@ func TestProgressWarnsLinearFailing(t *testing.T) {
 func TestProgressControlEscaped(t *testing.T) {
 	t.Parallel()
 	key := "\x1b]0;KEYPWN\x07"
-	src := sliceSource{{Kind: train.KindControl, Step: 40, Ack: &train.Ack{
-		Control: train.Control{Op: train.OpSet, Key: key, Value: "1\u009b2J"}, Err: "unknown key " + key}}}
+	src := sliceSource{{Kind: loop.KindControl, Step: 40, Ack: &loop.Ack{
+		Control: loop.Control{Op: loop.OpSet, Key: key, Value: "1\u009b2J"}, Err: "unknown key " + key}}}
 	var b bytes.Buffer
 	Progress(context.Background(), &b, &src, false)
 	if got, want := b.String(), "step    40  control set =1\uFFFD2J refused: unknown key \n"; got != want {
@@ -127,8 +127,8 @@ func TestProgressWarnsCannotLearn(t *testing.T) {
 	one := metric.Report{K: 2, Coverage: []float64{1, 0}, Recall: []float64{1, 0}, Accuracy: 0.5}
 	var src sliceSource
 	for i := range 3 {
-		rs := &train.Refresh{Step: 50 * i, K: 2, Report: one}
-		src = append(src, train.Snapshot{Kind: train.KindRefresh, Step: rs.Step, Total: 300, Hyper: train.DefaultHyper(), Refresh: rs})
+		rs := &loop.Refresh{Step: 50 * i, K: 2, Report: one}
+		src = append(src, loop.Snapshot{Kind: loop.KindRefresh, Step: rs.Step, Total: 300, Hyper: loop.DefaultHyper(), Refresh: rs})
 	}
 	var b bytes.Buffer
 	Progress(context.Background(), &b, &src, false)
@@ -137,7 +137,7 @@ func TestProgressWarnsCannotLearn(t *testing.T) {
 		t.Errorf("progress output:\n%s\nwant one warning %q", got, want)
 	}
 	b.Reset()
-	Summary(&b, &train.Summary{Objective: metric.MinRecall, ValBefore: one, ValAfter: one, TestBefore: one, TestAfter: one,
+	Summary(&b, &loop.Summary{Objective: metric.MinRecall, ValBefore: one, ValAfter: one, TestBefore: one, TestAfter: one,
 		TestObjBefore: make([]float64, len(metric.Objectives())), TestObjAfter: make([]float64, len(metric.Objectives()))}, 0)
 	if !strings.Contains(b.String(), "warning: the starting model predicts class 0") {
 		t.Errorf("summary:\n%s\nwant the warning", b.String())

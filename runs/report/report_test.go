@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/record"
@@ -105,9 +105,9 @@ func TestShow(t *testing.T) {
 
 	// Sources: a scheduled control says so; finetune.adapt's changes are
 	// counted and summarised apart, not listed as the researcher's.
-	h.Controls = append([]train.Ack{{Control: train.Control{Op: train.OpSet, Key: "batch", Value: "64", Source: train.SourceSchedule}, Step: 20}}, h.Controls...)
+	h.Controls = append([]loop.Ack{{Control: loop.Control{Op: loop.OpSet, Key: "batch", Value: "64", Source: loop.SourceSchedule}, Step: 20}}, h.Controls...)
 	for i, lr := range []string{"0.0029", "0.0021", "0.0015"} {
-		h.Controls = append(h.Controls, train.Ack{Control: train.Control{Op: train.OpSet, Key: "lr", Value: lr, Source: train.SourceAdapt}, Step: 50 * (i + 1)})
+		h.Controls = append(h.Controls, loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "lr", Value: lr, Source: loop.SourceAdapt}, Step: 50 * (i + 1)})
 	}
 	b.Reset()
 	Show(&b, r, h)
@@ -164,7 +164,7 @@ func TestCompare(t *testing.T) {
 	f := rs[0].Hist.Final
 	rep := f.TestBefore
 	rep.MeanRecall = 0.4321
-	f.Best = &train.Best{Step: 20, Test: rep, TestObj: f.TestObjBefore}
+	f.Best = &loop.Best{Step: 20, Test: rep, TestObj: f.TestObjBefore}
 	var b bytes.Buffer
 	if err := Compare(&b, rs); err != nil {
 		t.Fatal(err)
@@ -223,7 +223,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestSummarySteps(t *testing.T) {
-	s := &train.Summary{Steps: 3698, Seconds: 5, TestObjBefore: make([]float64, 10), TestObjAfter: make([]float64, 10)}
+	s := &loop.Summary{Steps: 3698, Seconds: 5, TestObjBefore: make([]float64, 10), TestObjAfter: make([]float64, 10)}
 	for _, c := range []struct {
 		from int
 		want string
@@ -249,7 +249,7 @@ func TestSummaryRows(t *testing.T) {
 	rep := func(head float64) metric.Report {
 		return metric.Report{MeanRecall: 0.5, MinRecall: 0.25, HeadRecall: head}
 	}
-	s := &train.Summary{ValBefore: rep(0.125), ValAfter: rep(0.375), TestBefore: rep(0.625), TestAfter: rep(0.875),
+	s := &loop.Summary{ValBefore: rep(0.125), ValAfter: rep(0.375), TestBefore: rep(0.625), TestAfter: rep(0.875),
 		TestObjBefore: make([]float64, len(metric.Objectives())), TestObjAfter: make([]float64, len(metric.Objectives()))}
 	var b bytes.Buffer
 	Summary(&b, s, 0)
@@ -293,7 +293,7 @@ func nan() float64 { var z float64; return z / z }
 func TestShowControlEscaped(t *testing.T) {
 	r, h := openRun(t, "viz-selmix")
 	key := "\x1b]0;KEYPWN\x07"
-	h.Controls = append(h.Controls, train.Ack{Control: train.Control{Op: train.OpSet, Key: key, Value: "1"}, Step: 150, Err: "unknown key " + key})
+	h.Controls = append(h.Controls, loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: key, Value: "1"}, Step: 150, Err: "unknown key " + key})
 	var b bytes.Buffer
 	Show(&b, r, h)
 	if want := "  step    150  set =1 (refused: unknown key )\n"; !strings.Contains(b.String(), want) || strings.ContainsAny(b.String(), "\x1b\x07") {
@@ -325,9 +325,9 @@ func TestSummaryConstraint(t *testing.T) {
 		return r
 	}
 	objs := make([]float64, len(metric.Objectives()))
-	s := &train.Summary{Steps: 100, Objective: metric.MeanRecallCov, Alpha: 0.8, TestObjBefore: objs, TestObjAfter: objs,
+	s := &loop.Summary{Steps: 100, Objective: metric.MeanRecallCov, Alpha: 0.8, TestObjBefore: objs, TestObjAfter: objs,
 		ValBefore: rep(0.4, 0.3, 0.2, 0.1), ValAfter: rep(0.3, 0.26, 0.25, 0.19), TestBefore: rep(0.4, 0.3, 0.2, 0.1), TestAfter: rep(0.25, 0.25, 0.25, 0.25),
-		Best: &train.Best{Step: 60, Objective: metric.MeanRecallCov, Val: rep(0.3, 0.25, 0.25, 0.2), Test: rep(0.31, 0.3, 0.2, 0.1999999999), TestObj: objs}}
+		Best: &loop.Best{Step: 60, Objective: metric.MeanRecallCov, Val: rep(0.3, 0.25, 0.25, 0.2), Test: rep(0.31, 0.3, 0.2, 0.1999999999), TestObj: objs}}
 	var b bytes.Buffer
 	Summary(&b, s, 0)
 	out := b.String()
@@ -379,7 +379,7 @@ func TestSummaryCoverageNearBound(t *testing.T) {
 		return r
 	}
 	objs := make([]float64, len(metric.Objectives()))
-	s := &train.Summary{Steps: 100, Objective: metric.MeanRecallCov, Alpha: 0.95, TestObjBefore: objs, TestObjAfter: objs,
+	s := &loop.Summary{Steps: 100, Objective: metric.MeanRecallCov, Alpha: 0.95, TestObjBefore: objs, TestObjAfter: objs,
 		ValBefore: rep(10, 0.1), ValAfter: rep(10, 0.09496), TestBefore: rep(10, 0.1), TestAfter: rep(10, 0.095)}
 	var b bytes.Buffer
 	Summary(&b, s, 0)
@@ -482,10 +482,10 @@ func TestAimedBest(t *testing.T) {
 // margin or a record of the aims (issue 46: "the coverage aim α/K + δ_j is
 // never shown").
 func TestAimsLine(t *testing.T) {
-	ev := func(obj metric.Objective, margin train.Margin, k int, aims []float64) record.RefreshEvent {
-		var h train.Hyper
+	ev := func(obj metric.Objective, margin loop.Margin, k int, aims []float64) record.RefreshEvent {
+		var h loop.Hyper
 		h.Objective, h.CovMargin = obj, margin
-		return record.RefreshEvent{Step: 40, Hyper: h, Stats: train.Refresh{K: k, Aims: aims}}
+		return record.RefreshEvent{Step: 40, Hyper: h, Stats: loop.Refresh{K: k, Aims: aims}}
 	}
 	names := []record.Start{{ClassNames: []string{"cat", "dog", "owl"}}}
 	many := make([]float64, 30)
@@ -497,16 +497,16 @@ func TestAimsLine(t *testing.T) {
 		h    record.History
 		want string
 	}{
-		{"per class", record.History{Starts: names, Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, train.MarginAuto, 3, []float64{0.3212, 0.3333, 0.33})}},
+		{"per class", record.History{Starts: names, Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, loop.MarginAuto, 3, []float64{0.3212, 0.3333, 0.33})}},
 			"aims      α/K + δ at step 40: cat 0.3212, dog 0.3333, owl 0.3300"},
-		{"capped", record.History{Starts: names, Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, train.MarginAuto, 3, []float64{0.3212, 1.0 / 3, 0.33})}},
+		{"capped", record.History{Starts: names, Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, loop.MarginAuto, 3, []float64{0.3212, 1.0 / 3, 0.33})}},
 			"aims      α/K + δ at step 40: cat 0.3212, dog 0.3333, owl 0.3300\n          at the cap 1/K, so held at less than the confidence asked: dog"},
-		{"head and tail", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallHTCov, train.MarginAuto, 10, []float64{0.0961, 0.0987})}},
+		{"head and tail", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallHTCov, loop.MarginAuto, 10, []float64{0.0961, 0.0987})}},
 			"aims      α/K + δ at step 40: head 0.0961, tail 0.0987"},
-		{"many classes", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, train.MarginAuto, 30, many)}},
+		{"many classes", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, loop.MarginAuto, 30, many)}},
 			"aims      α/K + δ at step 40: 0.0317–0.0320 over 30 classes"},
 		{"no margin", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, 0, 3, []float64{0.3167, 0.3167, 0.3167})}}, ""},
-		{"not recorded", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, train.MarginAuto, 3, nil)}}, ""},
+		{"not recorded", record.History{Refreshes: []record.RefreshEvent{ev(metric.MeanRecallCov, loop.MarginAuto, 3, nil)}}, ""},
 	} {
 		if got := aimsLine(&c.h); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -74,7 +74,7 @@ func Show(w io.Writer, r *runs.Run, h *record.History) {
 		// The best checkpoint is the latest objective's best.
 		psi := "ψ"
 		if n := len(bs); n > 0 {
-			psi = train.PsiLabel(bs[n-1].Aimed)
+			psi = loop.PsiLabel(bs[n-1].Aimed)
 		}
 		fmt.Fprintf(w, "best ckpt step %d (the model at the best validation %s: export-head --best, fork --at best)\n", step, psi)
 	}
@@ -149,7 +149,7 @@ func Bests(w io.Writer, bs []record.Best) {
 		if len(bs) > 1 {
 			span = fmt.Sprintf(", optimized from step %d to %d", b.From, b.To)
 		}
-		fmt.Fprintf(w, "%s%s %s %.4f at step %d (validation%s)\n", head, train.PsiLabel(b.Aimed), b.Objective, b.Psi, b.Step, span)
+		fmt.Fprintf(w, "%s%s %s %.4f at step %d (validation%s)\n", head, loop.PsiLabel(b.Aimed), b.Objective, b.Psi, b.Step, span)
 	}
 }
 

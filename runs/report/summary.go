@@ -5,15 +5,15 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 )
 
 // metRow heads the row of the classes at coverage ≥ α/K.
 const metRow = "coverage ≥ α/K met"
 
 // AimedNote says what "ψ aimed" is where a best or a value is labelled so
-// (train.PsiLabel): with a coverage margin the ψ fine-tuning optimizes,
+// (loop.PsiLabel): with a coverage margin the ψ fine-tuning optimizes,
 // and judges its best checkpoint on, aims at α/K + δ, while every other ψ
 // shown (the test columns, ψ of each objective) keeps α/K.
 const AimedNote = "ψ aimed: ψ with the coverage bound α/K raised by the margin δ (finetune.cov_margin), what fine-tuning optimizes and the best checkpoint is judged on; every other ψ keeps α/K"
@@ -34,12 +34,12 @@ func tableCell(m metric.Scalar, r *metric.Report, alpha float64) string {
 // Key) and ψ of every objective
 // (and at the best checkpoint when s has one); the steps and seconds it
 // reports are that session's.
-func Summary(w io.Writer, s *train.Summary, from int) {
+func Summary(w io.Writer, s *loop.Summary, from int) {
 	if s == nil {
 		return
 	}
 	b := s.Best
-	if why := train.CannotLearn(s.ValBefore, nil); why != "" {
+	if why := loop.CannotLearn(s.ValBefore, nil); why != "" {
 		fmt.Fprintf(w, "warning: %s\n", why)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -76,7 +76,7 @@ func Summary(w io.Writer, s *train.Summary, from int) {
 	Plugin(w, s)
 	Constraint(w, s)
 	if b != nil {
-		fmt.Fprintf(w, "best: %s %s %.4f on validation at step %d (the best checkpoint: export-head --best, fork --at best)\n", train.PsiLabel(b.Aimed), b.Objective, b.Psi, b.Step)
+		fmt.Fprintf(w, "best: %s %s %.4f on validation at step %d (the best checkpoint: export-head --best, fork --at best)\n", loop.PsiLabel(b.Aimed), b.Objective, b.Psi, b.Step)
 		if b.Aimed {
 			fmt.Fprintln(w, AimedNote)
 		}
@@ -95,10 +95,10 @@ func Summary(w io.Writer, s *train.Summary, from int) {
 // run's own: on the pre-trained model (the baseline alone) and on the
 // model at the end (after SelMix), for the objective its biases were
 // chosen for.
-func Plugin(w io.Writer, s *train.Summary) {
+func Plugin(w io.Writer, s *loop.Summary) {
 	for _, p := range []struct {
 		what string
-		pl   *train.Plugin
+		pl   *loop.Plugin
 		own  []float64
 	}{{"pre-trained + plug-in", s.PluginBefore, s.TestObjBefore}, {"fine-tuned + plug-in", s.PluginAfter, s.TestObjAfter}} {
 		if p.pl == nil {

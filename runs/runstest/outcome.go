@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -30,7 +30,7 @@ func FirstDiff(a, b []string) string {
 // summary, and the best checkpoint (its step and content's SHA-256).
 type Outcome struct {
 	Events []string
-	Final  train.Summary
+	Final  loop.Summary
 	Best   string
 }
 

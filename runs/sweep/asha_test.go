@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 	"selmix/runs/sweep"
@@ -298,15 +298,15 @@ func stoppedRun(t *testing.T, s *sweep.Sweep, i, at int, psi func(step int) floa
 	if err := rec.LogStart(record.Start{Total: 270, K: 2}); err != nil {
 		t.Fatal(err)
 	}
-	st := train.NewStream()
+	st := loop.NewStream()
 	for step := 0; step < at; step += 10 {
 		rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{0.5, 0.5}, Coverage: []float64{0.5, 0.5}}
 		objs := make([]float64, len(metric.Objectives()))
 		objs[metric.HMean.Index()] = psi(step) / 2
-		rs := &train.Refresh{Step: step, K: 2, Psi: psi(step), Report: rep, Objectives: objs, G: []float64{0, 1, 1, 0}, P: []float64{0, 0.5, 0.5, 0}}
-		st.Publish(train.Snapshot{Kind: train.KindRefresh, Step: step, Total: 270, State: train.Running, Hyper: train.DefaultHyper(), Refresh: rs})
+		rs := &loop.Refresh{Step: step, K: 2, Psi: psi(step), Report: rep, Objectives: objs, G: []float64{0, 1, 1, 0}, P: []float64{0, 0.5, 0.5, 0}}
+		st.Publish(loop.Snapshot{Kind: loop.KindRefresh, Step: step, Total: 270, State: loop.Running, Hyper: loop.DefaultHyper(), Refresh: rs})
 	}
-	st.Publish(train.Snapshot{Kind: train.KindFinal, Step: at, Total: 270, State: train.Stopped, Hyper: train.DefaultHyper(), Summary: &train.Summary{Steps: at, Objective: metric.MinRecall}})
+	st.Publish(loop.Snapshot{Kind: loop.KindFinal, Step: at, Total: 270, State: loop.Stopped, Hyper: loop.DefaultHyper(), Summary: &loop.Summary{Steps: at, Objective: metric.MinRecall}})
 	st.Close()
 	if err := rec.Follow(context.Background(), st, nil); err != nil {
 		t.Fatal(err)

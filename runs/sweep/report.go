@@ -10,8 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -28,14 +28,14 @@ const SeedKey = "seed"
 type ResultColumn struct {
 	Name                string // as a sweep's report heads it
 	Short               string // as the paper suite's wider tables head it
-	After, Before, Best func(s *train.Summary) float64
+	After, Before, Best func(s *loop.Summary) float64
 }
 
 func reportColumn(name, short string, f func(metric.Report) float64) ResultColumn {
 	return ResultColumn{name, short,
-		func(s *train.Summary) float64 { return f(s.TestAfter) },
-		func(s *train.Summary) float64 { return f(s.TestBefore) },
-		func(s *train.Summary) float64 {
+		func(s *loop.Summary) float64 { return f(s.TestAfter) },
+		func(s *loop.Summary) float64 { return f(s.TestBefore) },
+		func(s *loop.Summary) float64 {
 			if s.Best == nil {
 				return math.NaN()
 			}
@@ -47,9 +47,9 @@ func reportColumn(name, short string, f func(metric.Report) float64) ResultColum
 func ObjectiveColumn(o metric.Objective) ResultColumn {
 	name := "ψ " + string(o)
 	return ResultColumn{name, name,
-		func(s *train.Summary) float64 { return o.In(s.TestObjAfter) },
-		func(s *train.Summary) float64 { return o.In(s.TestObjBefore) },
-		func(s *train.Summary) float64 {
+		func(s *loop.Summary) float64 { return o.In(s.TestObjAfter) },
+		func(s *loop.Summary) float64 { return o.In(s.TestObjBefore) },
+		func(s *loop.Summary) float64 {
 			if s.Best == nil {
 				return math.NaN()
 			}
@@ -60,9 +60,9 @@ func ObjectiveColumn(o metric.Objective) ResultColumn {
 // OptimizedColumn is ψ of the objective the run optimized (at best: the
 // one the kept model was judged on).
 var OptimizedColumn = ResultColumn{"ψ (optimized)", "ψ optimized",
-	func(s *train.Summary) float64 { return s.Objective.In(s.TestObjAfter) },
-	func(s *train.Summary) float64 { return s.Objective.In(s.TestObjBefore) },
-	func(s *train.Summary) float64 {
+	func(s *loop.Summary) float64 { return s.Objective.In(s.TestObjAfter) },
+	func(s *loop.Summary) float64 { return s.Objective.In(s.TestObjBefore) },
+	func(s *loop.Summary) float64 {
 		if s.Best == nil {
 			return math.NaN()
 		}
@@ -101,7 +101,7 @@ type Group struct {
 	Key       []string // display values of the grouping columns
 	Label     string   // the group in figure legends: "objective=min-recall policy=greedy"
 	Members   int
-	Summaries []*train.Summary // of its finished members, in member order
+	Summaries []*loop.Summary // of its finished members, in member order
 	// Seeds are the seeds of those members, as Summaries ("" where the
 	// sweep has no seed column).
 	Seeds []string
@@ -298,7 +298,7 @@ func (r *Results) RefGroup(g *Group, ref Reference) *Group {
 // same seed) over the seeds both have a finished member of with a known
 // value, in g's member order. A seed that appears twice in a group pairs
 // by its first member.
-func Paired(g, ref *Group, value func(*train.Summary) float64) []float64 {
+func Paired(g, ref *Group, value func(*loop.Summary) float64) []float64 {
 	var out []float64
 	for k, seed := range g.Seeds {
 		if slices.Index(g.Seeds, seed) != k {

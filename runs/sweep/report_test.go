@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 )
 
 // The result columns read a summary's test metrics after fine-tuning and
@@ -23,8 +23,8 @@ func TestResultColumns(t *testing.T) {
 		return metric.Report{MeanRecall: base + 0.1, MinRecall: base + 0.2, HMean: base + 0.3, GMean: base + 0.4, MinCoverage: base + 0.5}
 	}
 	// The kept model was judged on min-recall (the objective changed).
-	best := &train.Best{Step: 50, Objective: metric.MinRecall, Test: rep(3), TestObj: objs(30)}
-	s := &train.Summary{Objective: metric.HMean, TestAfter: rep(1), TestBefore: rep(2), TestObjAfter: objs(10), TestObjBefore: objs(20), Best: best}
+	best := &loop.Best{Step: 50, Objective: metric.MinRecall, Test: rep(3), TestObj: objs(30)}
+	s := &loop.Summary{Objective: metric.HMean, TestAfter: rep(1), TestBefore: rep(2), TestObjAfter: objs(10), TestObjBefore: objs(20), Best: best}
 	h, m := float64(metric.HMean.Index()), float64(metric.MinRecall.Index())
 	for _, c := range []struct {
 		col                 ResultColumn
@@ -62,20 +62,20 @@ func TestResultColumns(t *testing.T) {
 // best step; groups with none (unfinished, no kept model) go last in
 // their order.
 func TestRanked(t *testing.T) {
-	sum := func(best float64) *train.Summary {
+	sum := func(best float64) *loop.Summary {
 		objs := make([]float64, len(metric.Objectives()))
 		objs[metric.MinRecall.Index()] = best
 		after := make([]float64, len(objs))
 		after[metric.MinRecall.Index()] = 1 - best // the end ranks the other way
-		return &train.Summary{Objective: metric.MinRecall, TestObjAfter: after, Best: &train.Best{Objective: metric.MinRecall, TestObj: objs}}
+		return &loop.Summary{Objective: metric.MinRecall, TestObjAfter: after, Best: &loop.Best{Objective: metric.MinRecall, TestObj: objs}}
 	}
-	noBest := &train.Summary{Objective: metric.MinRecall}
+	noBest := &loop.Summary{Objective: metric.MinRecall}
 	r := &Results{Groups: []*Group{
 		{Key: []string{"none"}},
-		{Key: []string{"low"}, Summaries: []*train.Summary{sum(0.2), sum(0.4)}},   // 0.3
-		{Key: []string{"kept none"}, Summaries: []*train.Summary{noBest}},         // –
-		{Key: []string{"high"}, Summaries: []*train.Summary{sum(0.5), noBest}},    // 0.5
-		{Key: []string{"mid"}, Summaries: []*train.Summary{sum(0.35), sum(0.45)}}, // 0.4
+		{Key: []string{"low"}, Summaries: []*loop.Summary{sum(0.2), sum(0.4)}},   // 0.3
+		{Key: []string{"kept none"}, Summaries: []*loop.Summary{noBest}},         // –
+		{Key: []string{"high"}, Summaries: []*loop.Summary{sum(0.5), noBest}},    // 0.5
+		{Key: []string{"mid"}, Summaries: []*loop.Summary{sum(0.35), sum(0.45)}}, // 0.4
 	}}
 	var got []string
 	for _, g := range r.Ranked() {
@@ -92,14 +92,14 @@ func TestRanked(t *testing.T) {
 // pairSummary is a finished member whose optimized ψ (min recall) on test
 // at the last step is psi; at best it kept no model unless best ≥ 0, its
 // ψ there.
-func pairSummary(psi, best float64) *train.Summary {
+func pairSummary(psi, best float64) *loop.Summary {
 	objs := make([]float64, len(metric.Objectives()))
 	objs[metric.MinRecall.Index()] = psi
-	s := &train.Summary{Objective: metric.MinRecall, TestObjAfter: objs, TestAfter: metric.Report{MeanRecall: psi / 2}}
+	s := &loop.Summary{Objective: metric.MinRecall, TestObjAfter: objs, TestAfter: metric.Report{MeanRecall: psi / 2}}
 	if best >= 0 {
 		bo := make([]float64, len(objs))
 		bo[metric.MinRecall.Index()] = best
-		s.Best = &train.Best{Objective: metric.MinRecall, TestObj: bo}
+		s.Best = &loop.Best{Objective: metric.MinRecall, TestObj: bo}
 	}
 	return s
 }
@@ -109,15 +109,15 @@ func pairSummary(psi, best float64) *train.Summary {
 // values one lacks; the numbers are worked out by hand below.
 func TestPaired(t *testing.T) {
 	ref := &Group{Key: []string{"resample"}, Seeds: []string{"1", "2", "3"},
-		Summaries: []*train.Summary{pairSummary(0.50, 0.40), pairSummary(0.60, -1), pairSummary(0.70, 0.30)}}
+		Summaries: []*loop.Summary{pairSummary(0.50, 0.40), pairSummary(0.60, -1), pairSummary(0.70, 0.30)}}
 	sel := &Group{Key: []string{"selmix"}, Seeds: []string{"3", "1", "4", "2"},
-		Summaries: []*train.Summary{pairSummary(0.80, 0.45), pairSummary(0.55, 0.50), pairSummary(0.90, 0.90), pairSummary(0.70, 0.20)}}
-	last := func(s *train.Summary) float64 { return OptimizedColumn.After(s) }
-	best := func(s *train.Summary) float64 { return OptimizedColumn.Best(s) }
-	mean := func(s *train.Summary) float64 { return MetricColumns[0].After(s) }
+		Summaries: []*loop.Summary{pairSummary(0.80, 0.45), pairSummary(0.55, 0.50), pairSummary(0.90, 0.90), pairSummary(0.70, 0.20)}}
+	last := func(s *loop.Summary) float64 { return OptimizedColumn.After(s) }
+	best := func(s *loop.Summary) float64 { return OptimizedColumn.Best(s) }
+	mean := func(s *loop.Summary) float64 { return MetricColumns[0].After(s) }
 	for _, c := range []struct {
 		name  string
-		value func(*train.Summary) float64
+		value func(*loop.Summary) float64
 		// seed 3: 0.80 − 0.70, seed 1: 0.55 − 0.50, seed 2: 0.70 − 0.60;
 		// seed 4 has no partner.
 		want []float64
@@ -147,11 +147,11 @@ func TestPaired(t *testing.T) {
 	if got := Paired(ref, ref, last); !slices.Equal(got, []float64{0, 0, 0}) {
 		t.Errorf("a group against itself: %v, want zeros", got)
 	}
-	worse := &Group{Seeds: []string{"2"}, Summaries: []*train.Summary{pairSummary(0.5, -1)}}
+	worse := &Group{Seeds: []string{"2"}, Summaries: []*loop.Summary{pairSummary(0.5, -1)}}
 	if s := MeanStdSigned(Paired(worse, ref, last)); s != "-0.1000" {
 		t.Errorf("one pair below the reference: %q, want -0.1000", s)
 	}
-	if s := MeanStdSigned(Paired(&Group{Seeds: []string{"9"}, Summaries: []*train.Summary{pairSummary(1, -1)}}, ref, last)); s != "–" {
+	if s := MeanStdSigned(Paired(&Group{Seeds: []string{"9"}, Summaries: []*loop.Summary{pairSummary(1, -1)}}, ref, last)); s != "–" {
 		t.Errorf("no common seed: %q, want –", s)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 	"selmix/runs/sweep"
@@ -142,7 +142,7 @@ func TestMemberLock(t *testing.T) {
 // fakeRun records a run of member i through the recorder, as the engine
 // would: refreshes with the given ψ values, then a final summary if sum is
 // not nil. The writer stays open (a live run) until the caller closes it.
-func fakeRun(t *testing.T, s *sweep.Sweep, i int, psis []float64, sum *train.Summary) *runs.Writer {
+func fakeRun(t *testing.T, s *sweep.Sweep, i int, psis []float64, sum *loop.Summary) *runs.Writer {
 	t.Helper()
 	rec, err := record.New(s.Root, s.Members[i].Run, "seed = 1\n", record.Options{}, runs.Meta{})
 	if err != nil {
@@ -151,16 +151,16 @@ func fakeRun(t *testing.T, s *sweep.Sweep, i int, psis []float64, sum *train.Sum
 	if err := rec.LogStart(record.Start{Total: 100, K: 2}); err != nil {
 		t.Fatal(err)
 	}
-	st := train.NewStream()
+	st := loop.NewStream()
 	for k, p := range psis {
 		step := 25 * k
 		rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{p, p}, Coverage: []float64{0.5, 0.5}}
-		rs := &train.Refresh{Step: step, K: 2, Psi: p, Report: rep, Objectives: make([]float64, len(metric.Objectives())),
+		rs := &loop.Refresh{Step: step, K: 2, Psi: p, Report: rep, Objectives: make([]float64, len(metric.Objectives())),
 			G: []float64{0, 1, 1, 0}, P: []float64{0, 0.5, 0.5, 0}}
-		st.Publish(train.Snapshot{Kind: train.KindRefresh, Step: step, Total: 100, State: train.Running, Hyper: train.DefaultHyper(), Refresh: rs})
+		st.Publish(loop.Snapshot{Kind: loop.KindRefresh, Step: step, Total: 100, State: loop.Running, Hyper: loop.DefaultHyper(), Refresh: rs})
 	}
 	if sum != nil {
-		st.Publish(train.Snapshot{Kind: train.KindFinal, Step: sum.Steps, Total: 100, State: train.Finished, Hyper: train.DefaultHyper(), Summary: sum})
+		st.Publish(loop.Snapshot{Kind: loop.KindFinal, Step: sum.Steps, Total: 100, State: loop.Finished, Hyper: loop.DefaultHyper(), Summary: sum})
 	}
 	st.Close()
 	if err := rec.Follow(context.Background(), st, nil); err != nil {
@@ -171,7 +171,7 @@ func fakeRun(t *testing.T, s *sweep.Sweep, i int, psis []float64, sum *train.Sum
 
 // summary is a final summary whose test metrics after fine-tuning are all
 // x, and ψ of its objective (min-recall) 2x.
-func summary(x float64) *train.Summary {
+func summary(x float64) *loop.Summary {
 	objs := make([]float64, len(metric.Objectives()))
 	for i, o := range metric.Objectives() {
 		if o == metric.MinRecall {
@@ -179,7 +179,7 @@ func summary(x float64) *train.Summary {
 		}
 	}
 	r := metric.Report{MeanRecall: x, MinRecall: x, HMean: x, GMean: x, MinCoverage: x}
-	return &train.Summary{Steps: 100, Objective: metric.MinRecall, TestAfter: r, TestObjAfter: objs}
+	return &loop.Summary{Steps: 100, Objective: metric.MinRecall, TestAfter: r, TestObjAfter: objs}
 }
 
 func TestStatusAndReport(t *testing.T) {
@@ -189,7 +189,7 @@ func TestStatusAndReport(t *testing.T) {
 	kept := summary(0.2)
 	bestObjs := make([]float64, len(metric.Objectives()))
 	bestObjs[metric.MinRecall.Index()] = 0.9
-	kept.Best = &train.Best{Step: 50, Objective: metric.MinRecall, Psi: 0.3, Test: kept.TestAfter, TestObj: bestObjs}
+	kept.Best = &loop.Best{Step: 50, Objective: metric.MinRecall, Psi: 0.3, Test: kept.TestAfter, TestObj: bestObjs}
 	fakeRun(t, s, 0, []float64{0.1, 0.3, 0.2}, kept).Close()
 	fakeRun(t, s, 1, []float64{0.1, 0.2}, summary(0.4)).Close()
 	fakeRun(t, s, 2, []float64{0.5}, summary(0.6)).Close()

@@ -13,8 +13,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/tui/classlist"
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
@@ -27,7 +27,7 @@ type Model struct {
 
 	// Derived from one refresh when it arrives (sync), so View formats
 	// only the visible rows.
-	prev     *train.Refresh // the refresh before, if of the same K
+	prev     *loop.Refresh // the refresh before, if of the same K
 	nameW    int
 	countW   int // 0: no training counts (or too narrow to show them)
 	covScale float64

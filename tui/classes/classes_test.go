@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
@@ -33,7 +33,7 @@ func TestView(t *testing.T) {
 func aimed() *runstate.State {
 	snaps := fixture.Running(10, 6)
 	for i := range snaps {
-		snaps[i].Hyper.Objective, snaps[i].Hyper.CovMargin = metric.MeanRecallCov, train.MarginAuto
+		snaps[i].Hyper.Objective, snaps[i].Hyper.CovMargin = metric.MeanRecallCov, loop.MarginAuto
 	}
 	rs := snaps[len(snaps)-1].Refresh
 	rs.Aims = make([]float64, 10)

@@ -7,7 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
 )
@@ -25,7 +25,7 @@ type Nav struct {
 	Order []int
 	vals  Values
 	K     int
-	rs    *train.Refresh // the refresh the values are from
+	rs    *loop.Refresh // the refresh the values are from
 
 	searching bool
 	query     []rune
@@ -45,7 +45,7 @@ func (n *Nav) By() By { return n.by }
 
 // Refresh recomputes the gains and the order for rs (nil: no refresh
 // yet) and the run's class names and training counts.
-func (n *Nav) Refresh(rs *train.Refresh, run *runstate.State) {
+func (n *Nav) Refresh(rs *loop.Refresh, run *runstate.State) {
 	if rs == nil {
 		n.K, n.Order = 0, n.Order[:0]
 		return

@@ -4,7 +4,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
 )
@@ -19,7 +19,7 @@ type Pane struct {
 
 	// RS is the refresh the pane shows, the run's current one as of the
 	// last Sync.
-	RS   *train.Refresh
+	RS   *loop.Refresh
 	hasG bool
 }
 

@@ -13,8 +13,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/core/data"
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 	"selmix/tui/internal/fixture"
@@ -220,10 +220,10 @@ func recordRun(t testing.TB, root, name string, K, n int, base float64) string {
 	if err := rec.LogStart(record.Start{Total: 10 * n, K: K}); err != nil {
 		t.Fatal(err)
 	}
-	st := train.NewStream()
+	st := loop.NewStream()
 	done := make(chan error, 1)
 	go func() { done <- rec.Follow(context.Background(), st, nil) }()
-	h := train.DefaultHyper()
+	h := loop.DefaultHyper()
 	nObj := len(metric.Objectives())
 	G, P := make([]float64, K*K), make([]float64, K*K) // not kept (record.matrices_every)
 	for i := range n {
@@ -236,9 +236,9 @@ func recordRun(t testing.TB, root, name string, K, n int, base float64) string {
 		for o := range objs {
 			objs[o] = base + float64(i)/100 + float64(o)/1000
 		}
-		rs := &train.Refresh{Step: 10 * i, K: K, Report: rep, Psi: objs[0], Objectives: objs, S: 1, G: G, P: P}
-		st.Publish(train.Snapshot{Kind: train.KindRefresh, Step: 10 * i, Total: 10 * n, State: train.Running, Hyper: h, Refresh: rs})
-		st.Publish(train.Snapshot{Kind: train.KindStep, Step: 10*i + 1, Total: 10 * n, State: train.Running, Hyper: h})
+		rs := &loop.Refresh{Step: 10 * i, K: K, Report: rep, Psi: objs[0], Objectives: objs, S: 1, G: G, P: P}
+		st.Publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 10 * i, Total: 10 * n, State: loop.Running, Hyper: h, Refresh: rs})
+		st.Publish(loop.Snapshot{Kind: loop.KindStep, Step: 10*i + 1, Total: 10 * n, State: loop.Running, Hyper: h})
 	}
 	st.Close()
 	if err := <-done; err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/runstate"
 )
@@ -75,7 +75,7 @@ func TestBurst(t *testing.T) {
 	r := fixture.Run(10, 2)
 	m := New(fixture.Plain(), r)
 	m.SetSize(80, 6)
-	line := func(i int) { r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %d", i)}) }
+	line := func(i int) { r.Apply(loop.Snapshot{Kind: loop.KindLog, Text: fmt.Sprintf("line %d", i)}) }
 	for i := range runstate.MaxLog {
 		line(i)
 	}
@@ -113,7 +113,7 @@ func TestViewCostIndependentOfLog(t *testing.T) {
 	allocs := func(n int, keys ...string) float64 {
 		r := fixture.Run(10, 2)
 		for i := range n {
-			r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %05d", i)})
+			r.Apply(loop.Snapshot{Kind: loop.KindLog, Text: fmt.Sprintf("line %05d", i)})
 		}
 		m := New(fixture.Plain(), r)
 		m.SetSize(120, 12)
@@ -134,14 +134,14 @@ func BenchmarkViewFullLog(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			r := fixture.Run(10, 2)
 			for i := range n {
-				r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %d of a traceback", i)})
+				r.Apply(loop.Snapshot{Kind: loop.KindLog, Text: fmt.Sprintf("line %d of a traceback", i)})
 			}
 			m := New(fixture.Plain(), r)
 			m.SetSize(200, 12)
 			fixture.Press(m, "c")
 			b.ReportAllocs()
 			for b.Loop() {
-				r.Apply(train.Snapshot{Kind: train.KindLog, Text: "one more"})
+				r.Apply(loop.Snapshot{Kind: loop.KindLog, Text: "one more"})
 				_ = m.View()
 			}
 		})

@@ -12,7 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
 	"selmix/tui/style"
@@ -38,10 +38,10 @@ func (m *Model) State() string {
 	case !r.Seen:
 		return "starting"
 	case r.Err != "":
-		return string(train.Failed)
-	case r.Closed && r.Latest.State == train.Running:
+		return string(loop.Failed)
+	case r.Closed && r.Latest.State == loop.Running:
 		// The stream ended without a final state: the run is over.
-		return string(train.Stopped)
+		return string(loop.Stopped)
 	}
 	return string(r.Latest.State)
 }
@@ -53,11 +53,11 @@ func (m *Model) View() string {
 	state := m.State()
 	stateStyle := th.Accent
 	switch state {
-	case string(train.Paused):
+	case string(loop.Paused):
 		stateStyle = th.Warn
-	case string(train.Failed):
+	case string(loop.Failed):
 		stateStyle = th.Bad
-	case string(train.Finished):
+	case string(loop.Finished):
 		stateStyle = th.Good
 	}
 	name := r.Info.Name
@@ -91,14 +91,14 @@ func (m *Model) View() string {
 		frac = float64(s.Step) / float64(s.Total)
 	}
 	rate, eta := "— step/s", "ETA —"
-	if s.StepsPerSec > 0 && state == string(train.Running) {
+	if s.StepsPerSec > 0 && state == string(loop.Running) {
 		rate = fmt.Sprintf("%.0f step/s", s.StepsPerSec)
 		eta = "ETA " + clock(float64(s.Total-s.Step)/s.StepsPerSec)
 	}
 	psi := ""
 	if r.Cur != nil {
 		// ψ aimed at α/K + δ is not the objective's reported ψ: named so.
-		psi = fmt.Sprintf("  %s %.4f  s %s", train.PsiLabel(s.Hyper.Aimed()), r.Cur.Psi, compact(s.Hyper.S))
+		psi = fmt.Sprintf("  %s %.4f  s %s", loop.PsiLabel(s.Hyper.Aimed()), r.Cur.Psi, compact(s.Hyper.S))
 	}
 	fields := fmt.Sprintf(" %3.0f%%  %s  %s%s", 100*frac, rate, eta, psi)
 	head := fmt.Sprintf("step %d/%d ", s.Step, s.Total)

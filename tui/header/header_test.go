@@ -3,8 +3,8 @@ package header
 import (
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/runstate"
 )
@@ -13,8 +13,8 @@ func TestView(t *testing.T) {
 	paused := func() *runstate.State {
 		snaps := fixture.Running(10, 4)
 		p := snaps[len(snaps)-1]
-		p.Kind, p.State = train.KindControl, train.Paused
-		p.Ack = &train.Ack{Control: train.Control{Op: train.OpPause}, Step: p.Step}
+		p.Kind, p.State = loop.KindControl, loop.Paused
+		p.Ack = &loop.Ack{Control: loop.Control{Op: loop.OpPause}, Step: p.Step}
 		return fixture.Apply(fixture.Info(10), append(snaps, p))
 	}
 	finished := func() *runstate.State {
@@ -26,7 +26,7 @@ func TestView(t *testing.T) {
 	failed := func() *runstate.State {
 		snaps := fixture.Running(10, 2)
 		e := snaps[len(snaps)-1]
-		e.Kind, e.State, e.Err = train.KindError, train.Failed, "step 117: loss is NaN"
+		e.Kind, e.State, e.Err = loop.KindError, loop.Failed, "step 117: loss is NaN"
 		return fixture.Apply(fixture.Info(10), append(snaps, e))
 	}
 	worker := func() *runstate.State { return fixture.Apply(fixture.Info(10), fixture.Worker(10, 4)) }
@@ -39,13 +39,13 @@ func TestView(t *testing.T) {
 	}
 	local := func() *runstate.State {
 		r := fixture.Run(10, 4)
-		r.System = &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
+		r.System = &loop.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
 		return r
 	}
 	// A coverage objective with a margin optimizes ψ aimed at α/K + δ,
 	// not the objective's reported ψ: the header names it so.
 	aimed := func() *runstate.State {
-		var snaps []train.Snapshot
+		var snaps []loop.Snapshot
 		for i := range 4 {
 			snaps = append(snaps, fixture.Aimed(fixture.Refresh(10, i, 2000, metric.MeanRecallCov)))
 		}

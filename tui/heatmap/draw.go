@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"selmix/core/gain"
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/runstate"
 	"selmix/tui/style"
 )
@@ -45,7 +45,7 @@ type grid struct {
 }
 
 // window copies the rows r0.. and columns c0.. (nr×nc) of G and P.
-func window(rs *train.Refresh, r0, nr, c0, nc int) grid {
+func window(rs *loop.Refresh, r0, nr, c0, nc int) grid {
 	K := rs.K
 	gr := grid{nr: nr, nc: nc, bs: 1, rowLab: seq(r0, nr), colLab: seq(c0, nc),
 		G: make([]float64, nr*nc), P: make([]float64, nr*nc), mark: cell{-1, -1}}
@@ -57,7 +57,7 @@ func window(rs *train.Refresh, r0, nr, c0, nc int) grid {
 }
 
 // sums aggregates rs in bs×bs blocks, once per refresh and block size.
-func (m *Model) sums(rs *train.Refresh, bs int) *aggregate {
+func (m *Model) sums(rs *loop.Refresh, bs int) *aggregate {
 	a := &m.agg
 	if a.rs == rs && a.bs == bs {
 		return a
@@ -86,7 +86,7 @@ func (m *Model) sums(rs *train.Refresh, bs int) *aggregate {
 
 // grid is what the current mode shows, with a note on how (empty when
 // the whole matrix fits) and a status line on the selection.
-func (m *Model) grid(rs *train.Refresh, n int) (gr grid, note, status string) {
+func (m *Model) grid(rs *loop.Refresh, n int) (gr grid, note, status string) {
 	K := rs.K
 	keys := m.Ctx.Keys
 	switch z := m.zoom; {
@@ -220,7 +220,7 @@ func (m *Model) compactFits(side bool) bool {
 	return max(style.Width(gT), style.Width(gK)) < gw && gw+max(style.Width(pT), style.Width(pK), pw) <= m.W
 }
 
-func (m *Model) render(rs *train.Refresh, geo geometry) string {
+func (m *Model) render(rs *loop.Refresh, geo geometry) string {
 	th := m.Ctx.Theme
 	gr, note, status := m.grid(rs, geo.n)
 	gMin, gScale, pMax := scales(gr.G, gr.P)

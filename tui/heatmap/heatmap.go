@@ -16,7 +16,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
 )
@@ -33,7 +33,7 @@ type Model struct {
 	why        string // what the target is, for the status line
 
 	// Derived from the current refresh when it arrives.
-	rs     *train.Refresh
+	rs     *loop.Refresh
 	loaded bool // G and P are there and K×K
 	agg    aggregate
 
@@ -48,7 +48,7 @@ type span struct{ r0, r1, c0, c1 int }
 
 // aggregate is G averaged and P summed over bs×bs blocks of one refresh.
 type aggregate struct {
-	rs     *train.Refresh
+	rs     *loop.Refresh
 	bs, nb int
 	G, P   []float64 // nb×nb
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"selmix/core/gain"
-	"selmix/core/train"
+	"selmix/core/loop"
 
 	"selmix/tui/internal/fixture"
 	"selmix/tui/pane"
@@ -87,7 +87,7 @@ func TestJumps(t *testing.T) {
 	run := fixture.Run(1000, 2)
 	// The fixture's largest P is in the worst row: move it elsewhere so
 	// the two jumps differ.
-	rs := &train.Refresh{}
+	rs := &loop.Refresh{}
 	*rs = *run.Cur
 	K := rs.K
 	rs.P = slices.Clone(rs.P)
@@ -159,7 +159,7 @@ func TestLoading(t *testing.T) {
 // gain and says so.
 func TestJumpWorstWithoutP(t *testing.T) {
 	run := fixture.Run(1000, 2)
-	rs := &train.Refresh{}
+	rs := &loop.Refresh{}
 	*rs = *run.Cur
 	K, w := rs.K, rs.Report.Worst
 	rs.P = slices.Clone(rs.P)

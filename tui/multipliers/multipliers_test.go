@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/runstate"
 )
 
 func TestView(t *testing.T) {
-	var noLambda []train.Snapshot
+	var noLambda []loop.Snapshot
 	for i := range 3 {
 		noLambda = append(noLambda, fixture.Refresh(10, i, 2000, metric.MeanRecall))
 	}
@@ -40,7 +40,7 @@ func TestHeadTailDoesNotSort(t *testing.T) {
 	rs := *s.Refresh
 	rs.Lambda = []float64{0.2, 0.8}
 	s.Refresh = &rs
-	m := New(fixture.Plain(), fixture.Apply(fixture.Info(100), []train.Snapshot{s}))
+	m := New(fixture.Plain(), fixture.Apply(fixture.Info(100), []loop.Snapshot{s}))
 	v := fixture.View(t, m, 60, 5, "r", "/")
 	if m.Capturing() || m.Title() != "s and λ" {
 		t.Errorf("head/tail multipliers: capturing %v, title %q; want no sort and no search", m.Capturing(), m.Title())

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"selmix/core/gain"
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // Interval is the change of ψ over the refresh interval one refresh
@@ -37,28 +37,28 @@ func (iv Interval) Ratio() float64 {
 }
 
 // WrongSign reports a realised change of the opposite sign to the
-// predicted one (train.WrongSign).
+// predicted one (loop.WrongSign).
 func (iv Interval) WrongSign() bool {
-	return iv.OK && train.WrongSign(iv.Predicted, iv.Realised)
+	return iv.OK && loop.WrongSign(iv.Predicted, iv.Realised)
 }
 
 // noteControl records what an accepted control does to the interval in
 // progress.
-func (r *State) noteControl(c train.Control) {
-	if c.Op != train.OpSet {
+func (r *State) noteControl(c loop.Control) {
+	if c.Op != loop.OpSet {
 		return
 	}
 	switch {
 	case c.Key == "policy" && !gain.Policy(c.Value).Mixes():
 		r.ivNoMixup = true
-	case train.ChangesPsi(c.Key):
+	case loop.ChangesPsi(c.Key):
 		// ψ is another function: the engine drops the prediction.
 		r.ivObjective = true
 	}
 }
 
 // addInterval appends the interval refresh s closes, and starts the next.
-func (r *State) addInterval(s train.Snapshot) {
+func (r *State) addInterval(s loop.Snapshot) {
 	rs := s.Refresh
 	iv := Interval{From: -1, Step: rs.Step}
 	if n := len(r.Steps); n > 0 {
@@ -95,7 +95,7 @@ func (r *State) addInterval(s train.Snapshot) {
 }
 
 // psiDiffers reports whether a and b define different functions ψ.
-func psiDiffers(a, b train.Hyper) bool {
+func psiDiffers(a, b loop.Hyper) bool {
 	return a.Objective != b.Objective || a.Omega != b.Omega || a.Alpha != b.Alpha || a.Tau != b.Tau || a.LambdaMax != b.LambdaMax
 }
 

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"strings"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/internal/safetext"
 )
 
@@ -53,12 +53,12 @@ type Entry struct {
 type State struct {
 	Info Info
 
-	Latest   train.Snapshot // newest snapshot of any kind
-	Seen     bool           // at least one snapshot arrived
-	Closed   bool           // the stream ended
-	Cur      *train.Refresh
-	Prev     *train.Refresh // the refresh before Cur (for deltas)
-	Baseline []float64      // objectives at the first refresh: the pre-trained model
+	Latest   loop.Snapshot // newest snapshot of any kind
+	Seen     bool          // at least one snapshot arrived
+	Closed   bool          // the stream ended
+	Cur      *loop.Refresh
+	Prev     *loop.Refresh // the refresh before Cur (for deltas)
+	Baseline []float64     // objectives at the first refresh: the pre-trained model
 
 	// Per refresh, oldest first.
 	Steps  []int
@@ -74,7 +74,7 @@ type State struct {
 	Predicted, Wrong          int
 	SumPredicted, SumRealised float64
 
-	Summary *train.Summary
+	Summary *loop.Summary
 	Err     string
 	// Log is the event log, newest last: the last MaxLog entries, with
 	// LogDropped older ones gone. Console is the same for the worker's
@@ -83,21 +83,21 @@ type State struct {
 	LogDropped, ConsoleDropped int
 	// System is what the trainer last said of its device and process;
 	// SystemHistory is every such report, one per refresh that had one.
-	System        *train.System
-	SystemHistory []train.System
+	System        *loop.System
+	SystemHistory []loop.System
 
 	// What the interval the next refresh closes saw: the hyperparameters
 	// at the refresh that opened it, and controls applied since.
-	ivHyper     train.Hyper
+	ivHyper     loop.Hyper
 	ivNoMixup   bool // a control set a policy that does not mix
 	ivObjective bool // a control changed ψ (objective or its parameters)
 	lastOK      int  // 1 + index of the newest interval with a prediction; 0: none
 
-	// cur is the snapshot's train.Refresh Cur was copied from when G and P
+	// cur is the snapshot's loop.Refresh Cur was copied from when G and P
 	// were filled in (see SetMatrices); matrices are those G and P.
-	cur      *train.Refresh
+	cur      *loop.Refresh
 	matrices *loaded
-	linear   train.LinearWatch // says when the linear step keeps failing
+	linear   loop.LinearWatch // says when the linear step keeps failing
 }
 
 // loaded are G and P that arrived apart from their refresh.
@@ -165,9 +165,9 @@ const refreshPrefix = "refresh ψ "
 // refresh's line ("refresh ψ … · lr=0.0021 (adapt)") rather than a line of
 // its own, so that at a short refresh interval the researcher's own
 // controls are not lost among adapt's. It reports whether it did.
-func (r *State) foldAdapt(step int, c train.Control) bool {
+func (r *State) foldAdapt(step int, c loop.Control) bool {
 	n := len(r.Log)
-	if c.Source != train.SourceAdapt || c.Op != train.OpSet || n == 0 {
+	if c.Source != loop.SourceAdapt || c.Op != loop.OpSet || n == 0 {
 		return false
 	}
 	last := &r.Log[n-1]
@@ -184,7 +184,7 @@ func (r *State) Note(level Level, text string) {
 }
 
 // SetMatrices supplies G and P for the refresh at step, for snapshots that
-// came without them (train.Refresh.G == nil means "not loaded yet": a
+// came without them (loop.Refresh.G == nil means "not loaded yet": a
 // recorded run's are read from disk after its history is shown). They
 // fill in Cur whenever it is that refresh and lacks them, now or later.
 func (r *State) SetMatrices(step int, G, P []float64) {
@@ -213,12 +213,12 @@ func (r *State) AddConsole(text string) {
 
 // Apply folds one snapshot in. Snapshots are the engine's immutable
 // copies, so keeping their slices is safe.
-func (r *State) Apply(s train.Snapshot) {
+func (r *State) Apply(s loop.Snapshot) {
 	defer r.fill()
 	r.Seen = true
 	// A step snapshot carries the last refresh too; keep per-step values
 	// but take refresh data only from refresh events.
-	if s.Kind == train.KindLog {
+	if s.Kind == loop.KindLog {
 		// A line from the trainer (a worker's stderr): not a state of the
 		// run, so Latest stays.
 		text := safetext.Console(s.Text, maxLine)
@@ -228,7 +228,7 @@ func (r *State) Apply(s train.Snapshot) {
 	}
 	r.Latest = s
 	switch s.Kind {
-	case train.KindStep:
+	case loop.KindStep:
 		// The engine's standing to a viewer that joined late carries the
 		// device as its last refresh measured it.
 		if s.System != nil && r.System == nil {
@@ -241,13 +241,13 @@ func (r *State) Apply(s train.Snapshot) {
 			c.Basis = rs.Basis
 			r.cur, r.Cur = r.Cur, &c
 		}
-	case train.KindRefresh:
+	case loop.KindRefresh:
 		if s.System != nil && (s.Refresh == nil || !r.seenRefresh(s.Refresh)) {
 			r.System = s.System
 			r.SystemHistory = append(r.SystemHistory, *s.System)
 		}
 		r.addRefresh(s)
-	case train.KindControl:
+	case loop.KindControl:
 		// A control that changes G or P (s, the objective, the policy, …)
 		// recomputes them from the same evaluation: show the new ones
 		// without adding a point to the histories.
@@ -266,7 +266,7 @@ func (r *State) Apply(s train.Snapshot) {
 			r.log(Entry{s.Ack.Step, Note, safetext.Line(fmt.Sprintf("%s ✓", s.Ack.Control.Tagged()))})
 			r.noteControl(s.Ack.Control)
 		}
-	case train.KindFinal:
+	case loop.KindFinal:
 		r.Summary = s.Summary
 		if sm := s.Summary; sm != nil && len(sm.TestObjBefore) > 0 {
 			i := sm.Objective.Index()
@@ -278,7 +278,7 @@ func (r *State) Apply(s train.Snapshot) {
 				// the line names it so, beside the reported test ψ.
 				judged := ""
 				if b.Aimed {
-					judged = train.PsiLabel(true) + " "
+					judged = loop.PsiLabel(true) + " "
 				}
 				r.log(Entry{s.Step, Note, fmt.Sprintf("best checkpoint at step %d (validation %s%s %.4f): test %s %.4f, worst recall %.4f (at the end %.4f)",
 					b.Step, judged, b.Objective, b.Psi, b.Objective, b.TestObj[j], b.Test.MinRecall, sm.TestAfter.MinRecall)})
@@ -286,7 +286,7 @@ func (r *State) Apply(s train.Snapshot) {
 		} else {
 			r.log(Entry{s.Step, Note, string(s.State)})
 		}
-	case train.KindError:
+	case loop.KindError:
 		r.Err = safetext.Line(s.Err)
 		r.log(Entry{s.Step, Error, "error: " + r.Err})
 	}
@@ -294,11 +294,11 @@ func (r *State) Apply(s train.Snapshot) {
 
 // seenRefresh reports whether rs is the refresh already shown (a repeat,
 // or the same refresh carried again).
-func (r *State) seenRefresh(rs *train.Refresh) bool {
+func (r *State) seenRefresh(rs *loop.Refresh) bool {
 	return r.Cur != nil && r.Cur.Step == rs.Step && (r.Cur == rs || r.cur == rs)
 }
 
-func (r *State) addRefresh(s train.Snapshot) {
+func (r *State) addRefresh(s loop.Snapshot) {
 	rs := s.Refresh
 	if rs == nil {
 		return
@@ -335,7 +335,7 @@ func (r *State) addRefresh(s train.Snapshot) {
 	}
 	r.log(Entry{rs.Step, Routine, fmt.Sprintf(refreshPrefix+"%s%s %.4f%s", aimed, s.Hyper.Objective, rs.Psi, worst)})
 	if len(r.Steps) == 1 {
-		if why := train.CannotLearn(rs.Report, rs.G); why != "" {
+		if why := loop.CannotLearn(rs.Report, rs.G); why != "" {
 			r.log(Entry{rs.Step, Warn, why})
 		}
 	}

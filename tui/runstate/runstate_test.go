@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/tui/internal/fixture"
 	"selmix/tui/runstate"
 )
@@ -65,7 +65,7 @@ func TestErrorAndFinal(t *testing.T) {
 	s := fixture.Refresh(10, 0, 2000, metric.MinRecall)
 	r.Apply(s)
 	e := s
-	e.Kind, e.State, e.Err = train.KindError, train.Failed, "boom"
+	e.Kind, e.State, e.Err = loop.KindError, loop.Failed, "boom"
 	r.Apply(e)
 	if r.Err != "boom" || r.Phase() != "failed" {
 		t.Errorf("after error: Err %q phase %q", r.Err, r.Phase())
@@ -83,7 +83,7 @@ func TestErrorAndFinal(t *testing.T) {
 	fin := fixture.Final(s)
 	sm := *fin.Summary
 	n := len(sm.TestObjAfter)
-	sm.Best = &train.Best{Step: 300, Objective: metric.HMean, Psi: 0.71, TestObj: make([]float64, n),
+	sm.Best = &loop.Best{Step: 300, Objective: metric.HMean, Psi: 0.71, TestObj: make([]float64, n),
 		Test: metric.Report{MinRecall: 0.52}}
 	sm.Best.TestObj[slices.Index(metric.Objectives(), metric.HMean)] = 0.69
 	sm.TestAfter.MinRecall = 0.4
@@ -104,7 +104,7 @@ func TestAimedPsiNamed(t *testing.T) {
 	aimed := fixture.Aimed(plain)
 	for _, c := range []struct {
 		name string
-		s    train.Snapshot
+		s    loop.Snapshot
 		want string
 	}{
 		{"no margin", plain, fmt.Sprintf("refresh ψ mean-recall@cov %.4f  worst recall", plain.Refresh.Psi)},
@@ -122,7 +122,7 @@ func TestAimedPsiNamed(t *testing.T) {
 	fin := fixture.Final(aimed)
 	sm := *fin.Summary
 	i := metric.MeanRecallCov.Index()
-	sm.Best = &train.Best{Step: 50, Objective: metric.MeanRecallCov, Psi: 0.0372, Aimed: true, TestObj: slices.Clone(sm.TestObjAfter),
+	sm.Best = &loop.Best{Step: 50, Objective: metric.MeanRecallCov, Psi: 0.0372, Aimed: true, TestObj: slices.Clone(sm.TestObjAfter),
 		Test: metric.Report{MinRecall: 0.52}}
 	sm.Best.TestObj[i] = 0.8363
 	fin.Summary = &sm
@@ -139,8 +139,8 @@ func TestControlUpdatesCurrentGain(t *testing.T) {
 	r := fixture.Run(10, 4)
 	cur := *r.Cur
 	cur.S = 20
-	ack := train.Snapshot{Kind: train.KindControl, Step: 170, Refresh: &cur,
-		Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "20"}, Step: 170}}
+	ack := loop.Snapshot{Kind: loop.KindControl, Step: 170, Refresh: &cur,
+		Ack: &loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "20"}, Step: 170}}
 	r.Apply(ack)
 	if r.Cur != &cur {
 		t.Error("the acknowledged control's G and P are not shown")
@@ -152,7 +152,7 @@ func TestControlUpdatesCurrentGain(t *testing.T) {
 
 // noMatrices is a refresh snapshot as a recorded run replays it: G and P
 // not loaded yet.
-func noMatrices(i int) train.Snapshot {
+func noMatrices(i int) loop.Snapshot {
 	s := fixture.Refresh(10, i, 2000, metric.MinRecall)
 	rs := *s.Refresh
 	rs.G, rs.P = nil, nil
@@ -188,8 +188,8 @@ func TestSetMatrices(t *testing.T) {
 			}
 			// An ack replayed with the same (matrix-less) refresh keeps them;
 			// the same refresh again adds no point.
-			ack := train.Snapshot{Kind: train.KindControl, Step: 50, Refresh: b.Refresh,
-				Ack: &train.Ack{Control: train.Control{Op: train.OpPause}, Step: 50}}
+			ack := loop.Snapshot{Kind: loop.KindControl, Step: 50, Refresh: b.Refresh,
+				Ack: &loop.Ack{Control: loop.Control{Op: loop.OpPause}, Step: 50}}
 			r.Apply(ack)
 			r.Apply(b)
 			if r.Cur.G == nil || len(r.Steps) != 2 {
@@ -198,8 +198,8 @@ func TestSetMatrices(t *testing.T) {
 			// A control that recomputed G and P shows those.
 			nc := *b.Refresh
 			nc.G, nc.P = []float64{9}, []float64{1}
-			r.Apply(train.Snapshot{Kind: train.KindControl, Step: 50, Refresh: &nc,
-				Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "s", Value: "3"}, Step: 50}})
+			r.Apply(loop.Snapshot{Kind: loop.KindControl, Step: 50, Refresh: &nc,
+				Ack: &loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "3"}, Step: 50}})
 			if r.Cur.G[0] != 9 {
 				t.Errorf("recomputed G not shown: %v", r.Cur.G)
 			}
@@ -209,7 +209,7 @@ func TestSetMatrices(t *testing.T) {
 
 // withInterval is refresh i of a K=10 run optimizing obj under policy,
 // with the given predicted and realised change (nil: none).
-func withInterval(i int, obj metric.Objective, policy gain.Policy, pred, real *float64) train.Snapshot {
+func withInterval(i int, obj metric.Objective, policy gain.Policy, pred, real *float64) loop.Snapshot {
 	s := fixture.Refresh(10, i, 2000, obj)
 	rs := *s.Refresh
 	rs.Predicted, rs.Realised = pred, real
@@ -220,16 +220,16 @@ func withInterval(i int, obj metric.Objective, policy gain.Policy, pred, real *f
 
 func f(x float64) *float64 { return &x }
 
-func set(step int, key, value string) train.Snapshot {
-	return train.Snapshot{Kind: train.KindControl, Step: step,
-		Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: key, Value: value}, Step: step}}
+func set(step int, key, value string) loop.Snapshot {
+	return loop.Snapshot{Kind: loop.KindControl, Step: step,
+		Ack: &loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: key, Value: value}, Step: step}}
 }
 
 // Every interval gets its figures, or the reason it has none; the counts
 // of predicted and wrong-sign intervals follow.
 func TestIntervals(t *testing.T) {
 	mr, sm := metric.MinRecall, gain.SelMix
-	snaps := []train.Snapshot{
+	snaps := []loop.Snapshot{
 		withInterval(0, mr, sm, nil, nil),                 // first refresh
 		withInterval(1, mr, sm, nil, nil),                 // nothing predicted yet: recorded before predictions
 		withInterval(2, mr, sm, f(0.02), f(0.01)),         // ratio 0.5
@@ -242,7 +242,7 @@ func TestIntervals(t *testing.T) {
 		set(340, "policy", "selmix"),
 		withInterval(7, metric.MeanRecall, sm, nil, nil), // no mixup steps
 		set(360, "policy", "none"),
-		{Kind: train.KindControl, Step: 370, Ack: &train.Ack{Control: train.Control{Op: train.OpSet, Key: "alpha", Value: "2"}, Step: 370, Err: "refused"}},
+		{Kind: loop.KindControl, Step: 370, Ack: &loop.Ack{Control: loop.Control{Op: loop.OpSet, Key: "alpha", Value: "2"}, Step: 370, Err: "refused"}},
 		withInterval(8, metric.MeanRecall, sm, f(-0.01), f(0.02)), // wrong sign the other way; the policy change above did not stop its prediction
 		withInterval(9, metric.MeanRecall, sm, nil, nil),          // no reason known
 		withInterval(10, metric.MeanRecall, sm, f(0.03), f(0.03)), // ratio 1
@@ -351,7 +351,7 @@ func TestBoundedLog(t *testing.T) {
 	r.Apply(fixture.Refresh(10, 0, 2000, metric.MinRecall))
 	n := runstate.MaxLog + 2500
 	for i := range n {
-		r.Apply(train.Snapshot{Kind: train.KindLog, Text: fmt.Sprintf("line %d", i)})
+		r.Apply(loop.Snapshot{Kind: loop.KindLog, Text: fmt.Sprintf("line %d", i)})
 	}
 	r.Note(runstate.Note, "a note")
 	if len(r.Log) != runstate.MaxLog || r.LogDropped != n+2-runstate.MaxLog {
@@ -369,7 +369,7 @@ func TestBoundedLog(t *testing.T) {
 	if got, want := r.Console[len(r.Console)-1].Text, fmt.Sprintf("line %d", n-1); got != want {
 		t.Errorf("newest console line %q, want %q", got, want)
 	}
-	if len(r.Steps) != 1 || r.Latest.Kind != train.KindRefresh {
+	if len(r.Steps) != 1 || r.Latest.Kind != loop.KindRefresh {
 		t.Error("log lines changed the run's state")
 	}
 }
@@ -388,7 +388,7 @@ func TestWorkerLinesCleaned(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := runstate.New(fixture.Info(10))
-		r.Apply(train.Snapshot{Kind: train.KindLog, Text: c.in})
+		r.Apply(loop.Snapshot{Kind: loop.KindLog, Text: c.in})
 		if got := r.Console[0].Text; got != c.want {
 			t.Errorf("%.40q: console %q, want %q", c.in, got, c.want)
 		}
@@ -410,7 +410,7 @@ func TestSystemHistory(t *testing.T) {
 		t.Errorf("System = %+v, want the last refresh's %+v", r.System, fixture.GPU(3))
 	}
 	for _, s := range snaps {
-		if s.Kind == train.KindRefresh && s.Step == 150 {
+		if s.Kind == loop.KindRefresh && s.Step == 150 {
 			r.Apply(s)
 		}
 	}
@@ -455,12 +455,12 @@ func TestLinearFailingWarning(t *testing.T) {
 // are, the others with their source.
 func TestControlSourceLogged(t *testing.T) {
 	r := &runstate.State{}
-	for _, c := range []train.Control{
-		{Op: train.OpSet, Key: "s", Value: "20", Source: train.SourceUser},
-		{Op: train.OpSet, Key: "lr", Value: "0.0021", Source: train.SourceAdapt},
-		{Op: train.OpSet, Key: "batch", Value: "64", Source: train.SourceReplay},
+	for _, c := range []loop.Control{
+		{Op: loop.OpSet, Key: "s", Value: "20", Source: loop.SourceUser},
+		{Op: loop.OpSet, Key: "lr", Value: "0.0021", Source: loop.SourceAdapt},
+		{Op: loop.OpSet, Key: "batch", Value: "64", Source: loop.SourceReplay},
 	} {
-		r.Apply(train.Snapshot{Kind: train.KindControl, Step: 50, Ack: &train.Ack{Control: c, Step: 50}})
+		r.Apply(loop.Snapshot{Kind: loop.KindControl, Step: 50, Ack: &loop.Ack{Control: c, Step: 50}})
 	}
 	var got []string
 	for _, e := range r.Log {
@@ -505,12 +505,12 @@ func TestAdaptFoldedIntoRefresh(t *testing.T) {
 	ref := fixture.Refresh(10, 1, 2000, metric.MinRecall)
 	r.Apply(ref)
 	step := ref.Step
-	for _, a := range []train.Ack{
-		{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.0021", Source: train.SourceAdapt}, Step: step},
-		{Control: train.Control{Op: train.OpSet, Key: "s", Value: "20", Source: train.SourceUser}, Step: step},
-		{Control: train.Control{Op: train.OpSet, Key: "lr", Value: "0.001", Source: train.SourceAdapt}, Step: step + 3},
+	for _, a := range []loop.Ack{
+		{Control: loop.Control{Op: loop.OpSet, Key: "lr", Value: "0.0021", Source: loop.SourceAdapt}, Step: step},
+		{Control: loop.Control{Op: loop.OpSet, Key: "s", Value: "20", Source: loop.SourceUser}, Step: step},
+		{Control: loop.Control{Op: loop.OpSet, Key: "lr", Value: "0.001", Source: loop.SourceAdapt}, Step: step + 3},
 	} {
-		r.Apply(train.Snapshot{Kind: train.KindControl, Step: a.Step, Ack: &a})
+		r.Apply(loop.Snapshot{Kind: loop.KindControl, Step: a.Step, Ack: &a})
 	}
 	var got []string
 	for _, e := range r.Log {
@@ -533,8 +533,8 @@ func TestAttachTakesLastStatistics(t *testing.T) {
 		t.Fatal("the fixture's refresh has statistics already")
 	}
 	rs := *was
-	rs.Basis = &train.Basis{Step: was.Step, Steps: 2000, Momentum: 0.9}
-	r.Apply(train.Snapshot{Kind: train.KindStep, Step: was.Step + 3, State: train.Paused, Refresh: &rs})
+	rs.Basis = &loop.Basis{Step: was.Step, Steps: 2000, Momentum: 0.9}
+	r.Apply(loop.Snapshot{Kind: loop.KindStep, Step: was.Step + 3, State: loop.Paused, Refresh: &rs})
 	if r.Cur.Basis != rs.Basis || was.Basis != nil {
 		t.Errorf("Cur's statistics %v (the recorded refresh's %v), want the standing's", r.Cur.Basis, was.Basis)
 	}
@@ -543,7 +543,7 @@ func TestAttachTakesLastStatistics(t *testing.T) {
 	other := *r.Cur
 	other.Step--
 	other.Basis = rs.Basis
-	r.Apply(train.Snapshot{Kind: train.KindStep, Step: other.Step + 4, Refresh: &other})
+	r.Apply(loop.Snapshot{Kind: loop.KindStep, Step: other.Step + 4, Refresh: &other})
 	if r.Cur.Basis != nil {
 		t.Error("statistics of another refresh taken")
 	}

@@ -23,7 +23,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/live"
@@ -38,6 +38,7 @@ import (
 	"selmix/tui/runstate"
 	"selmix/tui/style"
 	sweepview "selmix/tui/sweep"
+	"selmix/tui/whatif"
 )
 
 // Screens opens the screens; its fields are what all of them share.
@@ -56,6 +57,9 @@ type Screens struct {
 	// run's plots/) from what is on disk now, reporting progress to w:
 	// what x does in a workbench. Nil: x says it is not wired.
 	Export func(w io.Writer, dir, out string) error
+	// Forecast is the engine's forecast of an interval (train.Preview),
+	// which the workbench's what-if preview asks; nil: it has none.
+	Forecast whatif.Forecaster
 	// Cluster is the Slurm a sweep's view asks for its array tasks'
 	// states (the command line wires sweepexec.Commands); nil: never.
 	Cluster sweep.Cluster
@@ -77,7 +81,7 @@ var (
 func (s *Screens) Options(info runstate.Info, ctl tui.Controller, attached bool) tui.Options {
 	return tui.Options{
 		Info: info, Ctl: ctl, Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color, Attached: attached,
-		Fork: s.forkAction(filepath.Dir(info.Dir), info.ID), Export: s.exportAction(info.Dir, !attached),
+		Fork: s.forkAction(filepath.Dir(info.Dir), info.ID), Export: s.exportAction(info.Dir, !attached), Forecast: s.Forecast,
 	}
 }
 
@@ -132,8 +136,8 @@ func (s *Screens) Recorded(ctx context.Context, r *runs.Run, h *record.History) 
 	// f opens the fork form here too: the fork starts in the
 	// background as `selmix fork` would.
 	m, snaps := tui.Recorded(r, h, tui.Options{Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color,
-		Fork: s.forkAction(filepath.Dir(r.Dir), r.Meta.ID), Export: s.exportAction(r.Dir, false)})
-	st := train.NewStream()
+		Fork: s.forkAction(filepath.Dir(r.Dir), r.Meta.ID), Export: s.exportAction(r.Dir, false), Forecast: s.Forecast})
+	st := loop.NewStream()
 	for _, sn := range snaps {
 		st.Publish(sn)
 	}
@@ -199,8 +203,8 @@ func (s *Screens) Attach(ctx context.Context, r *runs.Run) error {
 
 // DetachedLine is what the shell shows after the workbench detached
 // from run id, whose last snapshot is last: a paused run stays paused.
-func DetachedLine(id string, last train.Snapshot) string {
-	if last.State == train.Paused {
+func DetachedLine(id string, last loop.Snapshot) string {
+	if last.State == loop.Paused {
 		return fmt.Sprintf("detached; run %s stays paused at step %d (selmix attach %s resumes it · selmix stop %s)", id, last.Step, id, id)
 	}
 	return fmt.Sprintf("detached; run %s goes on (selmix attach %s · selmix stop %s)", id, id, id)

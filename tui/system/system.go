@@ -1,5 +1,5 @@
 // Package system formats what the trainer reports of its device and
-// process (train.System) for the header and the event log: one line that
+// process (loop.System) for the header and the event log: one line that
 // drops fields until it fits.
 package system
 
@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // Bytes formats a size in binary units, as nvidia-smi and htop count
@@ -32,7 +32,7 @@ func Bytes(n int64) string {
 // resident memory, CPU. Zero fields are unknown and left empty.
 type systemFields struct{ device, short, imgs, mem, peak, util, rss, cpu string }
 
-func fieldsOf(s *train.System) systemFields {
+func fieldsOf(s *loop.System) systemFields {
 	var f systemFields
 	f.device = strings.TrimSpace(s.Device)
 	if i := strings.IndexAny(f.device, " \t"); i >= 0 {
@@ -86,7 +86,7 @@ func fieldsOf(s *train.System) systemFields {
 // each where there is room ("gpu3 93% 41/80 GiB, gpu5 90% 40/80 GiB"),
 // else all together ("4 GPUs 91% 160/320 GiB"), and its ranks when more
 // than one ("2 ranks").
-func Line(s *train.System, w int) string {
+func Line(s *loop.System, w int) string {
 	if s == nil {
 		return ""
 	}
@@ -162,7 +162,7 @@ func Line(s *train.System, w int) string {
 // PerGPU describes each GPU: "gpu3 93% 41/80 GiB, gpu5 90% 40/80 GiB"
 // (the memory the run holds on it, of its total; unknown figures left
 // out).
-func PerGPU(gs []train.GPU) string {
+func PerGPU(gs []loop.GPU) string {
 	parts := make([]string, len(gs))
 	for i, g := range gs {
 		parts[i] = gpuText(Name(g.ID), g.Util, held(g), g.MemTotal)
@@ -172,7 +172,7 @@ func PerGPU(gs []train.GPU) string {
 
 // AllGPUs describes GPUs together: "4 GPUs 91% 160/320 GiB" (mean
 // utilisation of those that report one, memory summed).
-func AllGPUs(gs []train.GPU) string {
+func AllGPUs(gs []loop.GPU) string {
 	var util float64
 	var n int
 	var mem, total int64
@@ -204,7 +204,7 @@ func Name(id string) string {
 
 // held is the memory the run holds on g: what its allocator reserved,
 // else what it uses.
-func held(g train.GPU) int64 {
+func held(g loop.GPU) int64 {
 	if g.MemReserved > 0 {
 		return g.MemReserved
 	}

@@ -3,7 +3,7 @@ package system
 import (
 	"testing"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 func TestBytes(t *testing.T) {
@@ -22,13 +22,13 @@ func TestBytes(t *testing.T) {
 }
 
 func TestLine(t *testing.T) {
-	gpu := &train.System{Device: "cuda:0 NVIDIA A100", MemUsed: 3_300_000_000, MemReserved: 4 << 30, Util: 0.87, RSS: 2_469_606_195, CPU: 1.2}
-	cpu := &train.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
-	fed := &train.System{Device: "cuda:0 NVIDIA H100", ImgS: 2470.4, MemUsed: 3_300_000_000, MemReserved: 4 << 30, MemPeak: 5_600_000_000,
+	gpu := &loop.System{Device: "cuda:0 NVIDIA A100", MemUsed: 3_300_000_000, MemReserved: 4 << 30, Util: 0.87, RSS: 2_469_606_195, CPU: 1.2}
+	cpu := &loop.System{Device: "cpu (gorgonia, openblas)", RSS: 410 << 20, CPU: 1.93}
+	fed := &loop.System{Device: "cuda:0 NVIDIA H100", ImgS: 2470.4, MemUsed: 3_300_000_000, MemReserved: 4 << 30, MemPeak: 5_600_000_000,
 		Util: 0.97, RSS: 2_469_606_195, CPU: 3.4}
 	cases := []struct {
 		name string
-		s    *train.System
+		s    *loop.System
 		w    int
 		want string
 	}{
@@ -43,10 +43,10 @@ func TestLine(t *testing.T) {
 		{"cpu, short", cpu, 30, "cpu · rss 410 MiB · cpu 1.9"},
 		{"cpu, shorter", cpu, 26, "rss 410 MiB · cpu 1.9"},
 		{"cpu, shortest", cpu, 8, "cpu 1.9"},
-		{"used only", &train.System{MemUsed: 512 << 20}, 80, "mem 512 MiB"},
-		{"units differ", &train.System{MemUsed: 512 << 20, MemReserved: 2 << 30}, 80, "mem 512 MiB/2.0 GiB"},
-		{"reserved only", &train.System{MemReserved: 2 << 30}, 80, "mem reserved 2.0 GiB"},
-		{"nothing known", &train.System{}, 80, ""},
+		{"used only", &loop.System{MemUsed: 512 << 20}, 80, "mem 512 MiB"},
+		{"units differ", &loop.System{MemUsed: 512 << 20, MemReserved: 2 << 30}, 80, "mem 512 MiB/2.0 GiB"},
+		{"reserved only", &loop.System{MemReserved: 2 << 30}, 80, "mem reserved 2.0 GiB"},
+		{"nothing known", &loop.System{}, 80, ""},
 		{"fed gpu", fed, 120, "cuda:0 NVIDIA H100 · 2470 img/s · mem 3.1/4.0 GiB · peak 5.2 GiB · util 97% · rss 2.3 GiB · cpu 3.4"},
 		{"fed gpu, no cpu", fed, 90, "cuda:0 NVIDIA H100 · 2470 img/s · mem 3.1/4.0 GiB · peak 5.2 GiB · util 97% · rss 2.3 GiB"},
 		{"fed gpu, no rss", fed, 80, "cuda:0 NVIDIA H100 · 2470 img/s · mem 3.1/4.0 GiB · peak 5.2 GiB · util 97%"},
@@ -56,8 +56,8 @@ func TestLine(t *testing.T) {
 		{"fed gpu, no cpu", fed, 40, "2470 img/s · mem 3.1/4.0 GiB · util 97%"},
 		{"fed gpu, img/s and util", fed, 25, "2470 img/s · util 97%"},
 		{"fed gpu, util", fed, 12, "util 97%"},
-		{"slow cpu", &train.System{Device: "cpu", ImgS: 7.25, CPU: 1.5}, 80, "cpu · 7.2 img/s · cpu 1.5"},
-		{"slow cpu, img/s", &train.System{Device: "cpu", ImgS: 7.25, CPU: 1.5}, 10, "7.2 img/s"},
+		{"slow cpu", &loop.System{Device: "cpu", ImgS: 7.25, CPU: 1.5}, 80, "cpu · 7.2 img/s · cpu 1.5"},
+		{"slow cpu, img/s", &loop.System{Device: "cpu", ImgS: 7.25, CPU: 1.5}, 10, "7.2 img/s"},
 		{"nil", nil, 80, ""},
 	}
 	for _, c := range cases {
@@ -74,15 +74,15 @@ func TestLine(t *testing.T) {
 // device and the peak memory do (issue 46).
 func TestLineGPUs(t *testing.T) {
 	const G = 1 << 30
-	two := &train.System{Device: "cuda:0 NVIDIA H100 ×2 ranks", WorldSize: 2, ImgS: 4100, MemUsed: 60 * G, MemReserved: 81 * G, Util: 0.915, RSS: 5 * G, CPU: 2.1,
-		GPUs: []train.GPU{{ID: "3", MemUsed: 30 * G, MemReserved: 41 * G, MemTotal: 80 * G, Util: 0.93}, {ID: "5", MemUsed: 30 * G, MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.90}}}
-	four := &train.System{Device: "cuda:0", WorldSize: 4, GPUs: []train.GPU{
+	two := &loop.System{Device: "cuda:0 NVIDIA H100 ×2 ranks", WorldSize: 2, ImgS: 4100, MemUsed: 60 * G, MemReserved: 81 * G, Util: 0.915, RSS: 5 * G, CPU: 2.1,
+		GPUs: []loop.GPU{{ID: "3", MemUsed: 30 * G, MemReserved: 41 * G, MemTotal: 80 * G, Util: 0.93}, {ID: "5", MemUsed: 30 * G, MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.90}}}
+	four := &loop.System{Device: "cuda:0", WorldSize: 4, GPUs: []loop.GPU{
 		{ID: "0", MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.91}, {ID: "1", MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.92},
 		{ID: "2", MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.90}, {ID: "3", MemReserved: 40 * G, MemTotal: 80 * G, Util: 0.91}}}
-	one := &train.System{Device: "cuda:0 NVIDIA A100", MemUsed: 3 * G, GPUs: []train.GPU{{ID: "GPU-8f2c1a3e-77aa-4b1e", MemUsed: 3 * G}}}
+	one := &loop.System{Device: "cuda:0 NVIDIA A100", MemUsed: 3 * G, GPUs: []loop.GPU{{ID: "GPU-8f2c1a3e-77aa-4b1e", MemUsed: 3 * G}}}
 	cases := []struct {
 		name string
-		s    *train.System
+		s    *loop.System
 		w    int
 		want string
 	}{

@@ -1,7 +1,8 @@
 // Package whatif is the workbench's what-if preview: while a control is
 // being chosen (the edit form, the objective and policy pickers, s±), the
 // change of ψ the linear model predicts for the next interval under the
-// candidate setting beside the one in force (train.Preview, from the last
+// candidate setting beside the one in force (a Forecaster: the engine's
+// train.Preview, which the command line wires; from the last
 // refresh's statistics), and the model's recent track record. Forecasts
 // are computed off the UI goroutine, debounced while the user types; an
 // answer to an older question is dropped.
@@ -15,7 +16,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"selmix/core/train"
+	"selmix/core/loop"
 )
 
 // Debounce is how long a question waits for the next keystroke before it
@@ -29,8 +30,8 @@ const Window = 40
 // Question is a forecast to make: the interval the refresh of Basis
 // opened, under Cur (in force) and Next (the candidate).
 type Question struct {
-	Basis     *train.Basis
-	Cur, Next train.Hyper
+	Basis     *loop.Basis
+	Cur, Next loop.Hyper
 	// At is the step the run stands at: past the refresh (Basis.Step),
 	// a change made now applies to the rest of the interval only, and
 	// the forecast (of the whole interval) is approximate.
@@ -42,18 +43,23 @@ type Question struct {
 // the CPU): a question whose wait ends meanwhile is computed when it
 // returns, if it is still the newest.
 type Preview struct {
-	seq  int
-	busy bool // a forecast is being computed
-	wait bool // the newest question waits for it
-	q    Question
-	text string
-	f    *train.Forecast // the newest answer; nil before one or after an error
-	// forecast is train.Preview (a field for tests).
-	forecast func(*train.Basis, train.Hyper, train.Hyper) (train.Forecast, error)
+	seq      int
+	busy     bool // a forecast is being computed
+	wait     bool // the newest question waits for it
+	q        Question
+	text     string
+	f        *loop.Forecast // the newest answer; nil before one or after an error
+	forecast Forecaster
 }
 
-// New returns an empty preview.
-func New() *Preview { return &Preview{forecast: train.Preview} }
+// Forecaster forecasts the interval b's refresh opens under cur (the
+// hyperparameters in force) and under next: the engine's train.Preview,
+// which comes in through tui.Options so the workbench links no engine.
+type Forecaster func(b *loop.Basis, cur, next loop.Hyper) (loop.Forecast, error)
+
+// New returns an empty preview that forecasts with f (nil: every
+// question is answered "no forecast").
+func New(f Forecaster) *Preview { return &Preview{forecast: f} }
 
 // tickMsg fires when a question has waited Debounce; answerMsg brings a
 // computed forecast. Both carry the question's number.
@@ -61,7 +67,7 @@ type (
 	tickMsg   struct{ seq int }
 	answerMsg struct {
 		seq  int
-		f    train.Forecast
+		f    loop.Forecast
 		err  error
 		text string
 	}
@@ -105,10 +111,15 @@ func (p *Preview) compute(seq int) tea.Cmd {
 		if q.Basis == nil {
 			return answerMsg{seq: seq, err: errNoBasis}
 		}
+		if forecast == nil {
+			return answerMsg{seq: seq, err: errNoForecaster}
+		}
 		f, err := forecast(q.Basis, q.Cur, q.Next)
 		return answerMsg{seq: seq, f: f, err: err, text: Line(f, q.Cur, q.Next) + Midway(q)}
 	}
 }
+
+var errNoForecaster = errors.New("this workbench was opened without the engine's forecast")
 
 var errNoBasis = errors.New("no statistics of the last refresh: they come with the next one (a run in the background sends them for K² + 2Kd + K ≤ 2^20)")
 
@@ -145,11 +156,11 @@ func (p *Preview) Update(msg tea.Msg) (tea.Cmd, bool) {
 func (p *Preview) Text() string { return p.text }
 
 // Forecast is the newest answer, nil before one or after an error.
-func (p *Preview) Forecast() *train.Forecast { return p.f }
+func (p *Preview) Forecast() *loop.Forecast { return p.f }
 
 // Line is f as one line: the interval's predicted Δψ now and under the
 // change from cur to next, each in its objective's units.
-func Line(f train.Forecast, cur, next train.Hyper) string {
+func Line(f loop.Forecast, cur, next loop.Hyper) string {
 	change := Change(cur, next)
 	now := "now " + outlook(f.Now, "", 4)
 	if change == "" {
@@ -183,7 +194,7 @@ func Midway(q Question) string {
 // decimals is how many decimals tell a and b apart: 4, or more (up to
 // 8) where two different forecasts would read the same (a P already
 // concentrated on one pair hardly moves with s).
-func decimals(a, b train.Outlook) int {
+func decimals(a, b loop.Outlook) int {
 	d := 4
 	for ; d < 8 && a.OK && b.OK && a.Delta != b.Delta; d++ {
 		if fmt.Sprintf("%+.*f", d, a.Delta) != fmt.Sprintf("%+.*f", d, b.Delta) {
@@ -195,7 +206,7 @@ func decimals(a, b train.Outlook) int {
 
 // outlook is one setting's Δψ to digits decimals, with its objective
 // named when unit is set (ψs of two objectives are on different scales).
-func outlook(o train.Outlook, unit string, digits int) string {
+func outlook(o loop.Outlook, unit string, digits int) string {
 	if !o.OK {
 		return "none (" + o.Why + ")"
 	}
@@ -207,10 +218,10 @@ func outlook(o train.Outlook, unit string, digits int) string {
 }
 
 // Change names what differs between cur and next, as "s=20, tau=0.02"
-// (the controls' keys, in train.HyperKeys order).
-func Change(cur, next train.Hyper) string {
+// (the controls' keys, in loop.HyperKeys order).
+func Change(cur, next loop.Hyper) string {
 	var parts []string
-	for _, k := range train.HyperKeys() {
+	for _, k := range loop.HyperKeys() {
 		a, _ := cur.Get(k)
 		b, _ := next.Get(k)
 		if a != b {

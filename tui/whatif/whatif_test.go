@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/train"
 	"selmix/tui/internal/fixture"
@@ -18,7 +19,7 @@ import (
 // under the change, naming each objective when they differ (their ψs are
 // on different scales), and why there is none.
 func TestLine(t *testing.T) {
-	cur := train.DefaultHyper()
+	cur := loop.DefaultHyper()
 	s20, obj, none, refresh := cur, cur, cur, cur
 	s20.S = 20
 	obj.Objective = metric.HMean
@@ -27,7 +28,7 @@ func TestLine(t *testing.T) {
 	b := fixture.Basis(10, 100, 2000)
 	for _, c := range []struct {
 		name string
-		next train.Hyper
+		next loop.Hyper
 		want string
 	}{
 		{"unchanged", cur, "next interval Δψ: now %+.4f$"},
@@ -54,11 +55,11 @@ func TestLine(t *testing.T) {
 		})
 	}
 	// Two forecasts that differ past the 4th decimal get more.
-	a, c := train.Outlook{OK: true, Delta: 0.585612}, train.Outlook{OK: true, Delta: 0.585648}
-	if got := Line(train.Forecast{Now: a, Next: c}, cur, s20); got != "next interval Δψ: now +0.58561 · with s=20 +0.58565" {
+	a, c := loop.Outlook{OK: true, Delta: 0.585612}, loop.Outlook{OK: true, Delta: 0.585648}
+	if got := Line(loop.Forecast{Now: a, Next: c}, cur, s20); got != "next interval Δψ: now +0.58561 · with s=20 +0.58565" {
 		t.Errorf("close forecasts: %q", got)
 	}
-	if got := Line(train.Forecast{Now: a, Next: a}, cur, s20); got != "next interval Δψ: now +0.5856 · with s=20 +0.5856" {
+	if got := Line(loop.Forecast{Now: a, Next: a}, cur, s20); got != "next interval Δψ: now +0.5856 · with s=20 +0.5856" {
 		t.Errorf("equal forecasts: %q", got)
 	}
 	if got := Change(cur, s20); got != "s=20" {
@@ -97,17 +98,17 @@ func run(p *Preview, cmd tea.Cmd) {
 // While the user types, only the newest question is computed; an answer
 // to an older one that comes late is dropped; an error is said.
 func TestDebounce(t *testing.T) {
-	p := New()
+	p := New(train.Preview)
 	var asked []float64
-	p.forecast = func(b *train.Basis, cur, next train.Hyper) (train.Forecast, error) {
+	p.forecast = func(b *loop.Basis, cur, next loop.Hyper) (loop.Forecast, error) {
 		asked = append(asked, next.S)
 		if next.S == 99 {
-			return train.Forecast{}, errors.New("boom")
+			return loop.Forecast{}, errors.New("boom")
 		}
 		return train.Preview(b, cur, next)
 	}
 	b := fixture.Basis(10, 100, 2000)
-	cur := train.DefaultHyper()
+	cur := loop.DefaultHyper()
 	q := func(s float64) Question {
 		n := cur
 		n.S = s
@@ -151,8 +152,8 @@ func TestDebounce(t *testing.T) {
 // A change made past the refresh is said to be forecast approximately;
 // at the refresh, or with nothing changed, nothing is added (issue 46).
 func TestMidway(t *testing.T) {
-	b := &train.Basis{Step: 60}
-	var cur train.Hyper
+	b := &loop.Basis{Step: 60}
+	var cur loop.Hyper
 	cur.S = 1
 	next := cur
 	next.S = 5

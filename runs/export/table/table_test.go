@@ -12,8 +12,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"selmix/core/loop"
 	"selmix/core/metric"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/record"
@@ -53,7 +53,7 @@ func keepBest(h *record.History) {
 	for i := range objs {
 		objs[i] = 0.01 * float64(i+1)
 	}
-	f.Best = &train.Best{Step: h.Refreshes[1].Step, Objective: metric.MinRecall, Psi: 0.5, Val: f.ValAfter, Test: rep, TestObj: objs}
+	f.Best = &loop.Best{Step: h.Refreshes[1].Step, Objective: metric.MinRecall, Psi: 0.5, Val: f.ValAfter, Test: rep, TestObj: objs}
 }
 
 // key names a row of the long table.

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/record"
@@ -80,16 +80,16 @@ func followRun(ctx context.Context, w io.Writer, r *runs.Run) error {
 // followEnd is a run's snapshots as attach --follow prints them, noting
 // the last one and the one that ended the run (final or error).
 type followEnd struct {
-	src  train.Source
-	last train.Snapshot
-	end  *train.Snapshot
+	src  loop.Source
+	last loop.Snapshot
+	end  *loop.Snapshot
 }
 
-func (f *followEnd) Next(ctx context.Context) (train.Snapshot, bool) {
+func (f *followEnd) Next(ctx context.Context) (loop.Snapshot, bool) {
 	s, ok := f.src.Next(ctx)
 	if ok {
 		f.last = s
-		if s.Kind == train.KindFinal || s.Kind == train.KindError {
+		if s.Kind == loop.KindFinal || s.Kind == loop.KindError {
 			e := s
 			f.end = &e
 		}
@@ -108,14 +108,14 @@ func (f *followEnd) result(w io.Writer, id, dir string) error {
 	switch {
 	case e == nil:
 		return fmt.Errorf("run %s crashed: its process ended after step %d without a final record; `selmix resume %s` continues it from its last checkpoint", id, f.last.Step, id)
-	case e.Kind == train.KindError:
+	case e.Kind == loop.KindError:
 		return fmt.Errorf("run %s failed at step %d: %s", id, e.Step, e.Err)
 	case e.Summary == nil:
 		// A trainer that halted (out of memory): the run says why in its
 		// output.
 		return fmt.Errorf("run %s stopped at step %d: its trainer could not go on (%s says why); `selmix resume %s` continues it",
 			id, e.Step, filepath.Join(dir, "output.log"), id)
-	case e.State == train.Finished:
+	case e.State == loop.Finished:
 		sum := *e.Summary
 		// The wire does not carry α: the final snapshot's hyperparameters do.
 		sum.Alpha = e.Hyper.Params(sum.ValAfter.K, 0).Alpha

@@ -8,6 +8,7 @@ import (
 
 	"selmix/app"
 	"selmix/app/sweepexec"
+	"selmix/core/train"
 	"selmix/tui/screen"
 	"selmix/viz"
 )
@@ -26,7 +27,7 @@ func newScreens(cmd *cobra.Command, keysPath string) (*screen.Screens, error) {
 		nid, _, err := app.SpawnForkDetached(root, id, at, sets)
 		return nid, err
 	}
-	return &screen.Screens{Out: cmd.OutOrStdout(), Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Fork: fork, Export: viz.ExportPlotsTo, Cluster: sweepexec.Commands{}}, nil
+	return &screen.Screens{Out: cmd.OutOrStdout(), Keys: km, KeysPath: kpath, Color: os.Getenv("NO_COLOR") == "", Fork: fork, Export: viz.ExportPlotsTo, Forecast: train.Preview, Cluster: sweepexec.Commands{}}, nil
 }
 
 // screenExit gives a screen that a signal ended the exit code of a run

@@ -11,7 +11,7 @@ import (
 
 	"selmix/app"
 	"selmix/core/experiment"
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs/runstest"
 )
 
@@ -27,14 +27,14 @@ func TestGenerateVizFixture(t *testing.T) {
 	}
 	// The SelMix run has two controls so figures show their marks; the
 	// uniform-mixup run is what --compare sets it against.
-	recordVizFixture(t, dstRoot, []string{"finetune.steps=200", "finetune.refresh=20", "name=viz-selmix"}, []train.Control{
-		{Op: train.OpSet, Key: "s", Value: "30", At: 80},
-		{Op: train.OpSet, Key: "lr", Value: "0.001", At: 140},
+	recordVizFixture(t, dstRoot, []string{"finetune.steps=200", "finetune.refresh=20", "name=viz-selmix"}, []loop.Control{
+		{Op: loop.OpSet, Key: "s", Value: "30", At: 80},
+		{Op: loop.OpSet, Key: "lr", Value: "0.001", At: 140},
 	})
 	recordVizFixture(t, dstRoot, []string{"finetune.steps=200", "finetune.refresh=20", "finetune.policy=uniform", "name=viz-uniform"}, nil)
 }
 
-func recordVizFixture(t *testing.T, dstRoot string, sets []string, ctls []train.Control) {
+func recordVizFixture(t *testing.T, dstRoot string, sets []string, ctls []loop.Control) {
 	c, err := experiment.Load("", sets)
 	if err != nil {
 		t.Fatal(err)

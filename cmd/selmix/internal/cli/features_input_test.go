@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
+	"selmix/core/loop"
 	"selmix/core/npy"
-	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
 )
@@ -104,7 +104,7 @@ func TestPretrainCache(t *testing.T) {
 		"--set", "pretrain.epochs=3", "--set", "pretrain.batch=32", "--set", "finetune.steps=40",
 		"--set", "finetune.refresh=10", "--set", "record.plots=false"}
 	cache := filepath.Join(dir, "cache")
-	var finals []*train.Summary
+	var finals []*loop.Summary
 	for i, extra := range [][]string{nil, {"--set", "pretrain.cache=" + cache}, {"--set", "pretrain.cache=" + cache}} {
 		args := append(append(slices.Clone(base), extra...), "--set", fmt.Sprintf("name=r%d", i))
 		// The binary: pre-training and fine-tuning in this process,

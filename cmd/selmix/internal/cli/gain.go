@@ -8,6 +8,7 @@ import (
 
 	"selmix/app"
 	"selmix/core/gain"
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/train"
 )
@@ -36,10 +37,10 @@ configuration (dashes for underscores), with their defaults.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.stats, "stats", "", "input statistics `STATS.npz` (required)")
 	fl.StringVar(&f.out, "out", "", "output `OUT.npz` (required)")
-	def := train.DefaultHyper()
-	for _, key := range train.GainKeys() {
+	def := loop.DefaultHyper()
+	for _, key := range loop.GainKeys() {
 		v, _ := def.Get(key)
-		f.hyper[key] = fl.String(strings.ReplaceAll(key, "_", "-"), v, train.HyperDoc(key))
+		f.hyper[key] = fl.String(strings.ReplaceAll(key, "_", "-"), v, loop.HyperDoc(key))
 	}
 	for _, name := range []string{"stats", "out", "objective"} {
 		cmd.MarkFlagRequired(name)
@@ -48,13 +49,13 @@ configuration (dashes for underscores), with their defaults.`,
 }
 
 func runGain(cmd *cobra.Command, f gainFlags) error {
-	h := train.DefaultHyper()
-	for _, key := range train.GainKeys() {
+	h := loop.DefaultHyper()
+	for _, key := range loop.GainKeys() {
 		if err := h.Set(key, *f.hyper[key]); err != nil {
 			return app.BadInput("--%s", strings.ReplaceAll(err.Error(), "_", "-"))
 		}
 	}
-	if h.CovMargin == train.MarginAuto {
+	if h.CovMargin == loop.MarginAuto {
 		// The archive holds C as fractions, not the validation size the
 		// margin needs (docs/method.md, "The coverage margin").
 		return app.BadInput("--cov-margin auto: a statistics archive does not hold the validation size; give the margin δ as a number (0 = the paper's α/K)")
@@ -62,7 +63,7 @@ func runGain(cmd *cobra.Command, f gainFlags) error {
 	if h.Form == gain.Samples {
 		return app.BadInput("--form samples: a statistics archive holds the class centroids, not the samples' features that form needs; use paper or official")
 	}
-	st, err := train.ReadStats(f.stats)
+	st, err := app.ReadStats(f.stats)
 	if err != nil {
 		return app.UsageError{Err: err}
 	}
@@ -73,7 +74,7 @@ func runGain(cmd *cobra.Command, f gainFlags) error {
 	if err != nil {
 		return app.BadInput("%s: %v", f.stats, err)
 	}
-	if err := d.WriteNPZ(f.out); err != nil {
+	if err := app.WriteDecision(f.out, d); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s = %.6f (K=%d, d=%d, form %s, policy %s) → %s\n",

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"selmix/app"
+	"selmix/core/loop"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/tui"
@@ -146,7 +147,7 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 	// Bubble Tea owns the terminal while it runs: what the run prints
 	// meanwhile is held and printed after the workbench closes.
 	out := &tui.HoldWriter{W: cmd.OutOrStdout()}
-	view := func(ctx context.Context, eng *train.Engine, st *train.Stream, vi app.ViewInfo) error {
+	view := func(ctx context.Context, eng *train.Engine, st *loop.Stream, vi app.ViewInfo) error {
 		out.Hold()
 		defer out.Release()
 		info := runstate.Info{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts,

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"selmix/cmd/selmix/internal/selmixtest"
+	"selmix/core/loop"
 	"selmix/core/metric"
 	"selmix/core/npy"
 	"selmix/core/train"
@@ -29,18 +30,18 @@ func objectiveChangeRun(t *testing.T, root string) string {
 	if err := rec.LogStart(record.Start{Total: 30, K: 2}); err != nil {
 		t.Fatal(err)
 	}
-	st := train.NewStream()
+	st := loop.NewStream()
 	done := make(chan error, 1)
 	go func() { done <- rec.Follow(context.Background(), st, nil) }()
-	h := train.DefaultHyper()
+	h := loop.DefaultHyper()
 	for i, v := range []struct {
 		obj metric.Objective
 		psi float64
 	}{{metric.MinRecall, 0.3}, {metric.MinRecall, 0.56}, {metric.HMeanCov, -0.05}, {metric.HMeanCov, 0.1}} {
 		h.Objective = v.obj
 		rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{0.5, 0.5}, Coverage: []float64{0.5, 0.5}}
-		st.Publish(train.Snapshot{Kind: train.KindRefresh, Step: 10 * i, Total: 30, State: train.Running, Hyper: h,
-			Refresh: &train.Refresh{Step: 10 * i, K: 2, Report: rep, Psi: v.psi, Objectives: make([]float64, len(metric.Objectives())),
+		st.Publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 10 * i, Total: 30, State: loop.Running, Hyper: h,
+			Refresh: &loop.Refresh{Step: 10 * i, K: 2, Report: rep, Psi: v.psi, Objectives: make([]float64, len(metric.Objectives())),
 				G: make([]float64, 4), P: []float64{0.25, 0.25, 0.25, 0.25}}})
 	}
 	st.Close()

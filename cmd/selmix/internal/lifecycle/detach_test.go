@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/live/livetest"
@@ -59,7 +59,7 @@ func TestDetachedCrashShowsInPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for s, ok := cl.Next(context.Background()); ok && s.Kind != train.KindRefresh; s, ok = cl.Next(context.Background()) {
+	for s, ok := cl.Next(context.Background()); ok && s.Kind != loop.KindRefresh; s, ok = cl.Next(context.Background()) {
 	}
 	cl.Close()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -174,18 +174,18 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aSeen := map[int]train.Refresh{}
+	aSeen := map[int]loop.Refresh{}
 	for _, x := range h0.Refreshes {
 		aSeen[x.Step] = x.Stats
 	}
-	next := func(cl *live.Client, want func(train.Snapshot) bool) train.Snapshot {
+	next := func(cl *live.Client, want func(loop.Snapshot) bool) loop.Snapshot {
 		t.Helper()
 		for {
 			s, ok := cl.Next(ctx)
 			if !ok {
 				t.Fatalf("stream ended early: %v", cl.Err())
 			}
-			if s.Kind == train.KindRefresh && cl == a {
+			if s.Kind == loop.KindRefresh && cl == a {
 				if s.Refresh.G == nil || len(s.Refresh.P) != s.Refresh.K*s.Refresh.K {
 					t.Fatalf("the client that asked for matrices got a refresh without them")
 				}
@@ -199,7 +199,7 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 			}
 		}
 	}
-	isRefresh := func(s train.Snapshot) bool { return s.Kind == train.KindRefresh }
+	isRefresh := func(s loop.Snapshot) bool { return s.Kind == loop.KindRefresh }
 	next(a, isRefresh)
 	next(a, isRefresh)
 
@@ -208,9 +208,9 @@ func TestAttachTwoClientsAndReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	b.Send(train.Control{Op: train.OpSet, Key: "s", Value: "7"})
-	isAck := func(s train.Snapshot) bool {
-		return s.Kind == train.KindControl && s.Ack != nil && s.Ack.Control.Key == "s"
+	b.Send(loop.Control{Op: loop.OpSet, Key: "s", Value: "7"})
+	isAck := func(s loop.Snapshot) bool {
+		return s.Kind == loop.KindControl && s.Ack != nil && s.Ack.Control.Key == "s"
 	}
 	ackB := next(b, isAck)
 	ackA := next(a, isAck)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"selmix/cmd/selmix/internal/selmixtest"
-	"selmix/core/train"
+	"selmix/core/loop"
 	"selmix/runs"
 	"selmix/runs/live"
 	"selmix/runs/live/livetest"
@@ -96,7 +96,7 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 				if err != nil {
 					t.Fatalf("dial run %s: %v", out.ID, err)
 				}
-				cl.Send(train.Control{Op: train.OpSet, Key: "s", Value: fmt.Sprint(2 + rng.IntN(20))})
+				cl.Send(loop.Control{Op: loop.OpSet, Key: "s", Value: fmt.Sprint(2 + rng.IntN(20))})
 				defer cl.Close()
 			}
 		}
