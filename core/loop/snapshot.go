@@ -84,6 +84,11 @@ type Refresh struct {
 	// prediction: the first refresh, steps without mixup, a changed
 	// objective (docs/method.md).
 	Predicted, Realised *float64
+	// Best says this refresh takes a new best: its ψ beats the best so
+	// far of the optimized objective (NewBest; a changed objective starts
+	// anew). The engine judges it, whether or not it keeps the model, and
+	// the run store records best and best_step from it.
+	Best bool
 	// Basis is what the refresh measured, for a forecast of the interval
 	// it opens under other hyperparameters (Preview); shared by every
 	// Refresh of one evaluation, never written. Live only: nil in a

@@ -24,21 +24,38 @@ func (e *Engine) JudgeBest(on bool) { e.noBest = !on }
 // call it when Run is not running.
 func (e *Engine) Best() *loop.Best { return e.best.Clone() }
 
-// judgeBest takes a new best if the refresh that measured psi of obj on
-// val (aimed at α/K + δ where aimed, Aimed) makes one: it measures the
-// test split and hands the keeper a checkpoint. Evaluating leaves every
+// topState is the best ψ so far of the optimized objective and the step
+// of the refresh that measured it: what a refresh's Best flag is judged
+// against. The engine keeps it whether or not it judges (and keeps) the
+// best model, and a checkpoint carries it.
+type topState struct {
+	Objective metric.Objective `json:"objective"`
+	Psi       float64          `json:"psi"`
+	Step      int              `json:"step"`
+}
+
+// newTop reports whether the refresh at this step, whose optimized
+// objective obj has ψ psi, takes a new best (loop.NewBest), and takes it.
+func (e *Engine) newTop(obj metric.Objective, psi float64) bool {
+	var have *metric.Objective
+	best := math.Inf(-1)
+	if e.top != nil {
+		have, best = &e.top.Objective, e.top.Psi
+	}
+	if !loop.NewBest(have, best, obj, psi) {
+		return false
+	}
+	e.top = &topState{Objective: obj, Psi: psi, Step: e.step}
+	return true
+}
+
+// judgeBest takes the refresh that measured psi of obj on val (aimed at
+// α/K + δ where aimed, Aimed), a new best (newTop), as the best model: it
+// measures the test split and hands the keeper a checkpoint. Evaluating leaves every
 // state alone, so a run that keeps its best computes what one that does
 // not computes.
 func (e *Engine) judgeBest(obj metric.Objective, psi float64, aimed bool, val metric.Report) error {
 	if e.noBest {
-		return nil
-	}
-	var have *metric.Objective
-	best := math.Inf(-1)
-	if e.best != nil {
-		have, best = &e.best.Objective, e.best.Psi
-	}
-	if !loop.NewBest(have, best, obj, psi) {
 		return nil
 	}
 	test, testObj, err := e.testReport()

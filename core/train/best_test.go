@@ -114,12 +114,22 @@ func TestKeepBest(t *testing.T) {
 			if falls == 0 {
 				t.Fatalf("ψ rose at every refresh: the test would say nothing of keeping the best")
 			}
-			var gotSteps []int
+			var gotSteps, flagged []int
 			for _, k := range ks {
 				gotSteps = append(gotSteps, k.step)
 			}
 			if !reflect.DeepEqual(gotSteps, wantSteps) {
 				t.Fatalf("best checkpoints at steps %v, want %v", gotSteps, wantSteps)
+			}
+			// Each refresh says whether it is a new best (what the run
+			// store records best and best_step from).
+			for _, r := range refreshes {
+				if r.Refresh.Best {
+					flagged = append(flagged, r.Step)
+				}
+			}
+			if !reflect.DeepEqual(flagged, wantSteps) {
+				t.Fatalf("refreshes flagged best at steps %v, want %v", flagged, wantSteps)
 			}
 			if tc.ctl != nil && gotSteps[len(gotSteps)-1] < 30 {
 				t.Fatalf("no best taken after the objective changed: %v", gotSteps)
@@ -269,6 +279,7 @@ func TestJudgeBestOff(t *testing.T) {
 	sp := toySplit(4, 6, 90, 1)
 	var sums [2]*loop.Summary
 	var tests [2]int
+	var flags [2][]int // the steps of the refreshes flagged best
 	for i, on := range []bool{true, false} {
 		tr := &testCounter{Trainer: toyLocal(t, sp, toyConfig().Batch)}
 		e, err := train.New(toyConfig(), tr)
@@ -276,10 +287,24 @@ func TestJudgeBestOff(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.JudgeBest(on)
+		st := e.Subscribe()
+		done := make(chan []int)
+		go func() {
+			var f []int
+			for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
+				if s.Kind == loop.KindRefresh && s.Refresh.Best {
+					f = append(f, s.Step)
+				}
+			}
+			done <- f
+		}()
 		if sums[i], err = e.Run(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		tests[i] = tr.tests
+		tests[i], flags[i] = tr.tests, <-done
+	}
+	if len(flags[0]) == 0 || !reflect.DeepEqual(flags[0], flags[1]) {
+		t.Errorf("refreshes flagged best: %v judging, %v not; want the same, not none", flags[0], flags[1])
 	}
 	if tests[1] != 2 || tests[0] <= 2 {
 		t.Errorf("test evaluations: %d judging the best, %d not; want more than 2, and 2", tests[0], tests[1])

@@ -78,6 +78,10 @@ type engineState struct {
 	// The best so far (absent before the first refresh, and in
 	// checkpoints written before selmix kept one).
 	Best *bestState `json:"best,omitempty"`
+	// Top is the best ψ so far, also where the best is not judged
+	// (absent before the first refresh, and in checkpoints written
+	// before the engine flagged a refresh as the best: then the best's).
+	Top *topState `json:"top,omitempty"`
 	// Integral is the coverage multipliers' memory (multipliers =
 	// integral); Samples the sizes of the samples form's arrays, which
 	// follow the evaluation's (absent when the last evaluation read none).
@@ -208,7 +212,7 @@ func (e *Engine) marshalState(pending []loop.Control) ([]byte, error) {
 		Loss: loss, Hyper: e.hyper, Pending: controlStates(pending),
 		ValBefore: reportState(e.valBefore), TestBefore: reportState(e.testBefore), TestObjBefore: e.testObjBef,
 		K: e.K, D: e.d, Eval: e.last != nil, Trainer: sv.Format, TrainerLen: len(sv.State),
-		Interval: e.iv.state(), Adapter: e.ad, Best: newBestState(e.best),
+		Interval: e.iv.state(), Adapter: e.ad, Best: newBestState(e.best), Top: e.top,
 		Integral: e.integral, PluginBefore: newPluginState(e.plugBefore),
 	}
 	sm := e.es.sm
@@ -565,6 +569,13 @@ func Resume(cfg loop.Config, tr Trainer, ck *Checkpoint) (*Engine, error) {
 		// the margin in force now was, unless a control changed it since
 		// (the best is judged without the multipliers' memory).
 		e.best.Aimed = loop.Aimed(e.best.Objective, e.hyper.CovMargin)
+	}
+	switch {
+	case st.Top != nil:
+		t := *st.Top
+		e.top = &t
+	case e.best != nil:
+		e.top = &topState{Objective: e.best.Objective, Psi: e.best.Psi, Step: e.best.Step}
 	}
 	if st.Version >= 2 {
 		e.ad = st.Adapter

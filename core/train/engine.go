@@ -69,6 +69,7 @@ type Engine struct {
 	pace        pacer
 	soft        *softLoss  // the loss of a policy that does not mix; nil otherwise
 	best        *loop.Best // the best so far; nil before the first refresh
+	top         *topState  // the best ψ so far and where, also when the best is not judged; nil before the first refresh
 	keep        func(step int, state []byte) error
 	noBest      bool // JudgeBest(false)
 }

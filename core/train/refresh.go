@@ -108,6 +108,7 @@ func (e *Engine) refresh() error {
 	}
 	e.last.Predicted, e.last.Realised = e.closeInterval(e.last.Psi)
 	obj, psi, aimed, val := e.hyper.Objective, e.last.Psi, e.hyper.Aimed(), e.last.Report
+	e.last.Best = e.newTop(obj, psi)
 	auto := e.adapt()
 	e.openInterval()
 	s := e.snapshot(loop.KindRefresh)
@@ -125,6 +126,9 @@ func (e *Engine) refresh() error {
 	}
 	// Judged on what this refresh published; kept after its automatic
 	// changes, so the best checkpoint continues as the run did.
+	if !e.last.Best {
+		return nil
+	}
 	return e.judgeBest(obj, psi, aimed, val)
 }
 

@@ -24,7 +24,7 @@ func withObjectives(snaps []loop.Snapshot, objs []metric.Objective, psis []float
 		s.Refresh = &rs
 		i++
 	}
-	return snaps
+	return judged(snaps)
 }
 
 // After a mid-run objective change, the best is judged on the new

@@ -15,7 +15,6 @@ import (
 
 	"selmix/core/experiment"
 	"selmix/core/loop"
-	"selmix/core/metric"
 	"selmix/runs"
 )
 
@@ -415,18 +414,12 @@ func (r *Recorder) flush(n int) {
 	}
 }
 
-// noteRefresh tracks the best value of the optimized objective: ψ is
-// judged against the best of its own objective, so a refresh after an
-// objective change starts a new best.
+// noteRefresh records the best value of the optimized objective from the
+// refresh's Best flag, which the engine judges (loop.Refresh.Best).
 func (r *Recorder) noteRefresh(s loop.Snapshot) error {
 	psi, obj := s.Refresh.Psi, s.Hyper.Objective
 	r.mu.Lock()
-	var have *metric.Objective
-	if r.bestAt >= 0 {
-		o := metric.Objective(r.bestObj)
-		have = &o
-	}
-	if loop.NewBest(have, r.best, obj, psi) {
+	if s.Refresh.Best {
 		r.best, r.bestAt, r.bestObj = psi, s.Step, string(obj)
 	}
 	best, at, bestObj := r.best, r.bestAt, r.bestObj

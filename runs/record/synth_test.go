@@ -92,7 +92,30 @@ func synth(K, n, every int, seed uint64) []loop.Snapshot {
 	sum := &loop.Summary{Steps: total, Objective: h.Objective, ValBefore: first, ValAfter: last.Refresh.Report,
 		TestBefore: report(), TestAfter: report(), TestObjBefore: objs(), TestObjAfter: objs(), Seconds: 12.5}
 	out = append(out, loop.Snapshot{Kind: loop.KindFinal, Step: total, Total: total, State: loop.Finished, Hyper: h, Refresh: last.Refresh, Summary: sum})
-	return out
+	return judged(out)
+}
+
+// judged flags each refresh that takes a new best, as the engine does
+// (loop.Refresh.Best), written apart from it: a ψ that is a number and
+// beats the best so far of its own objective, or the first of an
+// objective that has none.
+func judged(snaps []loop.Snapshot) []loop.Snapshot {
+	var obj metric.Objective
+	best, have := 0.0, false
+	for k := range snaps {
+		s := &snaps[k]
+		if s.Kind != loop.KindRefresh {
+			continue
+		}
+		rs := *s.Refresh
+		o, p := s.Hyper.Objective, rs.Psi
+		rs.Best = !math.IsNaN(p) && (!have || o != obj || p > best)
+		if rs.Best {
+			obj, best, have = o, p, true
+		}
+		s.Refresh = &rs
+	}
+	return snaps
 }
 
 // synthStart is the start event of a synth run.

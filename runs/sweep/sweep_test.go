@@ -3,6 +3,7 @@ package sweep_test
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -152,11 +153,13 @@ func fakeRun(t *testing.T, s *sweep.Sweep, i int, psis []float64, sum *loop.Summ
 		t.Fatal(err)
 	}
 	st := loop.NewStream()
+	best := math.Inf(-1)
 	for k, p := range psis {
 		step := 25 * k
 		rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{p, p}, Coverage: []float64{0.5, 0.5}}
 		rs := &loop.Refresh{Step: step, K: 2, Psi: p, Report: rep, Objectives: make([]float64, len(metric.Objectives())),
-			G: []float64{0, 1, 1, 0}, P: []float64{0, 0.5, 0.5, 0}}
+			G: []float64{0, 1, 1, 0}, P: []float64{0, 0.5, 0.5, 0}, Best: p > best}
+		best = max(best, p)
 		st.Publish(loop.Snapshot{Kind: loop.KindRefresh, Step: step, Total: 100, State: loop.Running, Hyper: loop.DefaultHyper(), Refresh: rs})
 	}
 	if sum != nil {
