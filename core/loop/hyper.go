@@ -110,18 +110,34 @@ func (h *Hyper) UnmarshalJSON(b []byte) error {
 // param is one hyperparameter: how to read it from text (controls are
 // text: they are logged and replayed) and which values are valid.
 type param struct {
-	key   string // the TOML and control key (the Hyper field's toml tag)
-	alias string // the control key runs recorded before keys were unified
-	label string // for the workbench's forms
-	gain  bool   // a flag of `selmix gain` (it derives G and P; it takes no steps)
-	parse func(h *Hyper, v string) error
-	check func(h Hyper) error
+	key    string // the TOML and control key: the Hyper field's toml tag (set from field)
+	alias  string // the control key runs recorded before keys were unified
+	label  string // for the workbench's forms
+	gain   bool   // a flag of `selmix gain` (it derives G and P; it takes no steps)
+	effect effect // what a change does to a run
+	addr   func(h *Hyper) any
+	parse  func(h *Hyper, v string) error
+	check  func(h Hyper) error
 }
+
+// effect is what changing a hyperparameter does to a run in progress.
+type effect int
+
+const (
+	// reshapes: the multipliers, D, G and P are derived again (s, β_min…).
+	reshapes effect = iota
+	// redefines: ψ becomes another function (the objective or one of its
+	// parameters), and is derived again too.
+	redefines
+	// paces: only the steps change (η, the interval, the batch); G and P
+	// stand.
+	paces
+)
 
 // valueParam is a parameter read from text by read and checked by check;
 // the float, integer and named-choice parameters below are all one.
-func valueParam[T any](key, alias, label string, gain bool, field func(*Hyper) *T, read func(string) (T, error), check func(T) error) param {
-	return param{key: key, alias: alias, label: label, gain: gain,
+func valueParam[T any](alias, label string, gain bool, eff effect, field func(*Hyper) *T, read func(string) (T, error), check func(T) error) param {
+	return param{alias: alias, label: label, gain: gain, effect: eff, addr: func(h *Hyper) any { return field(h) },
 		parse: func(h *Hyper, v string) error {
 			x, err := read(v)
 			if err != nil {
@@ -137,7 +153,7 @@ func valueParam[T any](key, alias, label string, gain bool, field func(*Hyper) *
 	}
 }
 
-func floatParam(key, alias, label string, gain bool, field func(*Hyper) *float64, ok func(float64) bool, want string) param {
+func floatParam(alias, label string, gain bool, eff effect, field func(*Hyper) *float64, ok func(float64) bool, want string) param {
 	read := func(v string) (float64, error) {
 		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil {
@@ -151,10 +167,10 @@ func floatParam(key, alias, label string, gain bool, field func(*Hyper) *float64
 		}
 		return nil
 	}
-	return valueParam(key, alias, label, gain, field, read, check)
+	return valueParam(alias, label, gain, eff, field, read, check)
 }
 
-func intParam(key, label string, field func(*Hyper) *int, max int) param {
+func intParam(alias, label string, eff effect, field func(*Hyper) *int, max int) param {
 	read := func(v string) (int, error) {
 		x, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -168,14 +184,14 @@ func intParam(key, label string, field func(*Hyper) *int, max int) param {
 		}
 		return nil
 	}
-	return valueParam(key, "", label, false, field, read, check)
+	return valueParam(alias, label, false, eff, field, read, check)
 }
 
 // choiceParam is a parameter that names one of a set of choices; parse is
 // the type's own parser (its error lists them) and name its inverse.
-func choiceParam[T any](key, label string, gain bool, field func(*Hyper) *T, parse func(string) (T, error), name func(T) string) param {
+func choiceParam[T any](alias, label string, gain bool, eff effect, field func(*Hyper) *T, parse func(string) (T, error), name func(T) string) param {
 	check := func(x T) error { _, err := parse(name(x)); return err }
-	return valueParam(key, "", label, gain, field, parse, check)
+	return valueParam(alias, label, gain, eff, field, parse, check)
 }
 
 func text[T ~string](x T) string { return string(x) }
@@ -184,29 +200,51 @@ func positive(x float64) bool    { return x > 0 }
 func nonNegative(x float64) bool { return x >= 0 }
 func unit(x float64) bool        { return x >= 0 && x <= 1 }
 
-var params = []param{
-	choiceParam("objective", "objective", true, func(h *Hyper) *metric.Objective { return &h.Objective }, metric.ParseObjective, text),
-	choiceParam("policy", "policy", true, func(h *Hyper) *gain.Policy { return &h.Policy }, gain.ParsePolicy, text),
-	choiceParam("form", "form", true, func(h *Hyper) *gain.Form { return &h.Form }, gain.ParseForm, gain.Form.String),
-	intParam("sample_draws", "draws", func(h *Hyper) *int { return &h.Draws }, MaxDraws),
-	floatParam("s", "", "s", true, func(h *Hyper) *float64 { return &h.S }, nonNegative, "a number ≥ 0"),
-	floatParam("omega", "", "ω", true, func(h *Hyper) *float64 { return &h.Omega }, nonNegative, "a number ≥ 0"),
-	floatParam("alpha", "", "α", true, func(h *Hyper) *float64 { return &h.Alpha }, unit, "a number in [0, 1]"),
-	floatParam("tau", "", "τ", true, func(h *Hyper) *float64 { return &h.Tau }, positive, "a number > 0"),
-	floatParam("lambda_max", "lambda-max", "λ_max", true, func(h *Hyper) *float64 { return &h.LambdaMax }, nonNegative, "a number ≥ 0"),
-	choiceParam("cov_margin", "δ cov", true, func(h *Hyper) *Margin { return &h.CovMargin }, ParseMargin, Margin.String),
-	floatParam("cov_conf", "", "q cov", true, func(h *Hyper) *float64 { return &h.CovConf }, func(x float64) bool { return x > 0 && x < 1 }, "a confidence in (0, 1)"),
-	choiceParam("cov_scope", "scope", true, func(h *Hyper) *Scope { return &h.CovScope }, ParseScope, text),
-	choiceParam("multipliers", "λ memory", true, func(h *Hyper) *Memory { return &h.Memory }, ParseMemory, text),
-	floatParam("lambda_rate", "", "λ rate", true, func(h *Hyper) *float64 { return &h.LamRate }, nonNegative, "a number ≥ 0"),
-	floatParam("lr", "", "η", false, func(h *Hyper) *float64 { return &h.LR }, func(x float64) bool { return x > 0 && x < 10 }, "a number in (0, 10)"),
-	floatParam("beta_min", "beta-min", "β_min", true, func(h *Hyper) *float64 { return &h.BetaMin }, unit, "a number in [0, 1]"),
-	intParam("refresh", "refresh", func(h *Hyper) *int { return &h.Refresh }, 1_000_000),
-	intParam("batch", "batch", func(h *Hyper) *int { return &h.Batch }, 65536),
-	choiceParam("gain_norm", "G norm", true, func(h *Hyper) *gain.Norm { return &h.GainNorm }, gain.ParseNorm, text),
-	choiceParam("adapt", "adapt", false, func(h *Hyper) *Adapt { return &h.Adapt }, ParseAdapt, text),
-	floatParam("las_head", "", "ε_head", false, func(h *Hyper) *float64 { return &h.LASHead }, unit, "a number in [0, 1]"),
-	floatParam("las_tail", "", "ε_tail", false, func(h *Hyper) *float64 { return &h.LASTail }, unit, "a number in [0, 1]"),
+// params are the hyperparameters, each once: its key is its Hyper
+// field's toml tag (keyed below), and its effect decides what ChangesPsi,
+// Reshapes and the engine do when it changes.
+var params = keyed([]param{
+	choiceParam("", "objective", true, redefines, func(h *Hyper) *metric.Objective { return &h.Objective }, metric.ParseObjective, text),
+	choiceParam("", "policy", true, reshapes, func(h *Hyper) *gain.Policy { return &h.Policy }, gain.ParsePolicy, text),
+	choiceParam("", "form", true, reshapes, func(h *Hyper) *gain.Form { return &h.Form }, gain.ParseForm, gain.Form.String),
+	intParam("", "draws", reshapes, func(h *Hyper) *int { return &h.Draws }, MaxDraws),
+	floatParam("", "s", true, reshapes, func(h *Hyper) *float64 { return &h.S }, nonNegative, "a number ≥ 0"),
+	floatParam("", "ω", true, redefines, func(h *Hyper) *float64 { return &h.Omega }, nonNegative, "a number ≥ 0"),
+	floatParam("", "α", true, redefines, func(h *Hyper) *float64 { return &h.Alpha }, unit, "a number in [0, 1]"),
+	floatParam("", "τ", true, redefines, func(h *Hyper) *float64 { return &h.Tau }, positive, "a number > 0"),
+	floatParam("lambda-max", "λ_max", true, redefines, func(h *Hyper) *float64 { return &h.LambdaMax }, nonNegative, "a number ≥ 0"),
+	choiceParam("", "δ cov", true, redefines, func(h *Hyper) *Margin { return &h.CovMargin }, ParseMargin, Margin.String),
+	floatParam("", "q cov", true, redefines, func(h *Hyper) *float64 { return &h.CovConf }, func(x float64) bool { return x > 0 && x < 1 }, "a confidence in (0, 1)"),
+	choiceParam("", "scope", true, redefines, func(h *Hyper) *Scope { return &h.CovScope }, ParseScope, text),
+	choiceParam("", "λ memory", true, redefines, func(h *Hyper) *Memory { return &h.Memory }, ParseMemory, text),
+	floatParam("", "λ rate", true, redefines, func(h *Hyper) *float64 { return &h.LamRate }, nonNegative, "a number ≥ 0"),
+	floatParam("", "η", false, paces, func(h *Hyper) *float64 { return &h.LR }, func(x float64) bool { return x > 0 && x < 10 }, "a number in (0, 10)"),
+	floatParam("beta-min", "β_min", true, reshapes, func(h *Hyper) *float64 { return &h.BetaMin }, unit, "a number in [0, 1]"),
+	intParam("", "refresh", paces, func(h *Hyper) *int { return &h.Refresh }, 1_000_000),
+	intParam("", "batch", paces, func(h *Hyper) *int { return &h.Batch }, 65536),
+	choiceParam("", "G norm", true, reshapes, func(h *Hyper) *gain.Norm { return &h.GainNorm }, gain.ParseNorm, text),
+	choiceParam("", "adapt", false, reshapes, func(h *Hyper) *Adapt { return &h.Adapt }, ParseAdapt, text),
+	floatParam("", "ε_head", false, reshapes, func(h *Hyper) *float64 { return &h.LASHead }, unit, "a number in [0, 1]"),
+	floatParam("", "ε_tail", false, reshapes, func(h *Hyper) *float64 { return &h.LASTail }, unit, "a number in [0, 1]"),
+})
+
+// keyed sets each parameter's key to the toml tag of the Hyper field its
+// accessor points at, so the struct is the one list of the keys.
+func keyed(ps []param) []param {
+	var h Hyper
+	v := reflect.ValueOf(&h).Elem()
+	for i := range ps {
+		at := reflect.ValueOf(ps[i].addr(&h)).Pointer()
+		for f := range v.NumField() {
+			if v.Field(f).Addr().Pointer() == at {
+				ps[i].key = v.Type().Field(f).Tag.Get("toml")
+			}
+		}
+		if ps[i].key == "" {
+			panic(fmt.Sprintf("hyperparameter %q points at no Hyper field with a toml key", ps[i].label))
+		}
+	}
+	return ps
 }
 
 // lookup finds a parameter by key or by its old control key.
@@ -232,11 +270,17 @@ func Canonical(key string) string {
 // interval in progress then compares nothing and is not predicted
 // (docs/method.md). The engine and the workbench both ask here.
 func ChangesPsi(key string) bool {
-	switch Canonical(key) {
-	case "objective", "omega", "alpha", "tau", "lambda_max", "cov_margin", "cov_conf", "cov_scope", "multipliers", "lambda_rate":
-		return true
-	}
-	return false
+	p, ok := lookup(key)
+	return ok && p.effect == redefines
+}
+
+// Reshapes reports whether setting key (or its alias) changes what a
+// refresh derives from its statistics (the multipliers, D, G, P): every
+// key but those that only pace the steps (lr, refresh, batch), whose
+// change leaves G and P standing.
+func Reshapes(key string) bool {
+	p, ok := lookup(key)
+	return ok && p.effect != paces
 }
 
 // HyperKeys lists the keys Set accepts (aliases aside), sorted.

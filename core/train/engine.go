@@ -509,9 +509,8 @@ func (e *Engine) set(key, value string) error {
 		// with the new values.
 		return nil
 	}
-	switch loop.Canonical(key) {
-	case "lr", "refresh", "batch":
-		return nil
+	if !loop.Reshapes(key) {
+		return nil // the steps change, G and P stand
 	}
 	if loop.ChangesPsi(key) {
 		// ψ itself changed: this interval's prediction compares nothing.
