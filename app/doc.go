@@ -9,6 +9,6 @@
 // output writer, quiet, the viewer and the hooks that print); ExitCode
 // classifies the errors they return into the process's exit codes. The
 // command line (cmd/selmix/internal/cli) parses flags, builds a Session,
-// calls it and prints; the terminal workbench (tui, tui/screen) is wired
-// there, not here.
+// calls it and prints; the terminal workbench (tui/workbench, tui/screen)
+// is wired there, not here.
 package app

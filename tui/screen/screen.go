@@ -30,7 +30,6 @@ import (
 	"selmix/runs/record"
 	"selmix/runs/report"
 	"selmix/runs/sweep"
-	"selmix/tui"
 	"selmix/tui/browser"
 	"selmix/tui/compare"
 	"selmix/tui/keys"
@@ -39,6 +38,7 @@ import (
 	"selmix/tui/style"
 	sweepview "selmix/tui/sweep"
 	"selmix/tui/whatif"
+	"selmix/tui/workbench"
 )
 
 // Screens opens the screens; its fields are what all of them share.
@@ -67,7 +67,7 @@ type Screens struct {
 
 var (
 	// ErrBrowse says the user left a run's workbench for the runs
-	// browser (tui.Model.Browse): the caller opens it (BrowseAfter).
+	// browser (workbench.Model.Browse): the caller opens it (BrowseAfter).
 	ErrBrowse = errors.New("to the runs browser")
 	// ErrInterrupted and ErrTerminated end a screen that SIGINT or
 	// SIGTERM stopped.
@@ -78,8 +78,8 @@ var (
 // Options are the workbench's on a run described by info and controlled
 // through ctl, with f forking it and x drawing its figures; attached says
 // the run lives in another process.
-func (s *Screens) Options(info runstate.Info, ctl tui.Controller, attached bool) tui.Options {
-	return tui.Options{
+func (s *Screens) Options(info runstate.Info, ctl workbench.Controller, attached bool) workbench.Options {
+	return workbench.Options{
 		Info: info, Ctl: ctl, Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color, Attached: attached,
 		Fork: s.forkAction(filepath.Dir(info.Dir), info.ID), Export: s.exportAction(info.Dir, !attached), Forecast: s.Forecast,
 	}
@@ -135,14 +135,14 @@ func (s *Screens) exportAction(dir string, own bool) func() (string, error) {
 func (s *Screens) Recorded(ctx context.Context, r *runs.Run, h *record.History) error {
 	// f opens the fork form here too: the fork starts in the
 	// background as `selmix fork` would.
-	m, snaps := tui.Recorded(r, h, tui.Options{Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color,
+	m, snaps := workbench.Recorded(r, h, workbench.Options{Keys: s.Keys, KeysPath: s.KeysPath, Color: s.Color,
 		Fork: s.forkAction(filepath.Dir(r.Dir), r.Meta.ID), Export: s.exportAction(r.Dir, false), Forecast: s.Forecast})
 	st := loop.NewStream()
 	for _, sn := range snaps {
 		st.Publish(sn)
 	}
 	st.Close()
-	if err := tui.Show(ctx, m, st); err != nil {
+	if err := workbench.Show(ctx, m, st); err != nil {
 		return err
 	}
 	if m.Browse() {
@@ -174,11 +174,11 @@ func (s *Screens) Attach(ctx context.Context, r *runs.Run) error {
 		return err
 	}
 	st := live.ReplayThenFollow(sctx, h, cl)
-	o := s.Options(tui.RunInfo(r, h), cl, true)
-	o.LoadMatrices = tui.LoadMatrices(h)
+	o := s.Options(workbench.RunInfo(r, h), cl, true)
+	o.LoadMatrices = workbench.LoadMatrices(h)
 	o.Console = runs.WorkerLines(r.Dir, consoleLines)
-	m := tui.New(o)
-	if err := tui.Show(sctx, m, st); err != nil {
+	m := workbench.New(o)
+	if err := workbench.Show(sctx, m, st); err != nil {
 		return err
 	}
 	if m.Detached() || !m.Quit() {
@@ -188,7 +188,7 @@ func (s *Screens) Attach(ctx context.Context, r *runs.Run) error {
 		}
 		return nil
 	}
-	if m.State() != tui.Finished && m.State() != tui.Failed {
+	if m.State() != workbench.Finished && m.State() != workbench.Failed {
 		if err := live.Stop(ctx, s.Out, r); err != nil {
 			return err
 		}

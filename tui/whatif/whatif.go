@@ -54,7 +54,7 @@ type Preview struct {
 
 // Forecaster forecasts the interval b's refresh opens under cur (the
 // hyperparameters in force) and under next: the engine's train.Preview,
-// which comes in through tui.Options so the workbench links no engine.
+// which comes in through workbench.Options so the workbench links no engine.
 type Forecaster func(b *loop.Basis, cur, next loop.Hyper) (loop.Forecast, error)
 
 // New returns an empty preview that forecasts with f (nil: every

@@ -14,9 +14,9 @@ import (
 	"selmix/core/loop"
 	"selmix/core/train"
 	"selmix/runs"
-	"selmix/tui"
 	"selmix/tui/keys"
 	"selmix/tui/runstate"
+	"selmix/tui/workbench"
 )
 
 type tuiFlags struct {
@@ -93,7 +93,7 @@ and measuring how fast a run opens.`,
 				if err != nil {
 					return err
 				}
-				m, snaps := tui.Recorded(r, hist, tui.Options{Color: os.Getenv("NO_COLOR") == ""})
+				m, snaps := workbench.Recorded(r, hist, workbench.Options{Color: os.Getenv("NO_COLOR") == ""})
 				_, err = fmt.Fprintln(cmd.OutOrStdout(), m.FirstScreen(snaps, w, h))
 				return err
 			}
@@ -146,13 +146,13 @@ func runWorkbench(cmd *cobra.Command, f tuiFlags) error {
 	}
 	// Bubble Tea owns the terminal while it runs: what the run prints
 	// meanwhile is held and printed after the workbench closes.
-	out := &tui.HoldWriter{W: cmd.OutOrStdout()}
+	out := &workbench.HoldWriter{W: cmd.OutOrStdout()}
 	view := func(ctx context.Context, eng *train.Engine, st *loop.Stream, vi app.ViewInfo) error {
 		out.Hold()
 		defer out.Release()
 		info := runstate.Info{ID: vi.ID, Name: vi.Name, Dir: vi.Dir, ClassNames: vi.ClassNames, TrainCounts: vi.TrainCounts,
 			Worker: strings.Join(vi.Config.Worker.Command, " ")}
-		return tui.Show(ctx, tui.New(sc.Options(info, eng, false)), st)
+		return workbench.Show(ctx, workbench.New(sc.Options(info, eng, false)), st)
 	}
 	s := newSession(out, f.runs, false, false)
 	s.View = view

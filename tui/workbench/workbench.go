@@ -1,8 +1,9 @@
-// Package tui is the selmix workbench: a Bubble Tea program that shows a
-// live (or recorded) run in panes and sends the user's controls to the
-// engine. The root model is a small state machine (loading, running,
-// finished, error); each pane is its own package behind pane.Component.
-package tui
+// Package workbench is the selmix single-run workbench: a Bubble Tea
+// program that shows a live (or recorded) run in panes and sends the
+// user's controls to the engine. Its model is a small state machine
+// (loading, running, finished, error); each pane is its own package
+// under tui/ behind pane.Component.
+package workbench
 
 import (
 	"charm.land/bubbles/v2/help"

@@ -1,4 +1,4 @@
-package tui
+package workbench
 
 import (
 	"bytes"
@@ -16,11 +16,11 @@ import (
 // first, then G and P of the last refresh from disk, then a frame.
 func TestRecordedReplay(t *testing.T) {
 	t.Parallel()
-	v1 := filepath.Join("..", "runs", "record", "testdata", "v1run")
+	v1 := filepath.Join("..", "..", "runs", "record", "testdata", "v1run")
 	for _, c := range []struct{ root, name string }{
 		{v1, "min-recall-selmix"},
 		{v1, "min-recall-selmix-fork"},
-		{filepath.Join("..", "viz", "testdata", "run"), "viz-selmix"},
+		{filepath.Join("..", "..", "viz", "testdata", "run"), "viz-selmix"},
 	} {
 		r, err := runs.Open(c.root, c.name)
 		if err != nil {
