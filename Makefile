@@ -89,7 +89,7 @@ assets: ## regenerate assets/default (split + checkpoint) from dataset-fashion-m
 assets-check: ## verify the embedded assets against assets/default/SHA256SUMS
 	cd assets/default && sha256sum -c SHA256SUMS
 
-repro: build ## the paper-reproduction suite, bench/paper.toml (3 seeds, 147 runs, 2 at a time) into docs/paper-suite.md
+repro: build ## the paper-reproduction suite, bench/paper-sweep.toml (3 seeds, 147 runs, 2 at a time) into docs/paper-suite.md
 	./bin/selmix bench paper --parallel 2 --out docs/paper-suite.md --runs runs/bench-paper
 
 repro-smoke: build ## the suite with 1 seed and a few steps (checks it runs end to end)

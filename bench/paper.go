@@ -11,15 +11,15 @@ import (
 	"selmix/runs/sweep"
 )
 
-// The paper-reproduction suite is the sweep spec paper.toml; `selmix
+// The paper-reproduction suite is the sweep spec paper-sweep.toml; `selmix
 // bench paper` runs it like any sweep and writes its report, the paper's
 // tables, from the member runs.
 
-//go:embed paper.toml
+//go:embed paper-sweep.toml
 var paperSpec []byte
 
 // PaperSpecFile names the spec in errors and in the report.
-const PaperSpecFile = "bench/paper.toml"
+const PaperSpecFile = "bench/paper-sweep.toml"
 
 // PaperOptions change the shipped spec for one invocation.
 type PaperOptions struct {
@@ -99,7 +99,7 @@ func rowValues(r sweep.Row) map[string]string {
 }
 
 // rowTable sorts a row of the suite into a table of the report by the
-// keys it sets (paper.toml says how).
+// keys it sets (paper-sweep.toml says how).
 func rowTable(v map[string]string) string {
 	switch {
 	case v["data.unlabeled"] != "":

@@ -30,7 +30,7 @@ func newBenchCmd() *cobra.Command {
 	paper := &cobra.Command{
 		Use:   "paper [--seeds 3] [--parallel 2] [--out docs/results.md] | paper --report SWEEP",
 		Short: "Reproduce the paper's tables on Fashion-MNIST-LT and write them as Markdown",
-		Long: `paper runs the paper-reproduction suite, the sweep spec bench/paper.toml
+		Long: `paper runs the paper-reproduction suite, the sweep spec bench/paper-sweep.toml
 (built in): per seed an LA-CE model pre-trained once on Fashion-MNIST-LT
 (ρ = 100, full official test set), fine-tuned with SelMix for each
 objective, with each policy on min-recall and mean-recall@cov, with the
@@ -39,7 +39,7 @@ semi-supervised setting. It runs the sweep here (--parallel members at once)
 and writes the tables (mean ± std over seeds), checks of the paper's claims,
 figures and every run's configuration to --out.
 
-On a cluster, run the same spec with selmix sweep bench/paper.toml
+On a cluster, run the same spec with selmix sweep bench/paper-sweep.toml
 --executor slurm, then write the report with --report SWEEP.
 --smoke runs one seed with few steps (CI).`,
 		Args: cobra.NoArgs,
