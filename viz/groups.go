@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
-	"math"
 	"slices"
 	"sort"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -80,22 +80,16 @@ func interp(xs, ys []float64, x float64) (float64, bool) {
 	return ys[i-1] + t*(ys[i]-ys[i-1]), true
 }
 
-// meanStd is the mean and the sample standard deviation (0 for one
-// value).
+// meanStd is the mean and the sample (n−1) standard deviation
+// (stat.MeanStdDev); the std of one value is 0, and none has a NaN mean.
 func meanStd(v []float64) (float64, float64) {
-	mu := 0.0
-	for _, x := range v {
-		mu += x
+	switch len(v) {
+	case 0:
+		return nan, 0
+	case 1:
+		return v[0], 0
 	}
-	mu /= float64(len(v))
-	if len(v) < 2 {
-		return mu, 0
-	}
-	ss := 0.0
-	for _, x := range v {
-		ss += (x - mu) * (x - mu)
-	}
-	return mu, math.Sqrt(ss / float64(len(v)-1))
+	return stat.MeanStdDev(v, nil)
 }
 
 // CompareGroups writes compare-<m>-by-<key> into dir: one line per group

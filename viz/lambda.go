@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"gonum.org/v1/plot/vg/draw"
+
+	"selmix/runs/record"
 )
 
 // lambdaFigure: the Lagrange multipliers over steps, one line per class
@@ -22,23 +24,24 @@ func lambdaFigure(f *figure, r *RunData) (*drawing, error) {
 	}
 	// names label the lines; in the CSV, the per-class multipliers are
 	// "lambda" with the class's id and name, the others "lambda/head",
-	// "lambda/tail" (runs/export's names) or "lambda/<i>" with no class.
+	// "lambda/tail" (the run format's keys, record.AllSeries) or
+	// "lambda/<i>" with no class.
 	names := make([]string, n)
 	rows := make([][]string, n) // multiplier, class, class_name
 	for i := range names {
 		switch {
 		case n == r.K:
 			names[i] = r.ClassNames[i]
-			rows[i] = []string{"lambda", itoa(i), ""}
+			rows[i] = []string{record.KeyLambda, itoa(i), ""}
 			if r.Named {
 				rows[i][2] = r.ClassNames[i]
 			}
 		case n == 2:
 			names[i] = []string{"head", "tail"}[i]
-			rows[i] = []string{"lambda/" + names[i], "", ""}
+			rows[i] = []string{[]string{record.KeyLambdaHead, record.KeyLambdaTail}[i], "", ""}
 		default:
 			names[i] = fmt.Sprintf("λ_%d", i)
-			rows[i] = []string{"lambda/" + itoa(i), "", ""}
+			rows[i] = []string{record.KeyLambda + "/" + itoa(i), "", ""}
 		}
 	}
 	fields := func(i, step int) []string {

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"selmix/core/loop"
+	"selmix/runs/record"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -83,23 +84,25 @@ func linearPoints(r *RunData) *linearData {
 	d := &linearData{t: newTable("series", "from_step", "step", "value"),
 		xs: make([]float64, n), pred: make([]float64, n), real: make([]float64, n)}
 	t := d.t
-	for i, rf := range rs {
+	predicted, realised := catalogued(record.KeyPredicted), catalogued(record.KeyRealised)
+	for i := range rs {
+		rf := &rs[i]
 		d.xs[i] = float64(rf.Step)
 		d.pred[i], d.real[i] = nan, nan
 		from := ""
 		if i > 0 {
 			from = itoa(rs[i-1].Step)
 		}
-		st := rf.Stats
-		if st.Predicted == nil || st.Realised == nil {
+		p, ok := predicted.Get(rf)
+		q, _ := realised.Get(rf)
+		if !ok {
 			t.addNote("no prediction", "interval", from, itoa(rf.Step))
 			continue
 		}
 		d.have++
-		p, q := *st.Predicted, *st.Realised
 		d.pred[i], d.real[i] = p, q
-		t.add(p, "predicted", from, itoa(rf.Step))
-		t.add(q, "realised", from, itoa(rf.Step))
+		t.add(p, predicted.Figure, from, itoa(rf.Step))
+		t.add(q, realised.Figure, from, itoa(rf.Step))
 		if p == 0 {
 			t.addNote("no ratio: the prediction is 0", "ratio", from, itoa(rf.Step))
 			continue

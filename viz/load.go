@@ -128,9 +128,17 @@ type Metric struct {
 }
 
 func reportMetric(sc metric.Scalar) Metric {
-	f := sc.Get
-	return Metric{Name: sc.Key, Title: sc.Title, Unit: sc.Unit, objective: sc.Objective, obj: -1, final: f,
-		get: func(rf *record.RefreshEvent) float64 { return f(&rf.Stats.Report) }}
+	return seriesMetric(record.ReportSeries(sc), sc.Title, sc.Unit)
+}
+
+// seriesMetric is the series s of the run format's catalogue
+// (record.AllSeries) as the figures draw it, under its Figure name.
+func seriesMetric(s record.Series, title, unit string) Metric {
+	m := Metric{Name: s.Figure, Title: title, Unit: unit, obj: s.Objective.Index(), get: s.Value}
+	if s.Scalar != nil {
+		m.final, m.objective = s.Scalar.Get, s.Scalar.Objective
+	}
+	return m
 }
 
 // figureMetrics are the keys (metric.Scalars) of the reported metrics
@@ -151,44 +159,37 @@ func ReportedMetrics() []Metric {
 	return out
 }
 
-// ObjectiveMetric is ψ of obj over steps; its name is "psi:<objective>".
+// ObjectiveMetric is ψ of obj over steps, named as the catalogue's
+// Figure name says ("psi:<objective>", record.ObjectiveSeries).
 func ObjectiveMetric(obj metric.Objective) Metric {
-	idx := -1
-	for i, o := range metric.Objectives() {
-		if o == obj {
-			idx = i
-		}
-	}
-	return Metric{Name: "psi:" + string(obj), Title: "ψ " + string(obj), Unit: "ψ", obj: idx,
-		get: func(rf *record.RefreshEvent) float64 {
-			if idx < 0 || idx >= len(rf.Stats.Objectives) {
-				return nan
-			}
-			return rf.Stats.Objectives[idx]
-		}}
+	s := record.ObjectiveSeries(obj)
+	return seriesMetric(s, s.Label, "ψ")
 }
 
 // MetricNames lists the names ParseMetric accepts (it also takes every
-// key of metric.Scalars and their old names, metric.LookupScalar).
+// key of metric.Scalars and their old names, metric.LookupScalar, and the
+// catalogue's keys and labels, record.LookupSeries).
 func MetricNames() []string {
 	var out []string
 	for _, m := range ReportedMetrics() {
 		out = append(out, m.Name)
 	}
 	for _, o := range metric.Objectives() {
-		out = append(out, "psi:"+string(o))
+		out = append(out, record.ObjectiveSeries(o).Figure)
 	}
 	return out
 }
 
-// ParseMetric finds a metric by name; the error lists the valid names.
+// ParseMetric finds a reported metric or an objective's ψ by any name the
+// catalogue knows it by (record.LookupSeries); the error lists the valid
+// names.
 func ParseMetric(name string) (Metric, error) {
-	if sc, ok := metric.LookupScalar(name); ok {
-		return reportMetric(sc), nil
-	}
-	if o, ok := strings.CutPrefix(name, "psi:"); ok {
-		if obj, err := metric.ParseObjective(o); err == nil {
-			return ObjectiveMetric(obj), nil
+	if s, ok := record.LookupSeries(name); ok {
+		switch {
+		case s.Scalar != nil:
+			return reportMetric(*s.Scalar), nil
+		case s.Objective.Index() >= 0:
+			return ObjectiveMetric(s.Objective), nil
 		}
 	}
 	return Metric{}, fmt.Errorf("unknown metric %q (valid: %s)", name, strings.Join(MetricNames(), ", "))

@@ -20,7 +20,7 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 	type panel struct {
 		m          Metric
 		emphasised bool
-		psi        bool             // a ψ panel: its CSV rows are psi (psi_aimed, psiName) and psi:<objective>
+		psi        bool             // a ψ panel: its CSV rows are psi (psi_aimed, psiName) and every objective's ψ
 		objective  metric.Objective // of a ψ panel after a change of objective: drawn thick where optimized
 	}
 	var panels []panel
@@ -36,8 +36,9 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 	}
 	t := newTable("metric", "step", "value")
 	psiKey, _ := psiName(r)
-	for _, rf := range r.Hist.Refreshes {
-		t.add(rf.Stats.Psi, psiKey, itoa(rf.Step))
+	psi := psiSeries()
+	for i := range r.Hist.Refreshes {
+		t.add(psi.Value(&r.Hist.Refreshes[i]), psiKey, itoa(r.Hist.Refreshes[i].Step))
 	}
 	cols := 3
 	rows := (len(panels) + cols - 1) / cols
@@ -91,22 +92,20 @@ func metricsFigure(f *figure, r *RunData) (*drawing, error) {
 	// re-plotted from it.
 	// An objective added after the run was recorded has no values in it:
 	// one line says so.
-	for k, o := range metric.Objectives() {
+	for _, o := range metric.Objectives() {
+		s := record.ObjectiveSeries(o)
 		vs := make([]float64, len(r.Hist.Refreshes))
 		recorded := false
-		for i, rf := range r.Hist.Refreshes {
-			vs[i] = nan
-			if k < len(rf.Stats.Objectives) {
-				vs[i] = rf.Stats.Objectives[k]
-			}
+		for i := range r.Hist.Refreshes {
+			vs[i] = s.Value(&r.Hist.Refreshes[i])
 			recorded = recorded || !math.IsNaN(vs[i])
 		}
 		if !recorded {
-			t.addNote("not recorded by this run", "psi:"+string(o), "")
+			t.addNote("not recorded by this run", s.Figure, "")
 			continue
 		}
 		for i, rf := range r.Hist.Refreshes {
-			t.add(vs[i], "psi:"+string(o), itoa(rf.Step))
+			t.add(vs[i], s.Figure, itoa(rf.Step))
 		}
 	}
 	key := []keyEntry{
@@ -142,27 +141,35 @@ func psiPanels(r *RunData) []psiPanel {
 	if len(objs) <= 1 {
 		name, label := psiName(r)
 		return []psiPanel{{m: Metric{Name: name, Title: label + " " + optimizedNames(r) + " (optimized)", Unit: label, obj: -1,
-			get: func(rf *record.RefreshEvent) float64 { return rf.Stats.Psi }}}}
+			get: psiSeries().Value}}}
 	}
 	out := make([]psiPanel, 0, len(objs))
 	for _, o := range objs {
-		k := o.Index()
-		out = append(out, psiPanel{objective: o, m: Metric{Name: "psi:" + string(o), Title: "ψ " + string(o) + " (optimized)", Unit: "ψ", obj: k,
-			get: func(rf *record.RefreshEvent) float64 {
-				if k >= 0 && k < len(rf.Stats.Objectives) {
-					return rf.Stats.Objectives[k]
-				}
-				return nan
-			}}})
+		m := ObjectiveMetric(o)
+		m.Title += " (optimized)"
+		out = append(out, psiPanel{objective: o, m: m})
 	}
 	return out
+}
+
+// psiSeries is the catalogue's ψ of the optimized objective
+// (Refresh.Psi).
+func psiSeries() record.Series { return catalogued(record.KeyPsi) }
+
+// catalogued is the series of the run format's catalogue with key key.
+func catalogued(key string) record.Series {
+	s, ok := record.LookupSeries(key)
+	if !ok || s.Key != key {
+		panic("viz: the catalogue has no series " + key)
+	}
+	return s
 }
 
 // psiName is the CSV name and the label of the ψ the run optimized
 // (Refresh.Psi): "psi" and "ψ", or "psi_aimed" and "ψ aimed" where some
 // refresh aimed it at α/K + δ (loop.Aimed, a coverage margin in force).
-// That ψ is not the objective's reported ψ, which the psi:<objective>
-// rows and panels hold.
+// That ψ is not the objective's reported ψ, which the rows and panels of
+// each objective's ψ (record.ObjectiveSeries) hold.
 func psiName(r *RunData) (name, label string) {
 	for _, rf := range r.Hist.Refreshes {
 		if rf.Hyper.Aimed() {

@@ -4,7 +4,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 
 	"selmix/internal/safetext"
 	"selmix/runs"
@@ -74,9 +73,9 @@ type BeforeAfter struct {
 // objective's ψ and every reported metric (ψ is validation only).
 func CompareMetrics() []string {
 	var out []string
-	for _, m := range ScalarMetrics() {
-		if m == Psi || strings.HasPrefix(m, ObjectivePrefix) || strings.HasPrefix(m, MetricPrefix) {
-			out = append(out, m)
+	for _, s := range record.AllSeries() {
+		if s.Key == Psi || s.Objective != "" || s.Scalar != nil {
+			out = append(out, s.Key)
 		}
 	}
 	return out

@@ -26,26 +26,21 @@ const (
 	TestBest = "test_best"
 )
 
-// Metric names (docs/run-format.md, "Exports"): a Point's Metric is one
-// of these, "objectives/<objective>" or "metrics/<report key>".
+// Metric names (docs/run-format.md, "Exports"): a Point's Metric is the
+// Key of a series of the run format's catalogue (record.AllSeries,
+// record.Vectors): one of these, an objective's ψ
+// (record.ObjectiveSeries) or a reported metric (record.ReportSeries).
 const (
-	Psi       = "psi"                 // ψ of the optimized objective, with its multipliers
-	S         = "s"                   // the inverse temperature P was computed with
-	Loss      = "loss"                // the last training loss (absent before the first step)
-	Predicted = "delta_psi/predicted" // Δψ over the interval the refresh closes, as G·P predicted it
-	Realised  = "delta_psi/realised"  // and as it happened
-	Lambda    = "lambda"              // per-class Lagrange multipliers (Class set)
-	LambdaH   = "lambda/head"         // the head and tail multipliers of the head/tail objectives
-	LambdaT   = "lambda/tail"
-	Recall    = "recall"   // per class
-	Coverage  = "coverage" // per class
-)
-
-// ObjectivePrefix and MetricPrefix start the names of the objectives' ψ
-// and of the reported metrics.
-const (
-	ObjectivePrefix = "objectives/"
-	MetricPrefix    = "metrics/"
+	Psi       = record.KeyPsi       // ψ of the optimized objective, with its multipliers
+	S         = record.KeyS         // the inverse temperature P was computed with
+	Loss      = record.KeyLoss      // the last training loss (absent before the first step)
+	Predicted = record.KeyPredicted // Δψ over the interval the refresh closes, as G·P predicted it
+	Realised  = record.KeyRealised  // and as it happened
+	Lambda    = record.KeyLambda    // per-class Lagrange multipliers (Class set)
+	LambdaH   = record.KeyLambdaHead
+	LambdaT   = record.KeyLambdaTail
+	Recall    = record.KeyRecall   // per class
+	Coverage  = record.KeyCoverage // per class
 )
 
 // Point is one number of a run.
@@ -59,17 +54,14 @@ type Point struct {
 }
 
 // ScalarMetrics are the names of the scalar (not per-class) series of a
-// refresh, in the order Refresh yields them (loss and Δψ only where
-// recorded).
+// refresh, in the order Refresh yields them (loss, Δψ and the head and
+// tail multipliers only where recorded): record.AllSeries's keys.
 func ScalarMetrics() []string {
-	out := []string{Psi}
-	for _, o := range metric.Objectives() {
-		out = append(out, ObjectivePrefix+string(o))
+	var out []string
+	for _, s := range record.AllSeries() {
+		out = append(out, s.Key)
 	}
-	for _, m := range metric.Scalars() {
-		out = append(out, MetricPrefix+m.Key)
-	}
-	return append(out, S, Loss, Predicted, Realised, LambdaH, LambdaT)
+	return out
 }
 
 // Points yields every number of a history: each refresh's (Refresh), then
@@ -122,53 +114,29 @@ func AtBest(h *record.History) iter.Seq[Point] {
 	}
 }
 
-// Refresh yields the numbers of one refresh (split Val): ψ, every
-// objective's ψ, every reported metric, s, the loss and the predicted and
-// realised Δψ where recorded, the multipliers, then per class the recall,
-// coverage and (per-class) multipliers.
+// Refresh yields the numbers of one refresh (split Val): every series of
+// record.AllSeries it records (ψ, every objective's ψ, every reported
+// metric, s, the loss and the predicted and realised Δψ where recorded,
+// the head and tail multipliers), then every per-class one of
+// record.Vectors (the recall, coverage and per-class multipliers).
 func Refresh(rf *record.RefreshEvent) iter.Seq[Point] {
 	return func(yield func(Point) bool) {
 		at := func(name string, class int, v float64) bool {
 			return yield(Point{Split: Val, Step: rf.Step, Time: rf.Time, Metric: name, Class: class, Value: v})
 		}
-		st := &rf.Stats
-		if !at(Psi, -1, st.Psi) || !objectives(st.Objectives, at) || !reported(&st.Report, at) || !at(S, -1, st.S) {
-			return
+		for _, s := range record.AllSeries() {
+			if v, ok := s.Get(rf); ok && !at(s.Key, -1, v) {
+				return
+			}
 		}
-		if rf.Loss != nil && !at(Loss, -1, *rf.Loss) {
-			return
-		}
-		if st.Predicted != nil && st.Realised != nil && (!at(Predicted, -1, *st.Predicted) || !at(Realised, -1, *st.Realised)) {
-			return
-		}
-		perClassLambda := len(st.Lambda) > 0 && !headTail(rf)
-		if len(st.Lambda) == 2 && !perClassLambda && (!at(LambdaH, -1, st.Lambda[0]) || !at(LambdaT, -1, st.Lambda[1])) {
-			return
-		}
-		if !perClass(&st.Report, at) {
-			return
-		}
-		if perClassLambda {
-			for c, v := range st.Lambda {
-				if !at(Lambda, c, v) {
+		for _, vec := range record.Vectors() {
+			for c, v := range vec.Get(rf) {
+				if !at(vec.Key, c, v) {
 					return
 				}
 			}
 		}
 	}
-}
-
-// headTail reports whether a refresh's multipliers are a head and a tail
-// one rather than one per class.
-func headTail(rf *record.RefreshEvent) bool {
-	if len(rf.Stats.Lambda) != 2 {
-		return false
-	}
-	s, ok := rf.Hyper.Objective.Spec()
-	if !ok {
-		return rf.Stats.K != 2 // an objective this selmix does not know: go by the count
-	}
-	return s.Aggregate == metric.AggSoftMinHT || s.Constraint == metric.GroupCoverage
 }
 
 // Final yields the test set's numbers of a finished run: every reported
@@ -204,7 +172,7 @@ type emit = func(name string, class int, v float64) bool
 
 func objectives(vals []float64, at emit) bool {
 	for i, o := range metric.Objectives() {
-		if i < len(vals) && !at(ObjectivePrefix+string(o), -1, vals[i]) {
+		if i < len(vals) && !at(record.ObjectiveSeries(o).Key, -1, vals[i]) {
 			return false
 		}
 	}
@@ -213,7 +181,7 @@ func objectives(vals []float64, at emit) bool {
 
 func reported(r *metric.Report, at emit) bool {
 	for _, m := range metric.Scalars() {
-		if !at(MetricPrefix+m.Key, -1, m.Get(r)) {
+		if !at(record.ReportSeries(m).Key, -1, m.Get(r)) {
 			return false
 		}
 	}

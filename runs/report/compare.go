@@ -11,6 +11,7 @@ import (
 
 	"selmix/core/metric"
 	"selmix/runs/export"
+	"selmix/runs/record"
 )
 
 // value is one number of a run of a comparison: a reported metric when
@@ -62,7 +63,7 @@ func Compare(w io.Writer, rs []export.Recorded) error {
 			return fmt.Sprintf("%d/%d", int(n), K)
 		})
 		for k, o := range metric.Objectives() {
-			perRun("ψ "+string(o), func(i int) string { return num4(v(i, nil, k)) })
+			perRun(record.ObjectiveSeries(o).Label, func(i int) string { return num4(v(i, nil, k)) })
 		}
 	}
 	each("validation, last refresh", valStat(rs, func(v []float64) float64 { return v[len(v)-1] }))
@@ -120,12 +121,16 @@ func configRows(g *grid, rs []export.Recorded, perRun func(label string, f func(
 func valStat(rs []export.Recorded, pick func(vals []float64) float64) value {
 	return func(i int, rep func(metric.Report) float64, obj int) float64 {
 		vals := make([]float64, 0, len(rs[i].Hist.Refreshes))
-		for _, r := range rs[i].Hist.Refreshes {
-			switch {
-			case rep != nil:
+		var psi record.Series
+		if rep == nil {
+			psi = record.ObjectiveSeries(metric.Objectives()[obj])
+		}
+		for j := range rs[i].Hist.Refreshes {
+			r := &rs[i].Hist.Refreshes[j]
+			if rep != nil {
 				vals = append(vals, rep(r.Stats.Report))
-			case obj < len(r.Stats.Objectives):
-				vals = append(vals, r.Stats.Objectives[obj])
+			} else if v, ok := psi.Get(r); ok {
+				vals = append(vals, v)
 			}
 		}
 		if len(vals) == 0 {

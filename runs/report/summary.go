@@ -7,6 +7,7 @@ import (
 
 	"selmix/core/loop"
 	"selmix/core/metric"
+	"selmix/runs/record"
 )
 
 // metRow heads the row of the classes at coverage ≥ α/K.
@@ -59,7 +60,7 @@ func Summary(w io.Writer, s *loop.Summary, from int) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", metRow, met(s.ValBefore, s.Alpha), met(s.ValAfter, s.Alpha), met(s.TestBefore, s.Alpha), met(s.TestAfter, s.Alpha))
 	}
 	for i, o := range metric.Objectives() {
-		mark := ""
+		label, mark := record.ObjectiveSeries(o).Label, ""
 		if o == s.Objective {
 			mark = " *"
 		}
@@ -67,10 +68,10 @@ func Summary(w io.Writer, s *loop.Summary, from int) {
 			mark = " †"
 		}
 		if b != nil {
-			fmt.Fprintf(tw, "ψ %s%s\t\t\t\t%.4f\t%.4f\t%s\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i], At(b.TestObj, i))
+			fmt.Fprintf(tw, "%s%s\t\t\t\t%.4f\t%.4f\t%s\t\n", label, mark, s.TestObjBefore[i], s.TestObjAfter[i], At(b.TestObj, i))
 			continue
 		}
-		fmt.Fprintf(tw, "ψ %s%s\t\t\t%.4f\t%.4f\t\n", o, mark, s.TestObjBefore[i], s.TestObjAfter[i])
+		fmt.Fprintf(tw, "%s%s\t\t\t%.4f\t%.4f\t\n", label, mark, s.TestObjBefore[i], s.TestObjAfter[i])
 	}
 	tw.Flush()
 	Plugin(w, s)

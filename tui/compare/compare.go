@@ -126,7 +126,7 @@ func (m *Model) data(msg DataMsg) tea.Cmd {
 		if !m.picked && len(m.runs) > 0 {
 			// First the ψ the first run optimizes.
 			for i, mt := range metrics {
-				if mt.Name == "ψ "+m.runs[0].Objective {
+				if mt.s.Objective != "" && string(mt.s.Objective) == m.runs[0].Objective {
 					m.metric = i
 				}
 			}

@@ -39,43 +39,34 @@ func (r *Series) Label() string {
 	return r.ID
 }
 
-// Metric is a series every refresh has.
+// Metric is a series every refresh has: one of the run format's
+// catalogue (record.AllSeries), shown under its Label.
 type Metric struct {
 	Name string
-	get  func(rf *record.RefreshEvent) float64
+	s    record.Series
 }
 
-// Metrics are the comparable series: ψ of every objective, then mean and
-// worst recall and min coverage (by their names in metric.Scalars), s,
-// and Δψ predicted and realised.
+// shown are the keys (record.AllSeries) of the series the view offers
+// after every objective's ψ, in its order: mean and worst recall, min
+// coverage, s, and Δψ predicted and realised.
+var shown = []string{"mean_recall", "min_recall", "min_coverage", record.KeyS, record.KeyPredicted, record.KeyRealised}
+
+// Metrics are the comparable series: ψ of every objective, then the
+// series of shown.
 func Metrics() []Metric {
 	var out []Metric
-	for i, o := range metric.Objectives() {
-		out = append(out, Metric{"ψ " + string(o), func(rf *record.RefreshEvent) float64 {
-			if i < len(rf.Stats.Objectives) {
-				return rf.Stats.Objectives[i]
-			}
-			return math.NaN()
-		}})
+	for _, o := range metric.Objectives() {
+		s := record.ObjectiveSeries(o)
+		out = append(out, Metric{s.Label, s})
 	}
-	opt := func(p *float64) float64 {
-		if p == nil {
-			return math.NaN()
-		}
-		return *p
-	}
-	for _, k := range []string{"mean_recall", "min_recall", "min_coverage"} {
-		sc, ok := metric.LookupScalar(k)
+	for _, k := range shown {
+		s, ok := record.LookupSeries(k)
 		if !ok {
-			panic("compare: no reported metric " + k)
+			panic("compare: the catalogue has no series " + k)
 		}
-		out = append(out, Metric{sc.Key, func(rf *record.RefreshEvent) float64 { return sc.Get(&rf.Stats.Report) }})
+		out = append(out, Metric{s.Label, s})
 	}
-	return append(out,
-		Metric{"s", func(rf *record.RefreshEvent) float64 { return rf.Stats.S }},
-		Metric{"Δψ predicted", func(rf *record.RefreshEvent) float64 { return opt(rf.Stats.Predicted) }},
-		Metric{"Δψ realised", func(rf *record.RefreshEvent) float64 { return opt(rf.Stats.Realised) }},
-	)
+	return out
 }
 
 var metrics = Metrics()
@@ -97,7 +88,7 @@ func FromHistory(id, name string, live bool, config map[string]string, h *record
 			r.Secs[i] = times[i].Sub(times[0]).Seconds()
 		}
 		for m, mt := range metrics {
-			r.Series[m][i] = mt.get(rf)
+			r.Series[m][i] = mt.s.Value(rf)
 		}
 	}
 	if n > 0 {

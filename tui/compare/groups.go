@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/stat"
+
 	"selmix/runs"
 )
 
@@ -88,25 +90,16 @@ func (g Group) lastMeanStd(ss []sampler, _ float64) string {
 	return fmt.Sprintf("%s ± %s", num(mu), num(sd))
 }
 
-// meanStd is the mean and the sample standard deviation (0 for one
-// value, NaN for none).
+// meanStd is the mean and the sample (n−1) standard deviation
+// (stat.MeanStdDev); the std of one value is 0, and none has NaN for both.
 func meanStd(v []float64) (float64, float64) {
-	if len(v) == 0 {
+	switch len(v) {
+	case 0:
 		return math.NaN(), math.NaN()
+	case 1:
+		return v[0], 0
 	}
-	mu := 0.0
-	for _, x := range v {
-		mu += x
-	}
-	mu /= float64(len(v))
-	if len(v) == 1 {
-		return mu, 0
-	}
-	ss := 0.0
-	for _, x := range v {
-		ss += (x - mu) * (x - mu)
-	}
-	return mu, math.Sqrt(ss / float64(len(v)-1))
+	return stat.MeanStdDev(v, nil)
 }
 
 func lastOf(v []float64) string {

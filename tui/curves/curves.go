@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"selmix/core/metric"
+	"selmix/runs/record"
 	"selmix/tui/pane"
 	"selmix/tui/runstate"
 	"selmix/tui/style"
@@ -223,7 +224,7 @@ func (m *Model) chart(w, h int) string {
 	pad := (hi - lo) * 0.05
 	lo, hi = lo-pad, hi+pad
 	const axisW = 7
-	name := "ψ " + string(metric.Objectives()[o])
+	name := record.ObjectiveSeries(metric.Objectives()[o]).Label
 	if o == r.Latest.Hyper.Objective.Index() {
 		name += " (optimized)"
 	}

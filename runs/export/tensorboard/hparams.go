@@ -15,7 +15,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"selmix/core/metric"
 	"selmix/runs"
 	"selmix/runs/export"
 	"selmix/runs/export/tensorboard/tbpb"
@@ -63,14 +62,10 @@ func newSession(r export.Recorded) session {
 func MetricTags() []string {
 	var out []string
 	for _, pre := range []string{"", "test/"} {
-		if pre == "" {
-			out = append(out, export.Psi)
-		}
-		for _, o := range metric.Objectives() {
-			out = append(out, pre+export.ObjectivePrefix+string(o))
-		}
-		for _, m := range metric.Scalars() {
-			out = append(out, pre+export.MetricPrefix+m.Key)
+		for _, m := range export.CompareMetrics() {
+			if pre == "" || m != export.Psi {
+				out = append(out, pre+m)
+			}
 		}
 	}
 	return out
