@@ -7,6 +7,7 @@ import (
 
 	"selmix/app/sweepexec"
 	"selmix/core/gpu"
+	"selmix/core/search"
 	"selmix/runs/sweep"
 )
 
@@ -39,7 +40,7 @@ func gpuErr(err error) error {
 // --gpus other than auto is bad input there. Messages call the values as
 // n does (gpu.Options, or sweep.json's fields on resume).
 func placement(ctx context.Context, s *sweep.Sweep, o SweepOptions, given bool, n gpu.Names) (sweepexec.Placer, error) {
-	if o.Executor == sweep.ExecSlurm {
+	if o.Executor == search.ExecSlurm {
 		if given && o.GPUs != "" && o.GPUs != gpu.Auto {
 			return nil, BadInput("%s %s: Slurm binds each task's GPUs itself (its gres); on Slurm use %s N or the spec's [slurm] gres", gpu.OptGPUs, echo(o.GPUs), gpu.OptPer)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/search"
 	"selmix/core/train"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -99,13 +100,13 @@ func TestSweepGPUOptions(t *testing.T) {
 	}
 
 	b.Reset()
-	if err := StartSweep(ctx, &b, root, path, SweepOptions{Executor: sweep.ExecSlurm, GPUsPerMember: 2, DryRun: true}); err != nil {
+	if err := StartSweep(ctx, &b, root, path, SweepOptions{Executor: search.ExecSlurm, GPUsPerMember: 2, DryRun: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "\n#SBATCH --gres=gpu:2\n") {
 		t.Errorf("slurm dry run with --gpus-per-member 2 lacks its gres:\n%s", b.String())
 	}
-	err = StartSweep(ctx, &b, root, path, SweepOptions{Executor: sweep.ExecSlurm, GPUs: "0", DryRun: true})
+	err = StartSweep(ctx, &b, root, path, SweepOptions{Executor: search.ExecSlurm, GPUs: "0", DryRun: true})
 	if !errors.As(err, new(UsageError)) || !strings.HasPrefix(err.Error(), "--gpus 0: Slurm binds each task's GPUs itself") {
 		t.Errorf("slurm --gpus 0: %v", err)
 	}
@@ -167,11 +168,11 @@ func gpuSweep(t *testing.T, gpus string, per int) (root, path string, s *sweep.S
 	if err := os.WriteFile(path, []byte(gpuSweepSpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spec, text, err := sweep.ReadSpec(path)
+	spec, text, err := search.ReadSpec(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err = sweep.Plan(runs.Root(root), spec, sweep.ExecLocal, dir); err != nil {
+	if s, err = sweep.Plan(runs.Root(root), spec, search.ExecLocal, dir); err != nil {
 		t.Fatal(err)
 	}
 	s.GPUs, s.GPUsPerMember = gpus, per

@@ -10,6 +10,7 @@ import (
 
 	"selmix/app/sweepexec"
 	"selmix/core/gpu"
+	"selmix/core/search"
 	"selmix/runs"
 	"selmix/runs/record"
 	"selmix/runs/sweep"
@@ -20,7 +21,7 @@ import (
 
 // SweepOptions say how a sweep's members run.
 type SweepOptions struct {
-	// Executor is sweep.ExecLocal or sweep.ExecSlurm; "": the spec's
+	// Executor is search.ExecLocal or search.ExecSlurm; "": the spec's
 	// (StartSweep) or the one the sweep ran with (ResumeSweep).
 	Executor string
 	// Parallel and Threads are the local executor's members at once and
@@ -34,8 +35,8 @@ type SweepOptions struct {
 	GPUsPerMember int
 	// DryRun prints what would run and starts nothing.
 	DryRun bool
-	// Search is how StartSweep spends steps on the members: sweep.SearchGrid
-	// ("" too: every member runs to its end) or sweep.SearchASHA
+	// Search is how StartSweep spends steps on the members: search.Grid
+	// ("" too: every member runs to its end) or search.SuccessiveHalving
 	// (successive halving, locally only for now).
 	Search string
 }
@@ -55,15 +56,15 @@ func OpenSweep(root, query string) (*sweep.Sweep, error) {
 // (as given), records it and runs every member, printing to w; with
 // o.DryRun it prints what would run instead.
 func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOptions) error {
-	spec, text, err := sweep.ReadSpec(path)
+	spec, text, err := search.ReadSpec(path)
 	if err != nil {
 		return UsageError{err}
 	}
 	if o.Executor == "" {
 		o.Executor = spec.Executor()
 	}
-	asha := o.Search == sweep.SearchASHA
-	if asha && o.Executor == sweep.ExecSlurm {
+	asha := o.Search == search.SuccessiveHalving
+	if asha && o.Executor == search.ExecSlurm {
 		return ashaOnSlurm(spec.Slurm != nil)
 	}
 	wd, err := os.Getwd()
@@ -75,7 +76,7 @@ func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOpti
 		return UsageError{err}
 	}
 	if asha {
-		if err := s.PlanASHA(spec); err != nil {
+		if s.ASHA, err = search.PlanASHA(spec, s.Members); err != nil {
 			return UsageError{err}
 		}
 	} else if spec.ASHA != nil {
@@ -107,7 +108,7 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 	if o.Executor == "" {
 		o.Executor = s.Executor
 	}
-	if s.ASHA != nil && o.Executor == sweep.ExecSlurm {
+	if s.ASHA != nil && o.Executor == search.ExecSlurm {
 		return ashaOnSlurm(false)
 	}
 	given, names := o.GPUs != "", gpu.Options

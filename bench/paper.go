@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"selmix/core/search"
 	"selmix/runs/sweep"
 )
 
@@ -33,8 +34,8 @@ type PaperOptions struct {
 // PaperSpec is the suite's spec with o applied, and its text as the sweep
 // folder records it: the shipped spec under a comment that names the
 // overrides (sweep.json lists every member's --set).
-func PaperSpec(o PaperOptions) (*sweep.Spec, []byte, error) {
-	spec, err := sweep.Parse(paperSpec, PaperSpecFile)
+func PaperSpec(o PaperOptions) (*search.Spec, []byte, error) {
+	spec, err := search.Parse(paperSpec, PaperSpecFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,7 +48,7 @@ func PaperSpec(o PaperOptions) (*sweep.Spec, []byte, error) {
 				return
 			}
 		}
-		spec.Base = append(spec.Base, sweep.Setting{Key: key, Value: value})
+		spec.Base = append(spec.Base, search.Setting{Key: key, Value: value})
 	}
 	if o.Steps > 0 {
 		set("finetune.steps", strconv.Itoa(o.Steps))
@@ -69,7 +70,7 @@ func PaperSpec(o PaperOptions) (*sweep.Spec, []byte, error) {
 		set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
 	if o.Seeds > 0 {
-		i := slices.IndexFunc(spec.Axes, func(a sweep.Axis) bool { return a.Key == sweep.SeedKey })
+		i := slices.IndexFunc(spec.Axes, func(a search.Axis) bool { return a.Key == sweep.SeedKey })
 		if i < 0 {
 			return nil, nil, fmt.Errorf("%s: no seed axis", PaperSpecFile)
 		}
@@ -80,7 +81,7 @@ func PaperSpec(o PaperOptions) (*sweep.Spec, []byte, error) {
 		notes = append(notes, fmt.Sprintf("seed=1..%d", o.Seeds))
 	}
 	if !o.Semi {
-		spec.Rows = slices.DeleteFunc(spec.Rows, func(r sweep.Row) bool { return rowTable(rowValues(r)) == "semi" })
+		spec.Rows = slices.DeleteFunc(spec.Rows, func(r search.Row) bool { return rowTable(rowValues(r)) == "semi" })
 		notes = append(notes, "no semi-supervised rows")
 	}
 	text := paperSpec
@@ -90,10 +91,10 @@ func PaperSpec(o PaperOptions) (*sweep.Spec, []byte, error) {
 	return spec, text, nil
 }
 
-func rowValues(r sweep.Row) map[string]string {
+func rowValues(r search.Row) map[string]string {
 	m := map[string]string{}
 	for _, s := range r {
-		m[s.Key] = sweep.Display(s.Value)
+		m[s.Key] = search.Display(s.Value)
 	}
 	return m
 }

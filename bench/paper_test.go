@@ -7,6 +7,7 @@ import (
 
 	"selmix/core/experiment"
 	"selmix/core/loop"
+	"selmix/core/search"
 	"selmix/runs/sweep"
 )
 
@@ -56,7 +57,7 @@ func TestPaperSpecOptions(t *testing.T) {
 			t.Errorf("base %s = %q, want %q", k, base[k], v)
 		}
 	}
-	i := slices.IndexFunc(spec.Axes, func(a sweep.Axis) bool { return a.Key == sweep.SeedKey })
+	i := slices.IndexFunc(spec.Axes, func(a search.Axis) bool { return a.Key == sweep.SeedKey })
 	if i < 0 || !slices.Equal(spec.Axes[i].Values, []string{"1", "2"}) {
 		t.Errorf("axes %v, want seed = [1, 2]", spec.Axes)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"selmix/core/loop"
 	"selmix/core/metric"
+	"selmix/core/search"
 	"selmix/runs/record"
 	"selmix/runs/sweep"
 )
@@ -125,7 +126,7 @@ func sweepResults(s *sweep.Sweep) (rs []paperResult, missing []string, err error
 		v := map[string]string{}
 		for c, k := range s.Columns {
 			if c != seedCol && m.Vary[c] != "" {
-				v[k] = sweep.Display(m.Vary[c])
+				v[k] = search.Display(m.Vary[c])
 			}
 		}
 		r, err := s.Run(i)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"selmix/core/search"
 	"selmix/internal/atomicfile"
 	"selmix/runs"
 	"selmix/runs/sweep"
@@ -17,12 +18,12 @@ func (o *PaperOptions) Smoke() { o.Seeds, o.Steps, o.Epochs = 1, 60, 1 }
 // for members that run in workdir. It returns the sweep, not yet
 // created, and the spec and text Create records. Its errors are the
 // options'.
-func PlanPaper(root, workdir string, o PaperOptions) (*sweep.Sweep, *sweep.Spec, []byte, error) {
+func PlanPaper(root, workdir string, o PaperOptions) (*sweep.Sweep, *search.Spec, []byte, error) {
 	spec, text, err := PaperSpec(o)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s, err := sweep.Plan(runs.Root(root), spec, sweep.ExecLocal, workdir)
+	s, err := sweep.Plan(runs.Root(root), spec, search.ExecLocal, workdir)
 	if err != nil {
 		return nil, nil, nil, err
 	}

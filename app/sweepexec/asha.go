@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"selmix/core/search"
 	"selmix/runs/sweep"
 )
 
@@ -280,7 +281,7 @@ var ErrASHASlurm = errors.New("--search asha runs members here only for now (--e
 // (then the error is an *Interrupted). It is an error when the schedule
 // could not complete: sweep resume continues it.
 func ExecuteASHA(ctx context.Context, s *sweep.Sweep, e Execution) error {
-	if e.Executor == sweep.ExecSlurm {
+	if e.Executor == search.ExecSlurm {
 		return ErrASHASlurm
 	}
 	w := e.Out
@@ -320,7 +321,7 @@ func ExecuteASHA(ctx context.Context, s *sweep.Sweep, e Execution) error {
 }
 
 // describeASHA says in one line what a plan does.
-func describeASHA(a *sweep.ASHA) string {
+func describeASHA(a *search.ASHA) string {
 	return fmt.Sprintf("rungs at %s steps (min_steps %d, eta %d); each promotes the top 1/%d of the members that reached it, by validation ψ of %s at its refresh there",
 		joinSteps(a.Rungs), a.MinSteps, a.Eta, a.Eta, a.MetricName())
 }
@@ -337,7 +338,7 @@ func joinSteps(xs []int) string {
 // members with the steps of the refreshes each is ranked at (each rung
 // rounded up to its next refresh), and their command.
 func DryRunASHA(s *sweep.Sweep, e Execution) error {
-	if e.Executor == sweep.ExecSlurm {
+	if e.Executor == search.ExecSlurm {
 		return ErrASHASlurm
 	}
 	w := e.Out

@@ -16,12 +16,13 @@ import (
 	"syscall"
 	"time"
 
+	"selmix/core/search"
 	"selmix/runs/sweep"
 )
 
 // Execution says how Execute (or DryRun) runs members of a sweep.
 type Execution struct {
-	Executor          string    // sweep.ExecLocal or sweep.ExecSlurm
+	Executor          string    // search.ExecLocal or search.ExecSlurm
 	Members           []int     // which members, in order
 	Binary            string    // the selmix executable each member runs
 	Parallel, Threads int       // local: as LocalOptions (0: its defaults)
@@ -53,7 +54,7 @@ func (e *ScriptError) Unwrap() error { return e.Err }
 // *Interrupted), and it is an error when some did not finish.
 func Execute(ctx context.Context, s *sweep.Sweep, e Execution) error {
 	w := e.Out
-	if e.Executor == sweep.ExecSlurm {
+	if e.Executor == search.ExecSlurm {
 		job, err := s.Submit(ctx, Commands{}, e.Binary, e.Members)
 		if err != nil {
 			return fmt.Errorf("%w (sweep %s is recorded in %s: selmix sweep resume %s submits it again, --executor local runs it here)", err, s.ID, s.Dir, s.ID)
@@ -97,7 +98,7 @@ func DryRun(s *sweep.Sweep, e Execution) error {
 	for _, i := range e.Members {
 		fmt.Fprintf(w, "  %3d  %-40s  --set %s\n", i, s.Describe(i), strings.Join(s.Members[i].Sets, " --set "))
 	}
-	if e.Executor == sweep.ExecSlurm {
+	if e.Executor == search.ExecSlurm {
 		script, err := s.BatchScript(e.Binary)
 		if err != nil {
 			return &ScriptError{err}
@@ -106,7 +107,7 @@ func DryRun(s *sweep.Sweep, e Execution) error {
 		if s.Slurm != nil {
 			throttle = s.Slurm.MaxParallel
 		}
-		fmt.Fprintf(w, "\nwould write %s and run: sbatch --parsable --array=%s %s\n\n%s", s.ScriptPath(), sweep.ArraySpec(e.Members, throttle), s.ScriptPath(), script)
+		fmt.Fprintf(w, "\nwould write %s and run: sbatch --parsable --array=%s %s\n\n%s", s.ScriptPath(), search.ArraySpec(e.Members, throttle), s.ScriptPath(), script)
 		return nil
 	}
 	o, env := e.dryLocal(w)

@@ -8,16 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/runs/sweep"
+	"selmix/core/search"
 	"selmix/runs/sweep/sweeptest"
 )
 
 // DryRun lists the members and the command each would run, and starts
 // and writes nothing.
 func TestDryRun(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	var b bytes.Buffer
-	if err := DryRun(s, Execution{Executor: sweep.ExecLocal, Members: []int{1, 4}, Binary: "/bin/selmix", Parallel: 2, Threads: 3, Out: &b}); err != nil {
+	if err := DryRun(s, Execution{Executor: search.ExecLocal, Members: []int{1, 4}, Binary: "/bin/selmix", Parallel: 2, Threads: 3, Out: &b}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -32,14 +32,14 @@ func TestDryRun(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := DryRun(s, Execution{Executor: sweep.ExecSlurm, Members: []int{0, 2, 3}, Binary: "/bin/selmix", Out: &b}); err != nil {
+	if err := DryRun(s, Execution{Executor: search.ExecSlurm, Members: []int{0, 2, 3}, Binary: "/bin/selmix", Out: &b}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "sbatch --parsable --array=0,2-3 " + s.ScriptPath() + "\n\n#!/bin/bash\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("slurm dry run lacks %q:\n%s", want, b.String())
 	}
 	s.Dir += " x" // a folder #SBATCH lines cannot carry
-	err := DryRun(s, Execution{Executor: sweep.ExecSlurm, Members: []int{0}, Binary: "/bin/selmix", Out: &b})
+	err := DryRun(s, Execution{Executor: search.ExecSlurm, Members: []int{0}, Binary: "/bin/selmix", Out: &b})
 	if se := (*ScriptError)(nil); !errors.As(err, &se) || !strings.Contains(err.Error(), "has white space") {
 		t.Errorf("dry run of an unscriptable sweep: %v, want a *ScriptError", err)
 	}
@@ -56,9 +56,9 @@ func TestExecuteLocal(t *testing.T) {
 		if err != nil {
 			t.Skip("no " + c.bin)
 		}
-		s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+		s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 		var b bytes.Buffer
-		err = Execute(context.Background(), s, Execution{Executor: sweep.ExecLocal, Members: s.AllMembers(), Binary: bin, Parallel: 3, Threads: 1, Out: &b})
+		err = Execute(context.Background(), s, Execution{Executor: search.ExecLocal, Members: s.AllMembers(), Binary: bin, Parallel: 3, Threads: 1, Out: &b})
 		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), c.wantErr)) {
 			t.Errorf("%s: error %v, want %q", c.bin, err, c.wantErr)
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"selmix/core/search"
 	"selmix/runs/sweep"
 	"selmix/runs/sweep/sweeptest"
 )
@@ -57,7 +58,7 @@ func (p *twoSlots) Describe() string { return "two slots" }
 // --parallel asks), gives each member its slot's environment, records the
 // member's devices where status reads them, and frees them as it ends.
 func TestExecuteLocalPlaced(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	seen := filepath.Join(t.TempDir(), "seen")
 	bin := filepath.Join(t.TempDir(), "member")
 	// Each member writes its index and the GPUs it sees.
@@ -67,7 +68,7 @@ func TestExecuteLocalPlaced(t *testing.T) {
 	}
 	p := &twoSlots{t: t, held: map[string]bool{}}
 	var b bytes.Buffer
-	err := Execute(context.Background(), s, Execution{Executor: sweep.ExecLocal, Members: s.AllMembers(), Binary: bin, Parallel: 5, Threads: 1, Placer: p, Out: &b})
+	err := Execute(context.Background(), s, Execution{Executor: search.ExecLocal, Members: s.AllMembers(), Binary: bin, Parallel: 5, Threads: 1, Placer: p, Out: &b})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
@@ -117,9 +118,9 @@ func TestExecuteLocalPlaced(t *testing.T) {
 
 // The dry run says how members are placed and at most how many run.
 func TestDryRunPlaced(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	var b bytes.Buffer
-	if err := DryRun(s, Execution{Executor: sweep.ExecLocal, Members: []int{0, 1, 2}, Binary: "/bin/selmix", Threads: 1, Placer: &twoSlots{t: t}, Out: &b}); err != nil {
+	if err := DryRun(s, Execution{Executor: search.ExecLocal, Members: []int{0, 1, 2}, Binary: "/bin/selmix", Threads: 1, Placer: &twoSlots{t: t}, Out: &b}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"\nGPUs: two slots\n", "\nwould run 2 at a time, each: CUDA_VISIBLE_DEVICES=<its free GPUs> OPENBLAS_NUM_THREADS=1 GOMAXPROCS=1 /bin/selmix sweep member "} {

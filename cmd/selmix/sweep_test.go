@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"selmix/cmd/selmix/internal/selmixtest"
+	"selmix/core/search"
 	"selmix/runs"
 	"selmix/runs/live/livetest"
 	"selmix/runs/record"
@@ -412,7 +413,7 @@ func TestSweepReportVs(t *testing.T) {
 		}
 	}
 
-	seedless := sweeptest.New(t, "name = \"noseed\"\n[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\"]\n", sweep.ExecLocal)
+	seedless := sweeptest.New(t, "name = \"noseed\"\n[axes]\n\"finetune.policy\" = [\"selmix\", \"uniform\"]\n", search.ExecLocal)
 	for _, c := range []struct {
 		name, root, sweep, vs, want string
 	}{

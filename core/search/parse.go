@@ -1,4 +1,4 @@
-package sweep
+package search
 
 import (
 	"encoding/json"
@@ -51,7 +51,7 @@ func Parse(text []byte, file string) (*Spec, error) {
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
-	if err := checkName(s.Name); err != nil {
+	if err := CheckName(s.Name); err != nil {
 		return nil, fmt.Errorf("%s: name: %v", file, err)
 	}
 	if f.BaseConfig != "" {
@@ -206,9 +206,9 @@ func (s *Spec) checkKeys() error {
 	return nil
 }
 
-// checkName accepts names that are safe in a folder name, a run name and
+// CheckName accepts names that are safe in a folder name, a run name and
 // a Slurm job name.
-func checkName(n string) error {
+func CheckName(n string) error {
 	if n == "" || len(n) > 40 {
 		return fmt.Errorf("%q: want 1 to 40 characters", n)
 	}

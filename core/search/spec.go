@@ -1,10 +1,11 @@
-// Package sweep runs grids of selmix runs: a spec (TOML) describes a base
-// configuration and the members (a product of axes and/or explicit rows);
-// a sweep folder in the runs root records them; the members run locally,
-// N at a time, or as a Slurm job array; status, resume and report read
-// the members' runs back from the run store. docs/sweeps.md describes
+// Package search is what a sweep is, apart from where it is kept and how
+// it runs: its spec (TOML: a base configuration and the members, a
+// product of axes and/or explicit rows), how it searches them (a grid;
+// successive halving's rungs), and the Slurm batch script its members run
+// under. The run store keeps a sweep's folder and reads its members'
+// status (runs/sweep); app/sweepexec runs them. docs/sweeps.md describes
 // the spec, the folder and the executors.
-package sweep
+package search
 
 import (
 	"encoding/json"

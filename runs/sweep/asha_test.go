@@ -13,6 +13,7 @@ import (
 
 	"selmix/core/loop"
 	"selmix/core/metric"
+	"selmix/core/search"
 	"selmix/runs"
 	"selmix/runs/record"
 	"selmix/runs/sweep"
@@ -83,7 +84,7 @@ func TestASHABadSpecs(t *testing.T) {
 		{"unknown key", base + "[axes]\nseed = [1]\n[asha]\nrungs = [1, 2]\n", "bad.toml: [asha] rungs: unknown key (it has min_steps, eta and metric)"},
 		{"eta a string", base + "[axes]\nseed = [1]\n[asha]\neta = \"3\"\n", "asha.eta"},
 	} {
-		_, err := sweep.Parse([]byte(c.text), "bad.toml")
+		_, err := search.Parse([]byte(c.text), "bad.toml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
@@ -97,28 +98,28 @@ func TestASHABadSpecs(t *testing.T) {
 		{"rungs within a refresh", "[base]\n\"finetune.steps\" = 300\n\"finetune.refresh\" = 100\n[axes]\nseed = [1]\n[asha]\nmin_steps = 10\n",
 			"bad.toml: [asha] min_steps 10: member 0 refreshes every 100 steps (finetune.refresh), so its rungs 10 and 30 both end at its refresh at step 100"},
 	} {
-		spec, err := sweep.Parse([]byte(c.text), "bad.toml")
+		spec, err := search.Parse([]byte(c.text), "bad.toml")
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		s, err := sweep.Plan(t.TempDir(), spec, sweep.ExecLocal, t.TempDir())
+		s, err := sweep.Plan(t.TempDir(), spec, search.ExecLocal, t.TempDir())
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if err := s.PlanASHA(spec); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+		if _, err := search.PlanASHA(spec, s.Members); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
 	// Objectives that vary are ranked by a metric named.
-	spec, err := sweep.Parse([]byte(base+"[axes]\n\"finetune.objective\" = [\"min-recall\", \"hmean\"]\n[asha]\nmetric = \"hmean\"\n"), "ok.toml")
+	spec, err := search.Parse([]byte(base+"[axes]\n\"finetune.objective\" = [\"min-recall\", \"hmean\"]\n[asha]\nmetric = \"hmean\"\n"), "ok.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sweep.Plan(t.TempDir(), spec, sweep.ExecLocal, t.TempDir())
+	s, err := sweep.Plan(t.TempDir(), spec, search.ExecLocal, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PlanASHA(spec); err != nil {
+	if s.ASHA, err = search.PlanASHA(spec, s.Members); err != nil {
 		t.Errorf("a named metric over two objectives: %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"selmix/core/search"
 )
 
 // MemberBusy reports whether a process holds member i's lock (runs it).
@@ -48,7 +50,7 @@ func (s *Sweep) steps(i int) (int, error) {
 // shows it: each member's ψ at each rung it reached, the decisions in
 // the order they were taken, and the steps spent.
 type ScheduleReport struct {
-	ASHA      *ASHA
+	ASHA      *search.ASHA
 	Columns   []string // short names
 	Members   []ScheduleMember
 	Decisions []Decision
@@ -86,7 +88,7 @@ func (s *Sweep) ScheduleReport() (*ScheduleReport, error) {
 	for i, m := range s.Members {
 		sm := ScheduleMember{Index: i, Describe: s.Describe(i), Psi: make([]float64, R), At: make([]int, R), Promoted: make([]bool, R), Sent: sc.Sent(i)}
 		for _, v := range m.Vary {
-			sm.Values = append(sm.Values, Display(v))
+			sm.Values = append(sm.Values, search.Display(v))
 		}
 		for k := range sm.Psi {
 			sm.Psi[k] = math.NaN()

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"selmix/runs/sweep"
+	"selmix/core/search"
 	"selmix/runs/sweep/sweeptest"
 )
 
@@ -14,7 +14,7 @@ func TestGresGPUs(t *testing.T) {
 		n    int
 		ok   bool
 	}{{"gpu:2", 2, true}, {"gpu:a100:4", 4, true}, {"gpu", 1, true}, {"gpu:a100", 1, true}, {"lscratch:10,gpu:3", 3, true}, {"", 0, false}, {"lscratch:10", 0, false}} {
-		if n, ok := sweep.GresGPUs(c.gres); n != c.n || ok != c.ok {
+		if n, ok := search.GresGPUs(c.gres); n != c.n || ok != c.ok {
 			t.Errorf("GresGPUs(%q) = %d, %v; want %d, %v", c.gres, n, ok, c.n, c.ok)
 		}
 	}
@@ -30,7 +30,7 @@ func TestSetGPUsPerTask(t *testing.T) {
 		{"[slurm]\ngres = \"gpu:a100:2\"\n", "gpu:a100:2", ""},
 		{"[slurm]\ngres = \"gpu:1\"\n", "gpu:1", `--gpus-per-member 2: the spec's [slurm] gres "gpu:1" asks for 1 GPU(s) per task`},
 	} {
-		s := sweeptest.New(t, sweeptest.SmallSpec+c.slurm, sweep.ExecSlurm)
+		s := sweeptest.New(t, sweeptest.SmallSpec+c.slurm, search.ExecSlurm)
 		err := s.SetGPUsPerTask("--gpus-per-member", 2)
 		if c.err != "" {
 			if err == nil || !strings.HasPrefix(err.Error(), c.err) {

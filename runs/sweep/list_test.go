@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/search"
 	"selmix/runs/sweep"
 	"selmix/runs/sweep/sweeptest"
 )
 
 // WriteList has a line per sweep with its members' states.
 func TestWriteList(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	var b bytes.Buffer
 	if err := sweep.WriteList(context.Background(), &b, s.Root, nil); err != nil {
 		t.Fatal(err)

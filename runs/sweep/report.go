@@ -12,6 +12,7 @@ import (
 
 	"selmix/core/loop"
 	"selmix/core/metric"
+	"selmix/core/search"
 	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -156,7 +157,7 @@ func (s *Sweep) Results() (*Results, error) {
 	for i, m := range s.Members {
 		key := make([]string, len(keyCols))
 		for j, c := range keyCols {
-			key[j] = Display(m.Vary[c])
+			key[j] = search.Display(m.Vary[c])
 		}
 		g := find(key)
 		g.Members++
@@ -179,7 +180,7 @@ func (s *Sweep) Results() (*Results, error) {
 		g.Summaries = append(g.Summaries, h.Final)
 		seed := ""
 		if seedCol >= 0 {
-			seed = Display(m.Vary[seedCol])
+			seed = search.Display(m.Vary[seedCol])
 		}
 		g.Seeds = append(g.Seeds, seed)
 		g.Runs, g.Histories = append(g.Runs, run), append(g.Histories, h)
@@ -265,7 +266,7 @@ func (r *Results) ParseReference(spec string) (Reference, error) {
 		}
 		return Reference{}, fmt.Errorf("no column %s: the sweep varies %s", safetext.Middle(k, 40), strings.Join(append(slices.Clone(r.Columns), SeedKey), ", "))
 	}
-	v = Display(v)
+	v = search.Display(v)
 	var have []string
 	for _, g := range r.Groups {
 		if g.Key[col] == v {

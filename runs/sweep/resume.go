@@ -8,15 +8,6 @@ import (
 	"time"
 )
 
-// Executor is the executor spec runs with unless told: Slurm when it has
-// a [slurm] table, else local.
-func (s *Spec) Executor() string {
-	if s.Slurm != nil {
-		return ExecSlurm
-	}
-	return ExecLocal
-}
-
 // ToResume reads the members' states (Status, asking Slurm, cl, when the
 // sweep ran there) and returns the members to run again
 // (Status.Resumable) and the status. When the sweep ran on Slurm and

@@ -7,20 +7,21 @@ import (
 	"testing"
 	"time"
 
+	"selmix/core/search"
 	"selmix/runs/sweep"
 	"selmix/runs/sweep/sweeptest"
 )
 
 func TestSpecExecutor(t *testing.T) {
-	spec, err := sweep.Parse([]byte(sweeptest.SmallSpec), "spec.toml")
+	spec, err := search.Parse([]byte(sweeptest.SmallSpec), "spec.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := spec.Executor(); got != sweep.ExecLocal {
+	if got := spec.Executor(); got != search.ExecLocal {
 		t.Errorf("without [slurm]: %q, want local", got)
 	}
-	spec.Slurm = &sweep.Slurm{}
-	if got := spec.Executor(); got != sweep.ExecSlurm {
+	spec.Slurm = &search.Slurm{}
+	if got := spec.Executor(); got != search.ExecSlurm {
 		t.Errorf("with [slurm]: %q, want slurm", got)
 	}
 }
@@ -28,7 +29,7 @@ func TestSpecExecutor(t *testing.T) {
 // A sweep none of whose members ran resumes them all; Describe names
 // each with its state.
 func TestToResume(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	todo, st, err := s.ToResume(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func TestToResume(t *testing.T) {
 // naming the sweep, and it stops when nothing runs or waits (none of
 // these members will start: no executor holds the sweep).
 func TestWatch(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	var once bytes.Buffer
 	if err := sweep.NewReader(s, nil).Watch(context.Background(), &once, 0, false); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"selmix/core/search"
 	"selmix/internal/boundedfile"
 	"selmix/internal/jsonfloat"
 	"selmix/runs"
@@ -64,7 +65,7 @@ type Assignment struct{ Member, Rung int }
 // function of them alone, so a schedule resumed from its log decides
 // what the uninterrupted one would have, given the same reports.
 type Schedule struct {
-	a         *ASHA
+	a         *search.ASHA
 	path      string
 	Decisions []Decision
 

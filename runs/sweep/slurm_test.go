@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"selmix/core/search"
 	"selmix/runs/sweep"
 	"selmix/runs/sweep/sweeptest"
 )
@@ -28,7 +29,7 @@ func TestArraySpec(t *testing.T) {
 		{[]int{0, 2, 3, 5}, 0, "0,2-3,5"},
 	}
 	for _, c := range cases {
-		if got := sweep.ArraySpec(c.members, c.throttle); got != c.want {
+		if got := search.ArraySpec(c.members, c.throttle); got != c.want {
 			t.Errorf("ArraySpec(%v, %d) = %q, want %q", c.members, c.throttle, got, c.want)
 		}
 	}
@@ -50,7 +51,7 @@ func (f *fakeCluster) Tasks(context.Context, *sweep.Sweep) (map[int]string, erro
 }
 
 func TestSubmit(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec+"[slurm]\nmax_parallel = 2\n", sweep.ExecSlurm)
+	s := sweeptest.New(t, sweeptest.SmallSpec+"[slurm]\nmax_parallel = 2\n", search.ExecSlurm)
 	cl := &fakeCluster{}
 	j, err := s.Submit(context.Background(), cl, "/opt/selmix", []int{5, 1, 2})
 	if err != nil {
@@ -88,7 +89,7 @@ max_parallel = 3
 signal_seconds = 120
 requeue = true
 extra = ["--account=lab"]
-`, sweep.ExecSlurm)
+`, search.ExecSlurm)
 	script, err := s.BatchScript("/opt/bin/selmix")
 	if err != nil {
 		t.Fatal(err)
@@ -161,8 +162,8 @@ while :; do sleep 0.02; done
 			write("squeue", `echo "squeue $*" >> "$LOG"
 case "$*" in *--jobs=100_3*) echo "$STATE" ;; *--jobs=100*|*--jobs=104*) echo CANCELLED; echo "$STATE" ;; esac`)
 			write("scontrol", `echo "scontrol $*" >> "$LOG"`)
-			s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecSlurm)
-			s.Slurm = &sweep.Slurm{Requeue: c.requeue, SignalSeconds: 60}
+			s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecSlurm)
+			s.Slurm = &search.Slurm{Requeue: c.requeue, SignalSeconds: 60}
 			script, err := s.BatchScript(selmix)
 			if err != nil {
 				t.Fatal(err)

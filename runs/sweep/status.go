@@ -9,6 +9,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"selmix/core/search"
 	"selmix/internal/safetext"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -66,7 +67,7 @@ type Status struct {
 	Notes        []string // e.g. Slurm could not be asked
 	// ASHA is a successive-halving sweep's plan (nil for a grid) and
 	// Complete whether its schedule is.
-	ASHA     *ASHA
+	ASHA     *search.ASHA
 	Complete bool
 }
 
@@ -170,7 +171,7 @@ func (r *Reader) Status(ctx context.Context) (*Status, error) {
 	for i, m := range s.Members {
 		ms := MemberStatus{Index: i, Psi: math.NaN(), Best: math.NaN(), TestEnd: math.NaN(), TestBest: math.NaN(), Slurm: tasks[i]}
 		for _, v := range m.Vary {
-			ms.Values = append(ms.Values, Display(v))
+			ms.Values = append(ms.Values, search.Display(v))
 		}
 		run, err := s.pick(i, byName)
 		if err != nil {
@@ -345,7 +346,7 @@ func (st *Status) WriteTable(w io.Writer) error {
 			spent += m.Step
 		}
 		grid := len(st.Members) * a.Rungs[a.Top()]
-		fmt.Fprintf(w, "asha: rungs at %s steps, eta %d; schedule %s; %d steps of the grid's %d\n", joinInts(a.Rungs, ", "), a.Eta, state, spent, grid)
+		fmt.Fprintf(w, "asha: rungs at %s steps, eta %d; schedule %s; %d steps of the grid's %d\n", search.JoinInts(a.Rungs, ", "), a.Eta, state, spent, grid)
 	}
 	_, err := fmt.Fprintln(w, st.Summary())
 	return err
@@ -354,7 +355,7 @@ func (st *Status) WriteTable(w io.Writer) error {
 // rungText is a member's rung as status shows it, in steps: the rung it
 // reached ("150"), the one it is on its way to ("150→300", "→50"), ""
 // before it was sent.
-func rungText(a *ASHA, reached, sent int) string {
+func rungText(a *search.ASHA, reached, sent int) string {
 	t := ""
 	if reached >= 0 {
 		t = fmt.Sprint(a.Rungs[reached])

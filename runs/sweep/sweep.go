@@ -1,3 +1,8 @@
+// Package sweep is a sweep's folder in the run store: sweep.json (the
+// plan core/search made of a spec), the members' locks and logs, the
+// successive-halving schedule, the members' status read back from their
+// runs, what to resume, and the results a report shows. docs/sweeps.md
+// describes the folder.
 package sweep
 
 import (
@@ -15,6 +20,7 @@ import (
 	"time"
 
 	"selmix/core/experiment"
+	"selmix/core/search"
 	"selmix/internal/boundedfile"
 	"selmix/internal/safetext"
 	"selmix/runs"
@@ -33,12 +39,6 @@ const (
 	Script    = "sweep.sbatch"
 )
 
-// Executors.
-const (
-	ExecLocal = "local"
-	ExecSlurm = "slurm"
-)
-
 // Sweep is an open sweep folder.
 type Sweep struct {
 	Dir string // absolute
@@ -47,17 +47,17 @@ type Sweep struct {
 
 // Manifest is the content of sweep.json.
 type Manifest struct {
-	ID         string   `json:"id"`
-	Name       string   `json:"name"`
-	Created    string   `json:"created"` // RFC3339
-	Root       string   `json:"runs_root"`
-	Workdir    string   `json:"workdir"` // where members run: relative paths in the configuration resolve here
-	BaseConfig string   `json:"base_config,omitempty"`
-	Executor   string   `json:"executor"`
-	Columns    []string `json:"columns"`
-	Members    []Member `json:"members"`
-	Slurm      *Slurm   `json:"slurm,omitempty"`
-	Jobs       []Job    `json:"jobs,omitempty"` // Slurm submissions, oldest first
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Created    string          `json:"created"` // RFC3339
+	Root       string          `json:"runs_root"`
+	Workdir    string          `json:"workdir"` // where members run: relative paths in the configuration resolve here
+	BaseConfig string          `json:"base_config,omitempty"`
+	Executor   string          `json:"executor"`
+	Columns    []string        `json:"columns"`
+	Members    []search.Member `json:"members"`
+	Slurm      *search.Slurm   `json:"slurm,omitempty"`
+	Jobs       []Job           `json:"jobs,omitempty"` // Slurm submissions, oldest first
 	// GPUs and GPUsPerMember are --gpus and --gpus-per-member as the
 	// sweep was started with ("" and 0: not given): resume uses them
 	// unless given again.
@@ -65,7 +65,7 @@ type Manifest struct {
 	GPUsPerMember int    `json:"gpus_per_member,omitempty"`
 	// ASHA is the successive-halving plan of a sweep started with
 	// --search asha; nil for a grid.
-	ASHA *ASHA `json:"asha,omitempty"`
+	ASHA *search.ASHA `json:"asha,omitempty"`
 }
 
 // Job is one sbatch submission of some members.
@@ -80,7 +80,7 @@ func Root(runsRoot string) string { return filepath.Join(runsRoot, DirName) }
 
 // Plan is a new sweep of spec under runs root, with a fresh id and every
 // member expanded and validated; nothing is written until Create.
-func Plan(root string, spec *Spec, executor, workdir string) (*Sweep, error) {
+func Plan(root string, spec *search.Spec, executor, workdir string) (*Sweep, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func Plan(root string, spec *Spec, executor, workdir string) (*Sweep, error) {
 
 // Create writes a planned sweep's folder: the spec as written (text), a
 // copy of its base_config, and sweep.json.
-func (s *Sweep) Create(spec *Spec, text []byte) error {
+func (s *Sweep) Create(spec *search.Spec, text []byte) error {
 	if err := os.MkdirAll(filepath.Dir(s.Dir), 0o755); err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func Load(dir string) (*Sweep, error) {
 // sweep's folder is in (one elsewhere made sweep resume create it and
 // run every member again there).
 func (s *Sweep) check() error {
-	if checkName(s.Name) != nil || !strings.HasPrefix(s.ID, s.Name+"-") || checkName(strings.TrimPrefix(s.ID, s.Name+"-")) != nil {
+	if search.CheckName(s.Name) != nil || !strings.HasPrefix(s.ID, s.Name+"-") || search.CheckName(strings.TrimPrefix(s.ID, s.Name+"-")) != nil {
 		return fmt.Errorf("bad id %q or name %q", s.ID, s.Name)
 	}
 	if s.ID != filepath.Base(s.Dir) {
@@ -202,7 +202,7 @@ func (s *Sweep) check() error {
 	if ofi, err := os.Stat(own); err != nil || !os.SameFile(fi, ofi) {
 		return fmt.Errorf("runs_root %q is not the runs root the sweep is in (%s)", s.Root, own)
 	}
-	if s.Executor != ExecLocal && s.Executor != ExecSlurm {
+	if s.Executor != search.ExecLocal && s.Executor != search.ExecSlurm {
 		return fmt.Errorf("executor %q: want local or slurm", s.Executor)
 	}
 	for i, m := range s.Members {
@@ -214,7 +214,7 @@ func (s *Sweep) check() error {
 		}
 	}
 	if s.ASHA != nil {
-		return s.ASHA.check(len(s.Members))
+		return s.ASHA.Check(len(s.Members))
 	}
 	return nil
 }
@@ -333,7 +333,7 @@ func (s *Sweep) Describe(i int) string {
 	names := ShortNames(s.Columns)
 	for c, v := range s.Members[i].Vary {
 		if v != "" {
-			parts = append(parts, names[c]+"="+Display(v))
+			parts = append(parts, names[c]+"="+search.Display(v))
 		}
 	}
 	return strings.Join(parts, " ")
@@ -405,7 +405,7 @@ func MemberLabels(root string, names []string, label func(s *Sweep, i int) strin
 func (s *Sweep) Label(i int) string {
 	vs := make([]string, len(s.Members[i].Vary))
 	for c, v := range s.Members[i].Vary {
-		vs[c] = Display(v)
+		vs[c] = search.Display(v)
 	}
 	return Label(vs)
 }

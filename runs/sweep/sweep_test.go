@@ -12,6 +12,7 @@ import (
 
 	"selmix/core/loop"
 	"selmix/core/metric"
+	"selmix/core/search"
 	"selmix/runs"
 	"selmix/runs/record"
 	"selmix/runs/sweep"
@@ -19,7 +20,7 @@ import (
 )
 
 func TestCreateOpenList(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	if !strings.HasPrefix(s.ID, "small-") || len(s.ID) != len("small-")+4 || filepath.Base(s.Dir) != s.ID {
 		t.Errorf("id %q in %s", s.ID, s.Dir)
 	}
@@ -68,7 +69,7 @@ func TestCreateOpenList(t *testing.T) {
 // keys that vary), not by their generated run names; runs that are not
 // all members of one sweep get no labels.
 func TestMemberLabels(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	name := func(i int) string { return s.Members[i].Run }
 	names := []string{name(5), name(0), name(2)}
 	got := sweep.MemberLabels(s.Root, names, (*sweep.Sweep).Describe)
@@ -123,7 +124,7 @@ func TestShortNames(t *testing.T) {
 }
 
 func TestMemberLock(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	f, err := s.LockMember(2)
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +187,7 @@ func summary(x float64) *loop.Summary {
 }
 
 func TestStatusAndReport(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	// Members: 0-2 selmix seeds 1-3, 3-5 uniform seeds 1-3.
 	// Member 0 kept a model whose optimized ψ on test is 0.9.
 	kept := summary(0.2)
@@ -317,7 +318,7 @@ func TestOpenDamaged(t *testing.T) {
 		{"inconsistent", func([]byte) []byte { return []byte(`{"id": "x", "name": "small"}`) }, `bad id "x" or name "small"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+			s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 			path := filepath.Join(s.Dir, "sweep.json")
 			good, err := os.ReadFile(path)
 			if err != nil {
@@ -347,7 +348,7 @@ func TestOpenDamaged(t *testing.T) {
 // created /nonexistent/root and ran every member there) are damage,
 // refused in one line.
 func TestLoadRefusesForeignFields(t *testing.T) {
-	s := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	s := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	other := t.TempDir()
 	for _, c := range []struct {
 		name string
@@ -361,7 +362,7 @@ func TestLoadRefusesForeignFields(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cp := *s
-			cp.Members = append([]sweep.Member(nil), s.Members...)
+			cp.Members = append([]search.Member(nil), s.Members...)
 			c.edit(&cp.Manifest)
 			if err := cp.Save(); err != nil {
 				t.Fatal(err)

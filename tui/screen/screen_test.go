@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/search"
 	"selmix/runs/runstest"
-	"selmix/runs/sweep"
 	"selmix/runs/sweep/sweeptest"
 	"selmix/tui/compare"
 	"selmix/tui/keys"
@@ -104,7 +104,7 @@ func TestBrowseAfterPassesThrough(t *testing.T) {
 // are not all members of one sweep keep their names.
 func TestCompareNamesSweepMembers(t *testing.T) {
 	t.Parallel()
-	sw := sweeptest.New(t, sweeptest.SmallSpec, sweep.ExecLocal)
+	sw := sweeptest.New(t, sweeptest.SmallSpec, search.ExecLocal)
 	other := t.TempDir()
 	fixtures := filepath.Join("..", "..", "viz", "testdata", "run")
 	// The fixture runs become members 0 (selmix, seed 1) and 5 (uniform,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"selmix/core/search"
 	"selmix/runs/sweep"
 )
 
@@ -25,7 +26,7 @@ seed = [1, 2, 3]
 // fresh temp runs root that is also its working directory.
 func New(t testing.TB, text, executor string) *sweep.Sweep {
 	t.Helper()
-	spec, err := sweep.Parse([]byte(text), filepath.Join(t.TempDir(), "spec.toml"))
+	spec, err := search.Parse([]byte(text), filepath.Join(t.TempDir(), "spec.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,16 +45,16 @@ func New(t testing.TB, text, executor string) *sweep.Sweep {
 // the spec's [asha] table, or its defaults, planned over its members.
 func NewASHA(t testing.TB, text string) *sweep.Sweep {
 	t.Helper()
-	spec, err := sweep.Parse([]byte(text), filepath.Join(t.TempDir(), "spec.toml"))
+	spec, err := search.Parse([]byte(text), filepath.Join(t.TempDir(), "spec.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	s, err := sweep.Plan(root, spec, sweep.ExecLocal, root)
+	s, err := sweep.Plan(root, spec, search.ExecLocal, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PlanASHA(spec); err != nil {
+	if s.ASHA, err = search.PlanASHA(spec, s.Members); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Create(spec, []byte(text)); err != nil {

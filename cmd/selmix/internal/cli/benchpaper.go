@@ -11,6 +11,7 @@ import (
 	"selmix/app"
 	"selmix/bench"
 	"selmix/core/gpu"
+	"selmix/core/search"
 	"selmix/runs/sweep"
 )
 
@@ -129,6 +130,6 @@ func runPaper(cmd *cobra.Command, root string, f benchFlags) (*sweep.Sweep, erro
 	// The suite trains in process: no GPU to place, and --parallel is not
 	// capped at the GPU slots of a GPU box.
 	o.GPUs = gpu.None
-	o.Executor = sweep.ExecLocal
+	o.Executor = search.ExecLocal
 	return s, app.ExecuteSweep(cmd.Context(), cmd.OutOrStdout(), s, s.AllMembers(), o)
 }

@@ -17,6 +17,7 @@ import (
 	"selmix/app"
 	"selmix/app/sweepexec"
 	"selmix/core/gpu"
+	"selmix/core/search"
 	"selmix/internal/safetext"
 	"selmix/runs/sweep"
 	"selmix/viz"
@@ -54,7 +55,7 @@ func (f *sweepFlags) check(cmd *cobra.Command) error {
 		return app.BadInput("--gpus \"\": want auto, none or a list of GPU ids such as 0,1")
 	}
 	switch f.executor {
-	case "", sweep.ExecLocal, sweep.ExecSlurm:
+	case "", search.ExecLocal, search.ExecSlurm:
 	default:
 		return app.BadInput("--executor %q: want local or slurm", f.executor)
 	}
@@ -62,7 +63,7 @@ func (f *sweepFlags) check(cmd *cobra.Command) error {
 		return app.BadInput("--parallel and --threads must be ≥ 1 (or left out)")
 	}
 	switch f.search {
-	case "", sweep.SearchGrid, sweep.SearchASHA:
+	case "", search.Grid, search.SuccessiveHalving:
 	default:
 		return app.BadInput("--search %q: want grid or asha", safetext.Middle(f.search, 64))
 	}
@@ -116,7 +117,7 @@ min_steps, eta (default 3) and metric (docs/sweeps.md).
 		RunE: f.runE(app.StartSweep),
 	}
 	f.add(cmd, "local or slurm (default: slurm if the spec has [slurm], else local)")
-	cmd.Flags().StringVar(&f.search, "search", sweep.SearchGrid, "grid (every member runs to its end) or asha (successive halving over the members, by the spec's [asha]; local only)")
+	cmd.Flags().StringVar(&f.search, "search", search.Grid, "grid (every member runs to its end) or asha (successive halving over the members, by the spec's [asha]; local only)")
 	cmd.AddCommand(newSweepMemberCmd(), newSweepResumeCmd(), newSweepStatusCmd(), newSweepLsCmd(),
 		newSweepReportCmd(), newSweepOpenCmd())
 	return cmd
