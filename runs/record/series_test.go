@@ -160,9 +160,6 @@ func TestLookupSeries(t *testing.T) {
 // spelledElsewhere are the files outside the catalogue that may still
 // spell a series' name, and why.
 var spelledElsewhere = map[string]string{
-	// ObjectiveColumn names a sweep report's column of each objective's
-	// ψ on test; runs/sweep is being reworked apart from this change.
-	"runs/sweep/report.go": "ObjectiveColumn",
 	// "ψ "+ a rung's name: ψ at an ASHA rung, no series of a refresh.
 	"runs/sweep/ashareport.go": "a rung's column",
 }

@@ -46,7 +46,7 @@ func reportColumn(name, short string, f func(metric.Report) float64) ResultColum
 
 // ObjectiveColumn is ψ of objective o.
 func ObjectiveColumn(o metric.Objective) ResultColumn {
-	name := "ψ " + string(o)
+	name := record.ObjectiveSeries(o).Label
 	return ResultColumn{name, name,
 		func(s *loop.Summary) float64 { return o.In(s.TestObjAfter) },
 		func(s *loop.Summary) float64 { return o.In(s.TestObjBefore) },
