@@ -25,7 +25,7 @@ var otherTOML = map[string]struct {
 	why   string
 }{
 	"core/search/parse.go": {1, "a sweep spec (name, base_config, [base], [axes], [[rows]], [slurm], [asha]) is not a configuration; its keys are checked with experiment.Set"},
-	"tui/keys/keys.go":    {1, "keys.toml holds the workbench's key bindings, not a configuration"},
+	"tui/keys/keys.go":     {1, "keys.toml holds the workbench's key bindings, not a configuration"},
 }
 
 // tomlDecoders are the functions of the TOML libraries that decode

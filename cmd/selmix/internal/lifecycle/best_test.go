@@ -42,7 +42,9 @@ func objectiveChangeRun(t *testing.T, root string) string {
 		rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{0.5, 0.5}, Coverage: []float64{0.5, 0.5}}
 		st.Publish(loop.Snapshot{Kind: loop.KindRefresh, Step: 10 * i, Total: 30, State: loop.Running, Hyper: h,
 			Refresh: &loop.Refresh{Step: 10 * i, K: 2, Report: rep, Psi: v.psi, Objectives: make([]float64, len(metric.Objectives())),
-				G: make([]float64, 4), P: []float64{0.25, 0.25, 0.25, 0.25}}})
+				G: make([]float64, 4), P: []float64{0.25, 0.25, 0.25, 0.25},
+				Best: true}}) // each is a new best, as the engine flags it: the objective changed at the third
+
 	}
 	st.Close()
 	if err := <-done; err != nil {
