@@ -15,6 +15,11 @@ import (
 // (live changes included), overlaid by sets (section.key=value); the
 // hyperparameters sets change take effect at the fork step as controls.
 func (s *Session) Fork(ctx context.Context, id string, at Checkpoint, sets []string) error {
+	return s.fork(ctx, id, at, sets, loop.SourceSchedule)
+}
+
+// fork is Fork whose changed hyperparameters are controls from source.
+func (s *Session) fork(ctx context.Context, id string, at Checkpoint, sets []string, source loop.ControlSource) error {
 	w, root := s.Out, s.root()
 	// The parent is read whole, as every reader reads a run: damage to
 	// its log or arrays is refused here as there (a fork started a child
@@ -64,7 +69,7 @@ func (s *Session) Fork(ctx context.Context, id string, at Checkpoint, sets []str
 		return err
 	}
 	from := Origin{Parent: parent.Meta.ID, Step: step, Best: at.Best, State: state,
-		Controls: hyperControls(at0, c.Finetune.Hyper, step)}
+		Controls: hyperControls(at0, c.Finetune.Hyper, step, source)}
 	if at.Best {
 		fmt.Fprintf(w, "forking run %s at its best checkpoint (step %d)\n", parent.Meta.ID, step)
 	} else {
@@ -91,13 +96,13 @@ func forkHyper(pc experiment.Config, at loop.Hyper, sets []string) (loop.Hyper, 
 
 // hyperControls are the Set controls that turn hyperparameters from into
 // to at step at: planned before the run starts (source schedule).
-func hyperControls(from, to loop.Hyper, at int) []loop.Control {
+func hyperControls(from, to loop.Hyper, at int, source loop.ControlSource) []loop.Control {
 	var out []loop.Control
 	for _, k := range loop.HyperKeys() {
 		a, _ := from.Get(k)
 		b, _ := to.Get(k)
 		if a != b {
-			out = append(out, loop.Control{Op: loop.OpSet, Key: k, Value: b, At: at, Source: loop.SourceSchedule})
+			out = append(out, loop.Control{Op: loop.OpSet, Key: k, Value: b, At: at, Source: source})
 		}
 	}
 	return out

@@ -49,12 +49,18 @@ func (s *Session) Start(ctx context.Context, c experiment.Config, from Origin) e
 			return err
 		}
 	}
-	rec, err := record.New(s.root(), name, resolved, record.OptionsOf(c.Record), runs.Meta{
+	meta := runs.Meta{
 		Objective: string(c.Finetune.Objective), Policy: string(c.Finetune.Policy), Method: c.Finetune.Method(),
 		Parent: from.Parent, ParentStep: from.Step, ParentBest: from.Best, BLAS: blas.Name, BLASThreads: blas.Threads(),
 		BLASCore: blas.Core(), CPU: blas.CPU(), WorkerEnv: eng.Info().Env,
 		GPUs: eng.Info().GPUs, WorldSize: eng.Info().WorldSize,
-	})
+	}
+	if obj, psi, step, ok := eng.Top(); ok && from.State != nil {
+		// The engine state carries its run's best so far; run.json says
+		// it until a refresh of this run beats it (as the summary's best).
+		meta.Best, meta.BestStep, meta.BestObjective = psi, step, string(obj)
+	}
+	rec, err := record.New(s.root(), name, resolved, record.OptionsOf(c.Record), meta)
 	if err != nil {
 		return err
 	}
@@ -115,6 +121,7 @@ func (s *Session) restored(sig *signals, c experiment.Config, state []byte, wher
 // execute runs eng to its end while rec records it, and prints progress
 // and the final table. A run stopped early returns a *StoppedError.
 func (s *Session) execute(ctx context.Context, sig *signals, eng *train.Engine, rec *record.Recorder, c experiment.Config, startStep int, resumed bool) (err error) {
+	rec.PinAt(s.StopAt)
 	w := s.Out
 	interrupted := true
 	info := eng.Info()

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"selmix/app/sweepexec"
 	"selmix/core/gpu"
+	"selmix/core/loop"
 	"selmix/core/search"
 	"selmix/runs"
 	"selmix/runs/record"
@@ -63,9 +65,9 @@ func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOpti
 	if o.Executor == "" {
 		o.Executor = spec.Executor()
 	}
-	asha := o.Search == search.SuccessiveHalving
-	if asha && o.Executor == search.ExecSlurm {
-		return ashaOnSlurm(spec.Slurm != nil)
+	asha, pbt := o.Search == search.SuccessiveHalving, o.Search == search.PopulationBased
+	if (asha || pbt) && o.Executor == search.ExecSlurm {
+		return searchOnSlurm(o.Search, spec.Slurm != nil)
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -75,12 +77,21 @@ func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOpti
 	if err != nil {
 		return UsageError{err}
 	}
-	if asha {
+	switch {
+	case asha:
 		if s.ASHA, err = search.PlanASHA(spec, s.Members); err != nil {
 			return UsageError{err}
 		}
-	} else if spec.ASHA != nil {
-		fmt.Fprintf(w, "note: %s: [asha] is for --search asha; this sweep is a grid (every member runs to its end)\n", spec.File)
+	case pbt:
+		if s.PBT, err = search.PlanPBT(spec, s.Members); err != nil {
+			return UsageError{err}
+		}
+	}
+	if spec.ASHA != nil && !asha {
+		fmt.Fprintf(w, "note: %s: [asha] is for --search asha; this sweep does not halve\n", spec.File)
+	}
+	if spec.PBT != nil && !pbt {
+		fmt.Fprintf(w, "note: %s: [pbt] is for --search pbt; this sweep is no population\n", spec.File)
 	}
 	// Checked before anything is written; recorded for resume.
 	pl, err := placement(ctx, s, o, true, gpu.Options)
@@ -109,7 +120,10 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 		o.Executor = s.Executor
 	}
 	if s.ASHA != nil && o.Executor == search.ExecSlurm {
-		return ashaOnSlurm(false)
+		return searchOnSlurm(search.SuccessiveHalving, false)
+	}
+	if s.PBT != nil && o.Executor == search.ExecSlurm {
+		return searchOnSlurm(search.PopulationBased, false)
 	}
 	given, names := o.GPUs != "", gpu.Options
 	if !given {
@@ -127,6 +141,9 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 	}
 	if s.ASHA != nil {
 		return resumeSchedule(ctx, w, s, o, pl)
+	}
+	if s.PBT != nil {
+		return resumePopulation(ctx, w, s, o, pl)
 	}
 	todo, st, err := s.ToResume(ctx, sweepexec.Commands{})
 	if err != nil {
@@ -169,9 +186,12 @@ func executeSweep(ctx context.Context, w io.Writer, s *sweep.Sweep, members []in
 	if err != nil {
 		return err
 	}
-	if s.ASHA != nil {
+	switch {
+	case s.ASHA != nil:
 		err = sweepexec.ExecuteASHA(ctx, s, e)
-	} else {
+	case s.PBT != nil:
+		err = sweepexec.ExecutePBT(ctx, s, e)
+	default:
 		err = sweepexec.Execute(ctx, s, e)
 	}
 	if ie := (*sweepexec.Interrupted)(nil); errors.As(err, &ie) {
@@ -188,6 +208,9 @@ func dryRunSweep(w io.Writer, s *sweep.Sweep, members []int, o SweepOptions, pl 
 	}
 	if s.ASHA != nil {
 		return sweepexec.DryRunASHA(s, e)
+	}
+	if s.PBT != nil {
+		return sweepexec.DryRunPBT(s, e)
 	}
 	err = sweepexec.DryRun(s, e)
 	if errors.As(err, new(*sweepexec.ScriptError)) {
@@ -224,6 +247,19 @@ func (s *Session) SweepMember(ctx context.Context, sw *sweep.Sweep, i int) error
 		fmt.Fprintf(s.Out, "note: runs root %s is too long for a control socket; the run is not attachable\n", sw.Root)
 	}
 	fmt.Fprintf(s.Out, "sweep %s member %d (%s)\n", sw.ID, i, sw.Describe(i))
+	if act == sweep.Start && sw.PBT != nil {
+		// A member of a population continues from another's checkpoint
+		// once an exploit said so: its fork is made here, recorded in the
+		// sweep's log before.
+		po, err := sw.Population()
+		if err != nil {
+			return err
+		}
+		if e := po.Exploited(i); e != nil {
+			sets := append(slices.Clone(e.Sets), "name="+e.Run)
+			return ms.fork(ctx, e.Parent, Checkpoint{Step: e.At}, sets, loop.SourcePBT)
+		}
+	}
 	switch act {
 	case sweep.Done:
 		fmt.Fprintf(s.Out, "run %s has finished: nothing to do\n", r.Meta.ID)
@@ -248,14 +284,34 @@ func stoppedAt(r *runs.Run) int {
 	return h.Stopped().Steps
 }
 
-// ashaOnSlurm is the refusal of a successive-halving sweep on Slurm
-// (bad input: exit 2); fromSpec says Slurm is the spec's default.
-func ashaOnSlurm(fromSpec bool) error {
+// searchOnSlurm is the refusal of a successive-halving or population-based
+// sweep on Slurm (bad input: exit 2); fromSpec says Slurm is the spec's
+// default.
+func searchOnSlurm(how string, fromSpec bool) error {
 	why := ""
 	if fromSpec {
 		why = " (the spec's [slurm] makes slurm the default)"
 	}
-	return BadInput("--search asha: runs here only for now: give --executor local%s", why)
+	return BadInput("--search %s: runs here only for now: give --executor local%s", how, why)
+}
+
+// resumePopulation continues population-based sweep s where its log
+// stands: the members of the generation in progress that have not
+// reported, then the generations after it.
+func resumePopulation(ctx context.Context, w io.Writer, s *sweep.Sweep, o SweepOptions, pl sweepexec.Placer) error {
+	po, err := s.Population()
+	if err != nil {
+		return err
+	}
+	if po.Complete() {
+		fmt.Fprintf(w, "nothing to resume: the population of sweep %s is complete (%d decisions)\n", s.ID, len(po.Decisions))
+		return nil
+	}
+	fmt.Fprintf(w, "sweep %s: continuing its population at generation %d after %d decisions\n", s.ID, po.Gen(), len(po.Decisions))
+	if o.DryRun {
+		return dryRunSweep(w, s, s.AllMembers(), o, pl)
+	}
+	return executeSweep(ctx, w, s, s.AllMembers(), o, pl)
 }
 
 // resumeSchedule continues the schedule of successive-halving sweep s:

@@ -209,29 +209,36 @@ func (a *ashaExec) ended(e jobEnd, res *ASHAResult) error {
 // process, with --stop-at) and says on ends how it ended. A member still
 // run by a process of an executor that was killed is waited for first.
 func (a *ashaExec) process(x *localExec, d sweep.Decision, ends chan<- jobEnd) {
-	i := d.Member
-	for a.s.MemberBusy(i) {
+	e := x.runTo(a.quit, d.Member, d.StopAt)
+	e.d = d
+	ends <- e
+}
+
+// runTo runs member i's process (RunLocal's process) to step stopAt (0:
+// its end) and says how it ended (its d left zero). A member still run by
+// a process of an executor that was killed is waited for first; after
+// quit closes, it does not start.
+func (x *localExec) runTo(quit chan struct{}, i, stopAt int) jobEnd {
+	for x.s.MemberBusy(i) {
 		select {
-		case <-a.quit:
-			ends <- jobEnd{d: d, skipped: true}
-			return
+		case <-quit:
+			return jobEnd{skipped: true}
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
 	var args []string
-	if d.StopAt > 0 {
-		args = []string{"--stop-at", strconv.Itoa(d.StopAt)}
+	if stopAt > 0 {
+		args = []string{"--stop-at", strconv.Itoa(stopAt)}
 	}
 	t0 := time.Now()
 	devs := x.take()
 	x.mu.Lock()
-	if closed(a.quit) {
+	if closed(quit) {
 		// Checked under the lock forward takes: a member starts before a
 		// signal is passed on, or not at all.
 		x.mu.Unlock()
 		x.put(devs)
-		ends <- jobEnd{d: d, skipped: true}
-		return
+		return jobEnd{skipped: true}
 	}
 	cmd, err := x.start(i, devs, args...)
 	if err == nil {
@@ -240,8 +247,7 @@ func (a *ashaExec) process(x *localExec, d sweep.Decision, ends chan<- jobEnd) {
 	x.mu.Unlock()
 	if err != nil {
 		x.put(devs)
-		ends <- jobEnd{d: d, err: err}
-		return
+		return jobEnd{err: err}
 	}
 	err = cmd.Wait()
 	code := 0
@@ -255,7 +261,7 @@ func (a *ashaExec) process(x *localExec, d sweep.Decision, ends chan<- jobEnd) {
 	delete(x.running, i)
 	x.mu.Unlock()
 	x.put(devs)
-	ends <- jobEnd{d: d, code: code, secs: time.Since(t0).Seconds()}
+	return jobEnd{code: code, secs: time.Since(t0).Seconds()}
 }
 
 // ordinal is "1st", "2nd", "3rd", "4th", …

@@ -60,6 +60,10 @@ const (
 	// SourceReplay: a control of the run being replayed, sent again at
 	// its step by selmix replay.
 	SourceReplay ControlSource = "replay"
+	// SourcePBT: population-based training's explore, applied where a
+	// member continues from another's checkpoint (selmix sweep --search
+	// pbt).
+	SourcePBT ControlSource = "pbt"
 )
 
 // Auto reports whether c is the engine's own control (finetune.adapt).

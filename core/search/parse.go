@@ -45,9 +45,12 @@ func Parse(text []byte, file string) (*Spec, error) {
 		if len(k) == 2 && k[0] == "asha" {
 			return nil, fmt.Errorf("%s: [asha] %s: unknown key (it has min_steps, eta and metric)", file, k[1])
 		}
-		return nil, fmt.Errorf("%s: unknown key %s (a spec has name, base_config, [base], [axes], [[rows]], [slurm] and [asha])", file, k)
+		if len(k) == 2 && k[0] == "pbt" {
+			return nil, fmt.Errorf("%s: [pbt] %s: unknown key (it has interval, quantile, explore, keys, metric and seed)", file, k[1])
+		}
+		return nil, fmt.Errorf("%s: unknown key %s (a spec has name, base_config, [base], [axes], [[rows]], [slurm], [asha] and [pbt])", file, k)
 	}
-	s := &Spec{File: file, Name: f.Name, Slurm: f.Slurm, ASHA: f.ASHA}
+	s := &Spec{File: file, Name: f.Name, Slurm: f.Slurm, ASHA: f.ASHA, PBT: f.PBT}
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
@@ -86,6 +89,11 @@ func Parse(text []byte, file string) (*Spec, error) {
 	if s.ASHA != nil {
 		if err := s.ASHA.check(); err != nil {
 			return nil, fmt.Errorf("%s: [asha] %v", file, err)
+		}
+	}
+	if s.PBT != nil {
+		if err := s.PBT.check(); err != nil {
+			return nil, fmt.Errorf("%s: [pbt] %v", file, err)
 		}
 	}
 	return s, nil

@@ -31,6 +31,7 @@ type Spec struct {
 	Rows       []Row     // [[rows]]
 	Slurm      *Slurm    // [slurm], nil if absent
 	ASHA       *ASHASpec // [asha], nil if absent (successive halving's settings: asha.go)
+	PBT        *PBTSpec  // [pbt], nil if absent (population-based training's settings: pbt.go)
 }
 
 // Setting is one configuration key and its value as TOML text (what
@@ -74,6 +75,7 @@ type specFile struct {
 	Rows       []map[string]any `toml:"rows"`
 	Slurm      *Slurm           `toml:"slurm"`
 	ASHA       *ASHASpec        `toml:"asha"`
+	PBT        *PBTSpec         `toml:"pbt"`
 }
 
 // reservedKeys are set by the sweep itself.

@@ -20,6 +20,17 @@ func (e *Engine) KeepBest(f func(step int, state []byte) error) { e.keep = f }
 // Run.
 func (e *Engine) JudgeBest(on bool) { e.noBest = !on }
 
+// Top is the best validation ψ so far of the optimized objective and the
+// step of the refresh that measured it, as the refreshes' Best flags judge
+// it (also where the best model is not judged); ok is false before the
+// first refresh. A run started from a checkpoint carries its run's.
+func (e *Engine) Top() (obj metric.Objective, psi float64, step int, ok bool) {
+	if e.top == nil {
+		return "", 0, 0, false
+	}
+	return e.top.Objective, e.top.Psi, e.top.Step, true
+}
+
 // Best is a copy of the best so far (nil before the first refresh). Only
 // call it when Run is not running.
 func (e *Engine) Best() *loop.Best { return e.best.Clone() }

@@ -48,6 +48,7 @@ type ErrorData struct {
 // Recorder writes one run. Create it with New or Reopen, give the engine
 // its Checkpointer, Follow the engine's stream, then Close.
 type Recorder struct {
+	pinAt   int // the step whose checkpoint is pinned (PinAt)
 	w       *runs.Writer
 	opt     Options
 	every   int // G and P are kept at every every-th refresh (and the last)
@@ -109,13 +110,20 @@ func New(root, name, configTOML string, opt Options, meta runs.Meta) (*Recorder,
 		return nil, fmt.Errorf("create run: %w", err)
 	}
 	meta.Status = runs.StatusRunning
-	meta.BestStep = -1 // no refresh yet
+	if meta.BestObjective == "" {
+		meta.BestStep = -1 // no refresh yet
+	}
 	meta.Format = runs.Format
 	w, err := runs.Create(root, name, configTOML, meta)
 	if err != nil {
 		return nil, err
 	}
+	// A run from another's checkpoint starts from the best the engine
+	// carries (meta's best: app.Start gives it).
 	r := &Recorder{w: w, opt: opt, every: max(opt.MatricesEvery, 1), best: math.Inf(-1), bestAt: -1}
+	if meta.BestObjective != "" {
+		r.best, r.bestAt, r.bestObj = meta.Best, meta.BestStep, meta.BestObjective
+	}
 	r.fcond = sync.NewCond(&r.fmu)
 	return r, nil
 }
@@ -202,12 +210,19 @@ func (r *Recorder) Writer() *runs.Writer { return r.w }
 func (r *Recorder) Checkpointer(st *loop.Stream) func(step int, state []byte, final bool) error {
 	return func(step int, state []byte, final bool) error {
 		r.flush(st.Events())
-		if final {
+		if final || (r.pinAt > 0 && step == r.pinAt) {
 			return r.w.WriteFinalCheckpoint(step, state)
 		}
 		return r.w.WriteCheckpoint(step, state)
 	}
 }
+
+// PinAt pins the checkpoint taken at step (0: none): retention keeps the
+// checkpoint of a scheduled stop (sweep member --stop-at), where a
+// successive-halving member resumes and from which a population's member
+// may be copied (and that copy replayed) while the run goes on. Call it
+// before the engine runs.
+func (r *Recorder) PinAt(step int) { r.pinAt = step }
 
 // BestKeeper writes the engine's best checkpoints into the run (see
 // train.Engine.KeepBest); like Checkpointer, it first waits until Follow

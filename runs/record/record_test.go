@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -409,5 +410,41 @@ func TestOptions(t *testing.T) {
 			t.Errorf("Reopen of a run recorded with %q: %+v (G and P every %d), want %+v", c.config, got, re.every, c.want)
 		}
 		re.Close(true)
+	}
+}
+
+// A scheduled stop's checkpoint is pinned (PinAt): retention keeps it
+// while the run goes on, as it keeps the final one; others are pruned.
+func TestPinAt(t *testing.T) {
+	root := t.TempDir()
+	rec, err := New(root, "pin", "", Options{}, runs.Meta{Objective: "min-recall", Policy: "selmix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Writer().SetKeep(1)
+	rec.PinAt(101)
+	st := loop.NewStream()
+	st.Close()
+	ck := rec.Checkpointer(st)
+	for _, c := range []struct {
+		step  int
+		final bool
+	}{{50, false}, {101, false}, {150, false}, {200, false}, {300, true}} {
+		if err := ck(c.step, []byte("state"), c.final); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rec.Writer().Meta().Pinned; !slices.Equal(got, []int{101, 300}) {
+		t.Errorf("pinned %v, want [101 300]", got)
+	}
+	if err := rec.Close(false); err != nil {
+		t.Fatal(err)
+	}
+	r, err := runs.Open(root, rec.Writer().ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Checkpoints(); err != nil || !slices.Equal(got, []int{101, 300}) {
+		t.Errorf("checkpoints %v (%v), want [101 300]", got, err)
 	}
 }

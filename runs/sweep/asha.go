@@ -27,6 +27,14 @@ func (s *Sweep) RungPsi(i, upTo int) (psi float64, at int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	return rankAt(h, r.Meta.ID, i, upTo, s.ASHA.Metric)
+}
+
+// rankAt is what ranks member i, whose run id h holds, at a refresh due
+// at step upTo: the validation ψ (of objective by, else of the objective
+// it optimized) at its last refresh at or before upTo, and that refresh's
+// step. It is an error when the run has not reached upTo.
+func rankAt(h *record.History, id string, i, upTo int, by string) (psi float64, at int, err error) {
 	reached := 0
 	switch {
 	case h.Final != nil:
@@ -35,17 +43,17 @@ func (s *Sweep) RungPsi(i, upTo int) (psi float64, at int, err error) {
 		reached = h.Stopped().Steps
 	}
 	if reached < upTo {
-		return 0, 0, fmt.Errorf("member %d: run %s stands at step %d, before its rung's refresh at step %d", i, r.Meta.ID, reached, upTo)
+		return 0, 0, fmt.Errorf("member %d: run %s stands at step %d, before its rung's refresh at step %d", i, id, reached, upTo)
 	}
 	for j := len(h.Refreshes) - 1; j >= 0; j-- {
 		rf := &h.Refreshes[j]
 		if rf.Step > upTo {
 			continue
 		}
-		if s.ASHA.Metric != "" {
-			return metric.Objective(s.ASHA.Metric).In(rf.Stats.Objectives), rf.Step, nil
+		if by != "" {
+			return metric.Objective(by).In(rf.Stats.Objectives), rf.Step, nil
 		}
 		return rf.Stats.Psi, rf.Step, nil
 	}
-	return 0, 0, fmt.Errorf("member %d: run %s has no refresh at or before step %d", i, r.Meta.ID, upTo)
+	return 0, 0, fmt.Errorf("member %d: run %s has no refresh at or before step %d", i, id, upTo)
 }

@@ -66,6 +66,9 @@ type Manifest struct {
 	// ASHA is the successive-halving plan of a sweep started with
 	// --search asha; nil for a grid.
 	ASHA *search.ASHA `json:"asha,omitempty"`
+	// PBT is the population-based plan of a sweep started with --search
+	// pbt (its members the first population); nil otherwise.
+	PBT *search.PBT `json:"pbt,omitempty"`
 }
 
 // Job is one sbatch submission of some members.
@@ -213,8 +216,14 @@ func (s *Sweep) check() error {
 			return fmt.Errorf("member %d: run %q, want %q", i, m.Run, want)
 		}
 	}
+	if s.ASHA != nil && s.PBT != nil {
+		return errors.New("both asha and pbt")
+	}
 	if s.ASHA != nil {
 		return s.ASHA.Check(len(s.Members))
+	}
+	if s.PBT != nil {
+		return s.PBT.Check(len(s.Members))
 	}
 	return nil
 }
@@ -554,6 +563,28 @@ func (s *Sweep) Run(i int) (*runs.Run, error) {
 
 func (s *Sweep) pick(i int, rs map[string][]*runs.Run) (*runs.Run, error) {
 	name := s.Members[i].Run
+	if s.PBT != nil {
+		// A population's member continues in its last exploit's fork.
+		po, err := s.Population()
+		if err != nil {
+			return nil, err
+		}
+		name = po.RunName(i)
+	}
+	return pickNamed(i, name, rs)
+}
+
+// runNamed is the run named name under the sweep's runs root, nil if
+// none.
+func (s *Sweep) runNamed(name string) (*runs.Run, error) {
+	rs, err := s.Runs()
+	if err != nil {
+		return nil, err
+	}
+	return pickNamed(-1, name, rs)
+}
+
+func pickNamed(i int, name string, rs map[string][]*runs.Run) (*runs.Run, error) {
 	switch got := rs[name]; len(got) {
 	case 0:
 		return nil, nil
@@ -565,6 +596,6 @@ func (s *Sweep) pick(i int, rs map[string][]*runs.Run) (*runs.Run, error) {
 			ids = append(ids, r.Meta.ID)
 		}
 		slices.Sort(ids)
-		return nil, fmt.Errorf("member %d: %d runs are named %s (%s); keep one (selmix runs rm)", i, len(got), name, strings.Join(ids, ", "))
+		return nil, fmt.Errorf("%d runs are named %s (%s); keep one (selmix runs rm)", len(got), name, strings.Join(ids, ", "))
 	}
 }

@@ -63,9 +63,9 @@ func (f *sweepFlags) check(cmd *cobra.Command) error {
 		return app.BadInput("--parallel and --threads must be ≥ 1 (or left out)")
 	}
 	switch f.search {
-	case "", search.Grid, search.SuccessiveHalving:
+	case "", search.Grid, search.SuccessiveHalving, search.PopulationBased:
 	default:
-		return app.BadInput("--search %q: want grid or asha", safetext.Middle(f.search, 64))
+		return app.BadInput("--search %q: want grid, asha or pbt", safetext.Middle(f.search, 64))
 	}
 	return nil
 }
@@ -89,7 +89,7 @@ func (f *sweepFlags) runE(do func(ctx context.Context, w io.Writer, root, arg st
 func newSweepCmd() *cobra.Command {
 	var f sweepFlags
 	cmd := &cobra.Command{
-		Use:   "sweep SPEC.toml [--search grid|asha] [--executor local|slurm] [--parallel N] [--gpus auto|none|LIST] [--gpus-per-member N] [--dry-run]",
+		Use:   "sweep SPEC.toml [--search grid|asha|pbt] [--executor local|slurm] [--parallel N] [--gpus auto|none|LIST] [--gpus-per-member N] [--dry-run]",
 		Short: "Run a grid of runs from a spec (or successive halving over it): locally N at a time, or as a Slurm job array",
 		Long: `sweep reads a spec (TOML: a base configuration, [axes] taken as a product
 and/or [[rows]], an optional [slurm] table; see docs/sweeps.md), checks every
@@ -109,6 +109,13 @@ locally: each runs to its first rung and stops there (resumable); the top
 validation ψ; the last rung runs to the end. The spec's [asha] table sets
 min_steps, eta (default 3) and metric (docs/sweeps.md).
 
+--search pbt runs population-based training with the members as the first
+population, locally: every interval steps each stops (resumable) and is
+ranked by validation ψ; the worst quarter continue from the best quarter's
+checkpoints (a fork, with settings perturbed; the change logged as a
+control from pbt) and all go on. The spec's [pbt] table sets interval,
+quantile, explore (perturb or resample), keys, metric and seed.
+
   selmix sweep status SWEEP [--watch]   the members, their state and ψ
   selmix sweep resume SWEEP             rerun what failed, was cancelled or crashed
   selmix sweep report SWEEP             mean ± std over seeds, as Markdown
@@ -117,7 +124,7 @@ min_steps, eta (default 3) and metric (docs/sweeps.md).
 		RunE: f.runE(app.StartSweep),
 	}
 	f.add(cmd, "local or slurm (default: slurm if the spec has [slurm], else local)")
-	cmd.Flags().StringVar(&f.search, "search", search.Grid, "grid (every member runs to its end) or asha (successive halving over the members, by the spec's [asha]; local only)")
+	cmd.Flags().StringVar(&f.search, "search", search.Grid, "grid (every member runs to its end), asha (successive halving over the members, by the spec's [asha]) or pbt (population-based training from the members, by the spec's [pbt]); asha and pbt run locally only")
 	cmd.AddCommand(newSweepMemberCmd(), newSweepResumeCmd(), newSweepStatusCmd(), newSweepLsCmd(),
 		newSweepReportCmd(), newSweepOpenCmd())
 	return cmd

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"selmix/cmd/selmix/internal/selmixtest"
+	"selmix/runs/live/livetest"
+	"selmix/runs/sweep"
+)
+
+// pbtSpec is population-based training over four values of s on the
+// built-in experiment: 300 steps refreshing every 25, three generations
+// of 100.
+const pbtSpec = `name = "pop"
+[base]
+"finetune.steps" = 300
+"finetune.refresh" = 25
+"record.checkpoint_every" = 2
+"record.plots" = false
+[axes]
+"finetune.s" = [0.5, 1, 2, 4]
+[pbt]
+interval = 100
+`
+
+func pbtArgs(path, root string) []string {
+	return []string{"sweep", path, "--search", "pbt", "--runs", root, "--parallel", "2", "--threads", "1", "--gpus", "none"}
+}
+
+// pbtDecisions are a population's decisions without their times, the
+// sweep's id taken out of run names, in a sorted order (members report as
+// they finish).
+func pbtDecisions(t *testing.T, root, id string) []string {
+	t.Helper()
+	s, err := sweep.Open(root, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	po, err := s.Population()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range po.Decisions {
+		out = append(out, fmt.Sprintf("gen %d %s %d step %d ψ %v from %d at %d run %s sets %v", d.Gen, d.Op, d.Member, d.Step, d.PsiValue(), d.From, d.At, strings.TrimPrefix(d.Run, id), d.Sets))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Population-based training, locally: every member stops at each
+// generation's end, the worst copies the best from its checkpoint there
+// (a fork of its run, the explore a control from pbt) and all go on. A
+// sweep interrupted (SIGINT) while a copy runs resumes with sweep resume
+// to the same decisions, with the same ψ, as one never interrupted; every
+// final member replays identical from its lineage.
+func TestSweepPBT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	t.Parallel()
+	dir := livetest.ShortDir(t)
+	spec := filepath.Join(dir, "spec.toml")
+	if err := os.WriteFile(spec, []byte(pbtSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rootA, rootB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+
+	// The interrupted sweep, in the background.
+	cmd := exec.Command(selmixtest.Binary(t), pbtArgs(spec, rootB)...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := &ashaOutput{}
+	done, scanned := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			out.add(sc.Text())
+		}
+	}()
+	go func() { cmd.Wait(); pw.Close(); <-scanned; close(done) }()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	// Interrupt B once a copy runs its next generation.
+	deadline := time.Now().Add(180 * time.Second)
+	for !strings.Contains(out.String(), " continues from member ") {
+		select {
+		case <-done:
+			t.Fatalf("the sweep ended before a copy ran:\n%s", out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for a copy to run:\n%s", out.String())
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-done:
+	case <-time.After(120 * time.Second):
+		t.Fatalf("the interrupted sweep did not end:\n%s", out.String())
+	}
+	m := ashaIDRe.FindStringSubmatch(out.String())
+	if code := cmd.ProcessState.ExitCode(); code != 130 || m == nil {
+		t.Fatalf("interrupted sweep: exit %d, want 130\n%s", code, out.String())
+	}
+	idB := m[1]
+
+	// The uninterrupted sweep.
+	outA, code := selmixtest.Code(t, os.Environ(), pbtArgs(spec, rootA)...)
+	mA := ashaIDRe.FindStringSubmatch(outA)
+	if code != 0 || mA == nil || !strings.Contains(outA, ": population complete: 12 reports, 2 exploits, 0 stopped, 0 failed (") {
+		t.Fatalf("uninterrupted sweep: exit %d\n%s", code, outA)
+	}
+	idA := mA[1]
+	want := pbtDecisions(t, rootA, idA)
+	if len(want) != 16 {
+		t.Fatalf("uninterrupted decisions: %d, want 12 reports, 2 exploits and 2 advances:\n%s", len(want), strings.Join(want, "\n"))
+	}
+
+	res, code := selmixtest.Code(t, os.Environ(), "sweep", "resume", idB, "--runs", rootB, "--parallel", "2", "--threads", "1", "--gpus", "none")
+	if code != 0 || !strings.Contains(res, "sweep "+idB+": continuing its population at generation 1 after ") || !strings.Contains(res, ": population complete: ") {
+		t.Fatalf("sweep resume: exit %d\n%s", code, res)
+	}
+	if got := pbtDecisions(t, rootB, idB); !reflect.DeepEqual(got, want) {
+		t.Errorf("interrupted and resumed, decisions\n%s\nwant (uninterrupted)\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	again, code := selmixtest.Code(t, os.Environ(), "sweep", "resume", idB, "--runs", rootB)
+	if code != 0 || !strings.Contains(again, "nothing to resume: the population of sweep "+idB+" is complete (16 decisions)") {
+		t.Errorf("resume of a complete population: exit %d\n%s", code, again)
+	}
+
+	// Every final member replays identical from its lineage; a copy's
+	// explore is a control from pbt at its first step.
+	s, err := sweep.Open(rootB, idB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	po, err := s.Population()
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := 0
+	for i := range s.Members {
+		r, err := s.Run(i)
+		if err != nil || r == nil {
+			t.Fatalf("member %d: no run (%v)", i, err)
+		}
+		if r.Meta.Name != po.RunName(i) {
+			t.Errorf("member %d runs in %s, want %s", i, r.Meta.Name, po.RunName(i))
+		}
+		rep, code := selmixtest.Code(t, os.Environ(), "replay", "--runs", rootB, r.Meta.ID)
+		if code != 0 || !strings.Contains(rep, " is identical to "+r.Meta.ID) {
+			t.Errorf("member %d (lineage %v): replay exit %d\n%s", i, po.Lineage(i), code, rep)
+		}
+		if e := po.Exploited(i); e != nil {
+			copies++
+			show := selmixtest.Run(t, "runs", "show", "--runs", rootB, r.Meta.ID)
+			if !strings.Contains(show, fmt.Sprintf("step    %d  set %s (pbt)", e.At, strings.Replace(strings.TrimPrefix(e.Sets[0], "finetune."), "=", "=", 1))) {
+				t.Errorf("member %d's run %s does not show its explore %v at step %d:\n%s", i, r.Meta.ID, e.Sets, e.At, show)
+			}
+		}
+	}
+	if copies == 0 {
+		t.Error("no member was copied")
+	}
+}

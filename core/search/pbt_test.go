@@ -1,0 +1,160 @@
+package search
+
+import (
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const pbtSpec = `
+name = "pop"
+[base]
+"finetune.steps" = 400
+"finetune.refresh" = 25
+[axes]
+"finetune.s" = [0.5, 1, 2, 4]
+"finetune.multipliers" = ["memoryless", "integral"]
+seed = [1]
+[pbt]
+interval = 100
+`
+
+func planPBT(t *testing.T, text string) (*PBT, error) {
+	t.Helper()
+	s, err := Parse([]byte(text), "pop.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := s.Members("pop-0000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return PlanPBT(s, ms)
+}
+
+// The plan: the spec's finetune keys a run may change live and that keep
+// ψ one function (s; not multipliers, which redefines ψ), with the values
+// the spec gives them, generations of the interval up to the steps.
+func TestPlanPBT(t *testing.T) {
+	p, err := planPBT(t, strings.Replace(pbtSpec, "\"finetune.multipliers\" = [\"memoryless\", \"integral\"]\n", "\"finetune.beta_min\" = [0.5, 0.7]\n", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &PBT{Interval: 100, Steps: 400, Quantile: 0.25, Explore: ExplorePerturb, Keys: []string{"beta_min", "s"},
+		Choices: map[string][]string{"s": {"0.5", "1", "2", "4"}, "beta_min": {"0.5", "0.7"}}, Seed: 1}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("plan\n got %+v\nwant %+v", p, want)
+	}
+	if p.Gens() != 4 || p.End(0) != 100 || p.End(3) != 400 || p.StopAt(0) != 101 || p.StopAt(2) != 301 || p.StopAt(3) != 0 {
+		t.Errorf("gens %d, ends %d %d, stops %d %d %d", p.Gens(), p.End(0), p.End(3), p.StopAt(0), p.StopAt(2), p.StopAt(3))
+	}
+	if err := p.Check(8); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	// The default interval: a quarter of the steps, up to a refresh.
+	p, err = planPBT(t, strings.Replace(pbtSpec, "interval = 100\n", "", 1))
+	if err != nil || p.Interval != 100 || !slices.Equal(p.Keys, []string{"s"}) {
+		t.Errorf("default interval %v, keys %v (%v); want 100, [s]", p.Interval, p.Keys, err)
+	}
+}
+
+func TestPBTBadSpecs(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{"interval = 100", "interval = 110", "pop.toml: [pbt] interval 110: the members refresh every 25 steps (finetune.refresh): want a multiple of it, so a refresh ranks each generation"},
+		{"interval = 100", "interval = 400", "pop.toml: [pbt] interval 400: want fewer than finetune.steps (400)"},
+		{"interval = 100", "keys = [\"objective\"]", "pop.toml: [pbt] keys: finetune.objective: changes what ψ is, so members could not be ranked by it"},
+		{"interval = 100", "keys = [\"refresh\"]", "pop.toml: [pbt] keys: finetune.refresh: a refresh ranks each generation; keep the interval fixed"},
+		{"interval = 100", "explore = \"resample\"\nkeys = [\"lr\"]", "pop.toml: [pbt] explore = resample: the spec gives finetune.lr 0 value(s): want at least 2 to draw from"},
+		{"\"finetune.s\" = [0.5, 1, 2, 4]", "\"finetune.steps\" = [300, 400]", "pop.toml: finetune.steps: the members run 300, 400 steps; population-based training gives every member one budget: set finetune.steps in [base]"},
+		{"\"finetune.s\" = [0.5, 1, 2, 4]", "\"finetune.objective\" = [\"min-recall\", \"hmean\"]", "pop.toml: [pbt] metric: the members optimize different objectives: name the objective to rank them by"},
+	} {
+		_, err := planPBT(t, strings.Replace(pbtSpec, c.from, c.to, 1))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v\nwant %s", c.to, err, c.want)
+		}
+	}
+	for _, c := range []struct{ table, want string }{
+		{"quantile = 0.6", "pop.toml: [pbt] quantile 0.6: want a share in (0, 0.5] (the worst share copies the best share)"},
+		{"explore = \"mutate\"", `pop.toml: [pbt] explore "mutate": want perturb or resample`},
+		{"colour = 1", "pop.toml: [pbt] colour: unknown key (it has interval, quantile, explore, keys, metric and seed)"},
+	} {
+		_, err := Parse([]byte(strings.Replace(pbtSpec, "interval = 100", c.table, 1)), "pop.toml")
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v\nwant %s", c.table, err, c.want)
+		}
+	}
+}
+
+// Decide, against a ranking written apart: each of the worst ⌊q·n⌋
+// copies one of as many best, and takes its settings perturbed by 0.8 or
+// 1.2 (integers by at least one), a named choice kept or drawn from the
+// spec's values; draws are the same for the same generation, member and
+// seed, and differ across generations.
+func TestPBTDecide(t *testing.T) {
+	p := &PBT{Interval: 100, Steps: 400, Quantile: 0.25, Explore: ExplorePerturb, Keys: []string{"adapt", "batch", "s"},
+		Choices: map[string][]string{"adapt": {`"none"`, `"lr"`}}, Seed: 7}
+	psi := []float64{0.3, math.NaN(), 0.9, 0.1, 0.5, 0.8, 0.2, 0.7}
+	cur := make([]map[string]string, len(psi))
+	for i := range cur {
+		cur[i] = map[string]string{"adapt": "none", "batch": strconv.Itoa(2 + i), "s": strconv.Itoa(i + 1)}
+	}
+	// Ranked by hand: 2 (0.9), 5 (0.8) best; 3 (0.1) and 1 (NaN) worst.
+	got := p.Decide(1, psi, cur)
+	if len(got) != 2 || got[0].Member != 1 || got[1].Member != 3 {
+		t.Fatalf("exploits %+v: want members 1 and 3", got)
+	}
+	for _, e := range got {
+		if e.From != 2 && e.From != 5 {
+			t.Errorf("member %d copies %d: want 2 or 5", e.Member, e.From)
+		}
+		if len(e.Sets) != 3 {
+			t.Fatalf("sets %v", e.Sets)
+		}
+		src := cur[e.From]
+		s0, _ := strconv.ParseFloat(src["s"], 64)
+		s1, err := strconv.ParseFloat(strings.TrimPrefix(e.Sets[2], "finetune.s="), 64)
+		if err != nil || (math.Abs(s1-0.8*s0) > 1e-12 && math.Abs(s1-1.2*s0) > 1e-12) {
+			t.Errorf("member %d: %s from s=%v: want 0.8 or 1.2 times", e.Member, e.Sets[2], s0)
+		}
+		b0, _ := strconv.Atoi(src["batch"])
+		b1, err := strconv.Atoi(strings.TrimPrefix(e.Sets[1], "finetune.batch="))
+		if err != nil || b1 == b0 || b1 < 1 {
+			t.Errorf("member %d: %s from batch=%d: want another integer ≥ 1", e.Member, e.Sets[1], b0)
+		}
+		if a := strings.TrimPrefix(e.Sets[0], "finetune.adapt="); a != "none" && a != "lr" {
+			t.Errorf("member %d: %s: want a value of the spec", e.Member, e.Sets[0])
+		}
+	}
+	if again := p.Decide(1, psi, cur); !reflect.DeepEqual(again, got) {
+		t.Errorf("decided again %+v, first %+v", again, got)
+	}
+	differ := false
+	for g := 2; g < 12 && !differ; g++ {
+		differ = !reflect.DeepEqual(p.Decide(g, psi, cur), got)
+	}
+	if !differ {
+		t.Error("every generation draws the same exploits and explores")
+	}
+	// Two members: one copies the other.
+	two := p.Decide(0, []float64{0.2, 0.4}, cur[:2])
+	if len(two) != 1 || two[0].Member != 0 || two[0].From != 1 {
+		t.Errorf("a population of two: %+v, want member 0 to copy 1", two)
+	}
+	// resample draws from the spec's values; β_min past 1 keeps the copy's.
+	r := &PBT{Quantile: 0.5, Explore: ExploreResample, Keys: []string{"s"}, Choices: map[string][]string{"s": {"3", "5"}}}
+	for _, e := range r.Decide(0, []float64{1, 0}, cur[:2]) {
+		if e.Sets[0] != "finetune.s=3" && e.Sets[0] != "finetune.s=5" {
+			t.Errorf("resample: %v", e.Sets)
+		}
+	}
+	b := &PBT{Quantile: 0.5, Explore: ExplorePerturb, Keys: []string{"beta_min"}}
+	for g := range 8 {
+		e := b.Decide(g, []float64{1, 0}, []map[string]string{{"beta_min": "0.9"}, {"beta_min": "0.9"}})[0]
+		if e.Sets[0] != "finetune.beta_min=0.9" && e.Sets[0] != "finetune.beta_min=0.72" {
+			t.Errorf("β_min 0.9 explored to %v: want 0.72 or kept", e.Sets)
+		}
+	}
+}
