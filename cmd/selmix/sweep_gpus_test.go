@@ -53,6 +53,12 @@ func gpuBox(t *testing.T, seen string) []string {
 
 // gpuSpec is a sweep of four short runs of the fake worker.
 func gpuSpec(t *testing.T, dir string) string {
+	return gpuSpecOf(t, dir, "gpus.toml", "[axes]\nseed = [1, 2, 3, 4]\n")
+}
+
+// gpuSpecOf is a sweep of short runs of the fake worker whose members (and
+// search) members says.
+func gpuSpecOf(t *testing.T, dir, name, members string) string {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -60,7 +66,7 @@ func gpuSpec(t *testing.T, dir string) string {
 	}
 	cmd, _ := json.Marshal([]string{self})
 	wd, _ := json.Marshal(dir)
-	return writeSpec(t, dir, "gpus.toml", fmt.Sprintf(`name = "gpus"
+	return writeSpec(t, dir, name, fmt.Sprintf(`name = "gpus"
 [base]
 "finetune.steps" = 40
 "finetune.refresh" = 10
@@ -68,9 +74,7 @@ func gpuSpec(t *testing.T, dir string) string {
 "record.plots" = false
 "worker.command" = %s
 "worker.dir" = %s
-[axes]
-seed = [1, 2, 3, 4]
-`, cmd, wd))
+%s`, cmd, wd, members))
 }
 
 // session is one fake worker's session as it recorded it.
@@ -217,6 +221,28 @@ func TestSweepGPUs(t *testing.T) {
 		head, _, _ := strings.Cut(st, "\n")
 		if !strings.Contains(head, " GPUS ") {
 			t.Errorf("sweep status has no GPUS column:\n%s", st)
+		}
+	})
+
+	// A population on GPUs 2 and 3: every generation's member, the forks
+	// of its exploits included, runs on one of them, never two on one at
+	// once.
+	t.Run("pbt", func(t *testing.T) {
+		seen := filepath.Join(dir, "seen-pbt")
+		pbt := gpuSpecOf(t, dir, "pbt.toml", "[axes]\n\"finetune.s\" = [1, 2, 4, 8]\n[pbt]\ninterval = 20\n")
+		out, code := selmixtest.Code(t, gpuBox(t, seen), "sweep", pbt, "--search", "pbt", "--runs", root, "--gpus", "2,3")
+		if code != 0 || !strings.Contains(out, ": population complete: 8 reports, 1 exploits, ") || !strings.Contains(out, " continues from member ") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		ss := readSessions(t, seen)
+		if len(ss) != 8 {
+			t.Fatalf("%d worker sessions, want 8 (4 members, 2 generations):\n%s", len(ss), out)
+		}
+		noSharing(t, ss)
+		for _, x := range ss {
+			if x.visible != "2" && x.visible != "3" {
+				t.Errorf("a worker saw %q, want 2 or 3", x.visible)
+			}
 		}
 	})
 
