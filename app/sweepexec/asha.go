@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -291,17 +289,9 @@ func ExecuteASHA(ctx context.Context, s *sweep.Sweep, e Execution) error {
 		return ErrASHASlurm
 	}
 	w := e.Out
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	o := LocalOptions{Binary: e.Binary, Parallel: e.Parallel, Threads: e.Threads, Out: w, Signals: sigs, Placer: e.Placer}
-	o.Defaults()
 	fmt.Fprintf(w, "asha: %s\n", describeASHA(s.ASHA))
-	fmt.Fprintf(w, "local: %d members, %d at a time, %d thread(s) each (OPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d); logs in %s\n",
-		len(s.Members), o.Parallel, o.Threads, o.Threads, o.Threads, filepath.Dir(s.LogPath(0)))
-	if e.Placer != nil {
-		fmt.Fprintf(w, "local: %s\n", e.Placer.Describe())
-	}
+	o, stop := e.local(s, len(s.Members))
+	defer stop()
 	start := time.Now()
 	res, err := RunASHA(s, o)
 	if err != nil {

@@ -63,16 +63,9 @@ func Execute(ctx context.Context, s *sweep.Sweep, e Execution) error {
 		fmt.Fprintf(w, "  selmix sweep status %s --watch\n", s.ID)
 		return nil
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	o := LocalOptions{Binary: e.Binary, Parallel: e.Parallel, Threads: e.Threads, Members: e.Members, Out: w, Signals: sigs, Placer: e.Placer}
-	o.Defaults()
-	fmt.Fprintf(w, "local: %d members, %d at a time, %d thread(s) each (OPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d); logs in %s\n",
-		len(e.Members), o.Parallel, o.Threads, o.Threads, o.Threads, filepath.Dir(s.LogPath(0)))
-	if e.Placer != nil {
-		fmt.Fprintf(w, "local: %s\n", e.Placer.Describe())
-	}
+	o, stop := e.local(s, len(e.Members))
+	defer stop()
+	o.Members = e.Members
 	start := time.Now()
 	res, err := RunLocal(s, o)
 	if err != nil {
@@ -87,6 +80,22 @@ func Execute(ctx context.Context, s *sweep.Sweep, e Execution) error {
 		return fmt.Errorf("%d of %d members did not finish; selmix sweep resume %s runs them again", n, len(e.Members), s.ID)
 	}
 	return nil
+}
+
+// local is the local executor's options for e, with SIGINT and SIGTERM
+// caught onto its Signals until stop, after a line saying how n members
+// run (and one of their GPUs).
+func (e Execution) local(s *sweep.Sweep, n int) (o LocalOptions, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	o = LocalOptions{Binary: e.Binary, Parallel: e.Parallel, Threads: e.Threads, Out: e.Out, Signals: sigs, Placer: e.Placer}
+	o.Defaults()
+	fmt.Fprintf(e.Out, "local: %d members, %d at a time, %d thread(s) each (OPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d); logs in %s\n",
+		n, o.Parallel, o.Threads, o.Threads, o.Threads, filepath.Dir(s.LogPath(0)))
+	if e.Placer != nil {
+		fmt.Fprintf(e.Out, "local: %s\n", e.Placer.Describe())
+	}
+	return o, func() { signal.Stop(sigs) }
 }
 
 // DryRun writes to e.Out the members Execute would run and how: the

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -223,17 +221,9 @@ func ExecutePBT(ctx context.Context, s *sweep.Sweep, e Execution) error {
 		return ErrPBTSlurm
 	}
 	w := e.Out
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	o := LocalOptions{Binary: e.Binary, Parallel: e.Parallel, Threads: e.Threads, Out: w, Signals: sigs, Placer: e.Placer}
-	o.Defaults()
 	fmt.Fprintf(w, "pbt: %s\n", describePBT(s.PBT))
-	fmt.Fprintf(w, "local: %d members, %d at a time, %d thread(s) each (OPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d); logs in %s\n",
-		len(s.Members), o.Parallel, o.Threads, o.Threads, o.Threads, filepath.Dir(s.LogPath(0)))
-	if e.Placer != nil {
-		fmt.Fprintf(w, "local: %s\n", e.Placer.Describe())
-	}
+	o, stop := e.local(s, len(s.Members))
+	defer stop()
 	start := time.Now()
 	res, err := RunPBT(s, o)
 	if err != nil {

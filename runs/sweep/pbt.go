@@ -1,19 +1,15 @@
 package sweep
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"time"
 
 	"selmix/core/search"
 	"selmix/internal/boundedfile"
 	"selmix/internal/jsonfloat"
-	"selmix/runs"
 	"selmix/runs/record"
 )
 
@@ -88,22 +84,15 @@ func (s *Sweep) Population() (*Population, error) {
 	for g := range po.reports {
 		po.reports[g] = make([]*PBTDecision, len(s.Members))
 	}
-	b, err := boundedfile.ReadFile(po.path, populationFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return po, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	lines := bytes.Split(b, []byte("\n"))
-	for ln, line := range lines[:len(lines)-1] {
+	err := readLog(po.path, populationFile, func(line []byte) error {
 		var d PBTDecision
 		if err := json.Unmarshal(line, &d); err != nil {
-			return nil, runs.Damaged(fmt.Errorf("%s:%d is damaged: %v", po.path, ln+1, err))
+			return err
 		}
-		if err := po.apply(d); err != nil {
-			return nil, runs.Damaged(fmt.Errorf("%s:%d is damaged: %v", po.path, ln+1, err))
-		}
+		return po.apply(d)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return po, nil
 }

@@ -89,25 +89,38 @@ func (s *Sweep) Schedule() (*Schedule, error) {
 	for i := range n {
 		sc.sent[i], sc.reported[i] = make([]bool, R), make([]bool, R)
 	}
-	b, err := boundedfile.ReadFile(sc.path, scheduleFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return sc, nil
-	}
+	err := readLog(sc.path, scheduleFile, func(line []byte) error {
+		var d Decision
+		if err := json.Unmarshal(line, &d); err != nil {
+			return err
+		}
+		return sc.apply(d)
+	})
 	if err != nil {
 		return nil, err
+	}
+	return sc, nil
+}
+
+// readLog hands each whole line of the decision log at path to take, in
+// order; none when there is no log. A torn last line (a process killed
+// while writing it) is left out; a line take refuses is damage.
+func readLog(path string, lim boundedfile.Limit, take func(line []byte) error) error {
+	b, err := boundedfile.ReadFile(path, lim)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	lines := bytes.Split(b, []byte("\n"))
 	// The last piece is what follows the last newline: "" or a torn line.
 	for ln, line := range lines[:len(lines)-1] {
-		var d Decision
-		if err := json.Unmarshal(line, &d); err != nil {
-			return nil, runs.Damaged(fmt.Errorf("%s:%d is damaged: %v", sc.path, ln+1, err))
-		}
-		if err := sc.apply(d); err != nil {
-			return nil, runs.Damaged(fmt.Errorf("%s:%d is damaged: %v", sc.path, ln+1, err))
+		if err := take(line); err != nil {
+			return runs.Damaged(fmt.Errorf("%s:%d is damaged: %v", path, ln+1, err))
 		}
 	}
-	return sc, nil
+	return nil
 }
 
 // apply takes d into the state, refusing one the schedule could not have

@@ -61,6 +61,38 @@ func (o *ashaOutput) String() string {
 	return o.b.String()
 }
 
+// background starts selmix with args; out collects its output as it
+// runs, and done closes once it has ended and every line it wrote is in
+// out. The test's cleanup kills it if it still runs.
+func background(t *testing.T, args ...string) (*exec.Cmd, *ashaOutput, chan struct{}) {
+	t.Helper()
+	cmd := exec.Command(selmixtest.Binary(t), args...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := &ashaOutput{}
+	done, scanned := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			out.add(sc.Text())
+		}
+	}()
+	go func() { cmd.Wait(); pw.Close(); <-scanned; close(done) }()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	return cmd, out, done
+}
+
 // ashaDecisions are a sweep's decisions, without their times.
 func ashaDecisions(t *testing.T, root, id string) []string {
 	t.Helper()
@@ -100,44 +132,14 @@ func TestSweepASHA(t *testing.T) {
 
 	// The interrupted sweep, in the background.
 	rootB := filepath.Join(dir, "b")
-	cmd := exec.Command(selmixtest.Binary(t), ashaArgs(spec, rootB)...)
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := &ashaOutput{}
-	ids := make(chan string, 1)
-	done := make(chan struct{})
-	scanned := make(chan struct{})
-	go func() {
-		defer close(scanned)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			out.add(sc.Text())
-			if m := ashaIDRe.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case ids <- m[1]:
-				default: // the id is taken from its first line
-				}
-			}
-		}
-	}()
-	// done: the sweep has ended and every line it wrote is in out.
-	go func() { cmd.Wait(); pw.Close(); <-scanned; close(done) }()
-	t.Cleanup(func() {
-		select {
-		case <-done:
-		default:
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	cmd, out, done := background(t, ashaArgs(spec, rootB)...)
 	var idB string
-	select {
-	case idB = <-ids:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no sweep id printed:\n%s", out.String())
+	for deadline := time.Now().Add(60 * time.Second); idB == ""; time.Sleep(20 * time.Millisecond) {
+		if m := ashaIDRe.FindStringSubmatch(out.String()); m != nil {
+			idB = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no sweep id printed:\n%s", out.String())
+		}
 	}
 
 	// The uninterrupted sweep, meanwhile.

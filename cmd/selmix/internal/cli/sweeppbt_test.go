@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -77,30 +74,7 @@ func TestSweepPBT(t *testing.T) {
 	rootA, rootB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 
 	// The interrupted sweep, in the background.
-	cmd := exec.Command(selmixtest.Binary(t), pbtArgs(spec, rootB)...)
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := &ashaOutput{}
-	done, scanned := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(scanned)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			out.add(sc.Text())
-		}
-	}()
-	go func() { cmd.Wait(); pw.Close(); <-scanned; close(done) }()
-	t.Cleanup(func() {
-		select {
-		case <-done:
-		default:
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	cmd, out, done := background(t, pbtArgs(spec, rootB)...)
 	// Interrupt B once a copy runs its next generation.
 	deadline := time.Now().Add(180 * time.Second)
 	for !strings.Contains(out.String(), " continues from member ") {
