@@ -55,6 +55,9 @@ type MemberStatus struct {
 	// Rung is, in a successive-halving sweep, the rung it reached ("1")
 	// and the one it is on its way to ("1→2"), as steps; "" in a grid.
 	Rung string
+	// Gen is, in a population, the generations it ended ("2") and, once a
+	// copy, the member its run continues ("2 ←3"); "" otherwise.
+	Gen string
 }
 
 // Status is a sweep's members now.
@@ -69,6 +72,11 @@ type Status struct {
 	// Complete whether its schedule is.
 	ASHA     *search.ASHA
 	Complete bool
+	// PBT is a population's plan (nil otherwise), Gen the generation it
+	// runs and Exploits how many it took; Complete says it is done.
+	PBT      *search.PBT
+	Gen      int
+	Exploits int
 }
 
 // Count is the number of members in category c.
@@ -111,6 +119,9 @@ func (st *Status) Summary() string {
 	if st.ASHA != nil {
 		line += fmt.Sprintf(", %d at a rung", st.Count(AtRung))
 	}
+	if st.PBT != nil {
+		line += fmt.Sprintf(", %d between generations", st.Count(AtRung))
+	}
 	return line
 }
 
@@ -147,7 +158,21 @@ func (r *Reader) Status(ctx context.Context) (*Status, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.s
-	st := &Status{ID: s.ID, Executor: s.Executor, Columns: s.Columns, Slurm: r.cluster != nil, ExecutorLive: s.ExecutorLive(), ASHA: s.ASHA}
+	st := &Status{ID: s.ID, Executor: s.Executor, Columns: s.Columns, Slurm: r.cluster != nil, ExecutorLive: s.ExecutorLive(), ASHA: s.ASHA, PBT: s.PBT}
+	var po *Population
+	if s.PBT != nil {
+		var err error
+		if po, err = s.Population(); err != nil {
+			st.Notes = append(st.Notes, "the population: "+err.Error())
+		} else {
+			st.Complete, st.Gen = po.Complete(), po.Gen()
+			for _, d := range po.Decisions {
+				if d.Op == PBTExploit {
+					st.Exploits++
+				}
+			}
+		}
+	}
 	var sc *Schedule
 	if s.ASHA != nil {
 		var err error
@@ -173,7 +198,12 @@ func (r *Reader) Status(ctx context.Context) (*Status, error) {
 		for _, v := range m.Vary {
 			ms.Values = append(ms.Values, search.Display(v))
 		}
-		run, err := s.pick(i, byName)
+		var run *runs.Run
+		if po != nil {
+			run, err = pickNamed(i, po.RunName(i), byName)
+		} else {
+			run, err = s.pick(i, byName)
+		}
 		if err != nil {
 			ms.Err = err.Error()
 		}
@@ -197,6 +227,23 @@ func (r *Reader) Status(ctx context.Context) (*Status, error) {
 			ms.Rung = rungText(s.ASHA, sc.Reached(i), sc.Sent(i))
 			if sc.Reached(i) >= 0 && sc.Sent(i) < 0 && ms.Category == Failed {
 				// Stopped at its rung: promoted when the schedule goes on.
+				ms.Category, ms.Active = AtRung, st.ExecutorLive && !st.Complete
+			}
+		}
+		if po != nil {
+			ended := 0
+			for g := range s.PBT.Gens() {
+				if po.Reported(i, g) != nil {
+					ended = g + 1
+				}
+			}
+			ms.Gen = fmt.Sprint(ended)
+			if e := po.Exploited(i); e != nil {
+				ms.Gen += fmt.Sprintf(" ←%d", e.From)
+			}
+			if ended > 0 && ended < s.PBT.Gens() && ms.Category == Failed && run != nil && run.Meta.Status == runs.StatusStopped {
+				// Stopped at its generation's end: it goes on when the
+				// population does.
 				ms.Category, ms.Active = AtRung, st.ExecutorLive && !st.Complete
 			}
 		}
@@ -301,6 +348,9 @@ func (st *Status) WriteTable(w io.Writer) error {
 	if st.ASHA != nil {
 		head = append(head, "RUNG")
 	}
+	if st.PBT != nil {
+		head = append(head, "GEN")
+	}
 	if st.Slurm {
 		head = append(head, "SLURM")
 	}
@@ -315,6 +365,9 @@ func (st *Status) WriteTable(w io.Writer) error {
 		row = append(row, orDash(m.RunID), m.StateText())
 		if st.ASHA != nil {
 			row = append(row, orDash(m.Rung))
+		}
+		if st.PBT != nil {
+			row = append(row, orDash(m.Gen))
 		}
 		if st.Slurm {
 			row = append(row, m.SlurmText())
@@ -347,6 +400,13 @@ func (st *Status) WriteTable(w io.Writer) error {
 		}
 		grid := len(st.Members) * a.Rungs[a.Top()]
 		fmt.Fprintf(w, "asha: rungs at %s steps, eta %d; schedule %s; %d steps of the grid's %d\n", search.JoinInts(a.Rungs, ", "), a.Eta, state, spent, grid)
+	}
+	if p := st.PBT; p != nil {
+		state := "not complete"
+		if st.Complete {
+			state = "complete"
+		}
+		fmt.Fprintf(w, "pbt: %d generations of %d steps; generation %d; %d exploits; population %s\n", p.Gens(), p.Interval, st.Gen, st.Exploits, state)
 	}
 	_, err := fmt.Fprintln(w, st.Summary())
 	return err

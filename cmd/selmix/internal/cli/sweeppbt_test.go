@@ -98,6 +98,10 @@ func TestSweepPBT(t *testing.T) {
 		t.Fatalf("interrupted sweep: exit %d, want 130\n%s", code, out.String())
 	}
 	idB := m[1]
+	st := selmixtest.Run(t, "sweep", "status", idB, "--runs", rootB)
+	if head, _, _ := strings.Cut(st, "\n"); !strings.Contains(head, " GEN ") || !strings.Contains(st, "pbt: 3 generations of 100 steps; generation 1; ") || !strings.Contains(st, "population not complete") {
+		t.Errorf("status of the interrupted population:\n%s", st)
+	}
 
 	// The uninterrupted sweep.
 	outA, code := selmixtest.Code(t, os.Environ(), pbtArgs(spec, rootA)...)
@@ -117,6 +121,9 @@ func TestSweepPBT(t *testing.T) {
 	}
 	if got := pbtDecisions(t, rootB, idB); !reflect.DeepEqual(got, want) {
 		t.Errorf("interrupted and resumed, decisions\n%s\nwant (uninterrupted)\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if st := selmixtest.Run(t, "sweep", "status", idB, "--runs", rootB); !strings.Contains(st, "pbt: 3 generations of 100 steps; generation 2; 2 exploits; population complete\n4 members: 4 finished") {
+		t.Errorf("status of the resumed population:\n%s", st)
 	}
 	again, code := selmixtest.Code(t, os.Environ(), "sweep", "resume", idB, "--runs", rootB)
 	if code != 0 || !strings.Contains(again, "nothing to resume: the population of sweep "+idB+" is complete (16 decisions)") {
