@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"selmix/core/search"
 	"selmix/runs/sweep"
 	"selmix/tui/internal/fixture"
 )
@@ -70,6 +71,18 @@ func withGPUs(st *sweep.Status) *sweep.Status {
 	return st
 }
 
+// withPopulation is st as a population on this box mid-way through its
+// second generation: member 3 a copy of member 0.
+func withPopulation(st *sweep.Status) *sweep.Status {
+	st.Executor, st.Slurm = "local", false
+	st.PBT = &search.PBT{Interval: 100, Steps: 300, Quantile: 0.25, Explore: search.ExplorePerturb, Keys: []string{"s"}}
+	for i, g := range []string{"2", "2", "1", "1 ←0", "1", "1"} {
+		st.Members[i].Slurm, st.Members[i].Gen = "", g
+	}
+	st.Gen, st.Exploits = 1, 1
+	return st
+}
+
 func TestView(t *testing.T) {
 	cases := []struct {
 		name string
@@ -85,6 +98,7 @@ func TestView(t *testing.T) {
 		{"by-best-desc", []tea.Msg{StatusMsg{status()}, fixture.Key("h"), fixture.Key("r")}, 120, 30},
 		{"help", []tea.Msg{StatusMsg{status()}, fixture.Key("?")}, 120, 30},
 		{"gpus", []tea.Msg{StatusMsg{withGPUs(status())}}, 120, 30},
+		{"population", []tea.Msg{StatusMsg{withPopulation(status())}}, 120, 30},
 		// Room for the sparkline: it is drawn; without (gpus, above) none is.
 		{"wide", []tea.Msg{StatusMsg{status()}}, 160, 12},
 	}

@@ -29,8 +29,8 @@ type column struct {
 // characters was).
 const minSpark = 8
 
-// columns are "#", the sweep's columns, state, (slurm,) (gpus, where a
-// member has some,) step, ψ now and best ψ.
+// columns are "#", the sweep's columns, state, (rung or gen in a search,)
+// (slurm,) (gpus, where a member has some,) step, ψ now and best ψ.
 func (m *Model) columns() []column {
 	nan := func(sweep.MemberStatus) float64 { return math.NaN() }
 	cols := []column{{name: "#", right: true, cell: func(ms sweep.MemberStatus) string { return fmt.Sprint(ms.Index) },
@@ -60,6 +60,14 @@ func (m *Model) columns() []column {
 		cols = append(cols, col)
 	}
 	cols = append(cols, column{name: "state", cell: sweep.MemberStatus.StateText, key: nan, agg: states})
+	// Where a member stands in the search: successive halving's rung, a
+	// population's generation (and whom a copy continues).
+	if m.st.ASHA != nil {
+		cols = append(cols, column{name: "rung", cell: func(ms sweep.MemberStatus) string { return dash(ms.Rung) }, key: nan})
+	}
+	if m.st.PBT != nil {
+		cols = append(cols, column{name: "gen", cell: func(ms sweep.MemberStatus) string { return dash(ms.Gen) }, key: nan})
+	}
 	if m.st.Slurm {
 		cols = append(cols, column{name: "slurm", cell: sweep.MemberStatus.SlurmText, key: nan})
 	}
@@ -79,6 +87,14 @@ func (m *Model) columns() []column {
 		// sparkline its room.
 		column{name: "test end", right: true, mean: true, cell: sweep.MemberStatus.TestEndText, key: testEnd, agg: mean(testEnd)},
 		column{name: "test best", right: true, mean: true, cell: sweep.MemberStatus.TestBestText, key: testBest, agg: mean(testBest)})
+}
+
+// dash is s, or "–" when empty.
+func dash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
 }
 
 // meanStd is a group's "mean ± sample std" of get over the members that
