@@ -16,18 +16,18 @@ import (
 )
 
 // pbtSpec is population-based training over four values of s on the
-// built-in experiment: 300 steps refreshing every 25, three generations
-// of 100.
+// built-in experiment: 150 steps refreshing every 25, three generations
+// of 50.
 const pbtSpec = `name = "pop"
 [base]
-"finetune.steps" = 300
+"finetune.steps" = 150
 "finetune.refresh" = 25
 "record.checkpoint_every" = 2
 "record.plots" = false
 [axes]
 "finetune.s" = [0.5, 1, 2, 4]
 [pbt]
-interval = 100
+interval = 50
 `
 
 func pbtArgs(path, root string) []string {
@@ -99,7 +99,7 @@ func TestSweepPBT(t *testing.T) {
 	}
 	idB := m[1]
 	st := selmixtest.Run(t, "sweep", "status", idB, "--runs", rootB)
-	if head, _, _ := strings.Cut(st, "\n"); !strings.Contains(head, " GEN ") || !strings.Contains(st, "pbt: 3 generations of 100 steps; generation 1; ") || !strings.Contains(st, "population not complete") {
+	if head, _, _ := strings.Cut(st, "\n"); !strings.Contains(head, " GEN ") || !strings.Contains(st, "pbt: 3 generations of 50 steps; generation 1; ") || !strings.Contains(st, "population not complete") {
 		t.Errorf("status of the interrupted population:\n%s", st)
 	}
 
@@ -122,7 +122,7 @@ func TestSweepPBT(t *testing.T) {
 	if got := pbtDecisions(t, rootB, idB); !reflect.DeepEqual(got, want) {
 		t.Errorf("interrupted and resumed, decisions\n%s\nwant (uninterrupted)\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if st := selmixtest.Run(t, "sweep", "status", idB, "--runs", rootB); !strings.Contains(st, "pbt: 3 generations of 100 steps; generation 2; 2 exploits; population complete\n4 members: 4 finished") {
+	if st := selmixtest.Run(t, "sweep", "status", idB, "--runs", rootB); !strings.Contains(st, "pbt: 3 generations of 50 steps; generation 2; 2 exploits; population complete\n4 members: 4 finished") {
 		t.Errorf("status of the resumed population:\n%s", st)
 	}
 	again, code := selmixtest.Code(t, os.Environ(), "sweep", "resume", idB, "--runs", rootB)

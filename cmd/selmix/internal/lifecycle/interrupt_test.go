@@ -130,7 +130,7 @@ func interruptProcess(t *testing.T, how interruption, rng *rand.Rand, root strin
 
 // Interrupt the real binary at random points of a run — in steps,
 // refreshes, checkpoint writes, right after a control — by SIGINT, SIGTERM,
-// `selmix stop` and SIGKILL, 20 times each; some resumed runs are
+// `selmix stop` and SIGKILL, 12 times each; some resumed runs are
 // interrupted again. Every time the run opens, and resumes to exactly what
 // an uninterrupted run logs and concludes, byte for byte; replay agrees.
 func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
@@ -142,7 +142,7 @@ func TestInterruptResumeEqualsUninterrupted(t *testing.T) {
 	root := livetest.ShortDir(t) // it holds the control sockets
 	want := runstest.ReadOutcome(t, sharedRoot, sharedID)
 
-	const trials = 20
+	const trials = 12
 	for ki, how := range interruptions {
 		t.Run(how.name, func(t *testing.T) {
 			t.Parallel()
