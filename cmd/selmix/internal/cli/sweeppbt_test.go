@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -156,7 +157,8 @@ func TestSweepPBT(t *testing.T) {
 		if e := po.Exploited(i); e != nil {
 			copies++
 			show := selmixtest.Run(t, "runs", "show", "--runs", rootB, r.Meta.ID)
-			if !strings.Contains(show, fmt.Sprintf("step    %d  set %s (pbt)", e.At, strings.Replace(strings.TrimPrefix(e.Sets[0], "finetune."), "=", "=", 1))) {
+			want := regexp.MustCompile(fmt.Sprintf(`step +%d  set %s \(pbt\)`, e.At, regexp.QuoteMeta(strings.TrimPrefix(e.Sets[0], "finetune."))))
+			if !want.MatchString(show) {
 				t.Errorf("member %d's run %s does not show its explore %v at step %d:\n%s", i, r.Meta.ID, e.Sets, e.At, show)
 			}
 		}
