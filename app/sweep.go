@@ -66,9 +66,6 @@ func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOpti
 		o.Executor = spec.Executor()
 	}
 	asha, pbt := o.Search == search.SuccessiveHalving, o.Search == search.PopulationBased
-	if (asha || pbt) && o.Executor == search.ExecSlurm {
-		return searchOnSlurm(o.Search, spec.Slurm != nil)
-	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -118,12 +115,6 @@ func ResumeSweep(ctx context.Context, w io.Writer, root, query string, o SweepOp
 	}
 	if o.Executor == "" {
 		o.Executor = s.Executor
-	}
-	if s.ASHA != nil && o.Executor == search.ExecSlurm {
-		return searchOnSlurm(search.SuccessiveHalving, false)
-	}
-	if s.PBT != nil && o.Executor == search.ExecSlurm {
-		return searchOnSlurm(search.PopulationBased, false)
 	}
 	given, names := o.GPUs != "", gpu.Options
 	if !given {
@@ -282,17 +273,6 @@ func stoppedAt(r *runs.Run) int {
 		return 0
 	}
 	return h.Stopped().Steps
-}
-
-// searchOnSlurm is the refusal of a successive-halving or population-based
-// sweep on Slurm (bad input: exit 2); fromSpec says Slurm is the spec's
-// default.
-func searchOnSlurm(how string, fromSpec bool) error {
-	why := ""
-	if fromSpec {
-		why = " (the spec's [slurm] makes slurm the default)"
-	}
-	return BadInput("--search %s: runs here only for now: give --executor local%s", how, why)
 }
 
 // resumePopulation continues population-based sweep s where its log

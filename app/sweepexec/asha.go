@@ -34,6 +34,12 @@ type ASHAResult struct {
 // every running member, and nothing more starts. o.Members is not used.
 func RunASHA(s *sweep.Sweep, o LocalOptions) (*ASHAResult, error) {
 	o.Defaults()
+	return runASHA(s, o, &localExec{s: s, o: o, res: &LocalResult{}, running: map[int]*exec.Cmd{}})
+}
+
+// runASHA runs s's schedule with r running its members (here, or on
+// Slurm), holding the sweep's lock.
+func runASHA(s *sweep.Sweep, o LocalOptions, r memberRunner) (*ASHAResult, error) {
 	lock, err := lockForMembers(s)
 	if err != nil {
 		return nil, err
@@ -43,11 +49,13 @@ func RunASHA(s *sweep.Sweep, o LocalOptions) (*ASHAResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &localExec{s: s, o: o, res: &LocalResult{}, running: map[int]*exec.Cmd{}}
 	a := &ashaExec{s: s, o: o, sc: sc, quit: make(chan struct{})}
-	a.launch = func(d sweep.Decision, ends chan<- jobEnd) { go a.process(x, d, ends) }
-	a.forward = x.forward
+	a.launch = func(d sweep.Decision, ends chan<- jobEnd) { go a.process(r, d, ends) }
+	a.forward = r.forward
 	a.psi = s.RungPsi
+	if sr, ok := r.(*slurmRunner); ok {
+		sr.out = a.line
+	}
 	return a.run()
 }
 
@@ -206,7 +214,7 @@ func (a *ashaExec) ended(e jobEnd, res *ASHAResult) error {
 // process runs member d.Member's process to its rung (RunLocal's
 // process, with --stop-at) and says on ends how it ended. A member still
 // run by a process of an executor that was killed is waited for first.
-func (a *ashaExec) process(x *localExec, d sweep.Decision, ends chan<- jobEnd) {
+func (a *ashaExec) process(x memberRunner, d sweep.Decision, ends chan<- jobEnd) {
 	e := x.runTo(a.quit, d.Member, d.StopAt)
 	e.d = d
 	ends <- e
@@ -277,23 +285,17 @@ func ordinal(n int) string {
 	return strconv.Itoa(n) + suffix
 }
 
-// ErrASHASlurm is Execute's error for a successive-halving sweep on Slurm.
-var ErrASHASlurm = errors.New("--search asha runs members here only for now (--executor local): its promotions are taken as members reach their rungs, which an array job does not wait for")
-
-// ExecuteASHA runs s's successive-halving schedule with e (locally only:
-// ErrASHASlurm on Slurm), passing SIGINT and SIGTERM on to its members
-// (then the error is an *Interrupted). It is an error when the schedule
-// could not complete: sweep resume continues it.
+// ExecuteASHA runs s's successive-halving schedule with e, here or on
+// Slurm (searchRunner), passing SIGINT and SIGTERM on to its local
+// members (then the error is an *Interrupted). It is an error when the
+// schedule could not complete: sweep resume continues it.
 func ExecuteASHA(ctx context.Context, s *sweep.Sweep, e Execution) error {
-	if e.Executor == search.ExecSlurm {
-		return ErrASHASlurm
-	}
 	w := e.Out
 	fmt.Fprintf(w, "asha: %s\n", describeASHA(s.ASHA))
-	o, stop := e.local(s, len(s.Members))
+	o, r, stop := e.searchRunner(s)
 	defer stop()
 	start := time.Now()
-	res, err := RunASHA(s, o)
+	res, err := runASHA(s, o, r)
 	if err != nil {
 		return err
 	}
@@ -334,15 +336,15 @@ func joinSteps(xs []int) string {
 // members with the steps of the refreshes each is ranked at (each rung
 // rounded up to its next refresh), and their command.
 func DryRunASHA(s *sweep.Sweep, e Execution) error {
-	if e.Executor == search.ExecSlurm {
-		return ErrASHASlurm
-	}
 	w := e.Out
 	a := s.ASHA
 	fmt.Fprintf(w, "sweep %s (dry run: nothing written, nothing started): %d members, runs root %s\n", s.ID, len(s.Members), s.Root)
 	fmt.Fprintf(w, "asha: %s\n", describeASHA(a))
 	for i := range s.Members {
 		fmt.Fprintf(w, "  %3d  %-40s  ranked at steps %s  --set %s\n", i, s.Describe(i), joinSteps(a.Stops[i]), strings.Join(s.Members[i].Sets, " --set "))
+	}
+	if e.Executor == search.ExecSlurm {
+		return e.drySearchSlurm(s)
 	}
 	o, env := e.dryLocal(w)
 	fmt.Fprintf(w, "\nwould run %d at a time, each to its next rung: %sOPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d %s sweep member %s INDEX [--stop-at STEP]\n", o.Parallel, env, o.Threads, o.Threads, e.Binary, s.Dir)

@@ -98,6 +98,17 @@ func (e Execution) local(s *sweep.Sweep, n int) (o LocalOptions, stop func()) {
 	return o, func() { signal.Stop(sigs) }
 }
 
+// drySearchSlurm writes what a search on Slurm would submit: one job of
+// the batch script per member's run to its next stop.
+func (e Execution) drySearchSlurm(s *sweep.Sweep) error {
+	script, err := s.BatchScript(e.Binary)
+	if err != nil {
+		return &ScriptError{err}
+	}
+	fmt.Fprintf(e.Out, "\nwould write %s and, for each member's run to its next stop, run: sbatch --parsable --array=INDEX %s --stop-at STEP (this process keeping the schedule)\n\n%s", s.ScriptPath(), s.ScriptPath(), script)
+	return nil
+}
+
 // DryRun writes to e.Out the members Execute would run and how: the
 // batch script and its sbatch command on Slurm, the command of each
 // member locally. It writes and starts nothing.

@@ -2,7 +2,6 @@ package sweepexec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,6 +35,12 @@ type PBTResult struct {
 // o.Signals is passed to every running member, and nothing more starts.
 func RunPBT(s *sweep.Sweep, o LocalOptions) (*PBTResult, error) {
 	o.Defaults()
+	return runPBT(s, o, &localExec{s: s, o: o, res: &LocalResult{}, running: map[int]*exec.Cmd{}})
+}
+
+// runPBT runs s's population with r running its members (here, or on
+// Slurm), holding the sweep's lock.
+func runPBT(s *sweep.Sweep, o LocalOptions, r memberRunner) (*PBTResult, error) {
 	lock, err := lockForMembers(s)
 	if err != nil {
 		return nil, err
@@ -45,8 +50,10 @@ func RunPBT(s *sweep.Sweep, o LocalOptions) (*PBTResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &localExec{s: s, o: o, res: &LocalResult{}, running: map[int]*exec.Cmd{}}
-	p := &pbtExec{s: s, o: o, po: po, x: x, quit: make(chan struct{})}
+	p := &pbtExec{s: s, o: o, po: po, x: r, quit: make(chan struct{})}
+	if sr, ok := r.(*slurmRunner); ok {
+		sr.out = p.line
+	}
 	return p.run()
 }
 
@@ -55,7 +62,7 @@ type pbtExec struct {
 	s    *sweep.Sweep
 	o    LocalOptions
 	po   *sweep.Population
-	x    *localExec
+	x    memberRunner
 	quit chan struct{} // closed when a signal came: nothing more starts
 }
 
@@ -203,29 +210,23 @@ func (p *pbtExec) line(i int, what string) {
 	fmt.Fprintf(p.o.Out, "member %d  %s  %s\n", i, p.s.Describe(i), what)
 }
 
-// ErrPBTSlurm is Execute's error for a population-based sweep on Slurm.
-var ErrPBTSlurm = errors.New("--search pbt runs members here only for now (--executor local): a generation's exploits wait for every member, which an array job does not")
-
 // describePBT says in one line what a plan does.
 func describePBT(p *search.PBT) string {
 	return fmt.Sprintf("%d generations of %d steps; at each end the worst %.0f%% copy the best (by validation ψ of %s) and %s %s",
 		p.Gens(), p.Interval, 100*p.Quantile, p.MetricName(), p.Explore, strings.Join(p.Keys, ", "))
 }
 
-// ExecutePBT runs s's population with e (locally only: ErrPBTSlurm on
-// Slurm), passing SIGINT and SIGTERM on to its members (then the error is
-// an *Interrupted). It is an error when the population could not
-// complete: sweep resume continues it.
+// ExecutePBT runs s's population with e, here or on Slurm (searchRunner),
+// passing SIGINT and SIGTERM on to its local members (then the error is an
+// *Interrupted). It is an error when the population could not complete:
+// sweep resume continues it.
 func ExecutePBT(ctx context.Context, s *sweep.Sweep, e Execution) error {
-	if e.Executor == search.ExecSlurm {
-		return ErrPBTSlurm
-	}
 	w := e.Out
 	fmt.Fprintf(w, "pbt: %s\n", describePBT(s.PBT))
-	o, stop := e.local(s, len(s.Members))
+	o, r, stop := e.searchRunner(s)
 	defer stop()
 	start := time.Now()
-	res, err := RunPBT(s, o)
+	res, err := runPBT(s, o, r)
 	if err != nil {
 		return err
 	}
@@ -247,9 +248,6 @@ func ExecutePBT(ctx context.Context, s *sweep.Sweep, e Execution) error {
 // DryRunPBT writes to e.Out what ExecutePBT would run: the plan, the
 // first population and their command.
 func DryRunPBT(s *sweep.Sweep, e Execution) error {
-	if e.Executor == search.ExecSlurm {
-		return ErrPBTSlurm
-	}
 	w := e.Out
 	p := s.PBT
 	fmt.Fprintf(w, "sweep %s (dry run: nothing written, nothing started): %d members, runs root %s\n", s.ID, len(s.Members), s.Root)
@@ -260,6 +258,9 @@ func DryRunPBT(s *sweep.Sweep, e Execution) error {
 	}
 	for i := range s.Members {
 		fmt.Fprintf(w, "  %3d  %-40s  ranked at steps %s  --set %s\n", i, s.Describe(i), joinSteps(ends), strings.Join(s.Members[i].Sets, " --set "))
+	}
+	if e.Executor == search.ExecSlurm {
+		return e.drySearchSlurm(s)
 	}
 	o, env := e.dryLocal(w)
 	fmt.Fprintf(w, "\nwould run %d at a time, each generation to its end: %sOPENBLAS_NUM_THREADS=%d GOMAXPROCS=%d %s sweep member %s INDEX [--stop-at STEP]\n", o.Parallel, env, o.Threads, o.Threads, e.Binary, s.Dir)

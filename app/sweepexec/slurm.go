@@ -15,9 +15,9 @@ import (
 // Commands is the sweep.Cluster of the Slurm command-line tools.
 type Commands struct{}
 
-// Submit runs `sbatch --parsable --array=ARRAY SCRIPT`.
-func (Commands) Submit(ctx context.Context, script, array string) (string, error) {
-	out, err := run(ctx, "sbatch", "--parsable", "--array="+array, script)
+// Submit runs `sbatch --parsable --array=ARRAY SCRIPT ARGS…`.
+func (Commands) Submit(ctx context.Context, script, array string, args ...string) (string, error) {
+	out, err := run(ctx, "sbatch", append([]string{"--parsable", "--array=" + array, script}, args...)...)
 	if err != nil {
 		return "", err
 	}

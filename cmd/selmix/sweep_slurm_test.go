@@ -13,6 +13,7 @@ import (
 	"selmix/runs"
 	"selmix/runs/live/livetest"
 	"selmix/runs/runstest"
+	"selmix/runs/sweep"
 )
 
 var submittedRe = regexp.MustCompile(`(?m)^submitted Slurm job (\d+), array (\S+) `)
@@ -136,6 +137,53 @@ func TestSweepSlurm(t *testing.T) {
 		}
 		runstest.SameOutcome(t, c.name, runstest.ReadOutcome(t, root, got.Meta.ID), runstest.ReadOutcome(t, root, want.Meta.ID))
 	}
+
+	// (d) A population on Slurm: this process keeps the schedule, each
+	// member's run to a generation's end is a job, a copy's job makes its
+	// fork; the copy replays identical.
+	t0 = time.Now()
+	specD := writeSpec(t, dir, "d.toml", "name = \"popD\"\n[base]\n\"finetune.steps\" = 100\n\"finetune.refresh\" = 25\n\"record.plots\" = false\n"+
+		"[axes]\n\"finetune.s\" = [1, 4]\n[pbt]\ninterval = 50\n[slurm]\nmax_parallel = 2\n")
+	out, code = selmixtest.Code(t, env, "sweep", specD, "--search", "pbt", "--runs", root)
+	m = sweepIDRe.FindStringSubmatch(out)
+	if code != 0 || m == nil || !strings.Contains(out, ": population complete: 4 reports, 1 exploits, 0 stopped, 0 failed") || !strings.Contains(out, "submitted: Slurm job ") {
+		t.Fatalf("(d) sweep --search pbt on Slurm: exit %d\n%s\nslurm output: %s", code, out, func() string {
+			if m == nil {
+				return ""
+			}
+			return slurmOutputs(t, root, m[1])
+		}())
+	}
+	sd, err := sweep.Open(root, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	po, err := sd.Population()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sd.Members {
+		if po.Exploited(i) == nil {
+			continue
+		}
+		r := memberRun(t, root, m[1], i)
+		if rep, code := selmixtest.Code(t, env, "replay", "--runs", root, r.Meta.ID); code != 0 || !strings.Contains(rep, " is identical to "+r.Meta.ID) {
+			t.Errorf("(d) replay of the copy %s: exit %d\n%s", r.Meta.ID, code, rep)
+		}
+	}
+	t.Logf("(d) a population of 2 on Slurm in %.1fs", time.Since(t0).Seconds())
+
+	// (e) Successive halving on Slurm, the same way: each run to a rung a
+	// job, the promoted member's next job resuming it.
+	t0 = time.Now()
+	specE := writeSpec(t, dir, "e.toml", "name = \"ashE\"\n[base]\n\"finetune.steps\" = 150\n\"finetune.refresh\" = 25\n\"record.plots\" = false\n"+
+		"[axes]\nseed = [1, 2, 3]\n[asha]\nmin_steps = 50\n[slurm]\nmax_parallel = 3\n")
+	out, code = selmixtest.Code(t, env, "sweep", specE, "--search", "asha", "--runs", root)
+	// Rungs at 50 and 150: three reach 50, the best goes on to the end.
+	if code != 0 || !strings.Contains(out, ": schedule complete: 4 reports, 0 stopped, 0 failed") || strings.Count(out, "submitted: Slurm job ") != 4 {
+		t.Fatalf("(e) sweep --search asha on Slurm: exit %d\n%s", code, out)
+	}
+	t.Logf("(e) successive halving of 3 on Slurm in %.1fs", time.Since(t0).Seconds())
 }
 
 // slurmOutputs is every task output file of a sweep, for failure messages.

@@ -105,7 +105,7 @@ func BatchScript(s Batch) (string, error) {
 	p(`pid= sig=`)
 	p(`trap 'sig=TERM; [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null' TERM`)
 	p(`trap 'sig=INT; [ -n "$pid" ] && kill -INT "$pid" 2>/dev/null' INT`)
-	p("%s sweep member %s \"$SLURM_ARRAY_TASK_ID\" &", shellQuote(binary), shellQuote(s.Dir))
+	p("%s sweep member %s \"$SLURM_ARRAY_TASK_ID\" \"$@\" &", shellQuote(binary), shellQuote(s.Dir))
 	p(`pid=$!`)
 	p(`[ -n "$sig" ] && kill -"$sig" "$pid" 2>/dev/null`)
 	p(`while kill -0 "$pid" 2>/dev/null; do wait "$pid"; done`)

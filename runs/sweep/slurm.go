@@ -15,8 +15,9 @@ import (
 // Cluster is the part of Slurm a sweep uses.
 type Cluster interface {
 	// Submit submits the batch script for the array tasks in array
-	// (sbatch's --array syntax) and returns the job id.
-	Submit(ctx context.Context, script, array string) (string, error)
+	// (sbatch's --array syntax), with args after the script (its member
+	// command's: --stop-at N), and returns the job id.
+	Submit(ctx context.Context, script, array string, args ...string) (string, error)
 	// Tasks returns the state of each member's latest array task
 	// (PENDING, RUNNING, COMPLETED, CANCELLED, ...); members Slurm does
 	// not know are absent.
@@ -24,25 +25,26 @@ type Cluster interface {
 }
 
 // Slurm task states, by what they mean for a member.
-type slurmKind int
+type SlurmKind int
 
 const (
-	slurmUnknown slurmKind = iota
-	slurmQueued            // waiting to run, requeued, held
-	slurmRunning           // its batch script runs (or ends)
-	slurmEnded             // the task ended, one way or another
+	SlurmUnknown SlurmKind = iota
+	SlurmQueued            // waiting to run, requeued, held
+	SlurmRunning           // its batch script runs (or ends)
+	SlurmEnded             // the task ended, one way or another
 )
 
-func slurmClass(state string) slurmKind {
+// SlurmClass is what a Slurm task state means for a member.
+func SlurmClass(state string) SlurmKind {
 	switch state {
 	case "":
-		return slurmUnknown
+		return SlurmUnknown
 	case "PENDING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD", "SPECIAL_EXIT":
-		return slurmQueued
+		return SlurmQueued
 	case "RUNNING", "COMPLETING", "CONFIGURING", "RESIZING", "SIGNALING", "STAGE_OUT", "SUSPENDED", "STOPPED":
-		return slurmRunning
+		return SlurmRunning
 	}
-	return slurmEnded // COMPLETED, CANCELLED, FAILED, TIMEOUT, PREEMPTED, NODE_FAIL, OUT_OF_MEMORY, ...
+	return SlurmEnded // COMPLETED, CANCELLED, FAILED, TIMEOUT, PREEMPTED, NODE_FAIL, OUT_OF_MEMORY, ...
 }
 
 // ScriptPath is the sweep's batch script.
@@ -58,12 +60,18 @@ func (s *Sweep) BatchScript(binary string) (string, error) {
 // Submit writes the batch script and submits the given members as one
 // array job, recording it in sweep.json. binary is the selmix executable
 // the tasks run. It takes the sweep's lock while it works.
-func (s *Sweep) Submit(ctx context.Context, cl Cluster, binary string, members []int) (Job, error) {
+func (s *Sweep) Submit(ctx context.Context, cl Cluster, binary string, members []int, args ...string) (Job, error) {
 	lock, err := s.Lock()
 	if err != nil {
 		return Job{}, err
 	}
 	defer lock.Close()
+	return s.SubmitHeld(ctx, cl, binary, members, args...)
+}
+
+// SubmitHeld is Submit by the process that holds the sweep's lock (the
+// scheduler of a search on Slurm), one call at a time.
+func (s *Sweep) SubmitHeld(ctx context.Context, cl Cluster, binary string, members []int, args ...string) (Job, error) {
 	script, err := s.BatchScript(binary)
 	if err != nil {
 		return Job{}, err
@@ -81,7 +89,7 @@ func (s *Sweep) Submit(ctx context.Context, cl Cluster, binary string, members [
 		throttle = s.Slurm.MaxParallel
 	}
 	array := search.ArraySpec(members, throttle)
-	id, err := cl.Submit(ctx, s.ScriptPath(), array)
+	id, err := cl.Submit(ctx, s.ScriptPath(), array, args...)
 	if err != nil {
 		return Job{}, err
 	}

@@ -41,7 +41,7 @@ type fakeCluster struct {
 	tasks         map[int]string
 }
 
-func (f *fakeCluster) Submit(_ context.Context, script, array string) (string, error) {
+func (f *fakeCluster) Submit(_ context.Context, script, array string, _ ...string) (string, error) {
 	f.script, f.array = script, array
 	return "4242", nil
 }
@@ -102,7 +102,7 @@ extra = ["--account=lab"]
 		"#SBATCH --partition=gpu", "#SBATCH --time=01:00:00", "#SBATCH --gres=gpu:1",
 		"#SBATCH --cpus-per-task=4", "#SBATCH --mem=8G", "#SBATCH --signal=B:TERM@120",
 		"#SBATCH --requeue", "#SBATCH --account=lab",
-		"'/opt/bin/selmix' sweep member '" + s.Dir + "' \"$SLURM_ARRAY_TASK_ID\" &",
+		"'/opt/bin/selmix' sweep member '" + s.Dir + "' \"$SLURM_ARRAY_TASK_ID\" \"$@\" &",
 		`  scontrol requeue "$task" && exit 0`,
 	} {
 		if !strings.Contains(script, line+"\n") {

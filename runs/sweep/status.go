@@ -291,13 +291,13 @@ func categorize(run *runs.Run, slurm string, executorLive, busy bool) (Category,
 	case run != nil && run.Live, busy:
 		return Running, true
 	}
-	switch slurmClass(slurm) {
-	case slurmRunning:
+	switch SlurmClass(slurm) {
+	case SlurmRunning:
 		return Running, true // its process is starting, or checkpointing
-	case slurmQueued:
+	case SlurmQueued:
 		return Pending, true // also a task that requeued itself
 	}
-	if run != nil || slurmClass(slurm) == slurmEnded {
+	if run != nil || SlurmClass(slurm) == SlurmEnded {
 		// Stopped, crashed, failed, or a task that ended without
 		// finishing its run (cancelled before it started, say).
 		return Failed, false

@@ -288,9 +288,10 @@ func TestSweepASHA(t *testing.T) {
 	}
 }
 
-// --search asha refuses, before anything is written, with one line and
-// exit code 2: Slurm, a spec whose members optimize different objectives
-// without a metric, and a search it does not know.
+// --search asha and pbt refuse, before anything is written, with one line
+// and exit code 2: a spec whose members optimize different objectives
+// without a metric, a bad table, nothing to explore, and a search it does
+// not know.
 func TestSweepASHABadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -303,7 +304,6 @@ func TestSweepASHABadInput(t *testing.T) {
 		}
 		return p
 	}
-	slurm := write("slurm.toml", base+"[axes]\nseed = [1]\n[slurm]\npartition = \"gpu\"\n")
 	objs := write("objs.toml", base+"[axes]\n\"finetune.objective\" = [\"min-recall\", \"hmean\"]\n")
 	eta := write("eta.toml", base+"[axes]\nseed = [1]\n[asha]\neta = 1\n")
 	seeds := write("seeds.toml", base+"[axes]\nseed = [1, 2]\n")
@@ -312,12 +312,9 @@ func TestSweepASHABadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"slurm by the spec", []string{"sweep", slurm, "--search", "asha"}, "selmix: --search asha: runs here only for now: give --executor local (the spec's [slurm] makes slurm the default)"},
-		{"slurm asked", []string{"sweep", objs, "--search", "asha", "--executor", "slurm"}, "selmix: --search asha: runs here only for now: give --executor local"},
 		{"objectives", []string{"sweep", objs, "--search", "asha"}, "selmix: " + objs + `: [asha] metric: the members optimize hmean, min-recall: name the objective to rank them by, e.g. metric = "hmean"`},
 		{"eta", []string{"sweep", eta, "--search", "asha"}, "selmix: " + eta + ": [asha] eta 1: want an integer ≥ 2 (each rung keeps 1/eta of the members)"},
 		{"search", []string{"sweep", eta, "--search", "pbt2"}, `selmix: --search "pbt2": want grid, asha or pbt`},
-		{"pbt on slurm", []string{"sweep", slurm, "--search", "pbt"}, "selmix: --search pbt: runs here only for now: give --executor local (the spec's [slurm] makes slurm the default)"},
 		{"pbt keys", []string{"sweep", seeds, "--search", "pbt"}, "selmix: " + seeds + `: [pbt] keys: nothing to explore: the spec varies no finetune key a run may change live (name them, e.g. keys = ["s", "lr"])`},
 	} {
 		code, stdout, stderr := runCLI(append(c.args, "--runs", root)...)
