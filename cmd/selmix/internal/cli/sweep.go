@@ -103,18 +103,21 @@ resume), 1 if some failed. slurm submits one array job (task id = member
 index) with sbatch and returns; the default is slurm when the spec has a
 [slurm] table, else local.
 
---search asha runs successive halving (ASHA) over the grid's members instead,
-locally: each runs to its first rung and stops there (resumable); the top
+--search asha runs successive halving (ASHA) over the grid's members
+instead: each runs to its first rung and stops there (resumable); the top
 1/eta of those that reached a rung go on to the next as they report, by
 validation ψ; the last rung runs to the end. The spec's [asha] table sets
 min_steps, eta (default 3) and metric (docs/sweeps.md).
 
---search pbt runs population-based training with the members as the first
-population, locally: every interval steps each stops (resumable) and is
-ranked by validation ψ; the worst quarter continue from the best quarter's
-checkpoints (a fork, with settings perturbed; the change logged as a
-control from pbt) and all go on. The spec's [pbt] table sets interval,
-quantile, explore (perturb or resample), keys, metric and seed.
+--search pbt runs population-based training with the members as the
+first population: every interval steps each stops (resumable) and is
+ranked by validation ψ; the worst quarter continue from the best
+quarter's checkpoints (a fork, with settings perturbed; the change
+logged as a control from pbt) and all go on. The spec's [pbt] table sets
+interval, quantile, explore (perturb or resample), keys, metric and seed.
+
+Both run here or on Slurm; on Slurm this process keeps the schedule and
+sends each member's run to its next stop as a job.
 
   selmix sweep status SWEEP [--watch]   the members, their state and ψ
   selmix sweep resume SWEEP             rerun what failed, was cancelled or crashed
@@ -124,7 +127,7 @@ quantile, explore (perturb or resample), keys, metric and seed.
 		RunE: f.runE(app.StartSweep),
 	}
 	f.add(cmd, "local or slurm (default: slurm if the spec has [slurm], else local)")
-	cmd.Flags().StringVar(&f.search, "search", search.Grid, "grid (every member runs to its end), asha (successive halving over the members, by the spec's [asha]) or pbt (population-based training from the members, by the spec's [pbt]); asha and pbt run locally only")
+	cmd.Flags().StringVar(&f.search, "search", search.Grid, "grid (every member runs to its end), asha (successive halving over the members, by the spec's [asha]) or pbt (population-based training from the members, by the spec's [pbt]); on Slurm, asha and pbt keep their schedule here and send each run to a stop as a job")
 	cmd.AddCommand(newSweepMemberCmd(), newSweepResumeCmd(), newSweepStatusCmd(), newSweepLsCmd(),
 		newSweepReportCmd(), newSweepOpenCmd())
 	return cmd
