@@ -224,27 +224,35 @@ func TestSweepGPUs(t *testing.T) {
 		}
 	})
 
-	// A population on GPUs 2 and 3: every generation's member, the forks
-	// of its exploits included, runs on one of them, never two on one at
+	// Searches on GPUs 2 and 3: every run to a stop (a promoted member's,
+	// a population's copy's) runs on one of them, never two on one at
 	// once.
-	t.Run("pbt", func(t *testing.T) {
-		seen := filepath.Join(dir, "seen-pbt")
-		pbt := gpuSpecOf(t, dir, "pbt.toml", "[axes]\n\"finetune.s\" = [1, 2, 4, 8]\n[pbt]\ninterval = 20\n")
-		out, code := selmixtest.Code(t, gpuBox(t, seen), "sweep", pbt, "--search", "pbt", "--runs", root, "--gpus", "2,3")
-		if code != 0 || !strings.Contains(out, ": population complete: 8 reports, 1 exploits, ") || !strings.Contains(out, " continues from member ") {
-			t.Fatalf("exit %d:\n%s", code, out)
-		}
-		ss := readSessions(t, seen)
-		if len(ss) != 8 {
-			t.Fatalf("%d worker sessions, want 8 (4 members, 2 generations):\n%s", len(ss), out)
-		}
-		noSharing(t, ss)
-		for _, x := range ss {
-			if x.visible != "2" && x.visible != "3" {
-				t.Errorf("a worker saw %q, want 2 or 3", x.visible)
+	for _, c := range []struct{ name, members, search, want string }{
+		{"pbt", "[axes]\n\"finetune.s\" = [1, 2, 4, 8]\n[pbt]\ninterval = 20\n", "pbt", ": population complete: 8 reports, 1 exploits, "},
+		{"asha", "[axes]\nseed = [1, 2, 3, 4]\n[asha]\nmin_steps = 10\n", "asha", ": schedule complete: 6 reports, "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			seen := filepath.Join(dir, "seen-"+c.name)
+			spec := gpuSpecOf(t, dir, c.name+".toml", c.members)
+			out, code := selmixtest.Code(t, gpuBox(t, seen), "sweep", spec, "--search", c.search, "--runs", root, "--gpus", "2,3")
+			if code != 0 || !strings.Contains(out, c.want) {
+				t.Fatalf("exit %d:\n%s", code, out)
 			}
-		}
-	})
+			ss := readSessions(t, seen)
+			// One worker session per run to a stop: per report.
+			var n int
+			fmt.Sscan(regexp.MustCompile(`: (\d+) reports`).FindStringSubmatch(out)[1], &n)
+			if len(ss) != n || n < 6 {
+				t.Fatalf("%d worker sessions, %d runs to a stop:\n%s", len(ss), n, out)
+			}
+			noSharing(t, ss)
+			for _, x := range ss {
+				if x.visible != "2" && x.visible != "3" {
+					t.Errorf("a worker saw %q, want 2 or 3", x.visible)
+				}
+			}
+		})
+	}
 
 	t.Run("2,3", func(t *testing.T) {
 		seen := filepath.Join(dir, "seen-23")
