@@ -10,29 +10,13 @@ import (
 	"selmix/core/search"
 	"selmix/runs"
 	"selmix/runs/sweep"
+	"selmix/runs/sweep/sweeptest"
 )
 
 // pbtSweep is a created population-based sweep of four members, three
 // generations of 100 steps.
 func pbtSweep(t *testing.T) *sweep.Sweep {
-	t.Helper()
-	text := "name = \"pop\"\n[base]\n\"finetune.steps\" = 300\n\"finetune.refresh\" = 25\n[axes]\n\"finetune.s\" = [0.5, 1, 2, 4]\n[pbt]\ninterval = 100\n"
-	spec, err := search.Parse([]byte(text), "pop.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	s, err := sweep.Plan(root, spec, search.ExecLocal, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.PBT, err = search.PlanPBT(spec, s.Members); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Create(spec, []byte(text)); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return sweeptest.NewPBT(t, "name = \"pop\"\n[base]\n\"finetune.steps\" = 300\n\"finetune.refresh\" = 25\n[axes]\n\"finetune.s\" = [0.5, 1, 2, 4]\n[pbt]\ninterval = 100\n")
 }
 
 // The population's log: reports, then a generation's exploits, then its

@@ -45,6 +45,25 @@ func New(t testing.TB, text, executor string) *sweep.Sweep {
 // the spec's [asha] table, or its defaults, planned over its members.
 func NewASHA(t testing.TB, text string) *sweep.Sweep {
 	t.Helper()
+	return newSearch(t, text, func(spec *search.Spec, s *sweep.Sweep) (err error) {
+		s.ASHA, err = search.PlanASHA(spec, s.Members)
+		return err
+	})
+}
+
+// NewPBT is New for a population (sweep --search pbt): the spec's [pbt]
+// table, or its defaults, planned over its members.
+func NewPBT(t testing.TB, text string) *sweep.Sweep {
+	t.Helper()
+	return newSearch(t, text, func(spec *search.Spec, s *sweep.Sweep) (err error) {
+		s.PBT, err = search.PlanPBT(spec, s.Members)
+		return err
+	})
+}
+
+// newSearch is a created local sweep of text whose search plan sets.
+func newSearch(t testing.TB, text string, plan func(*search.Spec, *sweep.Sweep) error) *sweep.Sweep {
+	t.Helper()
 	spec, err := search.Parse([]byte(text), filepath.Join(t.TempDir(), "spec.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +73,7 @@ func NewASHA(t testing.TB, text string) *sweep.Sweep {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ASHA, err = search.PlanASHA(spec, s.Members); err != nil {
+	if err := plan(spec, s); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Create(spec, []byte(text)); err != nil {
