@@ -29,7 +29,19 @@ type ASHASpec struct {
 	// (default: the one they optimize, which must then be the same for
 	// all).
 	Metric *string `toml:"metric"`
+	// Align is where a member is ranked for a rung: common (the default)
+	// at the rung rounded up to a refresh of every member, so all are
+	// ranked after as many steps; member at the rung rounded up to its
+	// own next refresh, so members that refresh less often are ranked
+	// later, after more steps.
+	Align *string `toml:"align"`
 }
+
+// Rung alignments.
+const (
+	AlignCommon = "common"
+	AlignMember = "member"
+)
 
 // DefaultEta is [asha] eta's default.
 const DefaultEta = 3
@@ -48,6 +60,9 @@ func (a *ASHASpec) check() error {
 			return fmt.Errorf("metric %q: %s", *a.Metric, strings.TrimPrefix(err.Error(), "metric: "))
 		}
 	}
+	if a.Align != nil && *a.Align != AlignCommon && *a.Align != AlignMember {
+		return fmt.Errorf("align %q: want common (every member ranked at the same step) or member (at its own next refresh)", *a.Align)
+	}
 	return nil
 }
 
@@ -59,12 +74,15 @@ type ASHA struct {
 	// Metric is the objective whose validation ψ ranks the members; ""
 	// ranks each by the one it optimizes (the same for all).
 	Metric string `json:"metric,omitempty"`
+	// Align is the rungs' alignment (AlignCommon or AlignMember; "" in
+	// plans made before it: member).
+	Align string `json:"align,omitempty"`
 	// Rungs are the step budgets: min_steps·η^k below finetune.steps,
 	// then finetune.steps.
 	Rungs []int `json:"rungs"`
 	// Stops are, per member, the step of each rung's refresh: the rung
-	// rounded up to the member's next refresh (its finetune.refresh), and
-	// finetune.steps for the last.
+	// rounded up to a refresh of every member (common) or to the member's
+	// next refresh (member), and finetune.steps for the last.
 	Stops [][]int `json:"stops"`
 }
 
@@ -148,14 +166,26 @@ func PlanASHA(spec *Spec, members []Member) (*ASHA, error) {
 		}
 	}
 	a.Rungs = append(a.Rungs, S)
+	a.Align = AlignCommon
+	if as.Align != nil {
+		a.Align = *as.Align
+	}
+	every := 1 // a refresh of every member: their least common multiple
+	for _, r := range refresh {
+		every = every / gcd(every, r) * r
+	}
 	a.Stops = make([][]int, len(members))
 	for i := range members {
 		st := make([]int, len(a.Rungs))
+		at := refresh[i]
+		if a.Align == AlignCommon {
+			at = every
+		}
 		for k, r := range a.Rungs {
-			st[k] = min(S, (r+refresh[i]-1)/refresh[i]*refresh[i])
+			st[k] = min(S, (r+at-1)/at*at)
 			if k > 0 && st[k] <= st[k-1] {
-				return nil, fmt.Errorf("%s: [asha] min_steps %d: member %d refreshes every %d steps (finetune.refresh), so its rungs %d and %d both end at its refresh at step %d: want rungs a refresh apart (a larger min_steps or eta)",
-					spec.File, a.MinSteps, i, refresh[i], a.Rungs[k-1], r, st[k-1])
+				return nil, fmt.Errorf("%s: [asha] min_steps %d: member %d is ranked at refreshes %d steps apart, so its rungs %d and %d both end at step %d: want rungs a refresh apart (a larger min_steps or eta)",
+					spec.File, a.MinSteps, i, at, a.Rungs[k-1], r, st[k-1])
 			}
 		}
 		a.Stops[i] = st

@@ -43,7 +43,7 @@ func Parse(text []byte, file string) (*Spec, error) {
 			continue
 		}
 		if len(k) == 2 && k[0] == "asha" {
-			return nil, fmt.Errorf("%s: [asha] %s: unknown key (it has min_steps, eta and metric)", file, k[1])
+			return nil, fmt.Errorf("%s: [asha] %s: unknown key (it has min_steps, eta, metric and align)", file, k[1])
 		}
 		if len(k) == 2 && k[0] == "pbt" {
 			return nil, fmt.Errorf("%s: [pbt] %s: unknown key (it has interval, quantile, explore, keys, metric and seed)", file, k[1])

@@ -62,6 +62,9 @@ func TestPlanASHA(t *testing.T) {
 		if got := a.StopAt(0, a.Top()); got != c.stopAtFinal {
 			t.Errorf("%s: StopAt at the last rung = %d, want 0 (the end)", c.name, got)
 		}
+		if a.Align != search.AlignCommon {
+			t.Errorf("%s: align %q, want common", c.name, a.Align)
+		}
 		// sweep.json keeps the plan.
 		back, err := sweep.Load(s.Dir)
 		if err != nil {
@@ -69,6 +72,27 @@ func TestPlanASHA(t *testing.T) {
 		}
 		if !reflect.DeepEqual(back.ASHA, a) {
 			t.Errorf("%s: sweep.json gives back %+v, want %+v", c.name, back.ASHA, a)
+		}
+	}
+}
+
+// Members that refresh every 25 and every 50 steps: aligned in common,
+// every member is ranked at the same steps (the rung up to a multiple of
+// 50); aligned per member, one refreshing every 50 is ranked later for
+// the same rung (150 against 125), after more steps.
+func TestASHAAlign(t *testing.T) {
+	spec := "[base]\n\"finetune.steps\" = 1000\n[axes]\n\"finetune.refresh\" = [25, 50]\n[asha]\nmin_steps = 125\neta = 4\n"
+	for _, c := range []struct {
+		align  string
+		stops  [][]int
+		stopAt int // member 1's first stop
+	}{
+		{"", [][]int{{150, 500, 1000}, {150, 500, 1000}}, 151},
+		{"align = \"member\"\n", [][]int{{125, 500, 1000}, {150, 500, 1000}}, 151},
+	} {
+		a := sweeptest.NewASHA(t, spec+c.align).ASHA
+		if !reflect.DeepEqual(a.Rungs, []int{125, 500, 1000}) || !reflect.DeepEqual(a.Stops, c.stops) || a.StopAt(1, 0) != c.stopAt {
+			t.Errorf("%q: rungs %v, stops %v, StopAt(1, 0) %d; want rungs [125 500 1000], stops %v", c.align, a.Rungs, a.Stops, a.StopAt(1, 0), c.stops)
 		}
 	}
 }
@@ -81,7 +105,8 @@ func TestASHABadSpecs(t *testing.T) {
 		{"eta 1", base + "[axes]\nseed = [1]\n[asha]\neta = 1\n", "bad.toml: [asha] eta 1: want an integer ≥ 2"},
 		{"min_steps 0", base + "[axes]\nseed = [1]\n[asha]\nmin_steps = 0\n", "bad.toml: [asha] min_steps 0: want a number of steps ≥ 1"},
 		{"unknown metric", base + "[axes]\nseed = [1]\n[asha]\nmetric = \"min-recal\"\n", `bad.toml: [asha] metric "min-recal": unknown objective "min-recal"`},
-		{"unknown key", base + "[axes]\nseed = [1]\n[asha]\nrungs = [1, 2]\n", "bad.toml: [asha] rungs: unknown key (it has min_steps, eta and metric)"},
+		{"unknown key", base + "[axes]\nseed = [1]\n[asha]\nrungs = [1, 2]\n", "bad.toml: [asha] rungs: unknown key (it has min_steps, eta, metric and align)"},
+		{"unknown align", base + "[axes]\nseed = [1]\n[asha]\nalign = \"rung\"\n", `bad.toml: [asha] align "rung": want common (every member ranked at the same step) or member (at its own next refresh)`},
 		{"eta a string", base + "[axes]\nseed = [1]\n[asha]\neta = \"3\"\n", "asha.eta"},
 	} {
 		_, err := search.Parse([]byte(c.text), "bad.toml")
@@ -96,7 +121,7 @@ func TestASHABadSpecs(t *testing.T) {
 			`bad.toml: [asha] metric: the members optimize hmean, min-recall: name the objective to rank them by, e.g. metric = "hmean"`},
 		{"min_steps too many", base + "[axes]\nseed = [1]\n[asha]\nmin_steps = 300\n", "bad.toml: [asha] min_steps 300: want fewer than finetune.steps (300)"},
 		{"rungs within a refresh", "[base]\n\"finetune.steps\" = 300\n\"finetune.refresh\" = 100\n[axes]\nseed = [1]\n[asha]\nmin_steps = 10\n",
-			"bad.toml: [asha] min_steps 10: member 0 refreshes every 100 steps (finetune.refresh), so its rungs 10 and 30 both end at its refresh at step 100"},
+			"bad.toml: [asha] min_steps 10: member 0 is ranked at refreshes 100 steps apart, so its rungs 10 and 30 both end at step 100"},
 	} {
 		spec, err := search.Parse([]byte(c.text), "bad.toml")
 		if err != nil {
