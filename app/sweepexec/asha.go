@@ -334,7 +334,7 @@ func joinSteps(xs []int) string {
 
 // DryRunASHA writes to e.Out what ExecuteASHA would run: the plan, the
 // members with the steps of the refreshes each is ranked at (each rung
-// rounded up to its next refresh), and their command.
+// rounded up to a refresh, as the plan's align says), and their command.
 func DryRunASHA(s *sweep.Sweep, e Execution) error {
 	w := e.Out
 	a := s.ASHA

@@ -102,6 +102,14 @@ func (a *ASHA) StopAt(i, k int) int {
 	return a.Stops[i][k] + 1
 }
 
+// AlignText says where a rung is rounded up to, as reports say it.
+func (a *ASHA) AlignText() string {
+	if a.Align == AlignCommon {
+		return "a refresh of every member"
+	}
+	return "each member's next refresh"
+}
+
 // MetricName is what ranks the members, as reports say it.
 func (a *ASHA) MetricName() string {
 	if a.Metric == "" {

@@ -129,7 +129,7 @@ func (r *ScheduleReport) Markdown() string {
 		rungs[k] = fmt.Sprint(x)
 	}
 	pf("## Successive halving (ASHA)\n\n")
-	pf("Rungs at %s steps (min_steps %d, eta %d). A member stops at each rung's refresh (the rung rounded up to its next refresh) and is ranked by validation ψ of %s there; the top 1/%d of those that reached a rung go on to the next as they report.", strings.Join(rungs, ", "), a.MinSteps, a.Eta, a.MetricName(), a.Eta)
+	pf("Rungs at %s steps (min_steps %d, eta %d). A member stops at each rung's refresh (the rung rounded up to %s) and is ranked by validation ψ of %s there; the top 1/%d of those that reached a rung go on to the next as they report.", strings.Join(rungs, ", "), a.MinSteps, a.Eta, a.AlignText(), a.MetricName(), a.Eta)
 	if r.Complete {
 		pf(" The schedule is complete.")
 	} else {
