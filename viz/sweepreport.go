@@ -39,6 +39,9 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 	if r.Schedule != nil {
 		pf("%s\n## Results\n\n", r.Schedule.Markdown())
 	}
+	if r.Population != nil {
+		pf("%s\n## Results\n\n", r.Population.Markdown())
+	}
 	groups := r.Ranked()
 	pf("Ranked by %s, best first.\n", sweep.RankedBy)
 	table := func(title string, value func(c sweep.ResultColumn) func(*loop.Summary) float64) {

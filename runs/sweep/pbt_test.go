@@ -86,3 +86,39 @@ func TestPopulationLog(t *testing.T) {
 		t.Errorf("a damaged line: %v, want damage", err)
 	}
 }
+
+// The report's section: each member's ψ per generation with whom it then
+// copied, the exploits in order, the lineages.
+func TestPopulationReport(t *testing.T) {
+	s := pbtSweep(t)
+	po, err := s.Population()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, psi := range []float64{0.6, 0.5, 0.4, 0.3} {
+		if err := po.Report(i, 0, 100, psi); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := po.Exploit(0, search.Exploit{Member: 3, From: 0, Sets: []string{"finetune.s=0.6"}}, "p0", 101); err != nil {
+		t.Fatal(err)
+	}
+	if err := po.Advance(0); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.PopulationReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := rep.Markdown()
+	for _, want := range []string{
+		"## Population-based training (PBT)\n\n3 generations of 100 steps.", "The population is not complete",
+		"| # | s | ψ step 100 | ψ step 200 | ψ step 300 |", "| 3 | 4 | 0.3000 ←0 |  |  |", "| 0 | 0.5 | 0.6000 |  |  |",
+		"1. after generation 0: member 3 copied member 0 (run p0 at step 101) as run " + s.Members[3].Run + "-g1, with finetune.s=0.6\n",
+		"- member 3 (s=4): " + s.Members[3].Run + " → " + s.Members[3].Run + "-g1\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -95,6 +95,9 @@ type Results struct {
 	// Schedule is a successive-halving sweep's schedule; nil for a grid
 	// (or where it could not be read: a note says why).
 	Schedule *ScheduleReport
+	// Population is a population-based sweep's generations and exploits;
+	// nil otherwise (or where it could not be read: a note says why).
+	Population *PopulationReport
 }
 
 // Group is the members that differ only by seed.
@@ -190,6 +193,9 @@ func (s *Sweep) Results() (*Results, error) {
 	}
 	if res.Schedule, err = s.ScheduleReport(); err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("the schedule: %v", err))
+	}
+	if res.Population, err = s.PopulationReport(); err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("the population: %v", err))
 	}
 	return res, nil
 }

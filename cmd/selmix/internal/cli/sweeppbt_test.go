@@ -126,6 +126,11 @@ func TestSweepPBT(t *testing.T) {
 	if st := selmixtest.Run(t, "sweep", "status", idB, "--runs", rootB); !strings.Contains(st, "pbt: 3 generations of 50 steps; generation 2; 2 exploits; population complete\n4 members: 4 finished") {
 		t.Errorf("status of the resumed population:\n%s", st)
 	}
+	rep := filepath.Join(dir, "rep.md")
+	selmixtest.Run(t, "sweep", "report", idB, "--runs", rootB, "--out", rep, "--format", "svg")
+	if b, err := os.ReadFile(rep); err != nil || !strings.Contains(string(b), "## Population-based training (PBT)") || !strings.Contains(string(b), "### Exploits, in the order taken\n\n1. after generation 0: member ") || !regexp.MustCompile(`(?m)^- member \d+ \(.*\): \S+ → \S+-g\d`).Match(b) {
+		t.Errorf("sweep report (%v):\n%s", err, b)
+	}
 	again, code := selmixtest.Code(t, os.Environ(), "sweep", "resume", idB, "--runs", rootB)
 	if code != 0 || !strings.Contains(again, "nothing to resume: the population of sweep "+idB+" is complete (16 decisions)") {
 		t.Errorf("resume of a complete population: exit %d\n%s", code, again)

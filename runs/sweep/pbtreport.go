@@ -1,0 +1,115 @@
+package sweep
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"selmix/core/search"
+)
+
+// PopulationReport is a population-based sweep as its report shows it:
+// each member's ψ at the end of each generation and whom it copied
+// there, the exploits in order, and each member's lineage of runs.
+type PopulationReport struct {
+	PBT      *search.PBT
+	Columns  []string // short names
+	Members  []PopulationMember
+	Exploits []PBTDecision
+	Complete bool
+}
+
+// PopulationMember is one member in a PopulationReport.
+type PopulationMember struct {
+	Index    int
+	Values   []string  // display values of the columns
+	Describe string    // "s=0.5 lr=0.01"
+	Psi      []float64 // per generation: its ψ at the end, NaN where it did not report
+	Copied   []int     // per generation: the member it copied at its end, -1 if none
+	Lineage  []string  // its runs' names, first to last
+}
+
+// PopulationReport reads the population of a population-based sweep (nil,
+// nil otherwise).
+func (s *Sweep) PopulationReport() (*PopulationReport, error) {
+	if s.PBT == nil {
+		return nil, nil
+	}
+	po, err := s.Population()
+	if err != nil {
+		return nil, err
+	}
+	G := s.PBT.Gens()
+	rep := &PopulationReport{PBT: s.PBT, Columns: ShortNames(s.Columns), Complete: po.Complete()}
+	for i, m := range s.Members {
+		pm := PopulationMember{Index: i, Describe: s.Describe(i), Psi: make([]float64, G), Copied: make([]int, G), Lineage: po.Lineage(i)}
+		for _, v := range m.Vary {
+			pm.Values = append(pm.Values, search.Display(v))
+		}
+		for g := range G {
+			pm.Psi[g], pm.Copied[g] = math.NaN(), -1
+			if d := po.Reported(i, g); d != nil {
+				pm.Psi[g] = d.PsiValue()
+			}
+		}
+		rep.Members = append(rep.Members, pm)
+	}
+	for _, d := range po.Decisions {
+		if d.Op == PBTExploit {
+			rep.Members[d.Member].Copied[d.Gen] = d.From
+			rep.Exploits = append(rep.Exploits, d)
+		}
+	}
+	return rep, nil
+}
+
+// Markdown is the population as a report section: the plan, each
+// member's ψ per generation (←j where it then copied member j), the
+// exploits in order, and the lineages.
+func (r *PopulationReport) Markdown() string {
+	var b strings.Builder
+	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p := r.PBT
+	pf("## Population-based training (PBT)\n\n")
+	pf("%d generations of %d steps. At each generation's end the members are ranked by validation ψ of %s; the worst %.0f%% continue from the best %.0f%%'s checkpoints (a fork) and %s %s.",
+		p.Gens(), p.Interval, p.MetricName(), 100*p.Quantile, 100*p.Quantile, p.Explore, strings.Join(p.Keys, ", "))
+	if r.Complete {
+		pf(" The population is complete.")
+	} else {
+		pf(" The population is not complete (`selmix sweep resume` continues it).")
+	}
+	head := append([]string{"#"}, r.Columns...)
+	for g := range p.Gens() {
+		head = append(head, fmt.Sprintf("ψ step %d", p.End(g)))
+	}
+	pf("\n\n| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+	for _, m := range r.Members {
+		row := append([]string{fmt.Sprint(m.Index)}, m.Values...)
+		for g := range p.Gens() {
+			cell := ""
+			if !math.IsNaN(m.Psi[g]) {
+				cell = fmt.Sprintf("%.4f", m.Psi[g])
+			}
+			if m.Copied[g] >= 0 {
+				cell += fmt.Sprintf(" ←%d", m.Copied[g])
+			}
+			row = append(row, cell)
+		}
+		for k := range row {
+			row[k] = strings.ReplaceAll(row[k], "|", `\|`)
+		}
+		pf("| %s |\n", strings.Join(row, " | "))
+	}
+	pf("\n←j: the member then continued from member j's checkpoint. The settings a column names are the first population's.\n\n### Exploits, in the order taken\n\n")
+	if len(r.Exploits) == 0 {
+		pf("None.\n")
+	}
+	for n, d := range r.Exploits {
+		pf("%d. after generation %d: member %d copied member %d (run %s at step %d) as run %s, with %s\n", n+1, d.Gen, d.Member, d.From, d.Parent, d.At, d.Run, strings.Join(d.Sets, " "))
+	}
+	pf("\n### Lineages\n\n")
+	for _, m := range r.Members {
+		pf("- member %d (%s): %s\n", m.Index, m.Describe, strings.Join(m.Lineage, " → "))
+	}
+	return b.String()
+}
