@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"selmix/core/search"
@@ -109,8 +111,19 @@ func (po *Population) check(d PBTDecision) error {
 			return fmt.Errorf("report of member %d at generation %d out of turn", d.Member, d.Gen)
 		}
 	case PBTExploit:
-		if d.Gen != po.advanced || !po.Ended(d.Gen) || d.Gen >= G-1 || d.From < 0 || d.From >= n || d.From == d.Member || d.Run == "" || d.Parent == "" {
+		if d.Gen != po.advanced || !po.Ended(d.Gen) || d.Gen >= G-1 || d.From < 0 || d.From >= n || d.From == d.Member || d.Parent == "" {
 			return fmt.Errorf("exploit of member %d at generation %d out of turn or malformed", d.Member, d.Gen)
+		}
+		// The fork a member's process makes from it: its name and its
+		// settings are what an exploit writes, nothing else.
+		if want := forkName(po.members[d.Member].Run, d.Gen); d.Run != want {
+			return fmt.Errorf("exploit of member %d names run %q, want %q", d.Member, d.Run, want)
+		}
+		for _, kv := range d.Sets {
+			k, _, ok := strings.Cut(strings.TrimPrefix(kv, "finetune."), "=")
+			if !ok || !strings.HasPrefix(kv, "finetune.") || !slices.Contains(po.p.Keys, k) {
+				return fmt.Errorf("exploit of member %d sets %q, not an explored key", d.Member, kv)
+			}
 		}
 	case PBTAdvance:
 		if d.Gen != po.advanced || !po.Ended(d.Gen) || d.Gen >= G-1 {
@@ -209,9 +222,12 @@ func (po *Population) RunNameAt(i, g int) string {
 // from parent (member e.From's run) at its checkpoint at step at, in a
 // new run named after the member and the generation it starts.
 func (po *Population) Exploit(g int, e search.Exploit, parent string, at int) error {
-	name := fmt.Sprintf("%s-g%d", po.members[e.Member].Run, g+1)
-	return po.take(PBTDecision{Op: PBTExploit, Member: e.Member, Gen: g, From: e.From, Parent: parent, At: at, Run: name, Sets: e.Sets})
+	return po.take(PBTDecision{Op: PBTExploit, Member: e.Member, Gen: g, From: e.From, Parent: parent, At: at, Run: forkName(po.members[e.Member].Run, g), Sets: e.Sets})
 }
+
+// forkName is the run a member whose run is named run continues in after
+// an exploit at the end of generation g.
+func forkName(run string, g int) string { return fmt.Sprintf("%s-g%d", run, g+1) }
 
 // Advance records that generation g's exploits are all recorded.
 func (po *Population) Advance(g int) error {
