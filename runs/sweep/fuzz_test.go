@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"selmix/core/search"
+	"selmix/internal/safetext"
 	"selmix/runs"
 )
 
@@ -82,6 +83,11 @@ func FuzzPopulationLog(f *testing.F) {
 		for i, m := range s.Members {
 			if n := po.RunName(i); n != m.Run && !strings.HasPrefix(n, m.Run+"-g") {
 				t.Fatalf("member %d continues in %q", i, n)
+			}
+		}
+		for _, d := range po.Decisions {
+			if safetext.Control(d.Parent) >= 0 || strings.ContainsAny(d.Parent, "/\\") {
+				t.Fatalf("accepted an exploit of run %q", d.Parent)
 			}
 		}
 	})

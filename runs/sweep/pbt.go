@@ -12,6 +12,7 @@ import (
 	"selmix/core/search"
 	"selmix/internal/boundedfile"
 	"selmix/internal/jsonfloat"
+	"selmix/internal/safetext"
 	"selmix/runs/record"
 )
 
@@ -111,7 +112,8 @@ func (po *Population) check(d PBTDecision) error {
 			return fmt.Errorf("report of member %d at generation %d out of turn", d.Member, d.Gen)
 		}
 	case PBTExploit:
-		if d.Gen != po.advanced || !po.Ended(d.Gen) || d.Gen >= G-1 || d.From < 0 || d.From >= n || d.From == d.Member || d.Parent == "" {
+		if d.Gen != po.advanced || !po.Ended(d.Gen) || d.Gen >= G-1 || d.From < 0 || d.From >= n || d.From == d.Member ||
+			d.Parent == "" || len(d.Parent) > 64 || safetext.Control(d.Parent) >= 0 || strings.ContainsAny(d.Parent, `/\ `) {
 			return fmt.Errorf("exploit of member %d at generation %d out of turn or malformed", d.Member, d.Gen)
 		}
 		// The fork a member's process makes from it: its name and its
