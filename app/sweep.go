@@ -38,8 +38,9 @@ type SweepOptions struct {
 	// DryRun prints what would run and starts nothing.
 	DryRun bool
 	// Search is how StartSweep spends steps on the members: search.Grid
-	// ("" too: every member runs to its end) or search.SuccessiveHalving
-	// (successive halving, locally only for now).
+	// ("" too: every member runs to its end), search.Random (members
+	// drawn, each run to its end), search.SuccessiveHalving or
+	// search.PopulationBased.
 	Search string
 }
 
@@ -70,7 +71,7 @@ func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOpti
 	if err != nil {
 		return err
 	}
-	s, err := sweep.Plan(runs.Root(root), spec, o.Executor, wd)
+	s, err := sweep.PlanSearch(runs.Root(root), spec, o.Executor, wd, o.Search)
 	if err != nil {
 		return UsageError{err}
 	}
@@ -86,6 +87,12 @@ func StartSweep(ctx context.Context, w io.Writer, root, path string, o SweepOpti
 	}
 	if spec.ASHA != nil && !asha {
 		fmt.Fprintf(w, "note: %s: [asha] is for --search asha; this sweep does not halve\n", spec.File)
+	}
+	if spec.Random != nil && s.Random == nil {
+		fmt.Fprintf(w, "note: %s: [random] is for --search random (or asha, pbt over drawn members); this sweep is the grid\n", spec.File)
+	}
+	if s.Random != nil {
+		fmt.Fprintf(w, "drawn: %s\n", s.Random.Describe(len(s.Members)))
 	}
 	if spec.PBT != nil && !pbt {
 		fmt.Fprintf(w, "note: %s: [pbt] is for --search pbt; this sweep is no population\n", spec.File)

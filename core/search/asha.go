@@ -55,10 +55,8 @@ func (a *ASHASpec) check() error {
 	if a.Eta != nil && *a.Eta < 2 {
 		return fmt.Errorf("eta %d: want an integer ≥ 2 (each rung keeps 1/eta of the members)", *a.Eta)
 	}
-	if a.Metric != nil {
-		if _, err := metric.ParseObjective(*a.Metric); err != nil {
-			return fmt.Errorf("metric %q: %s", *a.Metric, strings.TrimPrefix(err.Error(), "metric: "))
-		}
+	if err := checkRankMetric(a.Metric); err != nil {
+		return err
 	}
 	if a.Align != nil && *a.Align != AlignCommon && *a.Align != AlignMember {
 		return fmt.Errorf("align %q: want common (every member ranked at the same step) or member (at its own next refresh)", *a.Align)
@@ -135,7 +133,7 @@ func PlanASHA(spec *Spec, members []Member) (*ASHA, error) {
 		a.Eta = *as.Eta
 	}
 	if as.Metric != nil {
-		a.Metric = *as.Metric
+		a.Metric, _ = RankMetric(*as.Metric) // checked
 	}
 	// The members' configurations as Plan validated them.
 	steps, refresh := make([]int, len(members)), make([]int, len(members))
@@ -157,7 +155,7 @@ func PlanASHA(spec *Spec, members []Member) (*ASHA, error) {
 			names = append(names, string(o))
 		}
 		slices.Sort(names)
-		return nil, fmt.Errorf("%s: [asha] metric: the members optimize %s: name the objective to rank them by, e.g. metric = %q", spec.File, strings.Join(names, ", "), names[0])
+		return nil, mixedObjectives(spec.File, "asha", names)
 	}
 	S := steps[0]
 	a.MinSteps = (S + a.Eta*a.Eta - 1) / (a.Eta * a.Eta)
@@ -213,7 +211,7 @@ func JoinInts(xs []int, sep string) string {
 // Check holds the rules sweep.json's plan obeys: members are run to the
 // steps it names.
 func (a *ASHA) Check(members int) error {
-	if a.Eta < 2 || len(a.Rungs) < 2 || len(a.Stops) != members || a.Metric != "" && !slices.Contains(metric.Objectives(), metric.Objective(a.Metric)) {
+	if a.Eta < 2 || len(a.Rungs) < 2 || len(a.Stops) != members || !rankMetricOK(a.Metric) {
 		return errors.New("asha: malformed plan")
 	}
 	for k, r := range a.Rungs {

@@ -45,12 +45,15 @@ func Parse(text []byte, file string) (*Spec, error) {
 		if len(k) == 2 && k[0] == "asha" {
 			return nil, fmt.Errorf("%s: [asha] %s: unknown key (it has min_steps, eta, metric and align)", file, k[1])
 		}
+		if len(k) == 2 && k[0] == "random" {
+			return nil, fmt.Errorf("%s: [random] %s: unknown key (it has members, steps and seed)", file, k[1])
+		}
 		if len(k) == 2 && k[0] == "pbt" {
 			return nil, fmt.Errorf("%s: [pbt] %s: unknown key (it has interval, quantile, explore, keys, metric and seed)", file, k[1])
 		}
-		return nil, fmt.Errorf("%s: unknown key %s (a spec has name, base_config, [base], [axes], [[rows]], [slurm], [asha] and [pbt])", file, k)
+		return nil, fmt.Errorf("%s: unknown key %s (a spec has name, base_config, [base], [axes], [[rows]], [slurm], [asha], [pbt] and [random])", file, k)
 	}
-	s := &Spec{File: file, Name: f.Name, Slurm: f.Slurm, ASHA: f.ASHA, PBT: f.PBT}
+	s := &Spec{File: file, Name: f.Name, Slurm: f.Slurm, ASHA: f.ASHA, PBT: f.PBT, Random: f.Random}
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
@@ -96,6 +99,11 @@ func Parse(text []byte, file string) (*Spec, error) {
 			return nil, fmt.Errorf("%s: [pbt] %v", file, err)
 		}
 	}
+	if s.Random != nil {
+		if err := s.Random.check(); err != nil {
+			return nil, fmt.Errorf("%s: [random] %v", file, err)
+		}
+	}
 	return s, nil
 }
 
@@ -125,17 +133,27 @@ func parseBase(m map[string]any, file string) ([]Setting, error) {
 // parseAxes reads [axes] in the order the file declares them: each a
 // non-empty array of values.
 func parseAxes(md toml.MetaData, m map[string]any, file string) ([]Axis, error) {
-	axes, err := flatten(m, "")
+	axes, err := flattenWith(m, "", isDist)
 	if err != nil {
 		return nil, fmt.Errorf("%s: [axes]: %v", file, err)
 	}
 	var out []Axis
 	for _, k := range declared(md, "axes", axes) {
-		vals, ok := axes[k].([]any)
-		if !ok || len(vals) == 0 {
-			return nil, badKey(file, "[axes]", k, errors.New("want a non-empty array of values, e.g. [1, 2, 3]"))
-		}
 		a := Axis{Key: k}
+		vals, ok := axes[k].([]any)
+		if t, table := axes[k].(map[string]any); table {
+			if a.Dist, vals, err = parseDist(t); err != nil {
+				return nil, badKey(file, "[axes]", k, err)
+			}
+			ok = true
+		}
+		if a.Dist != nil {
+			out = append(out, a)
+			continue
+		}
+		if !ok || len(vals) == 0 {
+			return nil, badKey(file, "[axes]", k, errors.New("want a non-empty array of values, e.g. [1, 2, 3], or a distribution: { log_uniform = [0.5, 4] }"))
+		}
 		for _, v := range vals {
 			t, err := render(v)
 			if err != nil {
@@ -198,7 +216,18 @@ func (s *Spec) checkKeys() error {
 		}
 	}
 	for _, a := range s.Axes {
-		for _, v := range a.Values {
+		vals := a.Values
+		if d := a.Dist; d != nil {
+			vals = nil
+			for _, x := range []float64{d.Lo, d.Hi} {
+				t, _ := render(x) // a finite float renders
+				if d.Int {
+					t = strconv.FormatInt(int64(x), 10)
+				}
+				vals = append(vals, t)
+			}
+		}
+		for _, v := range vals {
 			if err := check("[axes]", Setting{a.Key, v}); err != nil {
 				return err
 			}
@@ -232,14 +261,32 @@ func CheckName(n string) error {
 // flatten turns nested tables (from dotted keys or [base.finetune]) into
 // "section.key" → value.
 func flatten(m map[string]any, prefix string) (map[string]any, error) {
+	return flattenWith(m, prefix, func(string, map[string]any) bool { return false })
+}
+
+// isDist reports whether the table t at key of [axes] is a distribution
+// ({ log_uniform = [0.5, 4] }) rather than a section of keys: it names a
+// distribution, or it sits below a whole key (section.key), where no
+// configuration key is (a misspelt distribution is then named as one).
+func isDist(key string, t map[string]any) bool {
+	for _, k := range []string{DistUniform, DistLogUniform, DistChoice} {
+		if _, ok := t[k]; ok {
+			return true
+		}
+	}
+	return strings.Contains(key, ".")
+}
+
+// flattenWith is flatten, but keeps as values the tables leaf says are.
+func flattenWith(m map[string]any, prefix string, leaf func(key string, t map[string]any) bool) (map[string]any, error) {
 	out := map[string]any{}
 	for k, v := range m {
 		key := k
 		if prefix != "" {
 			key = prefix + "." + k
 		}
-		if sub, ok := v.(map[string]any); ok {
-			inner, err := flatten(sub, key)
+		if sub, ok := v.(map[string]any); ok && !leaf(key, sub) {
+			inner, err := flattenWith(sub, key, leaf)
 			if err != nil {
 				return nil, err
 			}

@@ -65,10 +65,8 @@ func (p *PBTSpec) check() error {
 	if p.Explore != nil && *p.Explore != ExplorePerturb && *p.Explore != ExploreResample {
 		return fmt.Errorf("explore %q: want perturb or resample", *p.Explore)
 	}
-	if p.Metric != nil {
-		if _, err := metric.ParseObjective(*p.Metric); err != nil {
-			return fmt.Errorf("metric %q: %s", *p.Metric, strings.TrimPrefix(err.Error(), "metric: "))
-		}
+	if err := checkRankMetric(p.Metric); err != nil {
+		return err
 	}
 	if p.Seed != nil && *p.Seed < 0 {
 		return fmt.Errorf("seed %d: want an integer ≥ 0", *p.Seed)
@@ -88,8 +86,11 @@ type PBT struct {
 	// Choices are, per key, the values the spec gives it (TOML text), the
 	// draws of resample and of a named choice.
 	Choices map[string][]string `json:"choices"`
-	Metric  string              `json:"metric,omitempty"`
-	Seed    uint64              `json:"seed"`
+	// Dists are, per key the spec gives a distribution, that
+	// distribution: resample draws from it.
+	Dists  map[string]Dist `json:"distributions,omitempty"`
+	Metric string          `json:"metric,omitempty"`
+	Seed   uint64          `json:"seed"`
 }
 
 // Gens is the number of generations: intervals up to finetune.steps.
@@ -138,7 +139,7 @@ func PlanPBT(spec *Spec, members []Member) (*PBT, error) {
 		p.Explore = *ps.Explore
 	}
 	if ps.Metric != nil {
-		p.Metric = *ps.Metric
+		p.Metric, _ = RankMetric(*ps.Metric) // checked
 	}
 	if ps.Seed != nil {
 		p.Seed = uint64(*ps.Seed)
@@ -160,7 +161,12 @@ func PlanPBT(spec *Spec, members []Member) (*PBT, error) {
 		return nil, fmt.Errorf("%s: finetune.steps: the members run %s steps; population-based training gives every member one budget: set finetune.steps in [base]", spec.File, JoinInts(slices.Sorted(maps.Keys(steps)), ", "))
 	}
 	if p.Metric == "" && len(objs) > 1 {
-		return nil, fmt.Errorf("%s: [pbt] metric: the members optimize different objectives: name the objective to rank them by", spec.File)
+		var names []string
+		for o := range objs {
+			names = append(names, string(o))
+		}
+		slices.Sort(names)
+		return nil, mixedObjectives(spec.File, "pbt", names)
 	}
 	p.Interval = (p.Steps/4 + lcm - 1) / lcm * lcm
 	if ps.Interval != nil {
@@ -179,9 +185,16 @@ func PlanPBT(spec *Spec, members []Member) (*PBT, error) {
 			given[k] = append(given[k], v)
 		}
 	}
+	dists := map[string]Dist{}
 	for _, a := range spec.Axes {
 		for _, v := range a.Values {
 			add(a.Key, v)
+		}
+		if k, ok := strings.CutPrefix(a.Key, "finetune."); ok && a.Dist != nil {
+			dists[k] = *a.Dist
+			if _, ok := given[k]; !ok {
+				given[k] = nil // a key the spec varies, by a distribution
+			}
 		}
 	}
 	for _, r := range spec.Rows {
@@ -210,6 +223,13 @@ func PlanPBT(spec *Spec, members []Member) (*PBT, error) {
 		return nil, fmt.Errorf("%s: [pbt] keys: nothing to explore: the spec varies no finetune key a run may change live (name them, e.g. keys = [\"s\", \"lr\"])", spec.File)
 	}
 	for _, k := range p.Keys {
+		if d, ok := dists[k]; ok {
+			if p.Dists == nil {
+				p.Dists = map[string]Dist{}
+			}
+			p.Dists[k] = d
+			continue
+		}
 		if p.Explore == ExploreResample && len(given[k]) < 2 {
 			return nil, fmt.Errorf("%s: [pbt] explore = resample: the spec gives finetune.%s %d value(s): want at least 2 to draw from", spec.File, k, len(given[k]))
 		}
@@ -299,6 +319,8 @@ func (p *PBT) explore(rng *rand.Rand, vals map[string]string) []string {
 		choices := p.Choices[k]
 		x, numErr := strconv.ParseFloat(old, 64)
 		switch {
+		case p.Explore == ExploreResample && p.Dists[k].Kind != "":
+			v = unquote(p.Dists[k].draw(rng))
 		case p.Explore == ExploreResample && len(choices) > 0:
 			v = unquote(choices[rng.IntN(len(choices))])
 		case numErr == nil:
@@ -356,7 +378,7 @@ func (p *PBT) Check(members int) error {
 		return fmt.Errorf("pbt: explore %q", p.Explore)
 	case len(p.Keys) == 0:
 		return errors.New("pbt: no keys")
-	case p.Metric != "" && !slices.Contains(metric.Objectives(), metric.Objective(p.Metric)):
+	case !rankMetricOK(p.Metric):
 		return fmt.Errorf("pbt: metric %q", p.Metric)
 	}
 	for _, k := range p.Keys {

@@ -69,7 +69,7 @@ func TestPBTBadSpecs(t *testing.T) {
 		{"interval = 100", "keys = [\"refresh\"]", "pop.toml: [pbt] keys: finetune.refresh: a refresh ranks each generation; keep the interval fixed"},
 		{"interval = 100", "explore = \"resample\"\nkeys = [\"lr\"]", "pop.toml: [pbt] explore = resample: the spec gives finetune.lr 0 value(s): want at least 2 to draw from"},
 		{"\"finetune.s\" = [0.5, 1, 2, 4]", "\"finetune.steps\" = [300, 400]", "pop.toml: finetune.steps: the members run 300, 400 steps; population-based training gives every member one budget: set finetune.steps in [base]"},
-		{"\"finetune.s\" = [0.5, 1, 2, 4]", "\"finetune.objective\" = [\"min-recall\", \"hmean\"]", "pop.toml: [pbt] metric: the members optimize different objectives: name the objective to rank them by"},
+		{"\"finetune.s\" = [0.5, 1, 2, 4]", "\"finetune.objective\" = [\"min-recall\", \"hmean\"]", `pop.toml: [pbt] metric: the members optimize hmean, min-recall, whose ψ are not comparable: name a metric to rank them by, an objective or a reported metric (e.g. metric = "hmean" or metric = "metrics/min_recall")`},
 	} {
 		_, err := planPBT(t, strings.Replace(pbtSpec, c.from, c.to, 1))
 		if err == nil || err.Error() != c.want {
@@ -156,5 +156,57 @@ func TestPBTDecide(t *testing.T) {
 		if e.Sets[0] != "finetune.beta_min=0.9" && e.Sets[0] != "finetune.beta_min=0.72" {
 			t.Errorf("β_min 0.9 explored to %v: want 0.72 or kept", e.Sets)
 		}
+	}
+}
+
+// TestPBTResampleDist checks that resample draws a key the spec gives a
+// distribution from it, and perturb still scales it.
+func TestPBTResampleDist(t *testing.T) {
+	spec, err := Parse([]byte(`
+[base]
+"finetune.steps" = 400
+"finetune.refresh" = 25
+[axes]
+"finetune.s" = { log_uniform = [0.5, 4.0] }
+"finetune.lr" = [0.001, 0.01]
+[random]
+members = 6
+[pbt]
+explore = "resample"
+`), "pop.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _, err := spec.Expand("pop-0000", PopulationBased)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanPBT(spec, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Keys, []string{"lr", "s"}) || p.Dists["s"] != (Dist{Kind: DistLogUniform, Lo: 0.5, Hi: 4}) || len(p.Choices["lr"]) != 2 {
+		t.Fatalf("plan keys %v, dists %v, choices %v", p.Keys, p.Dists, p.Choices)
+	}
+	seen := map[string]bool{}
+	for g := range 40 {
+		cur := make([]map[string]string, 6)
+		for i := range cur {
+			cur[i] = map[string]string{"s": "1", "lr": "0.001"}
+		}
+		for _, e := range p.Decide(g, []float64{6, 5, 4, 3, 2, 1}, cur) {
+			for _, st := range e.Sets {
+				if v, ok := strings.CutPrefix(st, "finetune.s="); ok {
+					x, err := strconv.ParseFloat(v, 64)
+					if err != nil || x < 0.5 || x > 4 {
+						t.Errorf("generation %d: resampled s=%s outside [0.5, 4]", g, v)
+					}
+					seen[v] = true
+				}
+			}
+		}
+	}
+	if len(seen) < 20 {
+		t.Errorf("40 generations resampled %d distinct values of s: want a continuous draw", len(seen))
 	}
 }

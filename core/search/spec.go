@@ -25,13 +25,14 @@ const MaxMembers = 10000
 type Spec struct {
 	File       string // the spec's path, as given (for errors)
 	Name       string
-	BaseConfig string    // base_config resolved against the spec's folder, or ""
-	Base       []Setting // [base], sorted by key
-	Axes       []Axis    // [axes], in the order the spec declares them
-	Rows       []Row     // [[rows]]
-	Slurm      *Slurm    // [slurm], nil if absent
-	ASHA       *ASHASpec // [asha], nil if absent (successive halving's settings: asha.go)
-	PBT        *PBTSpec  // [pbt], nil if absent (population-based training's settings: pbt.go)
+	BaseConfig string      // base_config resolved against the spec's folder, or ""
+	Base       []Setting   // [base], sorted by key
+	Axes       []Axis      // [axes], in the order the spec declares them
+	Rows       []Row       // [[rows]]
+	Slurm      *Slurm      // [slurm], nil if absent
+	ASHA       *ASHASpec   // [asha], nil if absent (successive halving's settings: asha.go)
+	PBT        *PBTSpec    // [pbt], nil if absent (population-based training's settings: pbt.go)
+	Random     *RandomSpec // [random], nil if absent (a drawn sweep's budget: random.go)
 }
 
 // Setting is one configuration key and its value as TOML text (what
@@ -43,10 +44,12 @@ type Setting struct {
 // Arg is the setting as a --set argument.
 func (s Setting) Arg() string { return s.Key + "=" + s.Value }
 
-// Axis is one key and the values the sweep gives it.
+// Axis is one key and the values the sweep gives it: a list, or a
+// distribution a drawn sweep draws from (random.go).
 type Axis struct {
 	Key    string
-	Values []string // TOML value text
+	Values []string // TOML value text; nil for a distribution
+	Dist   *Dist    // uniform or log-uniform, nil for a list (a choice)
 }
 
 // Row is one [[rows]] table: settings taken together.
@@ -76,6 +79,7 @@ type specFile struct {
 	Slurm      *Slurm           `toml:"slurm"`
 	ASHA       *ASHASpec        `toml:"asha"`
 	PBT        *PBTSpec         `toml:"pbt"`
+	Random     *RandomSpec      `toml:"random"`
 }
 
 // reservedKeys are set by the sweep itself.
@@ -88,7 +92,7 @@ var reservedKeys = map[string]string{
 func (s *Spec) Count() int {
 	n := max(1, len(s.Rows))
 	for _, a := range s.Axes {
-		n *= len(a.Values)
+		n *= max(1, len(a.Values)) // a distribution counts once: its draws are [random]'s
 		if n > countLimit {
 			return countLimit + 1
 		}
@@ -133,6 +137,35 @@ func (s *Spec) Members(id string) ([]Member, error) {
 	if n := s.Count(); n > MaxMembers {
 		return nil, fmt.Errorf("%s: %d members; at most %d per sweep", s.File, n, MaxMembers)
 	}
+	var combos [][]Setting
+	combo := make([]int, len(s.Axes))
+	for {
+		c := make([]Setting, len(s.Axes))
+		for ai, a := range s.Axes {
+			c[ai] = Setting{a.Key, a.Values[combo[ai]]}
+		}
+		combos = append(combos, c)
+		// Next combination, last axis fastest.
+		i := len(combo) - 1
+		for ; i >= 0; i-- {
+			combo[i]++
+			if combo[i] < len(s.Axes[i].Values) {
+				break
+			}
+			combo[i] = 0
+		}
+		if i < 0 {
+			break
+		}
+	}
+	return s.build(id, combos)
+}
+
+// build is the members of a sweep with id: each row (one empty row
+// without [[rows]]) with each of combos (a value per axis, in the axes'
+// order), rows outer. It builds and validates every member's
+// configuration as `selmix run` would and names the first bad one.
+func (s *Spec) build(id string, combos [][]Setting) ([]Member, error) {
 	if s.BaseConfig != "" {
 		f, _, err := boundedfile.Open(s.BaseConfig, experiment.ConfigFile)
 		if err != nil {
@@ -146,12 +179,8 @@ func (s *Spec) Members(id string) ([]Member, error) {
 		rows = []Row{nil}
 	}
 	var out []Member
-	combo := make([]int, len(s.Axes))
 	for ri, row := range rows {
-		for i := range combo {
-			combo[i] = 0
-		}
-		for {
+		for _, combo := range combos {
 			m := Member{Index: len(out), Run: fmt.Sprintf("%s-%d", id, len(out)), Vary: make([]string, len(cols))}
 			for _, st := range s.Base {
 				m.Sets = append(m.Sets, st.Arg())
@@ -164,29 +193,16 @@ func (s *Spec) Members(id string) ([]Member, error) {
 				m.Sets = append(m.Sets, st.Arg())
 				m.Vary[slices.Index(cols, st.Key)] = st.Value
 			}
-			for ai, a := range s.Axes {
-				v := a.Values[combo[ai]]
-				m.Sets = append(m.Sets, a.Key+"="+v)
-				m.Vary[slices.Index(cols, a.Key)] = v
-				where = append(where, a.Key+"="+Display(v))
+			for _, st := range combo {
+				m.Sets = append(m.Sets, st.Arg())
+				m.Vary[slices.Index(cols, st.Key)] = st.Value
+				where = append(where, st.Key+"="+Display(st.Value))
 			}
 			m.Sets = append(m.Sets, "name="+quote(m.Run))
 			if _, err := experiment.Load(s.BaseConfig, m.Sets); err != nil {
 				return nil, fmt.Errorf("%s: member %d (%s): %v", s.File, m.Index, strings.Join(where, ", "), err)
 			}
 			out = append(out, m)
-			// Next combination, last axis fastest.
-			i := len(combo) - 1
-			for ; i >= 0; i-- {
-				combo[i]++
-				if combo[i] < len(s.Axes[i].Values) {
-					break
-				}
-				combo[i] = 0
-			}
-			if i < 0 {
-				break
-			}
 		}
 	}
 	return out, nil

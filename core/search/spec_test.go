@@ -39,9 +39,9 @@ func TestParseProduct(t *testing.T) {
 		t.Errorf("base\n got %v\nwant %v", s.Base, wantBase)
 	}
 	wantAxes := []Axis{
-		{"finetune.objective", []string{`"min-recall"`, `"hmean"`}},
-		{"finetune.s", []string{"5.0", "10"}},
-		{"seed", []string{"1", "2", "3"}},
+		{Key: "finetune.objective", Values: []string{`"min-recall"`, `"hmean"`}},
+		{Key: "finetune.s", Values: []string{"5.0", "10"}},
+		{Key: "seed", Values: []string{"1", "2", "3"}},
 	}
 	if !reflect.DeepEqual(s.Axes, wantAxes) {
 		t.Errorf("axes (in declared order)\n got %v\nwant %v", s.Axes, wantAxes)

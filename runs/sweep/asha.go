@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"selmix/core/metric"
 	"selmix/runs/record"
@@ -31,8 +32,8 @@ func (s *Sweep) RungPsi(i, upTo int) (psi float64, at int, err error) {
 }
 
 // rankAt is what ranks member i, whose run id h holds, at a refresh due
-// at step upTo: the validation ψ (of objective by, else of the objective
-// it optimized) at its last refresh at or before upTo, and that refresh's
+// at step upTo: the validation value of metric by (RankSeries), else ψ
+// of the objective it optimized, at its last refresh at or before upTo, and that refresh's
 // step. It is an error when the run has not reached upTo.
 func rankAt(h *record.History, id string, i, upTo int, by string) (psi float64, at int, err error) {
 	reached := 0
@@ -50,10 +51,19 @@ func rankAt(h *record.History, id string, i, upTo int, by string) (psi float64, 
 		if rf.Step > upTo {
 			continue
 		}
-		if by != "" {
-			return metric.Objective(by).In(rf.Stats.Objectives), rf.Step, nil
+		if by == "" {
+			return rf.Stats.Psi, rf.Step, nil
 		}
-		return rf.Stats.Psi, rf.Step, nil
+		return RankSeries(by).Value(rf), rf.Step, nil
 	}
 	return 0, 0, fmt.Errorf("member %d: run %s has no refresh at or before step %d", i, id, upTo)
+}
+
+// RankSeries is the catalogue's series a search's metric names (a plan's
+// Metric, search.RankMetric): an objective's ψ or a reported metric.
+func RankSeries(by string) record.Series {
+	if s, ok := record.LookupSeries(by); ok && strings.HasPrefix(by, "metrics/") {
+		return s
+	}
+	return record.ObjectiveSeries(metric.Objective(by))
 }

@@ -68,6 +68,9 @@ type Manifest struct {
 	// PBT is the population-based plan of a sweep started with --search
 	// pbt (its members the first population); nil otherwise.
 	PBT *search.PBT `json:"pbt,omitempty"`
+	// Random says how the members were drawn (--search random, or a
+	// search over a spec with distributions or [random]); nil for a grid.
+	Random *search.Drawn `json:"random,omitempty"`
 }
 
 // Job is one sbatch submission of some members.
@@ -80,9 +83,16 @@ type Job struct {
 // Root is the sweeps folder of a runs root.
 func Root(runsRoot string) string { return filepath.Join(runsRoot, DirName) }
 
-// Plan is a new sweep of spec under runs root, with a fresh id and every
-// member expanded and validated; nothing is written until Create.
+// Plan is a new grid sweep of spec under runs root (PlanSearch with
+// search.Grid).
 func Plan(root string, spec *search.Spec, executor, workdir string) (*Sweep, error) {
+	return PlanSearch(root, spec, executor, workdir, search.Grid)
+}
+
+// PlanSearch is a new sweep of spec under runs root searched by how, with
+// a fresh id and every member expanded (or drawn: search.Spec.Expand) and
+// validated; nothing is written until Create.
+func PlanSearch(root string, spec *search.Spec, executor, workdir, how string) (*Sweep, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -100,13 +110,13 @@ func Plan(root string, spec *search.Spec, executor, workdir string) (*Sweep, err
 			return nil, fmt.Errorf("no free sweep id under %s", parent)
 		}
 	}
-	members, err := spec.Members(id)
+	members, drawn, err := spec.Expand(id, how)
 	if err != nil {
 		return nil, err
 	}
 	s := &Sweep{Dir: filepath.Join(parent, id), Manifest: Manifest{
 		ID: id, Name: spec.Name, Created: time.Now().Format(time.RFC3339), Root: root, Workdir: workdir,
-		Executor: executor, Columns: spec.Columns(), Members: members, Slurm: spec.Slurm,
+		Executor: executor, Columns: spec.Columns(), Members: members, Slurm: spec.Slurm, Random: drawn,
 	}}
 	if spec.BaseConfig != "" {
 		s.BaseConfig = baseName

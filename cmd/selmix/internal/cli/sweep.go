@@ -63,9 +63,9 @@ func (f *sweepFlags) check(cmd *cobra.Command) error {
 		return app.BadInput("--parallel and --threads must be ≥ 1 (or left out)")
 	}
 	switch f.search {
-	case "", search.Grid, search.SuccessiveHalving, search.PopulationBased:
+	case "", search.Grid, search.Random, search.SuccessiveHalving, search.PopulationBased:
 	default:
-		return app.BadInput("--search %q: want grid, asha or pbt", safetext.Middle(f.search, 64))
+		return app.BadInput("--search %q: want grid, random, asha or pbt", safetext.Middle(f.search, 64))
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ sends each member's run to its next stop as a job.
 		RunE: f.runE(app.StartSweep),
 	}
 	f.add(cmd, "local or slurm (default: slurm if the spec has [slurm], else local)")
-	cmd.Flags().StringVar(&f.search, "search", search.Grid, "grid (every member runs to its end), asha (successive halving over the members, by the spec's [asha]) or pbt (population-based training from the members, by the spec's [pbt]); on Slurm, asha and pbt keep their schedule here and send each run to a stop as a job")
+	cmd.Flags().StringVar(&f.search, "search", search.Grid, "grid (every member runs to its end), random (members drawn by the spec's [random] and distributions, each run to its end), asha (successive halving over the members, by the spec's [asha]) or pbt (population-based training from the members, by the spec's [pbt]); on Slurm, asha and pbt keep their schedule here and send each run to a stop as a job")
 	cmd.AddCommand(newSweepMemberCmd(), newSweepResumeCmd(), newSweepStatusCmd(), newSweepLsCmd(),
 		newSweepReportCmd(), newSweepOpenCmd())
 	return cmd
