@@ -29,18 +29,26 @@ type SweepOptions struct {
 // over its seeds (SweepCurves), and the comparison figures `selmix export
 // --compare` draws (one run per group: its first finished member). Notes
 // say what was left out. With o.Vs, each table is followed by the
-// seed-paired differences against the reference (PairedTable).
+// seed-paired differences against the reference (PairedTable). A search
+// (successive halving, a population) begins with its section and, with a
+// figure folder, its figures (SweepSearch) linked below it.
 func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 	notes = slices.Clone(r.Notes)
 	var b strings.Builder
 	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	pf("# Sweep %s\n\n", r.ID)
 	pf("%d members, %d finished. Test set, mean ± sample standard deviation over seeds (finished members only). `selmix sweep status %s` lists the members.\n\n", r.Members, r.Finished(), r.ID)
-	if r.Schedule != nil {
-		pf("%s\n## Results\n\n", r.Schedule.Markdown())
-	}
-	if r.Population != nil {
-		pf("%s\n## Results\n\n", r.Population.Markdown())
+	if r.Schedule != nil || r.Population != nil {
+		if r.Schedule != nil {
+			pf("%s\n", r.Schedule.Markdown())
+		}
+		if r.Population != nil {
+			pf("%s\n", r.Population.Markdown())
+		}
+		if o.FigDir != "" {
+			notes = append(notes, searchFigures(&b, r, o)...)
+		}
+		pf("## Results\n\n")
 	}
 	groups := r.Ranked()
 	pf("Ranked by %s, best first.\n", sweep.RankedBy)
@@ -130,6 +138,31 @@ func SweepReport(r *sweep.Results, o SweepOptions) (md string, notes []string) {
 		notes = append(notes, "figures: "+err.Error())
 	}
 	return b.String(), notes
+}
+
+// searchFigures writes a search's figures (SweepSearch) into o.FigDir
+// and their links to b, under the search's section; it returns the notes.
+func searchFigures(b *strings.Builder, r *sweep.Results, o SweepOptions) []string {
+	res, err := SweepSearch(r, o.FigDir, Options{Format: o.Format})
+	var notes []string
+	if res != nil {
+		if len(res.Files) > 0 {
+			b.WriteString("### Figures (validation ψ of each member over steps")
+			if r.Population != nil {
+				b.WriteString("; the winner's settings")
+			}
+			b.WriteString(")\n\n")
+			for _, f := range res.Files {
+				fmt.Fprintf(b, "![%s](%s)\n", f.Name, filepath.ToSlash(filepath.Join(o.FigRel, f.Name)))
+			}
+			b.WriteString("\n")
+		}
+		notes = append(notes, res.Notes...)
+	}
+	if err != nil {
+		notes = append(notes, "search figures: "+err.Error())
+	}
+	return notes
 }
 
 // firstLabel names a group's first finished member in the comparison

@@ -118,7 +118,7 @@ func TestASHABadSpecs(t *testing.T) {
 		{"steps vary", "[base]\n\"finetune.refresh\" = 10\n[axes]\n\"finetune.steps\" = [100, 200]\n",
 			"bad.toml: finetune.steps: the members run 100, 200 steps; successive halving gives every member one budget: set finetune.steps in [base]"},
 		{"objectives vary", base + "[axes]\n\"finetune.objective\" = [\"min-recall\", \"hmean\"]\n",
-			`bad.toml: [asha] metric: the members optimize hmean, min-recall: name the objective to rank them by, e.g. metric = "hmean"`},
+			`bad.toml: [asha] metric: the members optimize hmean, min-recall, whose ψ are not comparable: name a metric to rank them by, an objective or a reported metric (e.g. metric = "hmean" or metric = "metrics/min_recall")`},
 		{"min_steps too many", base + "[axes]\nseed = [1]\n[asha]\nmin_steps = 300\n", "bad.toml: [asha] min_steps 300: want fewer than finetune.steps (300)"},
 		{"rungs within a refresh", "[base]\n\"finetune.steps\" = 300\n\"finetune.refresh\" = 100\n[axes]\nseed = [1]\n[asha]\nmin_steps = 10\n",
 			"bad.toml: [asha] min_steps 10: member 0 is ranked at refreshes 100 steps apart, so its rungs 10 and 30 both end at step 100"},
@@ -314,7 +314,7 @@ func TestScheduleResumes(t *testing.T) {
 
 // stoppedRun records a run of member i stopped at step at, with
 // refreshes every 10 steps up to it, ψ of the optimized objective
-// psi(step) and of hmean psi(step)/2.
+// psi(step) and of hmean psi(step)/2, and min coverage step/1000.
 func stoppedRun(t *testing.T, s *sweep.Sweep, i, at int, psi func(step int) float64) {
 	t.Helper()
 	rec, err := record.New(s.Root, s.Members[i].Run, "seed = 1\n", record.Options{}, runs.Meta{})
@@ -326,7 +326,7 @@ func stoppedRun(t *testing.T, s *sweep.Sweep, i, at int, psi func(step int) floa
 	}
 	st := loop.NewStream()
 	for step := 0; step < at; step += 10 {
-		rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{0.5, 0.5}, Coverage: []float64{0.5, 0.5}}
+		rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{0.5, 0.5}, Coverage: []float64{0.5, 0.5}, MinCoverage: float64(step) / 1000}
 		objs := make([]float64, len(metric.Objectives()))
 		objs[metric.HMean.Index()] = psi(step) / 2
 		rs := &loop.Refresh{Step: step, K: 2, Psi: psi(step), Report: rep, Objectives: objs, G: []float64{0, 1, 1, 0}, P: []float64{0, 0.5, 0.5, 0}}
@@ -364,6 +364,11 @@ func TestRungPsi(t *testing.T) {
 	s.ASHA.Metric = "hmean"
 	if psi, at, err := s.RungPsi(0, 30); err != nil || at != 30 || psi != 0.15 {
 		t.Errorf("metric hmean: ψ %v at %d (%v), want 0.15 at 30", psi, at, err)
+	}
+	// A reported metric of the catalogue (search.RankMetric's name).
+	s.ASHA.Metric = "metrics/min_coverage"
+	if v, at, err := s.RungPsi(0, 25); err != nil || at != 20 || v != 0.02 {
+		t.Errorf("metric metrics/min_coverage: %v at %d (%v), want 0.02 at 20", v, at, err)
 	}
 }
 
@@ -417,7 +422,7 @@ func TestScheduleStatusReport(t *testing.T) {
 	md := res.Schedule.Markdown()
 	for _, want := range []string{
 		"Rungs at 10, 30, 90, 270 steps (min_steps 10, eta 3).",
-		"Steps: 16 of the grid's 2430 (1%).",
+		"Compute: 16 steps, 1% of the grid's 2430 (9 members × 270 steps, each run to its end).",
 		"| 0 | selmix | 1 | 0.2500 |  |  |  |\n",
 		"| 1 | selmix | 2 | … |  |  |  |\n",
 		"1. member 0 (policy=selmix seed=1) started\n2. member 1 (policy=selmix seed=2) started\n3. member 0 (policy=selmix seed=1) reached rung 0 (10 steps): ψ 0.2500 at step 10\n",

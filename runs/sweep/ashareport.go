@@ -135,7 +135,7 @@ func (r *ScheduleReport) Markdown() string {
 	} else {
 		pf(" The schedule is not complete (`selmix sweep resume` continues it).")
 	}
-	pf("\n\nSteps: %d of the grid's %d (%.0f%%).\n\n", r.Steps.Spent, r.Steps.Grid, 100*float64(r.Steps.Spent)/float64(max(1, r.Steps.Grid)))
+	pf("\n\nCompute: %d steps, %s of the grid's %d (%d members × %d steps, each run to its end).\n\n", r.Steps.Spent, percent(r.Steps.Spent, r.Steps.Grid), r.Steps.Grid, len(r.Members), a.Rungs[a.Top()])
 	head := append([]string{"#"}, r.Columns...)
 	for k := range a.Rungs {
 		head = append(head, "ψ "+r.rungName(k))

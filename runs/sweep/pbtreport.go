@@ -17,6 +17,7 @@ type PopulationReport struct {
 	Members  []PopulationMember
 	Exploits []PBTDecision
 	Complete bool
+	Steps    PopulationSteps
 }
 
 // PopulationMember is one member in a PopulationReport.
@@ -40,7 +41,11 @@ func (s *Sweep) PopulationReport() (*PopulationReport, error) {
 		return nil, err
 	}
 	G := s.PBT.Gens()
-	rep := &PopulationReport{PBT: s.PBT, Columns: ShortNames(s.Columns), Complete: po.Complete()}
+	st, err := s.PopulationSteps(po)
+	if err != nil {
+		return nil, err
+	}
+	rep := &PopulationReport{PBT: s.PBT, Columns: ShortNames(s.Columns), Complete: po.Complete(), Steps: st}
 	for i, m := range s.Members {
 		pm := PopulationMember{Index: i, Describe: s.Describe(i), Psi: make([]float64, G), Copied: make([]int, G), Lineage: po.Lineage(i)}
 		for _, v := range m.Vary {
@@ -63,9 +68,10 @@ func (s *Sweep) PopulationReport() (*PopulationReport, error) {
 	return rep, nil
 }
 
-// Markdown is the population as a report section: the plan, each
-// member's ψ per generation (←j where it then copied member j), the
-// exploits in order, and the lineages.
+// Markdown is the population as a report section: the plan, the steps
+// spent against the grids (ComputeLine), each member's ψ per generation
+// (←j where it then copied member j), the exploits in order, and the
+// lineages.
 func (r *PopulationReport) Markdown() string {
 	var b strings.Builder
 	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -78,11 +84,12 @@ func (r *PopulationReport) Markdown() string {
 	} else {
 		pf(" The population is not complete (`selmix sweep resume` continues it).")
 	}
+	pf("\n\n%s", r.ComputeLine())
 	head := append([]string{"#"}, r.Columns...)
 	for g := range p.Gens() {
 		head = append(head, fmt.Sprintf("ψ step %d", p.End(g)))
 	}
-	pf("\n\n| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+	pf("\n| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for _, m := range r.Members {
 		row := append([]string{fmt.Sprint(m.Index)}, m.Values...)
 		for g := range p.Gens() {
@@ -112,4 +119,18 @@ func (r *PopulationReport) Markdown() string {
 		pf("- member %d (%s): %s\n", m.Index, m.Describe, strings.Join(m.Lineage, " → "))
 	}
 	return b.String()
+}
+
+// ComputeLine is the steps the population spent against the grid that
+// runs each setting it tried to its end and against the spec's grid.
+func (r *PopulationReport) ComputeLine() string {
+	st := r.Steps
+	return fmt.Sprintf("Compute: %d steps, %s of the grid's %d that runs each of the %d distinct settings of %s tried to its end (%d × %d steps), and %s of the spec's grid's %d (%d members × %d steps).\n",
+		st.Spent, percent(st.Spent, st.Tried()), st.Tried(), st.Settings, strings.Join(r.PBT.Keys, ", "), st.Settings, st.Steps,
+		percent(st.Spent, st.Grid()), st.Grid(), st.Members, st.Steps)
+}
+
+// percent is part of whole as a report writes it: "40%".
+func percent(part, whole int) string {
+	return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(max(1, whole)))
 }

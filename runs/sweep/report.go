@@ -98,6 +98,9 @@ type Results struct {
 	// Population is a population-based sweep's generations and exploits;
 	// nil otherwise (or where it could not be read: a note says why).
 	Population *PopulationReport
+	// Traces are a search's members' validation ψ over steps, for its
+	// figures; nil for a grid.
+	Traces []Trace
 }
 
 // Group is the members that differ only by seed.
@@ -197,6 +200,11 @@ func (s *Sweep) Results() (*Results, error) {
 	if res.Population, err = s.PopulationReport(); err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("the population: %v", err))
 	}
+	traces, notes, err := s.Traces()
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("the members' ψ over steps: %v", err))
+	}
+	res.Traces, res.Notes = traces, append(res.Notes, notes...)
 	return res, nil
 }
 

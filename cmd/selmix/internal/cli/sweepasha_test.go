@@ -277,7 +277,7 @@ func TestSweepASHA(t *testing.T) {
 		t.Fatalf("%v\n%s", err, rep)
 	}
 	for _, w := range []string{
-		"## Successive halving (ASHA)", "Steps: 402 of the grid's 900 (45%).",
+		"## Successive halving (ASHA)", "Compute: 402 steps, 45% of the grid's 900 (3 members × 300 steps, each run to its end).",
 		fmt.Sprintf("member %d (seed=%d) promoted to rung 1 (150 steps): rank 1 of 3 at rung 0", winner, winner+1),
 		fmt.Sprintf("member %d (seed=%d) promoted to end (300 steps): rank 1 of 1 at rung 1", winner, winner+1),
 		"| 1/3 |",
@@ -307,14 +307,19 @@ func TestSweepASHABadInput(t *testing.T) {
 	objs := write("objs.toml", base+"[axes]\n\"finetune.objective\" = [\"min-recall\", \"hmean\"]\n")
 	eta := write("eta.toml", base+"[axes]\nseed = [1]\n[asha]\neta = 1\n")
 	seeds := write("seeds.toml", base+"[axes]\nseed = [1, 2]\n")
+	drawn := write("drawn.toml", base+"[axes]\n\"finetune.s\" = { log_uniform = [0.5, 4.0] }\n")
+	metricTypo := write("typo.toml", base+"[axes]\n\"finetune.s\" = [1.0, 2.0]\n[pbt]\nmetric = \"metrics/min_recal\"\n")
 	for _, c := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"objectives", []string{"sweep", objs, "--search", "asha"}, "selmix: " + objs + `: [asha] metric: the members optimize hmean, min-recall: name the objective to rank them by, e.g. metric = "hmean"`},
+		{"objectives", []string{"sweep", objs, "--search", "asha"}, "selmix: " + objs + `: [asha] metric: the members optimize hmean, min-recall, whose ψ are not comparable: name a metric to rank them by, an objective or a reported metric (e.g. metric = "hmean" or metric = "metrics/min_recall")`},
 		{"eta", []string{"sweep", eta, "--search", "asha"}, "selmix: " + eta + ": [asha] eta 1: want an integer ≥ 2 (each rung keeps 1/eta of the members)"},
-		{"search", []string{"sweep", eta, "--search", "pbt2"}, `selmix: --search "pbt2": want grid, asha or pbt`},
+		{"search", []string{"sweep", eta, "--search", "pbt2"}, `selmix: --search "pbt2": want grid, random, asha or pbt`},
+		{"grid of a distribution", []string{"sweep", drawn}, "selmix: " + drawn + `: [axes] "finetune.s": log_uniform(0.5, 4) is drawn, not a grid's list: give --search random (or asha, pbt)`},
+		{"no budget", []string{"sweep", drawn, "--search", "random"}, "selmix: " + drawn + `: [random] members: "finetune.s" (log_uniform(0.5, 4)) has no end: give a budget, members = N or steps = N`},
+		{"metric", []string{"sweep", metricTypo, "--search", "pbt"}, "selmix: " + metricTypo + `: [pbt] metric "metrics/min_recal": unknown reported metric "min_recal" (valid: metrics/mean_recall, metrics/min_recall, metrics/hmean, metrics/gmean, metrics/min_coverage, metrics/accuracy, metrics/head_recall, metrics/tail_recall, metrics/min_ht_recall, metrics/head_coverage, metrics/tail_coverage, metrics/min_ht_coverage)`},
 		{"pbt keys", []string{"sweep", seeds, "--search", "pbt"}, "selmix: " + seeds + `: [pbt] keys: nothing to explore: the spec varies no finetune key a run may change live (name them, e.g. keys = ["s", "lr"])`},
 	} {
 		code, stdout, stderr := runCLI(append(c.args, "--runs", root)...)

@@ -1,0 +1,99 @@
+package sweep_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"selmix/runs/sweep"
+	"selmix/runs/sweep/sweeptest"
+)
+
+// The steps a population spent, counted by hand (sweeptest.Population):
+// members 0 and 1 ran 300 steps in their own runs; member 2 ran 201 in
+// its own and 300 − 201 = 99 in its fork; member 3 101 and 199: 1200,
+// the spec's grid of 4 × 300. It tried 5 distinct settings of (lr, s):
+// (0.01, 0.5), (0.01, 1), (0.01, 2), (0.01, 4) and (0.012, 0.6), which
+// the second exploit writes again as 0.0120 and 0.60: a grid of those is
+// 5 × 300 = 1500 steps, of which 1200 is 80%.
+func TestPopulationSteps(t *testing.T) {
+	s := sweeptest.Population(t)
+	rep, err := s.PopulationReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := rep.Steps
+	if st.Spent != 1200 || st.Settings != 5 || st.Tried() != 1500 || st.Grid() != 1200 {
+		t.Errorf("spent %d, settings %d, tried %d, grid %d; want 1200, 5, 1500, 1200", st.Spent, st.Settings, st.Tried(), st.Grid())
+	}
+	want := "Compute: 1200 steps, 80% of the grid's 1500 that runs each of the 5 distinct settings of lr, s tried to its end (5 × 300 steps), and 100% of the spec's grid's 1200 (4 members × 300 steps).\n"
+	if got := rep.ComputeLine(); got != want {
+		t.Errorf("compute line\n%q\nwant\n%q", got, want)
+	}
+	if md := rep.Markdown(); !strings.Contains(md, "The population is complete.\n\n"+want+"\n| # | s |") {
+		t.Errorf("the section lacks the compute line after the plan:\n%s", md)
+	}
+}
+
+// Each member's trace follows its lineage: its own run up to the fork
+// step, the copied member's ranked refresh where it switched (with the
+// fork's settings), then the fork's refreshes; ψ is each run's refresh's.
+// The winner is the best at the end.
+func TestPopulationTraces(t *testing.T) {
+	s := sweeptest.Population(t)
+	ts, notes, err := s.Traces()
+	if err != nil || len(notes) > 0 {
+		t.Fatalf("traces: %v %v", err, notes)
+	}
+	run := func(i int) string { return s.Members[i].Run }
+	type pt struct {
+		step   int
+		run    string
+		psi    float64
+		copied int
+		s      string
+	}
+	own := func(i, k, from, to int, name, sv string) []pt {
+		var out []pt
+		for step := from; step <= to; step += 25 {
+			out = append(out, pt{step, name, sweeptest.PopulationPsi(i, k, step), -1, sv})
+		}
+		return out
+	}
+	cat := func(parts ...[]pt) []pt {
+		var out []pt
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	want := [][]pt{
+		own(0, 0, 0, 300, run(0), "0.5"),
+		own(1, 0, 0, 300, run(1), "1"),
+		cat(own(2, 0, 0, 200, run(2), "2"), []pt{{200, run(3) + "-g1", 0.75, 3, "0.6"}}, own(2, 1, 225, 300, run(2)+"-g2", "0.6")),
+		cat(own(3, 0, 0, 100, run(3), "4"), []pt{{100, run(0), 0.6, 0, "0.6"}}, own(3, 1, 125, 300, run(3)+"-g1", "0.6")),
+	}
+	if len(ts) != len(want) {
+		t.Fatalf("%d traces, want %d", len(ts), len(want))
+	}
+	for i, tr := range ts {
+		var got []pt
+		for _, p := range tr.Points {
+			sv, _ := p.Hyper.Get("s")
+			got = append(got, pt{p.Step, p.Run, p.Psi, p.Copied, sv})
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want[i]) {
+			t.Errorf("member %d:\n%v\nwant\n%v", i, got, want[i])
+		}
+		if !tr.Ended || tr.Member != i {
+			t.Errorf("member %d: member %d, ended %v", i, tr.Member, tr.Ended)
+		}
+	}
+	if w := sweep.Winner(ts); w != 2 {
+		t.Errorf("winner %d, want 2 (ψ 0.95 at step 300)", w)
+	}
+	ts[2].Ended = false // a member that has not ended loses to one that has
+	if w := sweep.Winner(ts); w != 3 {
+		t.Errorf("winner %d with member 2 not ended, want 3", w)
+	}
+}
