@@ -64,6 +64,14 @@ func Binary(t testing.TB) string {
 // Main is the TestMain of a package that runs the binary: it runs the
 // tests, then removes the binary and the Shared fixtures.
 func Main(m *testing.M) {
+	// A test that runs a command in process which starts os.Executable
+	// (a sweep's members) starts this test binary with selmix's
+	// arguments: it would run every test again, each starting more.
+	// Refuse at once; such a test must run the binary (Code, Start).
+	if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-") {
+		fmt.Fprintf(os.Stderr, "selmixtest: the test binary was started as selmix (%q): a test ran in process a command that starts os.Executable; run the real binary (selmixtest.Code)\n", strings.Join(os.Args[1:], " "))
+		os.Exit(2)
+	}
 	// The processes the tests start use one BLAS thread each, as sweep
 	// members do, unless a test's environment says otherwise: they run
 	// two or more at once, beside other packages' tests, on a machine of
