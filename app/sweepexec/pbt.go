@@ -193,15 +193,39 @@ func (p *pbtExec) exploit(g int, res *PBTResult) error {
 		}
 		cur[i], ids[i] = vals, id
 	}
-	for _, e := range p.s.PBT.Decide(g, psi, cur) {
+	at := p.s.PBT.StopAt(g)
+	score := func(member, from int, cands [][]string) ([]float64, error) {
+		if d := p.po.Exploited(member); d != nil && d.Gen == g {
+			return make([]float64, len(cands)), nil // taken already: not taken again
+		}
+		return forecast(p.o, p.s, ids[from], at, cands)
+	}
+	exploits, err := p.s.PBT.Decide(g, psi, cur, score)
+	if err != nil {
+		select {
+		case sig := <-p.o.Signals:
+			// The forecast was interrupted with the sweep: nothing of
+			// this generation's exploits is taken that the log lacks,
+			// and sweep resume decides them again, the same.
+			res.Signal = sig
+			return nil
+		default:
+		}
+		return err
+	}
+	for _, e := range exploits {
 		if d := p.po.Exploited(e.Member); d != nil && d.Gen == g {
 			continue
 		}
-		if err := p.po.Exploit(g, e, ids[e.From], p.s.PBT.StopAt(g)); err != nil {
+		if err := p.po.Exploit(g, e, ids[e.From], at); err != nil {
 			return err
 		}
 		res.Exploits++
-		p.line(e.Member, fmt.Sprintf("ψ %.4f: copies member %d (ψ %.4f) at step %d, explores %s", psi[e.Member], e.From, psi[e.From], p.s.PBT.StopAt(g), strings.Join(e.Sets, " ")))
+		how := "explores"
+		if e.Ranked != nil {
+			how = fmt.Sprintf("the best forecast of %d explores", len(e.Ranked))
+		}
+		p.line(e.Member, fmt.Sprintf("ψ %.4f: copies member %d (ψ %.4f) at step %d, %s %s", psi[e.Member], e.From, psi[e.From], at, how, strings.Join(e.Sets, " ")))
 	}
 	return p.po.Advance(g)
 }
@@ -212,8 +236,8 @@ func (p *pbtExec) line(i int, what string) {
 
 // describePBT says in one line what a plan does.
 func describePBT(p *search.PBT) string {
-	return fmt.Sprintf("%d generations of %d steps; at each end the worst %.0f%% copy the best (by validation ψ of %s) and %s %s",
-		p.Gens(), p.Interval, 100*p.Quantile, p.MetricName(), p.Explore, strings.Join(p.Keys, ", "))
+	return fmt.Sprintf("%d generations of %d steps; at each end the worst %.0f%% copy the best (by validation ψ of %s) and %s",
+		p.Gens(), p.Interval, 100*p.Quantile, p.MetricName(), p.ExploreText())
 }
 
 // ExecutePBT runs s's population with e, here or on Slurm (searchRunner),

@@ -49,7 +49,7 @@ func Parse(text []byte, file string) (*Spec, error) {
 			return nil, fmt.Errorf("%s: [random] %s: unknown key (it has members, steps and seed)", file, k[1])
 		}
 		if len(k) == 2 && k[0] == "pbt" {
-			return nil, fmt.Errorf("%s: [pbt] %s: unknown key (it has interval, quantile, explore, keys, metric and seed)", file, k[1])
+			return nil, fmt.Errorf("%s: [pbt] %s: unknown key (it has interval, quantile, explore, candidates, keys, metric and seed)", file, k[1])
 		}
 		return nil, fmt.Errorf("%s: unknown key %s (a spec has name, base_config, [base], [axes], [[rows]], [slurm], [asha], [pbt] and [random])", file, k)
 	}

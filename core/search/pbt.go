@@ -31,9 +31,14 @@ type PBTSpec struct {
 	Quantile *float64 `toml:"quantile"`
 	// Explore is how a copied member's settings change: perturb (numbers
 	// times 0.8 or 1.2, a named choice redrawn from the spec's values
-	// with probability 1/4; the default) or resample (every key redrawn
-	// from the values the spec gives it).
+	// with probability 1/4; the default), resample (every key redrawn
+	// from the values the spec gives it) or forecast (Candidates
+	// perturbations, the one whose Δψ the copied run's linear model
+	// forecasts highest from its checkpoint).
 	Explore *string `toml:"explore"`
+	// Candidates is how many perturbations explore = forecast ranks
+	// (default 8).
+	Candidates *int `toml:"candidates"`
 	// Keys are the finetune keys explored (default: those the spec's
 	// [axes] and [[rows]] vary that a run may change live and that keep ψ
 	// the same function).
@@ -50,7 +55,11 @@ type PBTSpec struct {
 const (
 	ExplorePerturb  = "perturb"
 	ExploreResample = "resample"
+	ExploreForecast = "forecast"
 )
+
+// DefaultCandidates is [pbt] candidates' default.
+const DefaultCandidates = 8
 
 // DefaultQuantile is [pbt] quantile's default.
 const DefaultQuantile = 0.25
@@ -62,8 +71,14 @@ func (p *PBTSpec) check() error {
 	if p.Quantile != nil && !(*p.Quantile > 0 && *p.Quantile <= 0.5) {
 		return fmt.Errorf("quantile %v: want a share in (0, 0.5] (the worst share copies the best share)", *p.Quantile)
 	}
-	if p.Explore != nil && *p.Explore != ExplorePerturb && *p.Explore != ExploreResample {
-		return fmt.Errorf("explore %q: want perturb or resample", *p.Explore)
+	if p.Explore != nil && *p.Explore != ExplorePerturb && *p.Explore != ExploreResample && *p.Explore != ExploreForecast {
+		return fmt.Errorf("explore %q: want perturb, resample or forecast", *p.Explore)
+	}
+	if p.Candidates != nil && (*p.Candidates < 2 || *p.Candidates > 64) {
+		return fmt.Errorf("candidates %d: want 2 to 64 perturbations to rank", *p.Candidates)
+	}
+	if p.Candidates != nil && (p.Explore == nil || *p.Explore != ExploreForecast) {
+		return errors.New("candidates: only explore = \"forecast\" ranks candidates")
 	}
 	if err := checkRankMetric(p.Metric); err != nil {
 		return err
@@ -91,6 +106,8 @@ type PBT struct {
 	Dists  map[string]Dist `json:"distributions,omitempty"`
 	Metric string          `json:"metric,omitempty"`
 	Seed   uint64          `json:"seed"`
+	// Candidates is how many perturbations explore = forecast ranks.
+	Candidates int `json:"candidates,omitempty"`
 }
 
 // Gens is the number of generations: intervals up to finetune.steps.
@@ -107,6 +124,16 @@ func (p *PBT) StopAt(g int) int {
 		return 0
 	}
 	return p.End(g) + 1
+}
+
+// ExploreText is how a copy explores, as reports say it: "perturb s, lr",
+// "forecast s, lr (the best forecast of 8 perturbations)".
+func (p *PBT) ExploreText() string {
+	t := p.Explore + " " + strings.Join(p.Keys, ", ")
+	if p.Explore == ExploreForecast {
+		t += fmt.Sprintf(" (the best Δψ the copied run's linear model forecasts of %d perturbations)", p.Candidates)
+	}
+	return t
 }
 
 // MetricName is what ranks the members, as reports say it.
@@ -137,6 +164,12 @@ func PlanPBT(spec *Spec, members []Member) (*PBT, error) {
 	}
 	if ps.Explore != nil {
 		p.Explore = *ps.Explore
+	}
+	if p.Explore == ExploreForecast {
+		p.Candidates = DefaultCandidates
+		if ps.Candidates != nil {
+			p.Candidates = *ps.Candidates
+		}
 	}
 	if ps.Metric != nil {
 		p.Metric, _ = RankMetric(*ps.Metric) // checked
@@ -268,15 +301,33 @@ func gcd(a, b int) int {
 type Exploit struct {
 	Member, From int
 	Sets         []string
+	// Ranked are, under explore = forecast, the candidates ranked and
+	// their forecasts (Sets is the first with the highest); nil otherwise.
+	Ranked []Candidate
 }
+
+// Candidate is one setting explore = forecast ranked: its sets and the
+// change of ψ the copied run's linear model forecast for it over the
+// interval its checkpoint opens (NaN where it forecast none).
+type Candidate struct {
+	Sets     []string
+	Forecast float64
+}
+
+// Score forecasts the change of ψ under each of cands (each a list of
+// finetune.key=value on top of member from's settings) from member from's
+// checkpoint at the generation's end, for member's copy of it; NaN where
+// there is no forecast.
+type Score func(member, from int, cands [][]string) ([]float64, error)
 
 // Decide takes generation g's exploits from the members' ψ there (NaN:
 // none, ranked last) and the settings in force in each (Hyper.Get text by
 // key): each of the worst ⌊quantile·n⌋ (at least one) copies one of as
 // many best, drawn, and explores from its settings. It is a function of
-// its arguments and the plan alone, so a resumed sweep decides what the
-// uninterrupted one did.
-func (p *PBT) Decide(g int, psi []float64, cur []map[string]string) []Exploit {
+// its arguments, the plan and (explore = forecast) score alone, so a
+// resumed sweep decides what the uninterrupted one did. score is called
+// only under explore = forecast; its error is Decide's.
+func (p *PBT) Decide(g int, psi []float64, cur []map[string]string, score Score) ([]Exploit, error) {
 	n := len(psi)
 	order := make([]int, n)
 	for i := range order {
@@ -300,10 +351,51 @@ func (p *PBT) Decide(g int, psi []float64, cur []map[string]string) []Exploit {
 	for _, b := range bottom {
 		rng := rand.New(rand.NewPCG(p.Seed, uint64(g)<<32|uint64(b)))
 		from := top[rng.IntN(k)]
-		out = append(out, Exploit{Member: b, From: from, Sets: p.explore(rng, cur[from])})
+		e := Exploit{Member: b, From: from, Sets: p.explore(rng, cur[from])}
+		if p.Explore == ExploreForecast {
+			var err error
+			if e.Sets, e.Ranked, err = p.forecast(rng, b, from, e.Sets, cur[from], score); err != nil {
+				return nil, fmt.Errorf("generation %d, member %d copying member %d: %w", g, b, from, err)
+			}
+		}
+		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b Exploit) int { return cmp.Compare(a.Member, b.Member) })
-	return out
+	return out, nil
+}
+
+// forecast is explore = forecast: first (the perturbation perturb would
+// take) and Candidates-1 more, distinct, drawn as perturb draws but with
+// each number scaled by a factor log-uniform in [1/2, 2] (widely),
+// ranked by score; the one forecast highest is taken, the first drawn among
+// equals, and first where none has a forecast.
+func (p *PBT) forecast(rng *rand.Rand, member, from int, first []string, vals map[string]string, score Score) ([]string, []Candidate, error) {
+	cands := [][]string{first}
+	for try := 0; len(cands) < p.Candidates && try < 8*p.Candidates; try++ {
+		c := p.exploreBy(rng, vals, widely)
+		if !slices.ContainsFunc(cands, func(x []string) bool { return slices.Equal(x, c) }) {
+			cands = append(cands, c)
+		}
+	}
+	if score == nil {
+		return nil, nil, errors.New("explore = forecast: nothing to forecast with")
+	}
+	f, err := score(member, from, cands)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(f) != len(cands) {
+		return nil, nil, fmt.Errorf("%d forecasts for %d candidates", len(f), len(cands))
+	}
+	ranked := make([]Candidate, len(cands))
+	best := 0
+	for i, c := range cands {
+		ranked[i] = Candidate{Sets: c, Forecast: f[i]}
+		if f[i] > f[best] || math.IsNaN(f[best]) && !math.IsNaN(f[i]) {
+			best = i
+		}
+	}
+	return cands[best], ranked, nil
 }
 
 // resampleShare is perturb's chance of redrawing a named choice.
@@ -312,6 +404,21 @@ const resampleShare = 0.25
 // explore is the settings a copy of a member whose settings are vals
 // takes: one finetune.key=value per explored key.
 func (p *PBT) explore(rng *rand.Rand, vals map[string]string) []string {
+	return p.exploreBy(rng, vals, func(rng *rand.Rand) (float64, int) {
+		if rng.IntN(2) == 1 {
+			return 1.2, 12
+		}
+		return 0.8, 12
+	})
+}
+
+// widely is a factor log-uniform in [1/2, 2], and the significant figures
+// its product keeps.
+func widely(rng *rand.Rand) (float64, int) { return math.Exp((2*rng.Float64() - 1) * math.Ln2), 4 }
+
+// exploreBy is explore with the factor a number is scaled by drawn by
+// factor (with the significant figures the product keeps).
+func (p *PBT) exploreBy(rng *rand.Rand, vals map[string]string, factor func(*rand.Rand) (float64, int)) []string {
 	var sets []string
 	for _, k := range p.Keys {
 		old := vals[k]
@@ -324,10 +431,7 @@ func (p *PBT) explore(rng *rand.Rand, vals map[string]string) []string {
 		case p.Explore == ExploreResample && len(choices) > 0:
 			v = unquote(choices[rng.IntN(len(choices))])
 		case numErr == nil:
-			f := 0.8
-			if rng.IntN(2) == 1 {
-				f = 1.2
-			}
+			f, digits := factor(rng)
 			if isInt(k) {
 				nx := int(math.Round(x * f))
 				if nx == int(x) && f > 1 {
@@ -337,7 +441,7 @@ func (p *PBT) explore(rng *rand.Rand, vals map[string]string) []string {
 				}
 				v = strconv.Itoa(max(1, nx))
 			} else {
-				v = strconv.FormatFloat(x*f, 'g', 12, 64) // 0.72, not 0.7200000000000001
+				v = strconv.FormatFloat(x*f, 'g', digits, 64) // 0.72, not 0.7200000000000001
 			}
 		case len(choices) > 0 && rng.Float64() < resampleShare:
 			v = unquote(choices[rng.IntN(len(choices))])
@@ -374,8 +478,10 @@ func (p *PBT) Check(members int) error {
 		return fmt.Errorf("pbt: interval %d for %d steps", p.Interval, p.Steps)
 	case !(p.Quantile > 0 && p.Quantile <= 0.5):
 		return fmt.Errorf("pbt: quantile %v", p.Quantile)
-	case p.Explore != ExplorePerturb && p.Explore != ExploreResample:
+	case p.Explore != ExplorePerturb && p.Explore != ExploreResample && p.Explore != ExploreForecast:
 		return fmt.Errorf("pbt: explore %q", p.Explore)
+	case p.Explore == ExploreForecast && (p.Candidates < 2 || p.Candidates > 64):
+		return fmt.Errorf("pbt: %d candidates", p.Candidates)
 	case len(p.Keys) == 0:
 		return errors.New("pbt: no keys")
 	case !rankMetricOK(p.Metric):

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"slices"
@@ -78,8 +79,10 @@ func TestPBTBadSpecs(t *testing.T) {
 	}
 	for _, c := range []struct{ table, want string }{
 		{"quantile = 0.6", "pop.toml: [pbt] quantile 0.6: want a share in (0, 0.5] (the worst share copies the best share)"},
-		{"explore = \"mutate\"", `pop.toml: [pbt] explore "mutate": want perturb or resample`},
-		{"colour = 1", "pop.toml: [pbt] colour: unknown key (it has interval, quantile, explore, keys, metric and seed)"},
+		{"explore = \"mutate\"", `pop.toml: [pbt] explore "mutate": want perturb, resample or forecast`},
+		{"colour = 1", "pop.toml: [pbt] colour: unknown key (it has interval, quantile, explore, candidates, keys, metric and seed)"},
+		{"candidates = 4", `pop.toml: [pbt] candidates: only explore = "forecast" ranks candidates`},
+		{"explore = \"forecast\"\ncandidates = 1", "pop.toml: [pbt] candidates 1: want 2 to 64 perturbations to rank"},
 	} {
 		_, err := Parse([]byte(strings.Replace(pbtSpec, "interval = 100", c.table, 1)), "pop.toml")
 		if err == nil || err.Error() != c.want {
@@ -102,7 +105,7 @@ func TestPBTDecide(t *testing.T) {
 		cur[i] = map[string]string{"adapt": "none", "batch": strconv.Itoa(2 + i), "s": strconv.Itoa(i + 1)}
 	}
 	// Ranked by hand: 2 (0.9), 5 (0.8) best; 3 (0.1) and 1 (NaN) worst.
-	got := p.Decide(1, psi, cur)
+	got := decide(t, p, 1, psi, cur)
 	if len(got) != 2 || got[0].Member != 1 || got[1].Member != 3 {
 		t.Fatalf("exploits %+v: want members 1 and 3", got)
 	}
@@ -128,31 +131,31 @@ func TestPBTDecide(t *testing.T) {
 			t.Errorf("member %d: %s: want a value of the spec", e.Member, e.Sets[0])
 		}
 	}
-	if again := p.Decide(1, psi, cur); !reflect.DeepEqual(again, got) {
+	if again := decide(t, p, 1, psi, cur); !reflect.DeepEqual(again, got) {
 		t.Errorf("decided again %+v, first %+v", again, got)
 	}
 	differ := false
 	for g := 2; g < 12 && !differ; g++ {
-		differ = !reflect.DeepEqual(p.Decide(g, psi, cur), got)
+		differ = !reflect.DeepEqual(decide(t, p, g, psi, cur), got)
 	}
 	if !differ {
 		t.Error("every generation draws the same exploits and explores")
 	}
 	// Two members: one copies the other.
-	two := p.Decide(0, []float64{0.2, 0.4}, cur[:2])
+	two := decide(t, p, 0, []float64{0.2, 0.4}, cur[:2])
 	if len(two) != 1 || two[0].Member != 0 || two[0].From != 1 {
 		t.Errorf("a population of two: %+v, want member 0 to copy 1", two)
 	}
 	// resample draws from the spec's values; β_min past 1 keeps the copy's.
 	r := &PBT{Quantile: 0.5, Explore: ExploreResample, Keys: []string{"s"}, Choices: map[string][]string{"s": {"3", "5"}}}
-	for _, e := range r.Decide(0, []float64{1, 0}, cur[:2]) {
+	for _, e := range decide(t, r, 0, []float64{1, 0}, cur[:2]) {
 		if e.Sets[0] != "finetune.s=3" && e.Sets[0] != "finetune.s=5" {
 			t.Errorf("resample: %v", e.Sets)
 		}
 	}
 	b := &PBT{Quantile: 0.5, Explore: ExplorePerturb, Keys: []string{"beta_min"}}
 	for g := range 8 {
-		e := b.Decide(g, []float64{1, 0}, []map[string]string{{"beta_min": "0.9"}, {"beta_min": "0.9"}})[0]
+		e := decide(t, b, g, []float64{1, 0}, []map[string]string{{"beta_min": "0.9"}, {"beta_min": "0.9"}})[0]
 		if e.Sets[0] != "finetune.beta_min=0.9" && e.Sets[0] != "finetune.beta_min=0.72" {
 			t.Errorf("β_min 0.9 explored to %v: want 0.72 or kept", e.Sets)
 		}
@@ -194,7 +197,7 @@ explore = "resample"
 		for i := range cur {
 			cur[i] = map[string]string{"s": "1", "lr": "0.001"}
 		}
-		for _, e := range p.Decide(g, []float64{6, 5, 4, 3, 2, 1}, cur) {
+		for _, e := range decide(t, p, g, []float64{6, 5, 4, 3, 2, 1}, cur) {
 			for _, st := range e.Sets {
 				if v, ok := strings.CutPrefix(st, "finetune.s="); ok {
 					x, err := strconv.ParseFloat(v, 64)
@@ -208,5 +211,92 @@ explore = "resample"
 	}
 	if len(seen) < 20 {
 		t.Errorf("40 generations resampled %d distinct values of s: want a continuous draw", len(seen))
+	}
+}
+
+// decide is p.Decide of an explore that forecasts nothing.
+func decide(t *testing.T, p *PBT, g int, psi []float64, cur []map[string]string) []Exploit {
+	t.Helper()
+	out, err := p.Decide(g, psi, cur, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// explore = forecast: the candidates are the perturbation perturb takes
+// and more drawn as perturb draws them, distinct; the one the score
+// forecasts highest is taken (the first among equals, the first where
+// none has a forecast), and the score's error is Decide's.
+func TestPBTForecastExplore(t *testing.T) {
+	perturb, err := planPBT(t, pbtSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := planPBT(t, strings.Replace(pbtSpec, "interval = 100", "interval = 100\nexplore = \"forecast\"\ncandidates = 5", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Candidates != 5 || fc.Explore != ExploreForecast {
+		t.Fatalf("plan %+v", fc)
+	}
+	psi := []float64{0.1, 0.9, 0.5, 0.3, 0.7, 0.2, 0.6, 0.4}
+	cur := make([]map[string]string, 8)
+	for i := range cur {
+		cur[i] = map[string]string{"s": strconv.Itoa(i + 1), "multipliers": "integral"}
+	}
+	// A forecast written apart: the larger s, the larger Δψ.
+	var calls []int
+	byS := func(_, from int, cands [][]string) ([]float64, error) {
+		calls = append(calls, from)
+		out := make([]float64, len(cands))
+		for i, c := range cands {
+			v, _ := strings.CutPrefix(c[0], "finetune.s=")
+			out[i], _ = strconv.ParseFloat(v, 64)
+		}
+		return out, nil
+	}
+	want := decide(t, perturb, 2, psi, cur)
+	got, err := fc.Decide(2, psi, cur, byS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || !slices.Equal(calls, []int{got[0].From, got[1].From}) {
+		t.Fatalf("%d exploits (want %d), score called for %v", len(got), len(want), calls)
+	}
+	for k, e := range got {
+		if e.Member != want[k].Member || e.From != want[k].From {
+			t.Errorf("exploit %d: member %d from %d; perturb's: %d from %d", k, e.Member, e.From, want[k].Member, want[k].From)
+		}
+		if len(e.Ranked) != 5 || !slices.Equal(e.Ranked[0].Sets, want[k].Sets) {
+			t.Errorf("exploit %d: %d candidates, the first %v; want 5, the first perturb's %v", k, len(e.Ranked), e.Ranked[0].Sets, want[k].Sets)
+		}
+		best := math.Inf(-1)
+		for i, c := range e.Ranked {
+			best = max(best, c.Forecast)
+			for _, d := range e.Ranked[:i] {
+				if slices.Equal(c.Sets, d.Sets) {
+					t.Errorf("exploit %d: candidate %v twice", k, c.Sets)
+				}
+			}
+		}
+		if v, _ := strings.CutPrefix(e.Sets[0], "finetune.s="); v != strconv.FormatFloat(best, 'g', 12, 64) {
+			t.Errorf("exploit %d: took %v; the highest forecast is s=%v among %v", k, e.Sets, best, e.Ranked)
+		}
+	}
+	// No forecast anywhere: the first, perturb's own.
+	none := func(_, _ int, cands [][]string) ([]float64, error) {
+		out := make([]float64, len(cands))
+		for i := range out {
+			out[i] = math.NaN()
+		}
+		return out, nil
+	}
+	if got, err := fc.Decide(2, psi, cur, none); err != nil || !slices.Equal(got[0].Sets, want[0].Sets) {
+		t.Errorf("no forecasts: %v (%v), want perturb's %v", got, err, want[0].Sets)
+	}
+	fail := func(int, int, [][]string) ([]float64, error) { return nil, errors.New("no checkpoint") }
+	if _, err := fc.Decide(2, psi, cur, fail); err == nil || !strings.Contains(err.Error(), "no checkpoint") {
+		t.Errorf("a failing score: %v", err)
 	}
 }

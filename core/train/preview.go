@@ -57,3 +57,14 @@ func outlook(b *loop.Basis, h loop.Hyper) (loop.Outlook, error) {
 	o.OK = true
 	return o, nil
 }
+
+// Basis is what the last refresh left for a forecast (Preview): the
+// validation statistics it measured and the run's schedule; nil before
+// the first. An engine resumed from a checkpoint has its checkpoint's.
+// Call it when Run is not running.
+func (e *Engine) Basis() *loop.Basis {
+	if e.last == nil {
+		return nil
+	}
+	return e.last.Basis
+}

@@ -2,9 +2,14 @@ package train_test
 
 import (
 	"context"
+	"errors"
 	"math"
+	"reflect"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
+	"selmix/core/gain"
 	"selmix/core/local"
 	"selmix/core/loop"
 	"selmix/core/train"
@@ -209,5 +214,83 @@ func TestPreviewFormula(t *testing.T) {
 	bad.S = -1
 	if _, err := train.Preview(b, cur, bad); err == nil {
 		t.Error("Preview of s = -1: no error")
+	}
+}
+
+// An engine resumed from a checkpoint taken one step past a refresh (a
+// population's generation end) forecasts from that refresh's Basis: the
+// same statistics, and Preview's forecasts of other settings equal to
+// the bit those made from the live refresh (explore = forecast ranks a
+// population's candidates this way, selmix sweep forecast).
+func TestBasisAfterResume(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		more func(*loop.Config)
+	}{
+		{"paper", nil},
+		{"samples, integral", func(c *loop.Config) {
+			c.Form, c.Memory, c.Draws, c.Seed, c.Objective = gain.Samples, loop.MemoryIntegral, 3, 5, "mean-recall@cov"
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sp := toySplit(4, 6, 90, 1)
+			cfg := toyConfig()
+			if c.more != nil {
+				c.more(&cfg)
+			}
+			e, err := train.New(cfg, toyLocal(t, sp, cfg.Batch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ckpt []byte
+			e.SetCheckpointer(1000, func(step int, b []byte, final bool) error { ckpt = b; return nil })
+			e.Send(loop.Control{Op: loop.OpStop, At: 31})
+			st := e.Subscribe()
+			var live *loop.Basis
+			var hyper loop.Hyper
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for s, ok := st.Next(context.Background()); ok; s, ok = st.Next(context.Background()) {
+					if s.Kind == loop.KindRefresh && s.Refresh.Step == 30 {
+						live, hyper = s.Refresh.Basis, s.Hyper
+					}
+				}
+			}()
+			if _, err := e.Run(context.Background()); !errors.Is(err, train.ErrStopped) {
+				t.Fatalf("stop at 31: %v", err)
+			}
+			<-done
+			if live == nil || ckpt == nil {
+				t.Fatal("no refresh at step 30 or no checkpoint at the stop")
+			}
+			r, err := resumeToy(cfg, sp, ckpt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := r.Basis()
+			if b == nil || b.Step != 30 || b.Steps != live.Steps || b.N != live.N || b.NTest != live.NTest ||
+				!mat.Equal(b.C, live.C) || !mat.Equal(b.Z, live.Z) || !mat.Equal(b.W, live.W) ||
+				!reflect.DeepEqual(b.B, live.B) || !reflect.DeepEqual(b.Tail, live.Tail) || !reflect.DeepEqual(b.Integral, live.Integral) {
+				t.Fatalf("resumed Basis differs from the live refresh's:\n got %+v\nwant %+v", b, live)
+			}
+			for _, kv := range [][2]string{{"s", "2.5"}, {"lr", "0.02"}, {"beta_min", "0.3"}, {"s", "0.4"}} {
+				next := hyper
+				if err := next.Set(kv[0], kv[1]); err != nil {
+					t.Fatal(err)
+				}
+				fl, err := train.Preview(live, hyper, next)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fr, err := train.Preview(b, hyper, next)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !fl.Next.OK || fr.Next.Delta != fl.Next.Delta || fr.Now.Delta != fl.Now.Delta {
+					t.Errorf("%s=%s: resumed forecast %.17g (now %.17g), live %.17g (now %.17g)", kv[0], kv[1], fr.Next.Delta, fr.Now.Delta, fl.Next.Delta, fl.Now.Delta)
+				}
+			}
+		})
 	}
 }

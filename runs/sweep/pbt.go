@@ -50,8 +50,22 @@ type PBTDecision struct {
 	At     int      `json:"at,omitempty"`
 	Run    string   `json:"run,omitempty"`
 	Sets   []string `json:"sets,omitempty"`
+	// Ranked are, under explore = forecast, the candidates the exploit
+	// ranked and their forecasts (Sets is the one taken).
+	Ranked []Ranked `json:"ranked,omitempty"`
 	Time   string   `json:"time"`
 }
+
+// Ranked is one candidate of an explore = forecast and the Δψ forecast
+// for it (NaN: none).
+type Ranked struct {
+	Sets     []string        `json:"sets"`
+	Forecast jsonfloat.Float `json:"forecast"`
+}
+
+// maxRanked bounds the candidates of an exploit a log may hold
+// (search.PBTSpec.Candidates is at most 64).
+const maxRanked = 64
 
 // PsiValue is a report's ψ (NaN where it has none).
 func (d PBTDecision) PsiValue() float64 {
@@ -121,7 +135,14 @@ func (po *Population) check(d PBTDecision) error {
 		if want := forkName(po.members[d.Member].Run, d.Gen); d.Run != want {
 			return fmt.Errorf("exploit of member %d names run %q, want %q", d.Member, d.Run, want)
 		}
-		for _, kv := range d.Sets {
+		sets := slices.Clone(d.Sets)
+		if len(d.Ranked) > maxRanked {
+			return fmt.Errorf("exploit of member %d ranks %d candidates: at most %d", d.Member, len(d.Ranked), maxRanked)
+		}
+		for _, c := range d.Ranked {
+			sets = append(sets, c.Sets...)
+		}
+		for _, kv := range sets {
 			k, _, ok := strings.Cut(strings.TrimPrefix(kv, "finetune."), "=")
 			if !ok || !strings.HasPrefix(kv, "finetune.") || !slices.Contains(po.p.Keys, k) {
 				return fmt.Errorf("exploit of member %d sets %q, not an explored key", d.Member, kv)
@@ -224,7 +245,11 @@ func (po *Population) RunNameAt(i, g int) string {
 // from parent (member e.From's run) at its checkpoint at step at, in a
 // new run named after the member and the generation it starts.
 func (po *Population) Exploit(g int, e search.Exploit, parent string, at int) error {
-	return po.take(PBTDecision{Op: PBTExploit, Member: e.Member, Gen: g, From: e.From, Parent: parent, At: at, Run: forkName(po.members[e.Member].Run, g), Sets: e.Sets})
+	var ranked []Ranked
+	for _, c := range e.Ranked {
+		ranked = append(ranked, Ranked{Sets: c.Sets, Forecast: jsonfloat.Float(c.Forecast)})
+	}
+	return po.take(PBTDecision{Op: PBTExploit, Member: e.Member, Gen: g, From: e.From, Parent: parent, At: at, Run: forkName(po.members[e.Member].Run, g), Sets: e.Sets, Ranked: ranked})
 }
 
 // forkName is the run a member whose run is named run continues in after

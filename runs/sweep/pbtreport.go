@@ -3,9 +3,11 @@ package sweep
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"selmix/core/search"
+	"selmix/internal/jsonfloat"
 )
 
 // PopulationReport is a population-based sweep as its report shows it:
@@ -77,8 +79,8 @@ func (r *PopulationReport) Markdown() string {
 	pf := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p := r.PBT
 	pf("## Population-based training (PBT)\n\n")
-	pf("%d generations of %d steps. At each generation's end the members are ranked by validation ψ of %s; the worst %.0f%% continue from the best %.0f%%'s checkpoints (a fork) and %s %s.",
-		p.Gens(), p.Interval, p.MetricName(), 100*p.Quantile, 100*p.Quantile, p.Explore, strings.Join(p.Keys, ", "))
+	pf("%d generations of %d steps. At each generation's end the members are ranked by validation ψ of %s; the worst %.0f%% continue from the best %.0f%%'s checkpoints (a fork) and %s.",
+		p.Gens(), p.Interval, p.MetricName(), 100*p.Quantile, 100*p.Quantile, p.ExploreText())
 	if r.Complete {
 		pf(" The population is complete.")
 	} else {
@@ -112,7 +114,7 @@ func (r *PopulationReport) Markdown() string {
 		pf("None.\n")
 	}
 	for n, d := range r.Exploits {
-		pf("%d. after generation %d: member %d copied member %d (run %s at step %d) as run %s, with %s\n", n+1, d.Gen, d.Member, d.From, d.Parent, d.At, d.Run, strings.Join(d.Sets, " "))
+		pf("%d. after generation %d: member %d copied member %d (run %s at step %d) as run %s, with %s%s\n", n+1, d.Gen, d.Member, d.From, d.Parent, d.At, d.Run, strings.Join(d.Sets, " "), forecastNote(d))
 	}
 	pf("\n### Lineages\n\n")
 	for _, m := range r.Members {
@@ -133,4 +135,24 @@ func (r *PopulationReport) ComputeLine() string {
 // percent is part of whole as a report writes it: "40%".
 func percent(part, whole int) string {
 	return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(max(1, whole)))
+}
+
+// forecastNote says, for an exploit of explore = forecast, what it chose
+// from: " (forecast Δψ +0.0123, the best of 8; perturb's own +0.0040)".
+func forecastNote(d PBTDecision) string {
+	if len(d.Ranked) == 0 {
+		return ""
+	}
+	f := func(x jsonfloat.Float) string {
+		if math.IsNaN(float64(x)) {
+			return "none"
+		}
+		return fmt.Sprintf("%+.4f", float64(x))
+	}
+	for _, c := range d.Ranked {
+		if slices.Equal(c.Sets, d.Sets) {
+			return fmt.Sprintf(" (forecast Δψ %s, the best of %d; perturb's own %s)", f(c.Forecast), len(d.Ranked), f(d.Ranked[0].Forecast))
+		}
+	}
+	return fmt.Sprintf(" (the best of %d forecasts)", len(d.Ranked))
 }

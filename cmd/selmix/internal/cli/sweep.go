@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -128,7 +130,7 @@ sends each member's run to its next stop as a job.
 	}
 	f.add(cmd, "local or slurm (default: slurm if the spec has [slurm], else local)")
 	cmd.Flags().StringVar(&f.search, "search", search.Grid, "grid (every member runs to its end), random (members drawn by the spec's [random] and distributions, each run to its end), asha (successive halving over the members, by the spec's [asha]) or pbt (population-based training from the members, by the spec's [pbt]); on Slurm, asha and pbt keep their schedule here and send each run to a stop as a job")
-	cmd.AddCommand(newSweepMemberCmd(), newSweepResumeCmd(), newSweepStatusCmd(), newSweepLsCmd(),
+	cmd.AddCommand(newSweepMemberCmd(), newSweepForecastCmd(), newSweepResumeCmd(), newSweepStatusCmd(), newSweepLsCmd(),
 		newSweepReportCmd(), newSweepOpenCmd())
 	return cmd
 }
@@ -168,6 +170,56 @@ Exit codes are those of run and resume: 130/143 when interrupted (resumable).
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final table")
 	cmd.Flags().IntVar(&stopAt, "stop-at", 0, "stop the run at `STEP` (resumable) and exit 0; 0 runs it to its end")
 	return cmd
+}
+
+// maxCandidates bounds the candidates sweep forecast reads (1 MiB of JSON).
+const maxCandidates = 1 << 20
+
+// newSweepForecastCmd forecasts candidate settings from a run's
+// checkpoint for a population's explore = forecast (the scheduler runs it
+// in the sweep's workdir).
+func newSweepForecastCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "forecast SWEEPDIR RUN STEP < CANDIDATES.json",
+		Short: "Forecast Δψ of candidate settings from a run's checkpoint (what explore = forecast runs)",
+		Long: `forecast reads a JSON array of candidates, each an array of finetune.key=value
+settings, and prints a JSON array of the change of ψ the run's linear model
+forecasts under each over the interval its checkpoint at STEP opens (null
+where it forecasts none), as the workbench's what-if preview does. It
+restores the run's trainer and runs no step.`,
+		Args:   cobra.ExactArgs(3),
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := sweep.Load(args[0])
+			if err != nil {
+				return app.UsageError{Err: err}
+			}
+			step, err := strconv.Atoi(args[2])
+			if err != nil || step < 1 {
+				return app.BadInput("step %q: want a checkpoint's step ≥ 1", safetext.Middle(args[2], 32))
+			}
+			in, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), maxCandidates+1))
+			if err != nil {
+				return err
+			}
+			var cands [][]string
+			if len(in) > maxCandidates || json.Unmarshal(in, &cands) != nil {
+				return app.BadInput("standard input: want a JSON array of candidates, each an array of finetune.key=value, at most %d bytes", maxCandidates)
+			}
+			ses := newSession(io.Discard, s.Root, true, false)
+			fs, err := ses.Forecasts(cmd.Context(), args[1], step, cands)
+			if err != nil {
+				return err
+			}
+			out := make([]*float64, len(fs))
+			for i := range fs {
+				if !math.IsNaN(fs[i]) {
+					out[i] = &fs[i]
+				}
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
+		},
+	}
 }
 
 func newSweepResumeCmd() *cobra.Command {

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +174,94 @@ func TestSweepPBT(t *testing.T) {
 	}
 	if copies == 0 {
 		t.Error("no member was copied")
+	}
+}
+
+// explore = forecast: each exploit ranks its candidates by the Δψ that
+// `selmix sweep forecast` forecasts from the copied run's checkpoint, logs
+// them, and takes the highest; the forecast of the taken one is what
+// sweep forecast says again for it, and the report says what it chose.
+func TestSweepPBTForecast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	t.Parallel()
+	dir := livetest.ShortDir(t)
+	spec := filepath.Join(dir, "spec.toml")
+	text := strings.Replace(pbtSpec, "interval = 50", "interval = 50\nexplore = \"forecast\"\ncandidates = 4", 1)
+	if err := os.WriteFile(spec, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "runs")
+	out, code := selmixtest.Code(t, os.Environ(), pbtArgs(spec, root)...)
+	m := ashaIDRe.FindStringSubmatch(out)
+	if code != 0 || m == nil || !strings.Contains(out, "the best forecast of 4 explores finetune.s=") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	s, err := sweep.Open(root, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	po, err := s.Population()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range po.Decisions {
+		if d.Op != sweep.PBTExploit {
+			continue
+		}
+		n++
+		if len(d.Ranked) != 4 {
+			t.Fatalf("exploit of member %d ranks %d candidates, want 4", d.Member, len(d.Ranked))
+		}
+		best := d.Ranked[0]
+		var cands [][]string
+		for _, c := range d.Ranked {
+			if math.IsNaN(float64(c.Forecast)) {
+				t.Errorf("exploit of member %d: candidate %v has no forecast", d.Member, c.Sets)
+			}
+			if c.Forecast > best.Forecast {
+				best = c
+			}
+			cands = append(cands, c.Sets)
+		}
+		if !slices.Equal(best.Sets, d.Sets) {
+			t.Errorf("exploit of member %d took %v; the highest forecast is %v: %+v", d.Member, d.Sets, best.Sets, d.Ranked)
+		}
+		// The forecasts again, from the checkpoint the fork started from.
+		in, _ := json.Marshal(cands)
+		cmd := exec.Command(selmixtest.Binary(t), "sweep", "forecast", s.Dir, d.Parent, strconv.Itoa(d.At))
+		cmd.Stdin = strings.NewReader(string(in))
+		got, err := cmd.Output()
+		var fs []*float64
+		if err != nil || json.Unmarshal(got, &fs) != nil || len(fs) != 4 {
+			t.Fatalf("sweep forecast: %v, %s", err, got)
+		}
+		for k, f := range fs {
+			if f == nil || *f != float64(d.Ranked[k].Forecast) {
+				t.Errorf("candidate %v: forecast again %v, logged %v", cands[k], f, d.Ranked[k].Forecast)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d exploits, want 2 (one per generation end)", n)
+	}
+	rep := filepath.Join(dir, "rep.md")
+	selmixtest.Run(t, "sweep", "report", m[1], "--runs", root, "--out", rep, "--format", "svg")
+	if b, err := os.ReadFile(rep); err != nil || !regexp.MustCompile(`, the best of 4; perturb's own [+-]\d\.\d{4}\)`).Match(b) || !strings.Contains(string(b), "forecast s (the best Δψ the copied run's linear model forecasts of 4 perturbations)") {
+		t.Errorf("sweep report (%v):\n%s", err, b)
+	}
+	// Bad input: one line, exit 2.
+	for _, c := range []struct{ stdin, step, want string }{
+		{"not json", "51", "selmix: standard input: want a JSON array of candidates, each an array of finetune.key=value, at most 1048576 bytes"},
+		{"[]", "x", `selmix: step "x": want a checkpoint's step ≥ 1`},
+	} {
+		cmd := exec.Command(selmixtest.Binary(t), "sweep", "forecast", s.Dir, "nope", c.step)
+		cmd.Stdin = strings.NewReader(c.stdin)
+		b, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != 2 || strings.TrimSpace(string(b)) != c.want {
+			t.Errorf("sweep forecast %s < %q: exit %d, %q; want 2 and %q", c.step, c.stdin, cmd.ProcessState.ExitCode(), b, c.want)
+		}
 	}
 }

@@ -1,0 +1,76 @@
+package sweepexec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"selmix/internal/safetext"
+	"selmix/runs/sweep"
+)
+
+// maxForecastOutput bounds what a forecast process may print.
+const maxForecastOutput = 1 << 20
+
+// forecast runs `selmix sweep forecast` for a population's explore =
+// forecast: the forecasts of cands from run's checkpoint at step, in a
+// process of its own in the sweep's workdir (where the members run, so
+// their relative paths resolve), with the members' threads. A worker's
+// run starts its worker there: between generations no member holds a GPU.
+func forecast(o LocalOptions, s *sweep.Sweep, run string, step int, cands [][]string) ([]float64, error) {
+	in, err := json.Marshal(cands)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(o.Binary, "sweep", "forecast", s.Dir, run, strconv.Itoa(step))
+	cmd.Dir = s.Workdir
+	t := strconv.Itoa(o.Threads)
+	cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS="+t, "GOMAXPROCS="+t)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb limitedBuffer
+	out.max, errb.max = maxForecastOutput, 64<<10
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return nil, fmt.Errorf("forecast of run %s at step %d: %v: %s", run, step, err, safetext.Middle(msg, 300))
+	}
+	var fs []*float64
+	if err := json.Unmarshal(out.Bytes(), &fs); err != nil || len(fs) != len(cands) {
+		return nil, fmt.Errorf("forecast of run %s at step %d: want %d forecasts, got %q", run, step, len(cands), safetext.Middle(out.String(), 200))
+	}
+	return forecastValues(fs), nil
+}
+
+// forecastValues are forecasts as JSON carries them (null: none) as
+// numbers (NaN: none).
+func forecastValues(fs []*float64) []float64 {
+	v := make([]float64, len(fs))
+	for i, f := range fs {
+		v[i] = math.NaN()
+		if f != nil {
+			v[i] = *f
+		}
+	}
+	return v
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
