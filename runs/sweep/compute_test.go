@@ -1,7 +1,9 @@
 package sweep_test
 
 import (
+	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -95,5 +97,30 @@ func TestPopulationTraces(t *testing.T) {
 	ts[2].Ended = false // a member that has not ended loses to one that has
 	if w := sweep.Winner(ts); w != 3 {
 		t.Errorf("winner %d with member 2 not ended, want 3", w)
+	}
+}
+
+// Status of a population: each member's explored settings at its run's
+// last refresh (a copy's are its fork's), and the member leading.
+func TestPopulationStatusNow(t *testing.T) {
+	s := sweeptest.Population(t)
+	st, err := sweep.NewReader(s, nil).Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var now []string
+	for _, m := range st.Members {
+		now = append(now, m.Now)
+	}
+	want := []string{"lr=0.01 s=0.5", "lr=0.01 s=1", "lr=0.012 s=0.6", "lr=0.012 s=0.6"}
+	if strings.Join(now, "|") != strings.Join(want, "|") {
+		t.Errorf("now %q, want %q", now, want)
+	}
+	var b strings.Builder
+	if err := st.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "population complete; leading: member 2 (ψ 0.9500, lr=0.012 s=0.6)\n") || !regexp.MustCompile(`GEN +NOW`).MatchString(b.String()) {
+		t.Errorf("status:\n%s", b.String())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"selmix/core/loop"
 	"selmix/core/search"
 	"selmix/internal/safetext"
 	"selmix/runs"
@@ -58,6 +59,9 @@ type MemberStatus struct {
 	// Gen is, in a population, the generations it ended ("2") and, once a
 	// copy, the member its run continues ("2 ←3"); "" otherwise.
 	Gen string
+	// Now is, in a population, the explored settings in force at its
+	// run's last refresh ("s=1.557 lr=0.012"); "" otherwise or before one.
+	Now string
 }
 
 // Status is a sweep's members now.
@@ -140,6 +144,7 @@ type logCache struct {
 	history []float64
 	// the optimized ψ on test at the end and at the best step (NaN: none)
 	testEnd, testBest float64
+	hyper             *loop.Hyper // in force at the last refresh; nil before one
 }
 
 // NewReader reads s; cl is asked for the array tasks' states when s has
@@ -219,6 +224,9 @@ func (r *Reader) Status(ctx context.Context) (*Status, error) {
 				ms.TestEnd, ms.TestBest = lc.testEnd, lc.testBest
 				if n := len(lc.history); n > 0 {
 					ms.Psi = lc.history[n-1]
+				}
+				if s.PBT != nil && lc.hyper != nil {
+					ms.Now = settingsText(lc.hyper, s.PBT.Keys)
 				}
 			}
 		}
@@ -328,6 +336,9 @@ func (r *Reader) log(run *runs.Run) (*logCache, error) {
 	for _, rf := range h.Refreshes {
 		c.history = append(c.history, rf.Stats.Psi)
 	}
+	if n := len(h.Refreshes); n > 0 {
+		c.hyper = &h.Refreshes[n-1].Hyper
+	}
 	r.cache[run.Dir] = c
 	return c, nil
 }
@@ -349,7 +360,7 @@ func (st *Status) WriteTable(w io.Writer) error {
 		head = append(head, "RUNG")
 	}
 	if st.PBT != nil {
-		head = append(head, "GEN")
+		head = append(head, "GEN", "NOW")
 	}
 	if st.Slurm {
 		head = append(head, "SLURM")
@@ -367,7 +378,7 @@ func (st *Status) WriteTable(w io.Writer) error {
 			row = append(row, orDash(m.Rung))
 		}
 		if st.PBT != nil {
-			row = append(row, orDash(m.Gen))
+			row = append(row, orDash(m.Gen), orDash(m.Now))
 		}
 		if st.Slurm {
 			row = append(row, m.SlurmText())
@@ -406,7 +417,7 @@ func (st *Status) WriteTable(w io.Writer) error {
 		if st.Complete {
 			state = "complete"
 		}
-		fmt.Fprintf(w, "pbt: %d generations of %d steps; generation %d; %d exploits; population %s\n", p.Gens(), p.Interval, st.Gen, st.Exploits, state)
+		fmt.Fprintf(w, "pbt: %d generations of %d steps; generation %d; %d exploits; population %s%s\n", p.Gens(), p.Interval, st.Gen, st.Exploits, state, st.bestText())
 	}
 	_, err := fmt.Fprintln(w, st.Summary())
 	return err
@@ -488,4 +499,36 @@ func num(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.4f", x)
+}
+
+// settingsText is the keys' values in h: "s=1.557 lr=0.012".
+func settingsText(h *loop.Hyper, keys []string) string {
+	var parts []string
+	for _, k := range keys {
+		if v, ok := h.Get(k); ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// bestText is, for a population, the member leading now: the highest ψ
+// at its run's last refresh, "; leading: member 3 (ψ 0.7343, s=1.557
+// lr=0.012)"; "" before any refresh.
+func (st *Status) bestText() string {
+	best := -1
+	for i, m := range st.Members {
+		if !math.IsNaN(m.Psi) && (best < 0 || m.Psi > st.Members[best].Psi) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	m := st.Members[best]
+	t := fmt.Sprintf("; leading: member %d (ψ %.4f", m.Index, m.Psi)
+	if m.Now != "" {
+		t += ", " + m.Now
+	}
+	return t + ")"
 }

@@ -78,6 +78,7 @@ func withPopulation(st *sweep.Status) *sweep.Status {
 	st.PBT = &search.PBT{Interval: 100, Steps: 300, Quantile: 0.25, Explore: search.ExplorePerturb, Keys: []string{"s"}}
 	for i, g := range []string{"2", "2", "1", "1 ←0", "1", "1"} {
 		st.Members[i].Slurm, st.Members[i].Gen = "", g
+		st.Members[i].Now = []string{"s=5", "s=5", "s=10", "s=6", "", "s=20"}[i]
 	}
 	st.Gen, st.Exploits = 1, 1
 	return st

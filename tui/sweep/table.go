@@ -67,6 +67,7 @@ func (m *Model) columns() []column {
 	}
 	if m.st.PBT != nil {
 		cols = append(cols, column{name: "gen", cell: func(ms sweep.MemberStatus) string { return dash(ms.Gen) }, key: nan})
+		cols = append(cols, column{name: "now", cell: func(ms sweep.MemberStatus) string { return dash(ms.Now) }, key: nan})
 	}
 	if m.st.Slurm {
 		cols = append(cols, column{name: "slurm", cell: sweep.MemberStatus.SlurmText, key: nan})

@@ -127,7 +127,7 @@ func TestSweepPBT(t *testing.T) {
 	if got := pbtDecisions(t, rootB, idB); !reflect.DeepEqual(got, want) {
 		t.Errorf("interrupted and resumed, decisions\n%s\nwant (uninterrupted)\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if st := selmixtest.Run(t, "sweep", "status", idB, "--runs", rootB); !strings.Contains(st, "pbt: 3 generations of 50 steps; generation 2; 2 exploits; population complete\n4 members: 4 finished") {
+	if st := selmixtest.Run(t, "sweep", "status", idB, "--runs", rootB); !regexp.MustCompile(`pbt: 3 generations of 50 steps; generation 2; 2 exploits; population complete; leading: member \d \(ψ 0\.\d{4}, s=[\d.]+\)\n4 members: 4 finished`).MatchString(st) || !regexp.MustCompile(`GEN +NOW`).MatchString(st) {
 		t.Errorf("status of the resumed population:\n%s", st)
 	}
 	rep := filepath.Join(dir, "rep.md")
