@@ -164,6 +164,12 @@ type Drawn struct {
 // are paired, not drawn.
 const PairedKey = "seed"
 
+// gridOfDists is the error of a grid over a spec with a distribution.
+func (s *Spec) gridOfDists() error {
+	i := slices.IndexFunc(s.Axes, func(a Axis) bool { return a.Dist != nil })
+	return fmt.Errorf("%s: [axes] %q: %s is drawn, not a grid's list: give --search random (or asha, pbt)", s.File, s.Axes[i].Key, s.Axes[i].Dist)
+}
+
 // HasDists reports whether an axis of the spec is a distribution (a
 // uniform or log-uniform draw), which only a drawn sweep can expand.
 func (s *Spec) HasDists() bool {
@@ -183,10 +189,6 @@ func (s *Spec) Draws(how string) bool {
 func (s *Spec) Expand(id, how string) ([]Member, *Drawn, error) {
 	if s.Draws(how) {
 		return s.Draw(id)
-	}
-	if s.HasDists() {
-		i := slices.IndexFunc(s.Axes, func(a Axis) bool { return a.Dist != nil })
-		return nil, nil, fmt.Errorf("%s: [axes] %q: %s is drawn, not a grid's list: give --search random (or asha, pbt)", s.File, s.Axes[i].Key, s.Axes[i].Dist)
 	}
 	ms, err := s.Members(id)
 	return ms, nil, err

@@ -137,6 +137,9 @@ func (s *Spec) Members(id string) ([]Member, error) {
 	if n := s.Count(); n > MaxMembers {
 		return nil, fmt.Errorf("%s: %d members; at most %d per sweep", s.File, n, MaxMembers)
 	}
+	if s.HasDists() {
+		return nil, s.gridOfDists()
+	}
 	var combos [][]Setting
 	combo := make([]int, len(s.Axes))
 	for {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,6 +67,9 @@ func FuzzPopulationLog(f *testing.F) {
 	f.Add([]byte(strings.Join(lines, "\n") + "\n"))
 	f.Add([]byte(strings.Join(lines[:5], "\n") + "\n" + `{"op":"adv`))
 	f.Add([]byte(`{"op":"report","member":9,"gen":0,"psi":"NaN"}` + "\n"))
+	// An exploit of explore = forecast, with its ranked candidates.
+	ranked := strings.Replace(lines[4], `"time":"t"`, `"ranked":[{"sets":["finetune.s=0.6"],"forecast":0.01},{"sets":["finetune.s=1.3"],"forecast":"NaN"}],"time":"t"`, 1)
+	f.Add([]byte(strings.Join(append(slices.Clone(lines[:4]), ranked, lines[5]), "\n") + "\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
@@ -88,6 +92,16 @@ func FuzzPopulationLog(f *testing.F) {
 		for _, d := range po.Decisions {
 			if safetext.Control(d.Parent) >= 0 || strings.ContainsAny(d.Parent, "/\\") {
 				t.Fatalf("accepted an exploit of run %q", d.Parent)
+			}
+			if len(d.Ranked) > maxRanked {
+				t.Fatalf("accepted an exploit ranking %d candidates", len(d.Ranked))
+			}
+			for _, c := range d.Ranked {
+				for _, kv := range c.Sets {
+					if !strings.HasPrefix(kv, "finetune.s=") {
+						t.Fatalf("accepted a candidate setting %q", kv)
+					}
+				}
 			}
 		}
 	})
