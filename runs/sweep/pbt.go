@@ -9,10 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"selmix/core/experiment"
+	"selmix/core/loop"
 	"selmix/core/search"
 	"selmix/internal/boundedfile"
 	"selmix/internal/jsonfloat"
 	"selmix/internal/safetext"
+	"selmix/runs"
 	"selmix/runs/record"
 )
 
@@ -293,8 +296,9 @@ func (s *Sweep) GenPsi(po *Population, i, g int) (psi float64, at int, err error
 	return rankAt(h, r.Meta.ID, i, upTo, s.PBT.Metric)
 }
 
-// Settings are the hyperparameters in force in member i's run at the end
-// of generation g (Hyper.Get text by key, the explored keys), and the
+// Settings are the researcher's hyperparameters in force in member i's
+// run at the end of generation g (Hyper.Get text by key, the explored
+// keys; not the engine's own under finetune.adapt: researcher), and the
 // run's id: what an exploit copies.
 func (s *Sweep) Settings(po *Population, i, g int) (map[string]string, string, error) {
 	name := po.RunNameAt(i, g)
@@ -310,17 +314,57 @@ func (s *Sweep) Settings(po *Population, i, g int) (map[string]string, string, e
 		return nil, "", err
 	}
 	upTo := s.PBT.End(g)
-	for j := len(h.Refreshes) - 1; j >= 0; j-- {
-		rf := &h.Refreshes[j]
-		if rf.Step > upTo {
-			continue
-		}
-		vals := map[string]string{}
-		for _, k := range s.PBT.Keys {
-			v, _ := rf.Hyper.Get(k)
-			vals[k] = v
-		}
-		return vals, r.Meta.ID, nil
+	if !slices.ContainsFunc(h.Refreshes, func(rf record.RefreshEvent) bool { return rf.Step <= upTo }) {
+		return nil, "", fmt.Errorf("member %d: run %s has no refresh at or before step %d", i, r.Meta.ID, upTo)
 	}
-	return nil, "", fmt.Errorf("member %d: run %s has no refresh at or before step %d", i, r.Meta.ID, upTo)
+	rs, err := researcherOf(r, h)
+	if err != nil {
+		return nil, "", err
+	}
+	hy, err := rs.at(upTo)
+	if err != nil {
+		return nil, "", err
+	}
+	vals := map[string]string{}
+	for _, k := range s.PBT.Keys {
+		vals[k], _ = hy.Get(k)
+	}
+	return vals, r.Meta.ID, nil
+}
+
+// researcher is the researcher's settings over a run: its configuration
+// with every control applied as of a step but the engine's own
+// (finetune.adapt moves lr and refresh within the researcher's, and a
+// refresh's Hyper holds the engine's). A copy explores around the
+// researcher's settings, as a fork starts from them.
+type researcher struct {
+	id   string
+	base loop.Hyper
+	acks []loop.Ack
+}
+
+// researcherOf reads run r's configuration; h is its log.
+func researcherOf(r *runs.Run, h *record.History) (*researcher, error) {
+	text, err := r.Config()
+	if err != nil {
+		return nil, err
+	}
+	c, err := experiment.ParseRecorded(text, filepath.Join(r.Dir, "config.toml"))
+	if err != nil {
+		return nil, err
+	}
+	return &researcher{id: r.Meta.ID, base: c.Finetune.Hyper, acks: h.Controls}, nil
+}
+
+// at is the researcher's settings at step.
+func (rs *researcher) at(step int) (loop.Hyper, error) {
+	hy := rs.base
+	for _, a := range rs.acks {
+		if a.Step <= step && a.Err == "" && a.Control.Op == loop.OpSet && !a.Control.Auto() {
+			if err := hy.Set(a.Control.Key, a.Control.Value); err != nil {
+				return hy, fmt.Errorf("run %s: control %s at step %d: %v", rs.id, a.Control.Tagged(), a.Step, err)
+			}
+		}
+	}
+	return hy, nil
 }

@@ -144,7 +144,7 @@ type logCache struct {
 	history []float64
 	// the optimized ψ on test at the end and at the best step (NaN: none)
 	testEnd, testBest float64
-	hyper             *loop.Hyper // in force at the last refresh; nil before one
+	hyper             *loop.Hyper // the researcher's at the last refresh, in a population; nil before one
 }
 
 // NewReader reads s; cl is asked for the array tasks' states when s has
@@ -336,8 +336,13 @@ func (r *Reader) log(run *runs.Run) (*logCache, error) {
 	for _, rf := range h.Refreshes {
 		c.history = append(c.history, rf.Stats.Psi)
 	}
-	if n := len(h.Refreshes); n > 0 {
-		c.hyper = &h.Refreshes[n-1].Hyper
+	if n := len(h.Refreshes); n > 0 && r.s.PBT != nil {
+		// The researcher's settings, as a copy takes them (Settings).
+		if rs, err := researcherOf(run, h); err == nil {
+			if hy, err := rs.at(h.Refreshes[n-1].Step); err == nil {
+				c.hyper = &hy
+			}
+		}
 	}
 	r.cache[run.Dir] = c
 	return c, nil

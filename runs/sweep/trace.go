@@ -149,9 +149,17 @@ func (s *Sweep) Traces() ([]Trace, []string, error) {
 				from = d.At
 				t.Points = append(t.Points, switchPoint(po, d, h, t.Points))
 			}
+			rs, err := researcherOf(r, h)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("member %d: run %s: %v", i, name, err))
+			}
 			for j := range h.Refreshes {
 				if rf := &h.Refreshes[j]; rf.Step >= from && rf.Step < to {
-					t.Points = append(t.Points, TracePoint{Step: rf.Step, Run: r.Meta.Name, Psi: rankPsi(rf, s.PBT.Metric), Hyper: rf.Hyper, Copied: -1})
+					hy := rf.Hyper
+					if rs != nil {
+						hy, _ = rs.at(rf.Step) // a control the engine took applies
+					}
+					t.Points = append(t.Points, TracePoint{Step: rf.Step, Run: r.Meta.Name, Psi: rankPsi(rf, s.PBT.Metric), Hyper: hy, Copied: -1})
 				}
 			}
 		}
@@ -162,18 +170,11 @@ func (s *Sweep) Traces() ([]Trace, []string, error) {
 
 // switchPoint is where a member switched to a copy by exploit d: the
 // copied member's ranked refresh (its report in the log), with the
-// settings of the fork h (at its first refresh; before that, the
-// member's last settings with the exploit's on top).
+// member's last settings and the exploit's on top.
 func switchPoint(po *Population, d PBTDecision, fork *record.History, before []TracePoint) TracePoint {
 	p := TracePoint{Step: d.At, Run: po.RunNameAt(d.From, d.Gen), Psi: math.NaN(), Copied: d.From}
 	if rep := po.Reported(d.From, d.Gen); rep != nil {
 		p.Step, p.Psi = rep.Step, rep.PsiValue()
-	}
-	for j := range fork.Refreshes {
-		if fork.Refreshes[j].Step >= d.At {
-			p.Hyper = fork.Refreshes[j].Hyper
-			return p
-		}
 	}
 	p.Hyper = loop.DefaultHyper()
 	if n := len(before); n > 0 {

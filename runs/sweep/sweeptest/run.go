@@ -14,8 +14,9 @@ import (
 
 // Refresh is one refresh of a run Record writes: its step, ψ of the
 // optimized objective (min recall, the same ψ any metric = "min-recall"
-// ranks by) and the settings in force on top of the defaults
-// ("s=0.6").
+// ranks by) and the researcher's settings in force on top of the
+// defaults ("s=0.6"; the refresh records an lr a third of theirs, as
+// finetune.adapt = "lr" would).
 type Refresh struct {
 	Step int
 	Psi  float64
@@ -45,7 +46,16 @@ func Record(t testing.TB, s *sweep.Sweep, run Run) string {
 		total = s.PBT.Steps
 	}
 	meta := runs.Meta{Parent: run.Parent, ParentStep: run.Start}
-	rec, err := record.New(s.Root, run.Name, "seed = 1\n", record.Options{}, meta)
+	// Its configuration holds the settings of its first refresh (a fork's
+	// what it runs at its start), under finetune.adapt = "lr".
+	config := "seed = 1\n[finetune]\nadapt = \"lr\"\n"
+	if len(run.Refreshes) > 0 {
+		for _, kv := range run.Refreshes[0].Sets {
+			k, v, _ := strings.Cut(kv, "=")
+			config += k + " = " + v + "\n"
+		}
+	}
+	rec, err := record.New(s.Root, run.Name, config, record.Options{}, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +78,9 @@ func Record(t testing.TB, s *sweep.Sweep, run Run) string {
 				t.Fatal(err)
 			}
 		}
+		// The engine's own: adapt has shrunk the step (a refresh holds
+		// the engine's settings, the researcher's are the configuration's).
+		h.Adapt, h.LR = loop.AdaptLR, h.LR/3
 		rep := metric.Report{K: 2, Prior: []float64{0.5, 0.5}, Recall: []float64{r.Psi, r.Psi}, Coverage: []float64{0.5, 0.5}, MinRecall: r.Psi}
 		rs := &loop.Refresh{Step: r.Step, K: 2, Psi: r.Psi, Report: rep, Objectives: objs(r.Psi), G: []float64{0, 1, 1, 0}, P: []float64{0, 0.5, 0.5, 0}}
 		st.Publish(loop.Snapshot{Kind: loop.KindRefresh, Step: r.Step, Total: total, State: loop.Running, Hyper: h, Refresh: rs})
