@@ -124,3 +124,24 @@ func TestPopulationStatusNow(t *testing.T) {
 		t.Errorf("status:\n%s", b.String())
 	}
 }
+
+// What a copy takes is the researcher's settings, not the engine's own:
+// the fixture's refreshes record an lr a third of the configuration's (as
+// finetune.adapt = "lr" does), and a copy of member 3 after generation 1
+// takes its fork's lr, 0.012, not 0.004.
+func TestPopulationSettingsAreTheResearchers(t *testing.T) {
+	s := sweeptest.Population(t)
+	po, err := s.Population()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		i, g   int
+		lr, sv string
+	}{{0, 0, "0.01", "0.5"}, {3, 1, "0.012", "0.6"}, {2, 2, "0.012", "0.6"}} {
+		vals, _, err := s.Settings(po, c.i, c.g)
+		if err != nil || vals["lr"] != c.lr || vals["s"] != c.sv {
+			t.Errorf("member %d at generation %d: %v (%v), want lr=%s s=%s", c.i, c.g, vals, err, c.lr, c.sv)
+		}
+	}
+}
