@@ -37,11 +37,7 @@ func compareCurves(f *figure, rs []*RunData, m Metric) (*drawing, error) {
 		key = append(key, keyEntry{"pre-trained", hline{style: lineStyle(grey, 0.8, 3, 2)}})
 	}
 	setXRange(p, all)
-	return &drawing{table: t, draw: func(c draw.Canvas) {
-		c, p := f.drawTitle(c, p)
-		c = f.drawKey(c, key)
-		drawPlot(p, c)
-	}}, nil
+	return f.keyed(t, p, key), nil
 }
 
 // policyDashes gives every policy its own line pattern, so runs of two

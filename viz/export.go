@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -176,6 +177,16 @@ func prepare(o Options, dir string) (Options, error) {
 type drawing struct {
 	draw  func(c draw.Canvas)
 	table *table
+}
+
+// keyed is the drawing of plot p with f's title and key above it, and
+// its CSV t.
+func (f *figure) keyed(t *table, p *plot.Plot, key []keyEntry) *drawing {
+	return &drawing{table: t, draw: func(c draw.Canvas) {
+		c, p := f.drawTitle(c, p)
+		c = f.drawKey(c, key)
+		drawPlot(p, c)
+	}}
 }
 
 // errSkip says a figure does not apply to a run (no multipliers to draw).

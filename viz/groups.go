@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"selmix/internal/safetext"
 )
@@ -158,11 +157,7 @@ func groupCurves(f *figure, groups []Group, key string, m Metric) (*drawing, err
 		t.add(base, "pre-trained", "0", "", "")
 	}
 	setXRange(p, all)
-	return &drawing{table: t, draw: func(c draw.Canvas) {
-		c, p := f.drawTitle(c, p)
-		c = f.drawKey(c, keys)
-		drawPlot(p, c)
-	}}, nil
+	return f.keyed(t, p, keys), nil
 }
 
 // band is the mean ± std of st as a translucent polygon (nil if it

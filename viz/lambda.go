@@ -5,8 +5,6 @@ import (
 	"math"
 	"sort"
 
-	"gonum.org/v1/plot/vg/draw"
-
 	"selmix/runs/record"
 )
 
@@ -91,9 +89,5 @@ func lambdaFigure(f *figure, r *RunData) (*drawing, error) {
 	setXRange(p, xs)
 	p.Y.Max += 0.04 * (p.Y.Max - p.Y.Min) // lines at λ = 1 stay off the frame
 	key = append(key, f.controlKey(r, "")...)
-	return &drawing{table: t, draw: func(c draw.Canvas) {
-		c, p := f.drawTitle(c, p)
-		c = f.drawKey(c, key)
-		drawPlot(p, c)
-	}}, nil
+	return f.keyed(t, p, key), nil
 }

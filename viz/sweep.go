@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"selmix/internal/safetext"
 )
@@ -150,11 +149,7 @@ func sweepCurves(f *figure, gs []SeedGroup, m Metric) (*drawing, error) {
 		key = append(key, keyEntry{"pre-trained (dashed, per group)", hline{style: lineStyle(grey, 0.8, 3, 2)}})
 	}
 	setXRange(p, all)
-	return &drawing{table: t, draw: func(c draw.Canvas) {
-		c, p := f.drawTitle(c, p)
-		c = f.drawKey(c, key)
-		drawPlot(p, c)
-	}}, nil
+	return f.keyed(t, p, key), nil
 }
 
 // bandPolygon is the area between mean−std and mean+std, translucent in

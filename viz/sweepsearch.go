@@ -171,11 +171,7 @@ func populationFigure(f *figure, r *sweep.Results) (*drawing, error) {
 		key = append(key, keyEntry{"rung", vline{style: rung}})
 	}
 	setXRange(p, all)
-	return &drawing{table: t, draw: func(c draw.Canvas) {
-		c, p := f.drawTitle(c, p)
-		c = f.drawKey(c, key)
-		drawPlot(p, c)
-	}}, nil
+	return f.keyed(t, p, key), nil
 }
 
 func boolInt(b bool) int {

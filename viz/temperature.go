@@ -2,8 +2,6 @@ package viz
 
 import (
 	"math"
-
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // sFigure: the inverse temperature s over steps, as a step function with
@@ -25,9 +23,5 @@ func sFigure(f *figure, r *RunData) (*drawing, error) {
 	p.Y.Min = math.Min(p.Y.Min, 0)
 	p.Y.Max += 0.04 * (p.Y.Max - p.Y.Min)
 	key := f.controlKey(r, "s")
-	return &drawing{table: t, draw: func(c draw.Canvas) {
-		c, p := f.drawTitle(c, p)
-		c = f.drawKey(c, key)
-		drawPlot(p, c)
-	}}, nil
+	return f.keyed(t, p, key), nil
 }
