@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"selmix/core/metric"
+	"selmix/core/search"
+	"selmix/runs/record"
 	"selmix/runs/sweep"
 	"selmix/runs/sweep/sweeptest"
 )
@@ -143,5 +146,35 @@ func TestPopulationSettingsAreTheResearchers(t *testing.T) {
 		if err != nil || vals["lr"] != c.lr || vals["s"] != c.sv {
 			t.Errorf("member %d at generation %d: %v (%v), want lr=%s s=%s", c.i, c.g, vals, err, c.lr, c.sv)
 		}
+	}
+}
+
+// Every series a search may rank by (search.RankMetric) is the
+// catalogue's: an objective's ψ under its name or its key, a reported
+// metric under its key, each read from a refresh by the catalogue's own
+// series (RankSeries).
+func TestRankMetricIsTheCatalogues(t *testing.T) {
+	n := 0
+	for _, s := range record.AllSeries() {
+		if s.Objective == "" && s.Scalar == nil {
+			continue
+		}
+		n++
+		got, err := search.RankMetric(s.Key)
+		if err != nil {
+			t.Errorf("the catalogue's %s: %v", s.Key, err)
+			continue
+		}
+		if k := sweep.RankSeries(got).Key; k != s.Key {
+			t.Errorf("RankMetric(%q) = %q, read as the series %q", s.Key, got, k)
+		}
+		if s.Objective != "" {
+			if byName, err := search.RankMetric(string(s.Objective)); err != nil || sweep.RankSeries(byName).Key != s.Key {
+				t.Errorf("objective %s: %q (%v)", s.Objective, byName, err)
+			}
+		}
+	}
+	if n != len(metric.Objectives())+len(metric.Scalars()) {
+		t.Errorf("%d series checked, want every objective and reported metric", n)
 	}
 }
