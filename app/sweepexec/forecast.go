@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"selmix/internal/safetext"
 	"selmix/runs/sweep"
@@ -35,7 +36,24 @@ func forecast(o LocalOptions, s *sweep.Sweep, run string, step int, cands [][]st
 	var out, errb limitedBuffer
 	out.max, errb.max = maxForecastOutput, 64<<10
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	// Its own process group, as a member's: a Ctrl-C reaches the
+	// scheduler, which passes it on.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case sig := <-o.Signals:
+		// The sweep is interrupted: so is the forecast, and nothing of it
+		// is taken (sweep resume forecasts again, the same).
+		cmd.Process.Signal(sig)
+		<-done
+		return nil, &forecastInterrupted{sig}
+	}
+	if err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 			msg = msg[i+1:]
@@ -48,6 +66,12 @@ func forecast(o LocalOptions, s *sweep.Sweep, run string, step int, cands [][]st
 	}
 	return forecastValues(fs), nil
 }
+
+// forecastInterrupted is forecast's error when a signal stopped the sweep
+// while it ran.
+type forecastInterrupted struct{ sig os.Signal }
+
+func (e *forecastInterrupted) Error() string { return "forecast interrupted by " + e.sig.String() }
 
 // forecastValues are forecasts as JSON carries them (null: none) as
 // numbers (NaN: none).

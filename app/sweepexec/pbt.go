@@ -2,6 +2,7 @@ package sweepexec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,7 +83,7 @@ func (p *pbtExec) run() (*PBTResult, error) {
 		if g == plan.Gens()-1 {
 			break
 		}
-		if err := p.exploit(g, res); err != nil {
+		if err := p.exploit(g, res); err != nil || res.Signal != nil {
 			return res, err
 		}
 	}
@@ -201,16 +202,13 @@ func (p *pbtExec) exploit(g int, res *PBTResult) error {
 		return forecast(p.o, p.s, ids[from], at, cands)
 	}
 	exploits, err := p.s.PBT.Decide(g, psi, cur, score)
+	if fi := (*forecastInterrupted)(nil); errors.As(err, &fi) {
+		// Nothing of this generation's exploits is taken that the log
+		// lacks; sweep resume decides them again, the same.
+		res.Signal = fi.sig
+		return nil
+	}
 	if err != nil {
-		select {
-		case sig := <-p.o.Signals:
-			// The forecast was interrupted with the sweep: nothing of
-			// this generation's exploits is taken that the log lacks,
-			// and sweep resume decides them again, the same.
-			res.Signal = sig
-			return nil
-		default:
-		}
 		return err
 	}
 	for _, e := range exploits {
