@@ -326,11 +326,34 @@ func settingAxis(p *plot.Plot, key string, ys []float64, names []string, numeric
 		}
 		p.Y.Min, p.Y.Max = lo-pad, hi+pad
 	}
-	if len(vals) <= 5 {
-		ticks := make([]plot.Tick, len(vals))
-		for k, v := range vals {
-			ticks[k] = plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)}
+	if len(vals) <= 8 {
+		var ticks []plot.Tick
+		for _, v := range spaced(p.Y, vals) {
+			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
 		}
 		p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	}
+}
+
+// spaced are the sorted values axis a labels, each an eighth of its
+// height from the next so that labels do not overlap: the first, the last
+// where it is that far from it, and between them those that keep that
+// distance from both.
+func spaced(a plot.Axis, vals []float64) []float64 {
+	const gap = 0.125
+	n := len(vals)
+	if n <= 1 {
+		return slices.Clone(vals)
+	}
+	last := vals[n-1]
+	out := []float64{vals[0]}
+	for _, v := range vals[1 : n-1] {
+		if a.Norm(v)-a.Norm(out[len(out)-1]) >= gap && a.Norm(last)-a.Norm(v) >= gap {
+			out = append(out, v)
+		}
+	}
+	if a.Norm(last)-a.Norm(out[len(out)-1]) >= gap {
+		out = append(out, last)
+	}
+	return out
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"selmix/runs/sweep"
 	"selmix/runs/sweep/sweeptest"
 )
@@ -148,5 +150,31 @@ func TestSweepSearchSchedule(t *testing.T) {
 	}
 	if _, err := SweepSearch(&sweep.Results{}, dir, Options{}); err == nil {
 		t.Error("a grid's search figures: no error")
+	}
+}
+
+// The settings panels label the values taken where labels cannot
+// overlap: the first and the last always, and between them those an
+// eighth of the axis apart from both neighbours kept.
+func TestSpacedTicks(t *testing.T) {
+	lin := plot.Axis{Min: 0, Max: 10, Scale: plot.LinearScale{}}
+	for _, c := range []struct {
+		vals, want []float64
+	}{
+		{[]float64{1, 3.66, 6.22, 6.387}, []float64{1, 3.66, 6.387}},
+		{[]float64{1, 2, 3, 4, 5}, []float64{1, 3, 5}},
+		{[]float64{2}, []float64{2}},
+		{[]float64{2, 2.5}, []float64{2}},
+		{[]float64{0, 9}, []float64{0, 9}},
+	} {
+		if got := spaced(lin, c.vals); !slices.Equal(got, c.want) {
+			t.Errorf("spaced(%v) = %v, want %v", c.vals, got, c.want)
+		}
+	}
+	// On a log axis the distance is the logarithm's: 0.003 → 0.033 is far,
+	// 0.051 → 0.057 is not.
+	lg := plot.Axis{Min: 0.0024, Max: 0.071, Scale: plot.LogScale{}}
+	if got, want := spaced(lg, []float64{0.003, 0.03305, 0.05088, 0.05676}), []float64{0.003, 0.03305, 0.05676}; !slices.Equal(got, want) {
+		t.Errorf("log: %v, want %v", got, want)
 	}
 }
