@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"selmix/internal/capped"
 	"selmix/internal/safetext"
 	"selmix/runs/sweep"
 )
@@ -33,9 +34,8 @@ func forecast(o LocalOptions, s *sweep.Sweep, run string, step int, cands [][]st
 	t := strconv.Itoa(o.Threads)
 	cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS="+t, "GOMAXPROCS="+t)
 	cmd.Stdin = bytes.NewReader(in)
-	var out, errb limitedBuffer
-	out.max, errb.max = maxForecastOutput, 64<<10
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	out, errb := &capped.Buffer{Max: maxForecastOutput}, &capped.Buffer{Max: 64 << 10, Quiet: true}
+	cmd.Stdout, cmd.Stderr = out, errb
 	// Its own process group, as a member's: a Ctrl-C reaches the
 	// scheduler, which passes it on.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -84,17 +84,4 @@ func forecastValues(fs []*float64) []float64 {
 		}
 	}
 	return v
-}
-
-// limitedBuffer keeps the first max bytes written to it.
-type limitedBuffer struct {
-	bytes.Buffer
-	max int
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }

@@ -11,7 +11,6 @@
 package gpu
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"selmix/internal/capped"
 	"selmix/internal/safetext"
 )
 
@@ -161,12 +161,12 @@ func SMI(ctx context.Context, args ...string) (string, error) {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// A child that keeps its output open must not keep us waiting.
 	cmd.WaitDelay = time.Second
-	out := &capped{max: MaxSMIOutput}
-	stderr := &capped{max: 4 << 10, quiet: true}
+	out := &capped.Buffer{Max: MaxSMIOutput}
+	stderr := &capped.Buffer{Max: 4 << 10, Quiet: true}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	err = cmd.Run()
 	switch {
-	case out.over:
+	case out.Over:
 		return "", &smiBroken{fmt.Sprintf("nvidia-smi: its output passed %d MiB; stopped reading it", MaxSMIOutput>>20)}
 	case err == nil:
 		return out.String(), nil
@@ -182,33 +182,6 @@ func SMI(ctx context.Context, args ...string) (string, error) {
 	}
 	return "", fmt.Errorf("nvidia-smi: %s", safetext.Cut(msg, 200))
 }
-
-// capped keeps the first max bytes written to it. Past them it is over:
-// a quiet one drops the rest, another fails the write, which ends the
-// copy from the process (and so the process, on a broken pipe). It has
-// no ReadFrom, so io.Copy goes through Write.
-type capped struct {
-	buf   bytes.Buffer
-	max   int
-	quiet bool
-	over  bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if n := c.max - c.buf.Len(); len(p) > n {
-		c.buf.Write(p[:max(n, 0)])
-		c.over = true
-		if c.quiet {
-			return len(p), nil
-		}
-		return 0, errTooLong
-	}
-	return c.buf.Write(p)
-}
-
-func (c *capped) String() string { return c.buf.String() }
-
-var errTooLong = errors.New("output too long")
 
 // smiBroken is an nvidia-smi that hung or wrote without end: an error,
 // where one that fails (no driver, no device) means no GPUs.
