@@ -54,6 +54,14 @@ func forecast(o LocalOptions, s *sweep.Sweep, run string, step int, cands [][]st
 		return nil, &forecastInterrupted{sig}
 	}
 	if err != nil {
+		select {
+		case sig := <-o.Signals:
+			// A signal to every process of the job at once (Slurm's
+			// SIGTERM) ended the forecast before the scheduler read it:
+			// the same clean, resumable stop.
+			return nil, &forecastInterrupted{sig}
+		default:
+		}
 		msg := strings.TrimSpace(errb.String())
 		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 			msg = msg[i+1:]

@@ -80,4 +80,13 @@ func TestForecastProcess(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the forecast did not stop with the sweep")
 	}
+
+	// A signal to every process at once: the forecast dies of it before
+	// the scheduler reads its own; still an interrupted forecast.
+	bin, _ = fakeForecaster(t, "exit 143")
+	sigs <- syscall.SIGTERM
+	_, err = forecast(LocalOptions{Binary: bin, Threads: 1, Signals: sigs}, s, "r1", 51, cands)
+	if fi := (*forecastInterrupted)(nil); !errors.As(err, &fi) || fi.sig != syscall.SIGTERM {
+		t.Errorf("a forecast ended by the job's SIGTERM: %v", err)
+	}
 }

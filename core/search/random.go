@@ -63,9 +63,6 @@ func (d Dist) draw(rng *rand.Rand) string {
 	return t
 }
 
-// Clamp is x kept within the distribution's bounds.
-func (d Dist) Clamp(x float64) float64 { return min(max(x, d.Lo), d.Hi) }
-
 // parseDist reads an axis given as a table: exactly one of uniform = [lo,
 // hi], log_uniform = [lo, hi] (lo > 0) or choice = [values…]. A choice
 // is returned as its values, a distribution as a Dist.
