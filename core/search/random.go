@@ -257,7 +257,7 @@ func (s *Spec) Draw(id string) ([]Member, *Drawn, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: [base]: %v", s.File, err)
 		}
-		if s.varies("finetune.steps") {
+		if slices.Contains(s.Columns(), "finetune.steps") {
 			return nil, nil, fmt.Errorf("%s: [random] steps: the members run different finetune.steps: a budget of steps needs one (set it in [base])", s.File)
 		}
 		per := c.Finetune.Steps * len(pairs) * rows
@@ -343,23 +343,6 @@ func (s *Spec) baseSets() []string {
 		out = append(out, st.Arg())
 	}
 	return out
-}
-
-// varies reports whether an axis or a row sets key.
-func (s *Spec) varies(key string) bool {
-	for _, a := range s.Axes {
-		if a.Key == key {
-			return true
-		}
-	}
-	for _, r := range s.Rows {
-		for _, st := range r {
-			if st.Key == key {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // DistText is a drawn axis's distributions as reports say them:

@@ -184,10 +184,7 @@ func (s *Spec) build(id string, combos [][]Setting) ([]Member, error) {
 	var out []Member
 	for ri, row := range rows {
 		for _, combo := range combos {
-			m := Member{Index: len(out), Run: fmt.Sprintf("%s-%d", id, len(out)), Vary: make([]string, len(cols))}
-			for _, st := range s.Base {
-				m.Sets = append(m.Sets, st.Arg())
-			}
+			m := Member{Index: len(out), Run: fmt.Sprintf("%s-%d", id, len(out)), Vary: make([]string, len(cols)), Sets: s.baseSets()}
 			var where []string
 			if len(s.Rows) > 0 {
 				where = append(where, fmt.Sprintf("[[rows]] %d", ri+1))
